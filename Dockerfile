@@ -1,0 +1,14 @@
+FROM python:3.11-slim
+
+ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 DATA_DIR=/data
+RUN useradd --create-home --uid 1000 baibao && mkdir -p /data && chown baibao /data
+WORKDIR /app
+COPY pyproject.toml README.md ./
+COPY bot ./bot
+COPY retrieval ./retrieval
+COPY novel ./novel
+COPY ingest ./ingest
+RUN pip install --no-cache-dir .
+USER baibao
+VOLUME ["/data"]
+CMD ["baibao", "run"]

@@ -1,0 +1,1 @@
+"""The process: settings, command router, rendering and the chat transports."""

@@ -1,0 +1,59 @@
+"""Router and transport strings (zh default, en)."""
+
+from retrieval.i18n import Catalog
+
+T = Catalog(
+    {
+        "unknown_command": (
+            "未知命令：/{name}。输入 /help 查看全部命令。",
+            "Unknown command: /{name}. Type /help for all commands.",
+        ),
+        "not_a_command": (
+            "请以 / 开头输入命令，例如 /ask 神圣分赐是什么？ 输入 /help 查看全部命令。",
+            "Commands start with /, e.g. /ask What is the divine dispensing? Type /help for all.",
+        ),
+        "usage": ("用法：{usage}", "Usage: {usage}"),
+        "missing_arg": ("缺少参数「{param}」。", "Missing argument “{param}”."),
+        "too_long": (
+            "「{param}」太长了（{n} 字），上限 {limit} 字。",
+            "“{param}” is too long ({n} characters; the limit is {limit}).",
+        ),
+        "empty_arg": ("「{param}」不能为空。", "“{param}” must not be empty."),
+        "not_int": (
+            "「{param}」应为正整数，收到：{value}",
+            "“{param}” must be a positive whole number, got: {value}",
+        ),
+        "unknown_sub": (
+            "/{name} 没有子命令「{sub}」。可用：{choices}",
+            "/{name} has no subcommand “{sub}”. Available: {choices}",
+        ),
+        "need_sub": ("/{name} 需要子命令：{choices}", "/{name} needs a subcommand: {choices}"),
+        "bad_choice": (
+            "「{param}」应为以下之一：{choices}",
+            "“{param}” must be one of: {choices}",
+        ),
+        "need_file": (
+            "请随命令附上一个 JSON 文件。",
+            "Please attach a JSON file to the command.",
+        ),
+        "rate_limited": (
+            "请求太频繁了，请 {seconds} 秒后再试。",
+            "Too many requests; please try again in {seconds} s.",
+        ),
+        "internal_error": (
+            "抱歉，处理命令时出错了（错误编号 {ref}）。请稍后再试。",
+            "Sorry, something went wrong (error ref {ref}). Please try again later.",
+        ),
+        "unknown_action": (
+            "这个按钮已失效。",
+            "This button has expired.",
+        ),
+        "help_header": ("百宝箱 · 可用命令", "Baibao · commands"),
+        "help_footer": (
+            "在 Discord 中使用斜杠命令；在 Telegram 和控制台中直接输入，例如 /ask 什么是经纶？",
+            "Use slash commands on Discord; on Telegram and the console just type, e.g. "
+            "/ask What is God's economy?",
+        ),
+        "working": ("正在思考…", "Thinking…"),
+    }
+)

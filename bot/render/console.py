@@ -1,0 +1,49 @@
+"""Reply → plain terminal text."""
+
+from __future__ import annotations
+
+from retrieval.i18n import Lang
+from retrieval.reply import Reply
+
+_SOURCES = {"zh": "出处", "en": "Sources"}
+_CHOOSE = {"zh": "（输入 /press 编号 选择）", "en": "(type /press N to choose)"}
+
+
+def render(reply: Reply, lang: Lang = "zh") -> str:
+    out: list[str] = []
+    for block in reply.blocks:
+        if block.kind == "heading":
+            out.append(f"== {block.text} ==")
+        elif block.kind == "quote":
+            out.append("\n".join(f"> {line}" for line in block.text.splitlines()))
+        elif block.kind == "item":
+            out.append("• " + block.text.replace("\n", "\n  "))
+        elif block.kind == "note":
+            out.append(f"（{block.text}）" if lang == "zh" else f"({block.text})")
+        else:
+            out.append(block.text)
+    if reply.citations:
+        out.append(f"-- {_SOURCES[lang]} --")
+        for c in reply.citations:
+            where = "，".join(x for x in (c.source, c.chapter) if x)
+            out.append(f"【{c.label}】{where}：{c.quote}")
+    choices: list[str] = []
+    if reply.poll:
+        out.append(reply.poll.question)
+        choices = list(reply.poll.options)
+    choices += [b.label for b in reply.buttons]
+    if choices:
+        out.extend(f"  [{i + 1}] {label}" for i, label in enumerate(choices))
+        out.append(_CHOOSE[lang])
+    for att in reply.attachments:
+        out.append(f"📎 {att.filename} ({len(att.data)} bytes)")
+    return "\n\n".join(out)
+
+
+def actions(reply: Reply) -> list[str]:
+    """The actions behind the numbered choices `render` printed, in the same order."""
+    acts: list[str] = []
+    if reply.poll:
+        acts += [f"{reply.poll.action_prefix}{i + 1}" for i in range(len(reply.poll.options))]
+    acts += [b.action for b in reply.buttons]
+    return acts

@@ -1,0 +1,150 @@
+"""Configuration from the environment and `.env` (pydantic-settings).
+
+Secrets are `SecretStr`: never printed, logged or echoed. `load_settings` turns a validation
+failure into one line naming the setting (`SettingsError`), never a traceback.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class SettingsError(Exception):
+    """One clear line naming the setting that is wrong or missing."""
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(
+        env_file=".env", env_file_encoding="utf-8", extra="ignore", case_sensitive=False
+    )
+
+    # --- chat platforms -----------------------------------------------------------------
+    discord_token: SecretStr | None = None
+    discord_guild_id: int | None = None  # sync commands to one guild instantly (development)
+    telegram_token: SecretStr | None = None
+    telegram_api_base: str = "https://api.telegram.org/bot"
+    telegram_bot_username: str = ""
+
+    # --- storage ------------------------------------------------------------------------
+    data_dir: Path = Path("data")
+    qdrant_url: str | None = None  # unset = Qdrant Edge under data_dir
+    qdrant_api_key: SecretStr | None = None
+    qdrant_collection: str = "baibao"
+
+    # --- language models ----------------------------------------------------------------
+    llm_provider: Literal["auto", "none", "anthropic", "openai"] = "auto"
+    llm_model: str = ""  # empty = the provider's default (see retrieval.llm)
+    llm_base_url: str | None = None  # any OpenAI-compatible server (Ollama, vLLM, DeepSeek…)
+    anthropic_api_key: SecretStr | None = None
+    openai_api_key: SecretStr | None = None
+    llm_timeout_s: float = Field(60.0, gt=0)
+    llm_max_retries: int = Field(3, ge=0, le=10)
+    llm_max_concurrency: int = Field(4, ge=1, le=64)
+    llm_context_tokens: int = Field(0, ge=0)  # 0 = the model's known window
+
+    # --- embeddings ---------------------------------------------------------------------
+    embedding_provider: Literal["offline", "openai"] = "offline"
+    embedding_model: str = "text-embedding-3-large"
+    embedding_dimensions: int | None = Field(None, ge=64, le=4096)
+    embedding_base_url: str | None = None
+    embedding_api_key: SecretStr | None = None
+
+    # --- behaviour ----------------------------------------------------------------------
+    default_language: Literal["zh", "en"] = "zh"
+    rate_limit_user_per_min: int = Field(6, ge=0)
+    rate_limit_chat_per_min: int = Field(30, ge=0)
+    fusion_weights: str = "0.5,0.3,0.2"  # dense, graph, keyword
+    fusion_k: int = Field(60, ge=1)
+    novel_round_openers: Literal["admins", "members"] = "admins"
+    novel_admin_role: str = ""  # a Discord role name that counts as admin for the novel
+    novel_proposal_minutes: float = Field(60.0, gt=0)
+    novel_vote_minutes: float = Field(60.0, gt=0)
+    demo_bible_books: str = "Eph,John,Col"  # the books the first run embeds; "all" = whole Bible
+    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
+
+    @field_validator("fusion_weights")
+    @classmethod
+    def _weights(cls, value: str) -> str:
+        parts = [p.strip() for p in value.split(",")]
+        try:
+            numbers = [float(p) for p in parts]
+        except ValueError:
+            raise ValueError("three comma-separated numbers, e.g. 0.5,0.3,0.2") from None
+        if len(numbers) != 3 or any(n < 0 for n in numbers) or sum(numbers) == 0:
+            raise ValueError("three non-negative numbers, not all zero, e.g. 0.5,0.3,0.2")
+        return value
+
+    @field_validator("qdrant_url", "llm_base_url", "embedding_base_url", "telegram_api_base")
+    @classmethod
+    def _url(cls, value: str | None) -> str | None:
+        if value in (None, ""):
+            return None
+        if not value.startswith(("http://", "https://")):
+            raise ValueError("must start with http:// or https://")
+        return value.rstrip("/")
+
+    @model_validator(mode="after")
+    def _provider_keys(self) -> Settings:
+        if self.llm_provider == "anthropic" and self.anthropic_api_key is None:
+            raise ValueError("ANTHROPIC_API_KEY is required when LLM_PROVIDER=anthropic")
+        if (
+            self.llm_provider == "openai"
+            and self.openai_api_key is None
+            and self.llm_base_url is None
+        ):
+            raise ValueError(
+                "OPENAI_API_KEY (or LLM_BASE_URL) is required when LLM_PROVIDER=openai"
+            )
+        if (
+            self.embedding_provider == "openai"
+            and self.embedding_api_key is None
+            and self.openai_api_key is None
+            and self.embedding_base_url is None
+        ):
+            raise ValueError(
+                "EMBEDDING_API_KEY or OPENAI_API_KEY (or EMBEDDING_BASE_URL) is required "
+                "when EMBEDDING_PROVIDER=openai"
+            )
+        return self
+
+    @property
+    def weights(self) -> tuple[float, float, float]:
+        a, b, c = (float(p) for p in self.fusion_weights.split(","))
+        return a, b, c
+
+    @property
+    def resolved_llm_provider(self) -> Literal["none", "anthropic", "openai"]:
+        if self.llm_provider != "auto":
+            return self.llm_provider
+        if self.anthropic_api_key is not None:
+            return "anthropic"
+        if self.openai_api_key is not None or self.llm_base_url is not None:
+            return "openai"
+        return "none"
+
+    def secrets(self) -> list[str]:
+        """Every secret value (for the log scrubber)."""
+        values = [
+            self.discord_token,
+            self.telegram_token,
+            self.qdrant_api_key,
+            self.anthropic_api_key,
+            self.openai_api_key,
+            self.embedding_api_key,
+        ]
+        return [v.get_secret_value() for v in values if v is not None and v.get_secret_value()]
+
+
+def load_settings(**overrides: object) -> Settings:
+    try:
+        return Settings(**overrides)  # type: ignore[arg-type]
+    except ValidationError as err:
+        first = err.errors()[0]
+        loc = ".".join(str(p) for p in first["loc"]) or "settings"
+        name = loc.upper() if loc != "settings" else "settings"
+        message = str(first["msg"]).removeprefix("Value error, ")
+        raise SettingsError(f"配置错误 / configuration error: {name}: {message}") from None

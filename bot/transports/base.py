@@ -1,0 +1,37 @@
+"""The transport seam: events in, replies out. Each platform fills in `start` and `stop`."""
+
+from __future__ import annotations
+
+import abc
+from types import TracebackType
+
+from bot.router import Router
+
+
+class ChatTransport(abc.ABC):
+    """Lifecycle through `async with`; `serve()` runs until `stop()` or cancellation."""
+
+    name: str = "transport"
+
+    def __init__(self, router: Router) -> None:
+        self.router = router
+
+    @abc.abstractmethod
+    async def start(self) -> None:
+        """Connect and begin receiving events (returns once running)."""
+
+    @abc.abstractmethod
+    async def stop(self) -> None:
+        """Disconnect cleanly; idempotent."""
+
+    async def __aenter__(self) -> ChatTransport:
+        await self.start()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.stop()

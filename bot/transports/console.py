@@ -1,0 +1,93 @@
+"""The console transport: a REPL on stdin/stdout that reaches the same router as the chats."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from typing import TextIO
+
+from bot.render.console import actions, render
+from bot.router import Router
+from bot.transports.base import ChatTransport
+from retrieval.i18n import Lang
+from retrieval.requests import Actor
+
+PROMPT = "百宝箱> "
+_BYE = {"zh": "再见。", "en": "Bye."}
+_WELCOME = (
+    "百宝箱控制台 · 输入 /help 查看命令，/quit 退出。\n"
+    "Baibao console · type /help for commands, /quit to leave."
+)
+
+
+class ConsoleTransport(ChatTransport):
+    name = "console"
+
+    def __init__(
+        self,
+        router: Router,
+        *,
+        stdin: TextIO | None = None,
+        stdout: TextIO | None = None,
+        lang: Lang = "zh",
+        user: str = "console",
+    ) -> None:
+        super().__init__(router)
+        self._in = stdin or sys.stdin
+        self._out = stdout or sys.stdout
+        self._actor = Actor("console", "console", user, user, is_admin=True, lang=lang)
+        self._last_actions: list[str] = []
+        self._stopped = asyncio.Event()
+
+    async def start(self) -> None:
+        self._write(_WELCOME)
+
+    async def stop(self) -> None:
+        self._stopped.set()
+
+    async def serve(self) -> None:
+        """Read lines until /quit, EOF or stop()."""
+        while not self._stopped.is_set():
+            self._out.write(PROMPT)
+            self._out.flush()
+            line = await asyncio.to_thread(self._in.readline)
+            if line == "":  # EOF
+                break
+            line = line.strip()
+            if not line:
+                continue
+            if line in ("/quit", "/exit", "/q"):
+                self._write(_BYE[self._actor.lang])
+                break
+            await self.handle_line(line)
+
+    async def handle_line(self, line: str) -> str:
+        if line.startswith("/press"):
+            choice = line.removeprefix("/press").strip()
+            if choice.isdigit() and 1 <= int(choice) <= len(self._last_actions):
+                reply = await self.router.press(self._actor, self._last_actions[int(choice) - 1])
+            else:
+                reply = await self.router.press(self._actor, "")
+        else:
+            got = await self.router.handle_text(self._actor, line, progress=self._progress)
+            if got is None:
+                return ""
+            reply = got
+        self._last_actions = actions(reply) or self._last_actions
+        text = render(reply, reply.lang)
+        for attachment in reply.attachments:
+            text += (
+                f"\n{attachment.data.decode('utf-8', errors='replace')}"
+                if (attachment.mime.startswith("text/"))
+                else ""
+            )
+        self._write(text)
+        return text
+
+    async def _progress(self, partial: str) -> None:
+        # A terminal shows the final answer; partial text would only be printed twice.
+        return None
+
+    def _write(self, text: str) -> None:
+        self._out.write(text + "\n")
+        self._out.flush()

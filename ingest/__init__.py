@@ -1,0 +1,1 @@
+"""Ingest: PDF · EPUB · TXT · Markdown · Bible table → typed chunks with metadata → the core."""

@@ -1,0 +1,1 @@
+"""The writers' room: blueprint, rounds of proposals and votes, chapters with versions."""

@@ -1,0 +1,105 @@
+"""The novel service's typed requests and its one-method Protocol, as the router sees them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+from retrieval.reply import Progress, Reply
+from retrieval.requests import Actor
+
+
+@dataclass(frozen=True, slots=True)
+class NextRound:
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class Propose:
+    title: str
+    summary: str = ""
+    notes: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Vote:
+    option: int  # 1-based option number on the ballot
+    round_id: str = ""  # set by button clicks so stale ballots cannot vote in a new round
+
+
+@dataclass(frozen=True, slots=True)
+class CloseRound:
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class ShowChapter:
+    chapter: int | None = None  # None = latest
+
+
+@dataclass(frozen=True, slots=True)
+class ReviseChapter:
+    chapter: int
+    instructions: str = ""
+    text: str | None = None  # an uploaded replacement text
+
+
+@dataclass(frozen=True, slots=True)
+class ChapterHistory:
+    chapter: int
+
+
+@dataclass(frozen=True, slots=True)
+class RollbackChapter:
+    chapter: int
+    version: int
+
+
+@dataclass(frozen=True, slots=True)
+class DeleteChapter:
+    chapter: int | None = None  # None = the last chapter
+    confirm: bool = False  # required to delete an earlier chapter (renumbers the rest)
+
+
+@dataclass(frozen=True, slots=True)
+class BlueprintShow:
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class BlueprintSet:
+    data: bytes  # an uploaded JSON file
+
+
+@dataclass(frozen=True, slots=True)
+class BlueprintEdit:
+    field: str  # dotted path, e.g. "characters.林远.status"
+    value: str
+
+
+@dataclass(frozen=True, slots=True)
+class Export:
+    fmt: str = "md"  # md | epub
+
+
+NovelRequest = (
+    NextRound
+    | Propose
+    | Vote
+    | CloseRound
+    | ShowChapter
+    | ReviseChapter
+    | ChapterHistory
+    | RollbackChapter
+    | DeleteChapter
+    | BlueprintShow
+    | BlueprintSet
+    | BlueprintEdit
+    | Export
+)
+
+
+class Novels(Protocol):
+    async def handle(
+        self, actor: Actor, request: NovelRequest, progress: Progress | None = None
+    ) -> Reply: ...

@@ -1,0 +1,98 @@
+"""The typed reply model every service returns and every transport renders.
+
+Services describe *what* to say (blocks, citations, buttons, a poll, attachments); the renderers
+in `bot/render` decide *how* each platform shows it (Discord Markdown, Telegram HTML, console).
+Text inside blocks is plain: renderers escape it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Literal
+
+from retrieval.i18n import Lang
+
+BlockKind = Literal["heading", "text", "quote", "code", "item", "note"]
+
+
+@dataclass(frozen=True, slots=True)
+class Block:
+    text: str
+    kind: BlockKind = "text"
+
+
+@dataclass(frozen=True, slots=True)
+class Citation:
+    """A verified source shown under an answer: 【label】 → source, chapter, a short quote."""
+
+    label: str
+    source: str
+    chapter: str
+    quote: str
+    chunk_id: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Button:
+    """A clickable choice. `action` is routed back through the router as an `Action`."""
+
+    label: str
+    action: str
+
+
+@dataclass(frozen=True, slots=True)
+class Poll:
+    """A ballot: rendered as buttons (Discord, console) or a native poll / keyboard (Telegram)."""
+
+    question: str
+    options: tuple[str, ...]
+    # Action prefix; choosing option i sends `f"{action_prefix}{i}"` back to the router.
+    action_prefix: str
+    round_id: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Attachment:
+    filename: str
+    data: bytes
+    mime: str = "text/markdown"
+
+
+@dataclass(slots=True)
+class Reply:
+    blocks: list[Block] = field(default_factory=list)
+    citations: list[Citation] = field(default_factory=list)
+    buttons: list[Button] = field(default_factory=list)
+    poll: Poll | None = None
+    attachments: list[Attachment] = field(default_factory=list)
+    # True for refusals and usage errors: rendered the same, but visible only to the caller
+    # where the platform allows it (Discord ephemeral).
+    is_error: bool = False
+    # The language the reply is written in; the router stamps the caller's language.
+    lang: Lang = "zh"
+
+    @classmethod
+    def text(cls, *paragraphs: str, is_error: bool = False) -> Reply:
+        return cls(blocks=[Block(p) for p in paragraphs], is_error=is_error)
+
+    @classmethod
+    def error(cls, message: str) -> Reply:
+        return cls(blocks=[Block(message)], is_error=True)
+
+    def plain(self) -> str:
+        """Everything as plain text (logs, tests, the non-interactive CLI)."""
+        parts = [b.text for b in self.blocks]
+        for c in self.citations:
+            parts.append(f"【{c.label}】{c.source} {c.chapter}：{c.quote}".strip())
+        if self.poll:
+            parts.append(self.poll.question)
+            parts.extend(f"{i + 1}. {o}" for i, o in enumerate(self.poll.options))
+        parts.extend(f"[{b.label}]" for b in self.buttons)
+        parts.extend(f"📎 {a.filename}" for a in self.attachments)
+        return "\n\n".join(p for p in parts if p)
+
+
+# A service streams partial text (e.g. an answer being generated) through this callable; the
+# transport turns it into throttled message edits. Absent = no streaming.
+Progress = Callable[[str], Awaitable[None]]

@@ -1,0 +1,36 @@
+"""Typed requests the router hands to the services (after parsing and validation)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from retrieval.i18n import Lang
+
+
+@dataclass(frozen=True, slots=True)
+class Actor:
+    """Who is asking, where, and in which language the reply should be."""
+
+    platform: str  # discord | telegram | console
+    chat_id: str  # guild id / group id / "console": the unit that owns a novel
+    user_id: str
+    user_name: str = ""
+    channel_id: str = ""
+    is_admin: bool = False
+    roles: tuple[str, ...] = ()
+    lang: Lang = "zh"
+
+
+@dataclass(frozen=True, slots=True)
+class AskRequest:
+    question: str
+    filters: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class CiteRequest:
+    """`refs` are OSIS ranges from the one scripture parser: (start, end), e.g.
+    ("Eph.1.10", "Eph.1.12"); `text` is what the user typed (echoed in the reply)."""
+
+    text: str
+    refs: tuple[tuple[str, str], ...]

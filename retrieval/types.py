@@ -1,0 +1,184 @@
+"""Plain data that crosses every seam of the retrieval core."""
+
+from __future__ import annotations
+
+import hashlib
+import uuid
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+ChunkType = Literal["book", "message", "outline", "footnote", "bible", "novel"]
+Language = Literal["zh", "en"]
+
+# Namespaces keep the ministry corpus and each novel's plot memory apart in one store.
+CORPUS_NAMESPACE = "corpus"
+
+_ID_NAMESPACE = uuid.UUID("6f1d7c2e-4b8a-4e55-9d0c-5a1b0b2a7e11")
+
+
+def content_hash(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def chunk_id(namespace: str, doc_id: str, position: int, text_hash: str) -> str:
+    """Deterministic point id: the same chunk of the same document always maps to one id."""
+    return str(uuid.uuid5(_ID_NAMESPACE, f"{namespace}|{doc_id}|{position}|{text_hash}"))
+
+
+@dataclass(frozen=True, slots=True)
+class Chunk:
+    """One retrievable unit of text plus everything needed to cite, filter and delete it.
+
+    `text` is the original (display, quotation); `search_text` is the Simplified, normalised
+    form that embeddings and BM25 see.
+    """
+
+    id: str
+    text: str
+    search_text: str
+    doc_id: str
+    source: str
+    type: ChunkType
+    chapter: str = ""
+    position: int = 0
+    author: str = ""
+    year: int | None = None
+    era: str = ""
+    language: Language = "zh"
+    topic_tags: tuple[str, ...] = ()
+    scripture_refs: tuple[str, ...] = ()
+    namespace: str = CORPUS_NAMESPACE
+    content_hash: str = ""
+    ingested_at: str = ""
+    # Free-form, filterable extras (novel: chapter_no, version, tags; outline: path).
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    def payload(self) -> dict[str, Any]:
+        return {
+            "text": self.text,
+            "search_text": self.search_text,
+            "doc_id": self.doc_id,
+            "source": self.source,
+            "type": self.type,
+            "chapter": self.chapter,
+            "position": self.position,
+            "author": self.author,
+            "year": self.year,
+            "era": self.era,
+            "language": self.language,
+            "topic_tags": list(self.topic_tags),
+            "scripture_refs": list(self.scripture_refs),
+            "namespace": self.namespace,
+            "content_hash": self.content_hash,
+            "ingested_at": self.ingested_at,
+            **{f"x_{k}": v for k, v in self.extra.items()},
+        }
+
+    @classmethod
+    def from_payload(cls, point_id: str, payload: Mapping[str, Any]) -> Chunk:
+        extra = {k[2:]: v for k, v in payload.items() if k.startswith("x_")}
+        year = payload.get("year")
+        return cls(
+            id=str(point_id),
+            text=str(payload.get("text", "")),
+            search_text=str(payload.get("search_text", "")),
+            doc_id=str(payload.get("doc_id", "")),
+            source=str(payload.get("source", "")),
+            type=payload.get("type", "book"),
+            chapter=str(payload.get("chapter", "")),
+            position=int(payload.get("position", 0) or 0),
+            author=str(payload.get("author", "")),
+            year=int(year) if year is not None else None,
+            era=str(payload.get("era", "")),
+            language=payload.get("language", "zh"),
+            topic_tags=tuple(payload.get("topic_tags", ()) or ()),
+            scripture_refs=tuple(payload.get("scripture_refs", ()) or ()),
+            namespace=str(payload.get("namespace", CORPUS_NAMESPACE)),
+            content_hash=str(payload.get("content_hash", "")),
+            ingested_at=str(payload.get("ingested_at", "")),
+            extra=extra,
+        )
+
+
+FilterValue = str | int | bool | Sequence[str] | Sequence[int]
+
+
+@dataclass(frozen=True, slots=True)
+class Filter:
+    """Conjunction of field conditions. A sequence value means "any of"; `ranges` are inclusive.
+
+    Keys are payload keys (`source`, `type`, `era`, `language`, `scripture_refs`, `namespace`,
+    `doc_id`, or `x_<extra>` for extras).
+    """
+
+    equals: Mapping[str, FilterValue] = field(default_factory=dict)
+    ranges: Mapping[str, tuple[float | None, float | None]] = field(default_factory=dict)
+    not_equals: Mapping[str, FilterValue] = field(default_factory=dict)
+
+    def and_(self, other: Filter | None) -> Filter:
+        if other is None:
+            return self
+        return Filter(
+            equals={**self.equals, **other.equals},
+            ranges={**self.ranges, **other.ranges},
+            not_equals={**self.not_equals, **other.not_equals},
+        )
+
+    def matches(self, payload: Mapping[str, Any]) -> bool:
+        """Reference semantics, used by in-process fakes and the contract tests."""
+
+        def hit(value: Any, wanted: FilterValue) -> bool:
+            wanted_set = (
+                set(wanted) if isinstance(wanted, list | tuple | set | frozenset) else {wanted}
+            )
+            if isinstance(value, list | tuple):
+                return bool(wanted_set & set(value))
+            return value in wanted_set
+
+        for key, wanted in self.equals.items():
+            if not hit(payload.get(key), wanted):
+                return False
+        for key, wanted in self.not_equals.items():
+            if hit(payload.get(key), wanted):
+                return False
+        for key, (low, high) in self.ranges.items():
+            value = payload.get(key)
+            if not isinstance(value, int | float):
+                return False
+            if low is not None and value < low:
+                return False
+            if high is not None and value > high:
+                return False
+        return True
+
+
+@dataclass(frozen=True, slots=True)
+class SparseVector:
+    indices: tuple[int, ...]
+    values: tuple[float, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class IndexedChunk:
+    """A chunk with its vectors, ready for a VectorStore."""
+
+    chunk: Chunk
+    dense: Sequence[float]
+    sparse: SparseVector
+
+
+@dataclass(frozen=True, slots=True)
+class ScoredChunk:
+    chunk: Chunk
+    score: float
+
+
+@dataclass(slots=True)
+class Hit:
+    """A fused result: the chunk, its fused score and each track's rank (1-based) and score."""
+
+    chunk: Chunk
+    score: float
+    ranks: dict[str, int] = field(default_factory=dict)
+    track_scores: dict[str, float] = field(default_factory=dict)

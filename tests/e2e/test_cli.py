@@ -1,0 +1,65 @@
+"""The process as a user starts it: `baibao chat` on stdin/stdout, start-up errors."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+
+def _baibao(
+    args: list[str], stdin: str = "", env: dict[str, str] | None = None, timeout: float = 120
+) -> subprocess.CompletedProcess[str]:
+    full_env = {**os.environ, **(env or {})}
+    return subprocess.run(
+        [sys.executable, "-m", "bot.cli", *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=full_env,
+        cwd=Path.cwd(),
+    )
+
+
+def test_console_repl_help_unknown_and_bad_argument() -> None:
+    result = _baibao(["chat"], stdin="/help\n/frobnicate\n/chapter vote abc\n/quit\n")
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    assert "百宝箱 · 可用命令" in out and "/cite" in out
+    assert "未知命令：/frobnicate" in out
+    assert "「选项编号」应为正整数" in out and "用法：/chapter vote 2" in out
+    assert "再见" in out
+
+
+def test_console_ends_cleanly_on_eof() -> None:
+    result = _baibao(["chat"], stdin="/help\n")
+    assert result.returncode == 0, result.stderr
+
+
+def test_invalid_setting_prints_one_line_naming_it() -> None:
+    result = _baibao(["chat"], env={"FUSION_WEIGHTS": "a,b"})
+    assert result.returncode == 2
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, result.stderr
+    assert "FUSION_WEIGHTS" in lines[0] and "Traceback" not in result.stderr
+
+
+def test_missing_key_for_chosen_provider_names_the_setting() -> None:
+    result = _baibao(["ask", "什么是经纶"], env={"LLM_PROVIDER": "anthropic"})
+    assert result.returncode == 2
+    assert "ANTHROPIC_API_KEY" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_run_without_tokens_says_how_to_try_locally() -> None:
+    result = _baibao(["run"])
+    assert result.returncode == 2
+    assert "baibao chat" in result.stderr
+
+
+def test_secret_is_never_echoed_in_a_settings_error() -> None:
+    result = _baibao(["chat"], env={"DISCORD_TOKEN": "sekrit-token-123", "QDRANT_URL": "ftp://x"})
+    assert result.returncode == 2
+    assert "QDRANT_URL" in result.stderr
+    assert "sekrit-token-123" not in result.stderr + result.stdout

@@ -1,0 +1,218 @@
+"""The router: parsing, validation and errors in the user's language, for every command."""
+
+from __future__ import annotations
+
+import pytest
+
+from bot.ratelimit import RateLimiter
+from bot.router import COMMANDS, Router, parse_args, split_text_command
+from novel import api as novel_api
+from retrieval.reply import Progress, Reply
+from retrieval.requests import Actor, AskRequest, CiteRequest
+
+
+class RecordingScholar:
+    """An in-process fake of the service seam (the router is what is under test)."""
+
+    def __init__(self) -> None:
+        self.calls: list[object] = []
+
+    async def ask(
+        self, actor: Actor, request: AskRequest, progress: Progress | None = None
+    ) -> Reply:
+        self.calls.append(request)
+        return Reply.text("answer")
+
+    async def cite(self, actor: Actor, request: CiteRequest) -> Reply:
+        self.calls.append(request)
+        return Reply.text("verse")
+
+
+class RecordingNovels:
+    def __init__(self) -> None:
+        self.calls: list[object] = []
+
+    async def handle(
+        self, actor: Actor, request: novel_api.NovelRequest, progress: Progress | None = None
+    ) -> Reply:
+        self.calls.append(request)
+        return Reply.text("ok")
+
+
+@pytest.fixture
+def parts() -> tuple[Router, RecordingScholar, RecordingNovels]:
+    scholar, novels = RecordingScholar(), RecordingNovels()
+    return Router(scholar, novels, limiter=RateLimiter(0, 0)), scholar, novels
+
+
+ACTOR = Actor("console", "c1", "u1")
+
+
+def test_split_text_command_handles_bot_suffix() -> None:
+    assert split_text_command("/ask@baibao_bot 你好", "baibao_bot") == ("ask", "你好")
+    assert split_text_command("/ask@other_bot 你好", "baibao_bot") is None
+    assert split_text_command("hello") is None
+    assert split_text_command("／ask 全角斜杠") == ("ask", "全角斜杠")
+
+
+def test_pipe_split_for_proposals() -> None:
+    propose = next(c for c in COMMANDS if c.name == "chapter").sub("propose")
+    assert propose is not None
+    assert parse_args(propose, "夜渡 | 渡河 | 少对白") == {
+        "title": "夜渡",
+        "summary": "渡河",
+        "notes": "少对白",
+    }
+    assert parse_args(propose, "只有标题") == {"title": "只有标题"}
+
+
+async def test_ask_reaches_the_scholar(
+    parts: tuple[Router, RecordingScholar, RecordingNovels],
+) -> None:
+    router, scholar, _ = parts
+    reply = await router.handle_text(ACTOR, "/ask 神圣分赐与召会有什么关系？")
+    assert reply is not None and not reply.is_error
+    assert scholar.calls == [AskRequest("神圣分赐与召会有什么关系？")]
+
+
+@pytest.mark.parametrize(
+    ("line", "needle"),
+    [
+        ("/ask", "缺少参数「问题」"),
+        ("/ask    ", "缺少参数「问题」"),
+        ("/ask " + "长" * 1001, "太长了"),
+        ("/cite", "缺少参数「经文出处」"),
+        ("/chapter", "需要子命令"),
+        ("/chapter fly", "没有子命令「fly」"),
+        ("/chapter vote 零", "应为正整数"),
+        ("/chapter vote -1", "应为正整数"),
+        ("/chapter rollback 3", "缺少参数「版本号」"),
+        ("/chapter show abc", "应为正整数"),
+        ("/chapter propose", "缺少参数「标题」"),
+        ("/chapter delete 3 maybe", "应为以下之一"),
+        ("/novel blueprint", "缺少参数「操作」"),
+        ("/novel blueprint set", "JSON 文件"),
+        ("/novel blueprint edit", "缺少参数"),
+        ("/novel export pdf", "应为以下之一"),
+        ("/help nosuch", "未知命令"),
+        ("/nosuch 1", "未知命令：/nosuch"),
+        ("你好", "请以 / 开头"),
+    ],
+)
+async def test_malformed_input_gets_a_chinese_usage_reply(
+    parts: tuple[Router, RecordingScholar, RecordingNovels], line: str, needle: str
+) -> None:
+    router, scholar, novels = parts
+    reply = await router.handle_text(ACTOR, line)
+    assert reply is not None and reply.is_error
+    assert needle in reply.plain()
+    assert scholar.calls == [] and novels.calls == []
+
+
+async def test_plain_english_chatter_gets_english_guidance(
+    parts: tuple[Router, RecordingScholar, RecordingNovels],
+) -> None:
+    router, _, _ = parts
+    reply = await router.handle_text(ACTOR, "hello there")
+    assert reply is not None and reply.is_error and "Commands start with /" in reply.plain()
+
+
+async def test_english_arguments_get_english_errors(
+    parts: tuple[Router, RecordingScholar, RecordingNovels],
+) -> None:
+    router, _, _ = parts
+    reply = await router.handle_text(ACTOR, "/chapter revise twelve make it darker")
+    assert reply is not None and "must be a positive whole number" in reply.plain()
+
+
+async def test_full_width_digits_and_control_characters_are_cleaned(
+    parts: tuple[Router, RecordingScholar, RecordingNovels],
+) -> None:
+    router, _, novels = parts
+    await router.handle_text(ACTOR, "/chapter rollback １２ ２")
+    await router.handle_text(ACTOR, "/chapter propose 夜\x00渡 | 摘\x1b要")
+    assert novels.calls == [novel_api.RollbackChapter(12, 2), novel_api.Propose("夜渡", "摘要", "")]
+
+
+async def test_every_novel_subcommand_builds_its_request(
+    parts: tuple[Router, RecordingScholar, RecordingNovels],
+) -> None:
+    router, _, novels = parts
+    lines = [
+        "/chapter next",
+        "/chapter vote 2",
+        "/chapter close",
+        "/chapter show",
+        "/chapter show 3",
+        "/chapter revise 3 更紧张",
+        "/chapter history 3",
+        "/chapter delete",
+        "/chapter delete 2 确认",
+        "/novel blueprint show",
+        "/novel blueprint edit characters.林远.status 已死亡",
+        "/novel export epub",
+    ]
+    for line in lines:
+        reply = await router.handle_text(ACTOR, line)
+        assert reply is not None and not reply.is_error, line
+    assert novels.calls == [
+        novel_api.NextRound(),
+        novel_api.Vote(2),
+        novel_api.CloseRound(),
+        novel_api.ShowChapter(None),
+        novel_api.ShowChapter(3),
+        novel_api.ReviseChapter(3, "更紧张", None),
+        novel_api.ChapterHistory(3),
+        novel_api.DeleteChapter(None, False),
+        novel_api.DeleteChapter(2, True),
+        novel_api.BlueprintShow(),
+        novel_api.BlueprintEdit("characters.林远.status", "已死亡"),
+        novel_api.Export("epub"),
+    ]
+
+
+async def test_uploads_reach_blueprint_set_and_revise(
+    parts: tuple[Router, RecordingScholar, RecordingNovels],
+) -> None:
+    router, _, novels = parts
+    await router.handle_text(ACTOR, "/novel blueprint set", attachment=b'{"title": "x"}')
+    await router.handle_text(ACTOR, "/chapter revise 2", attachment="新文本".encode())
+    assert novels.calls == [
+        novel_api.BlueprintSet(b'{"title": "x"}'),
+        novel_api.ReviseChapter(2, "", "新文本"),
+    ]
+
+
+async def test_button_actions_route_votes(
+    parts: tuple[Router, RecordingScholar, RecordingNovels],
+) -> None:
+    router, _, novels = parts
+    await router.press(ACTOR, "vote:r-7:3")
+    bad = await router.press(ACTOR, "bogus")
+    assert novels.calls == [novel_api.Vote(3, "r-7")]
+    assert bad.is_error
+
+
+async def test_rate_limit_replies_with_wait_time() -> None:
+    router = Router(
+        RecordingScholar(), RecordingNovels(), limiter=RateLimiter(per_user=1, per_chat=0)
+    )
+    first = await router.handle_text(ACTOR, "/ask 一")
+    second = await router.handle_text(ACTOR, "/ask 二")
+    helped = await router.handle_text(ACTOR, "/help")
+    assert first is not None and not first.is_error
+    assert second is not None and second.is_error and "请求太频繁" in second.plain()
+    assert helped is not None and not helped.is_error
+
+
+async def test_a_failing_service_gives_an_error_reference_not_a_traceback() -> None:
+    class Broken(RecordingScholar):
+        async def ask(
+            self, actor: Actor, request: AskRequest, progress: Progress | None = None
+        ) -> Reply:
+            raise RuntimeError("boom")
+
+    router = Router(Broken(), RecordingNovels(), limiter=RateLimiter(0, 0))
+    reply = await router.handle_text(ACTOR, "/ask 一")
+    assert reply is not None and reply.is_error and "错误编号" in reply.plain()
+    assert "boom" not in reply.plain()

@@ -6,6 +6,8 @@ import abc
 from types import TracebackType
 
 from bot.router import Router
+from retrieval.reply import Reply
+from retrieval.requests import Actor
 
 
 class ChatTransport(abc.ABC):
@@ -23,6 +25,11 @@ class ChatTransport(abc.ABC):
     @abc.abstractmethod
     async def stop(self) -> None:
         """Disconnect cleanly; idempotent."""
+
+    @abc.abstractmethod
+    async def send(self, target: Actor, reply: Reply) -> None:
+        """Post an unsolicited reply (a round closing, a chapter finished) to `target`'s chat:
+        `target.channel_id` when set, else `target.chat_id`."""
 
     async def __aenter__(self) -> ChatTransport:
         await self.start()

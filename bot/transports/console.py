@@ -10,6 +10,7 @@ from bot.render.console import actions, render
 from bot.router import Router
 from bot.transports.base import ChatTransport
 from retrieval.i18n import Lang
+from retrieval.reply import Reply
 from retrieval.requests import Actor
 
 PROMPT = "百宝箱> "
@@ -44,6 +45,10 @@ class ConsoleTransport(ChatTransport):
 
     async def stop(self) -> None:
         self._stopped.set()
+
+    async def send(self, target: Actor, reply: Reply) -> None:
+        self._last_actions = actions(reply) or self._last_actions
+        self._write(render(reply, reply.lang))
 
     async def serve(self) -> None:
         """Read lines until /quit, EOF or stop()."""

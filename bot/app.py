@@ -8,6 +8,7 @@ from __future__ import annotations
 from contextlib import AsyncExitStack
 from types import TracebackType
 
+from bot.lock import DataDirLock
 from bot.ratelimit import RateLimiter
 from bot.router import Router
 from bot.settings import Settings
@@ -26,6 +27,7 @@ class App:
     async def __aenter__(self) -> App:
         s = self.settings
         s.data_dir.mkdir(parents=True, exist_ok=True)
+        self._stack.enter_context(DataDirLock(s.data_dir))
         limiter = RateLimiter(s.rate_limit_user_per_min, s.rate_limit_chat_per_min)
         self.router = Router(
             Scholar(), NovelService(), limiter=limiter, default_lang=s.default_language

@@ -33,10 +33,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     from bot.logs import configure_logging
 
     configure_logging(settings.log_level, settings.secrets())
+    from bot.lock import DataDirBusy
+
     try:
         return asyncio.run(_main(args, settings))
     except KeyboardInterrupt:
         return 130
+    except DataDirBusy as err:
+        print(err, file=sys.stderr)
+        return 3
 
 
 async def _main(args: argparse.Namespace, settings: Settings) -> int:

@@ -63,3 +63,27 @@ def test_secret_is_never_echoed_in_a_settings_error() -> None:
     assert result.returncode == 2
     assert "QDRANT_URL" in result.stderr
     assert "sekrit-token-123" not in result.stderr + result.stdout
+
+
+def test_second_process_on_the_same_data_dir_gets_a_clear_message() -> None:
+    first = subprocess.Popen(
+        [sys.executable, "-m", "bot.cli", "chat"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=Path.cwd(),
+    )
+    try:
+        assert first.stdout is not None
+        # Wait for the prompt: by then the first process holds the lock.
+        seen = ""
+        while "百宝箱>" not in seen:
+            char = first.stdout.read(1)
+            assert char, "first process ended early"
+            seen += char
+        second = _baibao(["ask", "经纶"])
+        assert second.returncode == 3
+        assert "另一个百宝箱进程" in second.stderr and "Traceback" not in second.stderr
+    finally:
+        first.communicate("/quit\n", timeout=60)

@@ -1,0 +1,243 @@
+"""Text normalisation and tokenisation for search.
+
+- `normalise`: full-width letters/digits/symbols → ASCII (NFKC), Chinese punctuation kept as
+  the full-width marks readers expect (，：；！？（）～), zero-width characters dropped,
+  whitespace collapsed (paragraph breaks survive as one blank line).
+- `to_simplified`: OpenCC Traditional → Simplified (converter built once, cached).
+- `search_form`: both; what `Chunk.search_text` holds and what queries are turned into.
+- `Tokenizer`: a private `jieba.Tokenizer` with the domain dictionary (bundled user dictionary,
+  every synonym-table term, and terms registered at runtime with `add_terms`, e.g. the graph's
+  concept labels), lowercase English, stop words and punctuation dropped, OSIS verse ids
+  (`Eph.1.10`) kept whole. Tokenizers expect `search_form` text.
+
+Changing the dictionary changes how documents split into tokens: register terms before
+indexing (the composition root does so at start-up), or re-index after adding many.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import os
+import re
+import tempfile
+import threading
+import unicodedata
+from collections.abc import Callable, Iterable
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+DATA_DIR = Path(str(resources.files("retrieval") / "data"))
+USERDICT = DATA_DIR / "userdict.txt"
+STOPWORDS = DATA_DIR / "stopwords.txt"
+
+TokenizeFn = Callable[[str], list[str]]
+
+# ---- normalisation ------------------------------------------------------------------------
+
+# Full-width punctuation that stays full-width: it is how Chinese prose is written.
+_KEEP = "，：；！？（）～"
+_KEEP_SPLIT = re.compile(f"([{_KEEP}]+)")
+_ZERO_WIDTH = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff\u00ad"))
+_HSPACE = re.compile(r"[^\S\n]+")
+_NEWLINES = re.compile(r" ?\n[\s]*")
+
+
+def normalise(s: str) -> str:
+    """Width and whitespace cleanup; never changes the characters' meaning."""
+    s = s.translate(_ZERO_WIDTH).replace("\r\n", "\n").replace("\r", "\n")
+    parts = _KEEP_SPLIT.split(s)
+    s = "".join(p if i % 2 else unicodedata.normalize("NFKC", p) for i, p in enumerate(parts))
+    s = _HSPACE.sub(" ", s)
+
+    def newline(m: re.Match[str]) -> str:
+        return "\n\n" if m.group(0).count("\n") > 1 else "\n"
+
+    return _NEWLINES.sub(newline, s).strip()
+
+
+@functools.cache
+def _t2s() -> Callable[[str], str]:
+    import opencc
+
+    convert: Callable[[str], str] = opencc.OpenCC("t2s").convert
+    return convert
+
+
+def to_simplified(s: str) -> str:
+    """Traditional → Simplified Chinese; other text passes through unchanged."""
+    if not s:
+        return s
+    return _t2s()(s)
+
+
+def search_form(s: str) -> str:
+    """The form embeddings and BM25 see: normalised, Simplified."""
+    return to_simplified(normalise(s))
+
+
+# ---- tokenisation -------------------------------------------------------------------------
+
+_CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
+# OSIS-like verse/chapter ids: Eph.1.10, 1Cor.12.27, Ps.23
+_OSIS = re.compile(r"(?<![\w.])([1-3]?[A-Z][a-z]{1,5}\.\d{1,3}(?:\.\d{1,3})?)(?!\w|\.\w)")
+_WORDLIKE = re.compile(r"[\w\u3400-\u9fff\uf900-\ufaff]")
+
+
+def _load_lines(path: Path | None) -> list[str]:
+    if path is None or not path.exists():
+        return []
+    out = []
+    for raw in path.read_text(encoding="utf-8").splitlines():
+        line = raw.strip()
+        if line and not line.startswith("#"):
+            out.append(line)
+    return out
+
+
+def _default_cache_dir() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    candidate = Path(base) / "baibao" / "jieba"
+    try:
+        candidate.mkdir(parents=True, exist_ok=True)
+        if os.access(candidate, os.W_OK):
+            return candidate
+    except OSError:
+        pass
+    return Path(tempfile.gettempdir())
+
+
+def _dictionary_term(term: str) -> str | None:
+    """jieba can only keep a term whole when it is one block of CJK (no spaces)."""
+    t = search_form(term).strip()
+    if not t or any(c.isspace() for c in t) or not _CJK.search(t):
+        return None
+    return t
+
+
+class Tokenizer:
+    """jieba with the domain dictionary; one instance per owner, initialised on first use.
+
+    `terms`: extra dictionary terms; `synonyms=True` adds every term of the bundled synonym
+    table. Calling the instance tokenizes.
+    """
+
+    def __init__(
+        self,
+        *,
+        userdict: Path | None = USERDICT,
+        stopwords: Path | None = STOPWORDS,
+        terms: Iterable[str] = (),
+        synonyms: bool = True,
+        cache_dir: Path | None = None,
+    ) -> None:
+        self._userdict = userdict
+        self._stop = frozenset(w.lower() for w in _load_lines(stopwords))
+        self._cache_dir = cache_dir
+        self._lock = threading.Lock()
+        self._jieba: Any = None
+        self._terms: set[str] = set()
+        self._pending: list[str] = []
+        self._with_synonyms = synonyms
+        self.add_terms(terms)
+
+    @property
+    def stopwords(self) -> frozenset[str]:
+        return self._stop
+
+    def add_terms(self, terms: Iterable[str]) -> int:
+        """Register dictionary terms (kept whole by the segmenter); returns how many were new."""
+        new = 0
+        with self._lock:
+            for term in terms:
+                t = _dictionary_term(term)
+                if t is None or t in self._terms:
+                    continue
+                self._terms.add(t)
+                new += 1
+                if self._jieba is None:
+                    self._pending.append(t)
+                else:
+                    self._jieba.add_word(t)
+        return new
+
+    def _ensure(self) -> Any:
+        if self._jieba is not None:
+            return self._jieba
+        synonym_terms: set[str] = set()
+        if self._with_synonyms:
+            from retrieval.synonyms import SynonymTable
+
+            synonym_terms = SynonymTable.load().terms()
+        with self._lock:
+            if self._jieba is not None:
+                return self._jieba
+            import jieba
+
+            jieba.setLogLevel(logging.WARNING)
+            tok = jieba.Tokenizer()
+            tok.tmp_dir = str(self._cache_dir or _default_cache_dir())
+            tok.initialize()
+            for line in _load_lines(self._userdict):
+                word, *rest = line.split()
+                t = _dictionary_term(word)
+                if t is None:
+                    continue
+                freq = rest[0] if rest and rest[0].isdigit() else None
+                tok.add_word(t, freq)
+                self._terms.add(t)
+            for term in synonym_terms:
+                t = _dictionary_term(term)
+                if t is not None and t not in self._terms:
+                    self._terms.add(t)
+                    tok.add_word(t)
+            for t in self._pending:
+                tok.add_word(t)
+            self._pending.clear()
+            self._jieba = tok
+            return tok
+
+    def __call__(self, s: str) -> list[str]:
+        return self.tokenize(s)
+
+    def tokenize(self, s: str) -> list[str]:
+        """Tokens of `s` (expected in `search_form`), in order, duplicates kept."""
+        if not s:
+            return []
+        tok = self._ensure()
+        out: list[str] = []
+        for i, piece in enumerate(_OSIS.split(s)):
+            if i % 2:
+                out.append(piece)
+                continue
+            for raw in tok.cut(piece):
+                w = raw.strip().lower()
+                if not w or not _WORDLIKE.search(w) or w in self._stop:
+                    continue
+                w = w.strip("._-%#&+")
+                if w and w not in self._stop:
+                    out.append(w)
+        return out
+
+
+_default: Tokenizer | None = None
+_default_lock = threading.Lock()
+
+
+def default_tokenizer() -> Tokenizer:
+    """The process-wide tokenizer (bundled dictionary + synonyms + `add_terms`)."""
+    global _default
+    with _default_lock:
+        if _default is None:
+            _default = Tokenizer()
+        return _default
+
+
+def tokenize(s: str) -> list[str]:
+    return default_tokenizer().tokenize(s)
+
+
+def add_terms(terms: Iterable[str]) -> int:
+    """Register domain terms (e.g. the graph's concept labels) with the default tokenizer."""
+    return default_tokenizer().add_terms(terms)

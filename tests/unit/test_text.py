@@ -1,0 +1,85 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from retrieval import text
+from retrieval.synonyms import SynonymTable, SynonymTableError
+
+
+def test_normalise_width_and_whitespace() -> None:
+    s = "ＡＢＣ１２３　神圣，分赐：\u200b  a\t b\r\n\n\n\n c  \n d"
+    assert text.normalise(s) == "ABC123 神圣，分赐： a b\n\nc\nd"
+
+
+def test_normalise_keeps_chinese_punctuation() -> None:
+    assert text.normalise("什么是经纶？（弗一10）！；") == "什么是经纶？（弗一10）！；"
+
+
+def test_search_form_is_simplified() -> None:
+    assert text.search_form("神聖的分賜與有機救恩　召會生活") == "神圣的分赐与有机救恩 召会生活"
+    assert text.to_simplified("") == ""
+
+
+def test_tokenize_keeps_domain_terms_whole() -> None:
+    toks = text.tokenize(text.search_form("什麼是神聖的分賜與有機救恩？神圣分赐在召会生活中"))
+    assert "神圣的分赐" in toks
+    assert "有机救恩" in toks
+    assert "神圣分赐" in toks
+    assert "召会生活" in toks
+    assert "什么" not in toks and "是" not in toks  # stop words
+    assert "？" not in toks
+
+
+def test_tokenize_english_and_osis() -> None:
+    toks = text.tokenize("The Divine Dispensing, of the Triune God; see Eph.1.10 and 1Cor.12.27.")
+    assert toks == ["divine", "dispensing", "triune", "god", "see", "Eph.1.10", "1Cor.12.27"]
+
+
+def test_add_terms_at_runtime(tmp_path: Path) -> None:
+    tok = text.Tokenizer(synonyms=False, cache_dir=tmp_path)
+    before = tok("奇妙的葡萄树枝子")
+    assert "葡萄树枝子" not in before
+    assert tok.add_terms(["葡萄樹枝子", "葡萄树枝子", "two words"]) == 1
+    assert "葡萄树枝子" in tok("奇妙的葡萄树枝子")
+
+
+def test_tokenizers_are_independent(tmp_path: Path) -> None:
+    a = text.Tokenizer(synonyms=False, cache_dir=tmp_path)
+    b = text.Tokenizer(synonyms=False, cache_dir=tmp_path)
+    a.add_terms(["橄榄树枝子"])
+    assert "橄榄树枝子" in a("橄榄树枝子")
+    assert "橄榄树枝子" not in b("橄榄树枝子")
+
+
+def test_synonym_table_bundled() -> None:
+    table = SynonymTable.load()
+    assert len(table.groups) >= 35
+    assert {"调和", "mingling", "互渗", "经纶", "oikonomia", "divine dispensing"} <= table.terms()
+    assert table.expand(["调和"]) == {"mingling": 0.5, "互渗": 0.5, "mingle": 0.5}
+    assert table.expand(["經綸"], weight=0.3)["economy"] == 0.3
+    assert "经纶" not in table.expand(["经纶"])
+
+
+def test_synonym_find_phrases_and_tokens() -> None:
+    table = SynonymTable.load()
+    q = "what is the divine dispensing in the church life? 调和"
+    found = table.find(q, text.tokenize(q))
+    assert {"divine dispensing", "church life", "调和"} <= set(found)
+    assert "economy" not in found
+
+
+def test_synonym_parse_formats_and_errors(tmp_path: Path) -> None:
+    t = SynonymTable.parse("# c\n\nA\tB\nC | D | 丙  # trailing\n")
+    assert t.groups == (("a", "b"), ("c", "d", "丙"))
+    with pytest.raises(SynonymTableError) as e:
+        SynonymTable.parse("a | b\nlonely\n")
+    assert e.value.line == 2
+    with pytest.raises(SynonymTableError, match=":1:"):
+        SynonymTable.parse("a|b\n")
+    with pytest.raises(SynonymTableError, match=":3:"):
+        SynonymTable.parse("x | y\n#\na |  | b\n")
+    p = tmp_path / "s.tsv"
+    p.write_text("甲 | 乙\n", encoding="utf-8")
+    assert SynonymTable.load(p, weight=0.25).expand(["甲"]) == {"乙": 0.25}

@@ -1,0 +1,200 @@
+"""Reply → Telegram HTML messages (parse_mode HTML) of ≤ 4,096 characters, keyboards, files.
+
+Text is split as plain text first and escaped afterwards, so every message carries whole,
+balanced tags and a 【…】 citation is never cut.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from telegram import InlineKeyboardButton, InlineKeyboardMarkup
+
+from bot.render import split_message
+from bot.render.stream import ActionTable
+from retrieval.reply import Block, Reply
+
+LIMIT = 4096
+MAX_PIECES = 6
+CALLBACK_LIMIT = 64  # bytes of callback_data
+LABEL_LIMIT = 64
+POLL_QUESTION_LIMIT = 300
+POLL_OPTION_LIMIT = 100
+POLL_MAX_OPTIONS = 12
+
+_SOURCES = {"zh": "出处", "en": "Sources"}
+_TRUNCATED = {
+    "zh": "（全文较长，完整内容见附件。）",
+    "en": "(The full text is long; see the attached file.)",
+}
+
+
+@dataclass(slots=True)
+class TelegramMessage:
+    html: str
+    keyboard: InlineKeyboardMarkup | None = None
+
+
+@dataclass(slots=True)
+class TelegramReply:
+    messages: list[TelegramMessage]
+    files: list[tuple[str, bytes]] = field(default_factory=list)
+    # A native poll to send after the messages: (question, options, action_prefix)
+    poll: tuple[str, list[str], str] | None = None
+
+
+def esc(text: str) -> str:
+    return html.escape(text, quote=False)
+
+
+Wrap = Callable[[str], str]
+
+
+def _wrap_for(block: Block) -> Wrap:
+    if block.kind == "heading":
+        return lambda s: f"<b>{s}</b>"
+    if block.kind == "quote":
+        return lambda s: f"<blockquote>{s}</blockquote>"
+    if block.kind == "code":
+        return lambda s: f"<pre>{s}</pre>"
+    if block.kind == "item":
+        return lambda s: "• " + s
+    if block.kind == "note":
+        return lambda s: f"<i>{s}</i>"
+    return lambda s: s
+
+
+def fit(text: str, wrap: Wrap, limit: int = LIMIT, budget: int | None = None) -> list[str]:
+    """Plain `text` → escaped, wrapped pieces of at most `limit` characters each."""
+    if not text:
+        return []
+    whole = wrap(esc(text))
+    if len(whole) <= limit:
+        return [whole]
+    overhead = len(wrap(""))
+    budget = max(1, budget if budget is not None else limit - overhead)
+    out: list[str] = []
+    for part in split_message(text, budget):
+        rendered = wrap(esc(part))
+        if len(rendered) <= limit:
+            out.append(rendered)
+        elif budget > 1:  # escaping grew it (&amp; …): split this part finer
+            out += fit(part, wrap, limit, budget // 2)
+        else:
+            out.append(rendered[:limit])
+    return out
+
+
+def sections(reply: Reply) -> list[list[str]]:
+    """Each section as its already-fitted HTML parts (a long section has several)."""
+    out: list[list[str]] = []
+    for block in reply.blocks:
+        if block.text.strip():
+            out.append(fit(block.text, _wrap_for(block)))
+    if reply.citations:
+        out.append([f"<b>{_SOURCES[reply.lang]}</b>"])
+        for c in reply.citations:
+            where = "，".join(x for x in (c.source, c.chapter) if x)
+            head = f"【{esc(c.label)}】{esc(where)}"
+            quote = fit(c.quote, lambda s: f"<blockquote>{s}</blockquote>", LIMIT - len(head) - 1)
+            out.append([head + ("\n" + quote[0] if quote else ""), *quote[1:]])
+    if reply.poll:
+        lines = [f"<b>{esc(reply.poll.question)}</b>"]
+        lines += [f"{i + 1}. {esc(o)}" for i, o in enumerate(reply.poll.options)]
+        out.append(fit_lines(lines))
+    return out
+
+
+def fit_lines(lines: list[str], limit: int = LIMIT) -> list[str]:
+    """Already-escaped lines → pieces of at most `limit` characters (lines kept whole)."""
+    pieces: list[str] = []
+    current = ""
+    for line in lines:
+        line = line[:limit]
+        if current and len(current) + 1 + len(line) > limit:
+            pieces.append(current)
+            current = line
+        else:
+            current = f"{current}\n{line}" if current else line
+    if current:
+        pieces.append(current)
+    return pieces
+
+
+def pack(parts: list[list[str]], limit: int = LIMIT) -> list[str]:
+    pieces: list[str] = []
+    current = ""
+    for section in parts:
+        for part in section:
+            if not current:
+                current = part
+            elif len(current) + 2 + len(part) <= limit:
+                current += "\n\n" + part
+            else:
+                pieces.append(current)
+                current = part
+    if current:
+        pieces.append(current)
+    return pieces
+
+
+def _label(text: str) -> str:
+    text = re.sub(r"\s+", " ", text).strip() or "…"
+    return text if len(text) <= LABEL_LIMIT else text[: LABEL_LIMIT - 1] + "…"
+
+
+def keyboard(reply: Reply, table: ActionTable) -> InlineKeyboardMarkup | None:
+    """One button per row: poll options (the fallback for the native poll) and buttons."""
+    rows: list[list[InlineKeyboardButton]] = []
+    if reply.poll:
+        prefix = reply.poll.action_prefix
+        for i, option in enumerate(reply.poll.options):
+            data = table.encode(f"{prefix}{i + 1}")
+            rows.append([InlineKeyboardButton(_label(f"{i + 1}. {option}"), callback_data=data)])
+    for button in reply.buttons:
+        data = table.encode(button.action)
+        rows.append([InlineKeyboardButton(_label(button.label), callback_data=data)])
+    return InlineKeyboardMarkup(rows) if rows else None
+
+
+def _clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def render(reply: Reply, table: ActionTable | None = None) -> TelegramReply:
+    table = table or ActionTable(CALLBACK_LIMIT)
+    pieces = pack(sections(reply)) or []
+    files = [(a.filename, a.data) for a in reply.attachments]
+    if len(pieces) > MAX_PIECES:
+        files.append(("reply.md", reply.plain().encode()))
+        pieces = [*pieces[: MAX_PIECES - 1], f"<i>{_TRUNCATED[reply.lang]}</i>"]
+    if not pieces and not files:
+        pieces = ["…"]
+    messages = [TelegramMessage(p) for p in pieces]
+    markup = keyboard(reply, table)
+    if markup is not None:
+        if not messages:
+            messages.append(TelegramMessage("…"))
+        messages[-1].keyboard = markup
+    poll = None
+    if reply.poll and 2 <= len(reply.poll.options) <= POLL_MAX_OPTIONS:
+        poll = (
+            _clip(reply.poll.question, POLL_QUESTION_LIMIT),
+            [_clip(o, POLL_OPTION_LIMIT) for o in reply.poll.options],
+            reply.poll.action_prefix,
+        )
+    return TelegramReply(messages, files, poll)
+
+
+def plain_preview(text: str, limit: int = LIMIT) -> str:
+    """A partial (streamed) plain text → escaped HTML that fits one message."""
+    if len(text) > limit - 1:
+        text = text[: limit - 1] + "…"
+    rendered = esc(text)
+    while len(rendered) > limit:
+        text = text[: len(text) * 9 // 10] + "…"
+        rendered = esc(text)
+    return rendered

@@ -1,0 +1,422 @@
+"""Telegram transport (python-telegram-bot): updates in, HTML messages out. Thin on purpose:
+parsing and validation live in the router, formatting in `bot.render.telegram`."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections import OrderedDict
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+
+from telegram import BotCommand, Chat, InlineKeyboardMarkup, Message, Update, User
+from telegram.constants import ChatAction, ChatMemberStatus, ChatType, ParseMode
+from telegram.error import RetryAfter, TelegramError
+from telegram.ext import (
+    Application,
+    ApplicationBuilder,
+    CallbackQueryHandler,
+    CommandHandler,
+    ContextTypes,
+    MessageHandler,
+    PollAnswerHandler,
+    filters,
+)
+from telegram.request import BaseRequest
+
+from bot.render.stream import TELEGRAM_EDIT_INTERVAL_S, ActionTable, StreamingEditor, as_seconds
+from bot.render.telegram import CALLBACK_LIMIT, TelegramMessage, plain_preview, render
+from bot.router import COMMANDS, Router
+from bot.settings import Settings
+from bot.transports.base import ChatTransport
+from retrieval.i18n import Catalog, Lang
+from retrieval.reply import Reply
+from retrieval.requests import Actor
+
+log = logging.getLogger(__name__)
+
+MAX_UPLOAD_BYTES = 2 * 1024 * 1024
+TYPING_EVERY_S = 4.0
+ADMIN_CACHE_S = 120.0
+POLL_MEMORY = 1000
+
+T = Catalog(
+    {
+        "file_too_large": (
+            "文件太大了（{size} KB），上限 {limit} KB。",
+            "The file is too large ({size} KB; the limit is {limit} KB).",
+        ),
+        "file_failed": (
+            "无法下载附件，请稍后再试。",
+            "Could not download the attachment; please try again later.",
+        ),
+    }
+)
+
+Context = ContextTypes.DEFAULT_TYPE
+
+
+def _retry_after(exc: BaseException) -> float | None:
+    return as_seconds(exc.retry_after) if isinstance(exc, RetryAfter) else None
+
+
+def _lang(user: User | None, default: Lang) -> Lang:
+    code = (user.language_code or "") if user else ""
+    if code.startswith("zh"):
+        return "zh"
+    if code.startswith("en"):
+        return "en"
+    return default
+
+
+@dataclass(frozen=True, slots=True)
+class _PollTarget:
+    prefix: str
+    chat_id: int
+    thread_id: int | None
+    chat_type: str
+
+
+class TelegramTransport(ChatTransport):
+    name = "telegram"
+
+    def __init__(
+        self,
+        router: Router,
+        settings: Settings,
+        *,
+        request: BaseRequest | None = None,
+        edit_interval_s: float = TELEGRAM_EDIT_INTERVAL_S,
+    ) -> None:
+        super().__init__(router)
+        if settings.telegram_token is None:
+            raise ValueError("TELEGRAM_TOKEN is not set")
+        self._settings = settings
+        self._edit_interval = edit_interval_s
+        self._actions = ActionTable(CALLBACK_LIMIT)
+        self._polls: OrderedDict[str, _PollTarget] = OrderedDict()
+        self._admins: dict[tuple[int, int], tuple[bool, float]] = {}
+        self._running = False
+        base = settings.telegram_api_base
+        builder = (
+            ApplicationBuilder()
+            .token(settings.telegram_token.get_secret_value())
+            .base_url(base)
+            .base_file_url(base[: -len("/bot")] + "/file/bot" if base.endswith("/bot") else base)
+            .concurrent_updates(8)
+        )
+        if request is not None:
+            builder = builder.request(request).get_updates_request(request)
+        self.app: Application = builder.build()  # type: ignore[type-arg]
+        names = [c.name for c in COMMANDS]
+        self.app.add_handler(CommandHandler(names, self._on_command))
+        self.app.add_handler(
+            MessageHandler(
+                filters.Document.ALL & filters.CaptionRegex(r"^\s*[/／]"), self._on_document
+            )
+        )
+        self.app.add_handler(CallbackQueryHandler(self._on_callback))
+        self.app.add_handler(PollAnswerHandler(self._on_poll_answer))
+        self.app.add_error_handler(self._on_error)
+
+    # ---- lifecycle --------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        if self._running:
+            return
+        await self.app.initialize()
+        await self._set_commands()
+        await self.app.start()
+        if self.app.updater is not None:
+            await self.app.updater.start_polling(drop_pending_updates=False)
+        self._running = True
+        log.info("telegram: polling as @%s", self.app.bot.username)
+
+    async def stop(self) -> None:
+        if not self._running:
+            return
+        self._running = False
+        if self.app.updater is not None and self.app.updater.running:
+            await self.app.updater.stop()
+        if self.app.running:
+            await self.app.stop()
+        await self.app.shutdown()
+
+    async def _set_commands(self) -> None:
+        try:
+            await self.app.bot.set_my_commands([BotCommand(c.name, c.zh) for c in COMMANDS])
+            await self.app.bot.set_my_commands(
+                [BotCommand(c.name, c.en) for c in COMMANDS], language_code="en"
+            )
+        except TelegramError:
+            log.warning("telegram: set_my_commands failed", exc_info=True)
+
+    # ---- outgoing ---------------------------------------------------------------------------
+
+    async def send(self, target: Actor, reply: Reply) -> None:
+        chat_id = int(target.chat_id)
+        thread = int(target.channel_id) if target.channel_id.lstrip("-").isdigit() else None
+        await self._post(chat_id, thread, reply)
+
+    async def _post(
+        self,
+        chat_id: int,
+        thread_id: int | None,
+        reply: Reply,
+        editor: StreamingEditor | None = None,
+        state: _EditState | None = None,
+        chat_type: str = "",
+    ) -> None:
+        bot = self.app.bot
+        out = render(reply, self._actions)
+        messages = list(out.messages)
+        if editor is not None and state is not None and editor.started and messages:
+            first = messages.pop(0)
+            state.markup = first.keyboard
+            await editor.finish(first.html)
+        for message in messages:
+            await self._send_message(chat_id, thread_id, message)
+        for filename, data in out.files:
+            await bot.send_document(
+                chat_id, document=data, filename=filename, message_thread_id=thread_id
+            )
+        if out.poll is not None:
+            question, options, prefix = out.poll
+            try:
+                sent = await bot.send_poll(
+                    chat_id,
+                    question,
+                    options,
+                    is_anonymous=False,
+                    message_thread_id=thread_id,
+                )
+            except TelegramError:
+                log.info("telegram: native poll refused; the keyboard remains", exc_info=True)
+            else:
+                if sent.poll is not None:
+                    self._remember_poll(
+                        sent.poll.id, _PollTarget(prefix, chat_id, thread_id, chat_type)
+                    )
+
+    async def _send_message(
+        self, chat_id: int, thread_id: int | None, message: TelegramMessage
+    ) -> Message:
+        for attempt in range(3):
+            try:
+                sent: Message = await self.app.bot.send_message(
+                    chat_id,
+                    message.html,
+                    parse_mode=ParseMode.HTML,
+                    reply_markup=message.keyboard,
+                    message_thread_id=thread_id,
+                    disable_web_page_preview=True,
+                )
+                return sent
+            except RetryAfter as exc:
+                if attempt == 2:
+                    raise
+                await asyncio.sleep(as_seconds(exc.retry_after))
+        raise AssertionError("unreachable")
+
+    def _remember_poll(self, poll_id: str, target: _PollTarget) -> None:
+        self._polls[poll_id] = target
+        while len(self._polls) > POLL_MEMORY:
+            self._polls.popitem(last=False)
+
+    @contextlib.asynccontextmanager
+    async def _typing(self, chat_id: int, thread_id: int | None) -> AsyncIterator[None]:
+        async def typing() -> None:
+            try:
+                await self.app.bot.send_chat_action(
+                    chat_id, ChatAction.TYPING, message_thread_id=thread_id
+                )
+            except TelegramError:
+                log.debug("telegram: chat action failed", exc_info=True)
+
+        async def loop() -> None:
+            while True:
+                await asyncio.sleep(TYPING_EVERY_S)
+                await typing()
+
+        await typing()
+        task = asyncio.create_task(loop())
+        try:
+            yield
+        finally:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+    # ---- incoming ---------------------------------------------------------------------------
+
+    async def _actor(self, chat: Chat, user: User | None) -> Actor:
+        user_id = user.id if user else chat.id
+        name = (user.full_name or user.username or "") if user else (chat.title or "")
+        return Actor(
+            "telegram",
+            str(chat.id),
+            str(user_id),
+            name,
+            is_admin=await self._is_admin(chat.id, chat.type, user_id),
+            lang=_lang(user, self._settings.default_language),
+        )
+
+    async def _is_admin(self, chat_id: int, chat_type: str, user_id: int) -> bool:
+        if chat_type == ChatType.PRIVATE:
+            return True
+        key = (chat_id, user_id)
+        cached = self._admins.get(key)
+        now = time.monotonic()
+        if cached is not None and cached[1] > now:
+            return cached[0]
+        try:
+            member = await self.app.bot.get_chat_member(chat_id, user_id)
+        except TelegramError:
+            log.warning("telegram: get_chat_member failed", exc_info=True)
+            return False
+        admin = member.status in (ChatMemberStatus.OWNER, ChatMemberStatus.ADMINISTRATOR)
+        self._admins[key] = (admin, now + ADMIN_CACHE_S)
+        if len(self._admins) > 10_000:
+            self._admins = {k: v for k, v in self._admins.items() if v[1] > now}
+        return admin
+
+    async def _on_command(self, update: Update, context: Context) -> None:
+        message = update.effective_message
+        chat = update.effective_chat
+        if message is None or chat is None or not message.text:
+            return
+        await self._run(chat, update.effective_user, message, message.text, None)
+
+    async def _on_document(self, update: Update, context: Context) -> None:
+        message = update.effective_message
+        chat = update.effective_chat
+        if message is None or chat is None or message.document is None or not message.caption:
+            return
+        doc = message.document
+        actor_lang = _lang(update.effective_user, self._settings.default_language)
+        thread = message.message_thread_id if message.is_topic_message else None
+        size = doc.file_size or 0
+        if size > MAX_UPLOAD_BYTES:
+            error = Reply.error(
+                T(actor_lang, "file_too_large", size=size // 1024, limit=MAX_UPLOAD_BYTES // 1024)
+            )
+            error.lang = actor_lang
+            await self._post(chat.id, thread, error)
+            return
+        try:
+            file = await context.bot.get_file(doc.file_id)
+            data = bytes(await file.download_as_bytearray())
+        except TelegramError:
+            log.warning("telegram: download failed", exc_info=True)
+            failed = Reply.error(T(actor_lang, "file_failed"))
+            failed.lang = actor_lang
+            await self._post(chat.id, thread, failed)
+            return
+        if len(data) > MAX_UPLOAD_BYTES:
+            return
+        await self._run(chat, update.effective_user, message, message.caption, data)
+
+    async def _run(
+        self,
+        chat: Chat,
+        user: User | None,
+        message: Message,
+        text: str,
+        attachment: bytes | None,
+    ) -> None:
+        actor = await self._actor(chat, user)
+        thread = message.message_thread_id if message.is_topic_message else None
+        state = _EditState()
+        editor = self._editor(chat.id, thread, state)
+
+        async def progress(partial: str) -> None:
+            await editor.update(plain_preview(partial))
+
+        async with self._typing(chat.id, thread):
+            reply = await self.router.handle_text(
+                actor,
+                text,
+                bot_username=self.app.bot.username or self._settings.telegram_bot_username,
+                attachment=attachment,
+                progress=progress,
+            )
+        if reply is None:  # addressed to another bot
+            return
+        await self._post(chat.id, thread, reply, editor, state, chat.type)
+
+    def _editor(self, chat_id: int, thread_id: int | None, state: _EditState) -> StreamingEditor:
+        bot = self.app.bot
+
+        async def send_first(text: str) -> None:
+            sent = await bot.send_message(
+                chat_id, text, parse_mode=ParseMode.HTML, message_thread_id=thread_id
+            )
+            state.message_id = sent.message_id
+
+        async def edit(text: str) -> None:
+            await bot.edit_message_text(
+                text,
+                chat_id=chat_id,
+                message_id=state.message_id,
+                parse_mode=ParseMode.HTML,
+                reply_markup=state.markup,
+                disable_web_page_preview=True,
+            )
+
+        return StreamingEditor(send_first, edit, self._edit_interval, retry_after=_retry_after)
+
+    async def _on_callback(self, update: Update, context: Context) -> None:
+        query = update.callback_query
+        if query is None:
+            return
+        chat = update.effective_chat
+        action = self._actions.decode(query.data or "")
+        if chat is None:
+            await query.answer()
+            return
+        actor = await self._actor(chat, query.from_user)
+        reply = await self.router.press(actor, action)
+        text = reply.plain()
+        short = len(text) <= 190 and not reply.buttons and not reply.poll and not reply.attachments
+        if short:
+            await query.answer(text, show_alert=reply.is_error)
+            return
+        await query.answer()
+        message = query.message
+        thread = (
+            message.message_thread_id
+            if isinstance(message, Message) and message.is_topic_message
+            else None
+        )
+        await self._post(chat.id, thread, reply, chat_type=chat.type)
+
+    async def _on_poll_answer(self, update: Update, context: Context) -> None:
+        answer = update.poll_answer
+        if answer is None or not answer.option_ids:  # a retracted vote
+            return
+        target = self._polls.get(answer.poll_id)
+        if target is None or answer.user is None:
+            return
+        user = answer.user
+        actor = Actor(
+            "telegram",
+            str(target.chat_id),
+            str(user.id),
+            user.full_name or user.username or "",
+            is_admin=await self._is_admin(target.chat_id, target.chat_type, user.id),
+            lang=_lang(user, self._settings.default_language),
+        )
+        reply = await self.router.press(actor, f"{target.prefix}{answer.option_ids[0] + 1}")
+        if reply.is_error:  # success shows in the poll itself; failures need words
+            await self._post(target.chat_id, target.thread_id, reply)
+
+    async def _on_error(self, update: object, context: Context) -> None:
+        log.error("telegram: update failed", exc_info=context.error)
+
+
+@dataclass(slots=True)
+class _EditState:
+    message_id: int = 0
+    markup: InlineKeyboardMarkup | None = None

@@ -1,0 +1,351 @@
+"""VectorStore on Qdrant Edge: the Qdrant engine in-process, one shard on local disk.
+
+Edge calls are synchronous Rust calls. Writes (and open/flush/close/optimize) run on one
+dedicated thread, so they are serialised in submission order; reads run on a small pool of
+their own and may overlap writes (the engine allows it; measured in the contract suite).
+
+Layout under `path`: the shard's own files plus `baibao-store.json`, which records the
+dense vector size so that a store built for one embedder is never read with another.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from functools import partial
+from pathlib import Path
+from typing import Any, TypeVar
+
+import numpy as np
+import qdrant_edge as qe
+
+from retrieval.store import DimensionMismatch, StoreError, StoreUnavailable, schema
+from retrieval.types import Chunk, Filter, IndexedChunk, ScoredChunk, SparseVector
+
+META_FILE = "baibao-store.json"
+META_FORMAT = 1
+UPSERT_BATCH = 256
+SCROLL_PAGE = 256
+
+T = TypeVar("T")
+
+_INDEX_TYPES = {
+    "keyword": qe.PayloadSchemaType.Keyword,
+    "integer": qe.PayloadSchemaType.Integer,
+    "bool": qe.PayloadSchemaType.Bool,
+}
+
+
+def _config(dim: int) -> qe.EdgeConfig:
+    return qe.EdgeConfig(
+        vectors={schema.DENSE: qe.EdgeVectorParams(size=dim, distance=qe.Distance.Cosine)},
+        sparse_vectors={schema.SPARSE: qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf)},
+    )
+
+
+def edge_filter(flt: Filter | None) -> qe.Filter | None:
+    """retrieval Filter → qdrant_edge Filter (None when there is no condition)."""
+    plan = schema.plan(flt)
+    if plan.empty:
+        return None
+    must: list[qe.FieldCondition] = []
+    for cond in plan.must:
+        if isinstance(cond, schema.Range):
+            must.append(
+                qe.FieldCondition(cond.key, range=qe.RangeFloat(gte=cond.low, lte=cond.high))
+            )
+        else:
+            must.append(_edge_match(cond))
+    must_not = [_edge_match(cond) for cond in plan.must_not]
+    return qe.Filter(must=must or None, must_not=must_not or None)  # type: ignore[arg-type]
+
+
+def _edge_match(cond: schema.Match) -> qe.FieldCondition:
+    if len(cond.values) == 1:
+        value = cond.values[0]
+        if isinstance(value, bool):
+            # qdrant-edge-py 0.9.0 turns a Python bool into the integer 1/0, which never
+            # matches a boolean payload; numpy.bool_ reaches the engine as a boolean.
+            value = np.bool_(value)  # type: ignore[assignment]
+        return qe.FieldCondition(cond.key, match=qe.MatchValue(value))
+    return qe.FieldCondition(cond.key, match=qe.MatchAny(list(cond.values)))  # type: ignore[arg-type]
+
+
+def _read_meta(path: Path) -> dict[str, Any] | None:
+    meta = path / META_FILE
+    if not meta.exists():
+        return None
+    try:
+        data = json.loads(meta.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise StoreError(f"cannot read {meta}: {exc}") from exc
+    if not isinstance(data, dict) or not isinstance(data.get("dim"), int):
+        raise StoreError(f"{meta} is not a valid store description (no integer 'dim')")
+    return data
+
+
+def _write_meta(path: Path, dim: int) -> None:
+    tmp = path / (META_FILE + ".tmp")
+    data = {"format": META_FORMAT, "dim": dim, "dense": schema.DENSE, "sparse": schema.SPARSE}
+    tmp.write_text(json.dumps(data), encoding="utf-8")
+    os.replace(tmp, path / META_FILE)
+
+
+def _open_shard(path: Path, dim: int) -> qe.EdgeShard:
+    path.mkdir(parents=True, exist_ok=True)
+    meta = _read_meta(path)
+    if meta is not None and meta["dim"] != dim:
+        raise DimensionMismatch(meta["dim"], dim, str(path))
+    has_segments = (path / "segments").exists()
+    try:
+        if has_segments:
+            shard = qe.EdgeShard.load(str(path), _config(dim))
+        else:
+            shard = qe.EdgeShard.create(str(path), _config(dim))
+    except Exception as exc:
+        if has_segments and "dim" in str(exc).lower():
+            raise StoreError(
+                f"the Qdrant Edge shard at {path} does not hold {dim}-d vectors ({exc}); "
+                f"switching embedders requires re-indexing"
+            ) from exc
+        raise StoreError(f"cannot open the Qdrant Edge shard at {path}: {exc}") from exc
+    try:
+        existing = set(shard.info().payload_schema)
+        for key, kind in schema.PAYLOAD_INDEXES:
+            if key not in existing:
+                shard.update(qe.UpdateOperation.create_field_index(key, _INDEX_TYPES[kind]))
+        if meta is None:
+            _write_meta(path, dim)
+    except BaseException:
+        shard.close()
+        raise
+    return shard
+
+
+def _to_point(p: schema.PreparedPoint) -> qe.Point:
+    vector: dict[str, Any] = {
+        schema.DENSE: p.dense,
+        schema.SPARSE: qe.SparseVector(p.sparse_indices, p.sparse_values),
+    }
+    return qe.Point(p.id, vector, p.payload)
+
+
+def _scored(points: Sequence[qe.ScoredPoint]) -> list[ScoredChunk]:
+    return [
+        ScoredChunk(Chunk.from_payload(str(p.id), p.payload or {}), float(p.score)) for p in points
+    ]
+
+
+class EdgeStore:
+    """VectorStore on one Qdrant Edge shard. Open with `await EdgeStore.open(path, dim)`."""
+
+    def __init__(
+        self, shard: qe.EdgeShard, path: Path, dim: int, writer: ThreadPoolExecutor
+    ) -> None:
+        self._shard = shard
+        self._path = path
+        self._dim = dim
+        self._writer = writer
+        self._readers = ThreadPoolExecutor(max_workers=2, thread_name_prefix="edge-read")
+        self._closed = False
+
+    @classmethod
+    async def open(cls, path: Path, dim: int) -> EdgeStore:
+        """Create the shard under `path`, or load it when it exists (dims must agree)."""
+        if isinstance(dim, bool) or not isinstance(dim, int) or dim <= 0:
+            raise ValueError(f"dim must be a positive integer, got {dim!r}")
+        path = Path(path)
+        writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="edge-write")
+        try:
+            shard = await asyncio.get_running_loop().run_in_executor(writer, _open_shard, path, dim)
+        except BaseException:
+            writer.shutdown(wait=False)
+            raise
+        return cls(shard, path, dim, writer)
+
+    @property
+    def dim(self) -> int:
+        return self._dim
+
+    @property
+    def path(self) -> Path:
+        return self._path
+
+    # ---- plumbing ------------------------------------------------------------------------
+
+    async def _run(self, pool: ThreadPoolExecutor, fn: Callable[[], T]) -> T:
+        if self._closed:
+            raise StoreUnavailable(f"the vector store at {self._path} is closed")
+
+        def call() -> T:
+            try:
+                return fn()
+            except (StoreError, ValueError):
+                raise
+            except Exception as exc:
+                raise StoreError(f"Qdrant Edge ({self._path}): {exc}") from exc
+
+        return await asyncio.get_running_loop().run_in_executor(pool, call)
+
+    async def _write(self, fn: Callable[[], T]) -> T:
+        return await self._run(self._writer, fn)
+
+    async def _read(self, fn: Callable[[], T]) -> T:
+        return await self._run(self._readers, fn)
+
+    # ---- VectorStore -----------------------------------------------------------------------
+
+    async def upsert(self, items: Sequence[IndexedChunk]) -> None:
+        points = [_to_point(p) for p in schema.prepare(items, self._dim)]
+        for start in range(0, len(points), UPSERT_BATCH):
+            batch = points[start : start + UPSERT_BATCH]
+            operation = qe.UpdateOperation.upsert_points(batch)
+            await self._write(partial(self._shard.update, operation))
+
+    async def delete(self, flt: Filter) -> None:
+        condition = edge_filter(flt)
+        if condition is None:
+            raise ValueError("refusing to delete with an empty filter; use delete_all()")
+        await self._write(
+            lambda: self._shard.update(qe.UpdateOperation.delete_points_by_filter(condition))
+        )
+
+    async def delete_all(self) -> None:
+        """Delete every point (the shard, its config and indexes stay)."""
+        await self._write(
+            lambda: self._shard.update(qe.UpdateOperation.delete_points_by_filter(qe.Filter()))
+        )
+
+    async def set_extra(self, flt: Filter, values: dict[str, object]) -> None:
+        payload = schema.extra_payload(values)
+        condition = edge_filter(flt) or qe.Filter()
+        await self._write(
+            lambda: self._shard.update(qe.UpdateOperation.set_payload_by_filter(condition, payload))
+        )
+
+    async def search_dense(
+        self,
+        vector: Sequence[float],
+        *,
+        flt: Filter | None = None,
+        limit: int = 10,
+        exact: bool = False,
+        hnsw_ef: int | None = None,
+    ) -> list[ScoredChunk]:
+        schema.check_limit(limit)
+        query = schema.dense_matrix([vector], self._dim)[0].tolist()
+        params = qe.SearchParams(hnsw_ef=hnsw_ef, exact=exact) if exact or hnsw_ef else None
+        request = qe.QueryRequest(
+            limit=limit,
+            query=qe.Query.Nearest(query, using=schema.DENSE),
+            filter=edge_filter(flt),
+            params=params,
+            with_payload=True,
+            with_vector=False,
+        )
+        return _scored(await self._read(lambda: self._shard.query(request)))
+
+    async def search_sparse(
+        self, vector: SparseVector, *, flt: Filter | None = None, limit: int = 10
+    ) -> list[ScoredChunk]:
+        schema.check_limit(limit)
+        indices, values = schema.check_sparse(vector)
+        if not indices:
+            return []
+        request = qe.QueryRequest(
+            limit=limit,
+            query=qe.Query.Nearest(qe.SparseVector(indices, values), using=schema.SPARSE),
+            filter=edge_filter(flt),
+            with_payload=True,
+            with_vector=False,
+        )
+        return _scored(await self._read(lambda: self._shard.query(request)))
+
+    async def search_hybrid(
+        self,
+        dense: Sequence[float],
+        sparse: SparseVector,
+        *,
+        flt: Filter | None = None,
+        limit: int = 10,
+        weights: tuple[float, float] = (0.5, 0.5),
+        k: int = 60,
+        prefetch: int | None = None,
+    ) -> list[ScoredChunk]:
+        """Dense + sparse fused by Edge's weighted reciprocal-rank fusion, in one call.
+        `weights` are (dense, sparse); scores are RRF scores."""
+        schema.check_limit(limit)
+        query = schema.dense_matrix([dense], self._dim)[0].tolist()
+        indices, values = schema.check_sparse(sparse)
+        condition = edge_filter(flt)
+        depth = prefetch or max(50, 5 * limit)
+        stages = [
+            qe.Prefetch(
+                limit=depth, query=qe.Query.Nearest(query, using=schema.DENSE), filter=condition
+            )
+        ]
+        fusion_weights = [float(weights[0])]
+        if indices:
+            sparse_query = qe.SparseVector(indices, values)
+            stages.append(
+                qe.Prefetch(
+                    limit=depth,
+                    query=qe.Query.Nearest(sparse_query, using=schema.SPARSE),
+                    filter=condition,
+                )
+            )
+            fusion_weights.append(float(weights[1]))
+        request = qe.QueryRequest(
+            limit=limit,
+            prefetches=stages,
+            query=qe.Fusion.Rrf(k=k, weights=fusion_weights),  # type: ignore[arg-type]
+            filter=condition,
+            with_payload=True,
+            with_vector=False,
+        )
+        return _scored(await self._read(lambda: self._shard.query(request)))
+
+    async def scroll(self, flt: Filter | None = None, *, limit: int = 1000) -> list[Chunk]:
+        schema.check_limit(limit)
+        condition = edge_filter(flt)
+        out: list[Chunk] = []
+        offset: Any = None
+        while len(out) < limit:
+            request = qe.ScrollRequest(
+                offset=offset,
+                limit=min(SCROLL_PAGE, limit - len(out)),
+                filter=condition,
+                with_payload=True,
+                with_vector=False,
+            )
+            records, offset = await self._read(partial(self._shard.scroll, request))
+            out.extend(Chunk.from_payload(str(r.id), r.payload or {}) for r in records)
+            if offset is None or not records:
+                break
+        return out
+
+    async def count(self, flt: Filter | None = None) -> int:
+        request = qe.CountRequest(exact=True, filter=edge_filter(flt))
+        return int(await self._read(lambda: self._shard.count(request)))
+
+    async def optimize(self) -> bool:
+        """Build HNSW and merge segments (slow: seconds per 10k points); run after bulk loads."""
+        return bool(await self._write(self._shard.optimize))
+
+    async def flush(self) -> None:
+        await self._write(self._shard.flush)
+
+    async def close(self) -> None:
+        """Flush and close; later calls raise StoreUnavailable. Idempotent."""
+        if self._closed:
+            return
+        loop = asyncio.get_running_loop()
+        await self._write(self._shard.flush)
+        self._closed = True
+        # Let in-flight reads finish, then close the shard on the writer thread.
+        await asyncio.to_thread(self._readers.shutdown, wait=True)
+        await loop.run_in_executor(self._writer, self._shard.close)
+        self._writer.shutdown(wait=False)

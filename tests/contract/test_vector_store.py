@@ -1,0 +1,363 @@
+"""Contract suite for VectorStore: every implementation passes the same tests.
+
+MemoryStore (the fake), EdgeStore (Qdrant Edge on tmp_path, for real) and ServerStore
+(qdrant-client's AsyncQdrantClient in its in-memory mode).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from retrieval.fakes import MemoryStore
+from retrieval.ports import VectorStore
+from retrieval.store import DimensionMismatch, StoreUnavailable
+from retrieval.store.edge import EdgeStore
+from retrieval.types import Chunk, Filter, IndexedChunk, SparseVector
+
+DIM = 8
+
+
+@dataclass
+class Backend:
+    name: str
+    # Open the store at the backend's one location (same data on every call).
+    open: Callable[[int], Awaitable[Any]]
+    persistent: bool
+
+
+def _memory_backend(tmp_path: Path) -> Backend:
+    async def open_(dim: int) -> MemoryStore:
+        return MemoryStore(dim)
+
+    return Backend("memory", open_, persistent=False)
+
+
+def _edge_backend(tmp_path: Path) -> Backend:
+    async def open_(dim: int) -> EdgeStore:
+        return await EdgeStore.open(tmp_path / "qdrant", dim)
+
+    return Backend("edge", open_, persistent=True)
+
+
+def _server_backend(tmp_path: Path) -> Backend:
+    from qdrant_client import AsyncQdrantClient
+    from retrieval.store.server import ServerStore
+
+    client = AsyncQdrantClient(location=":memory:")
+
+    async def open_(dim: int) -> ServerStore:
+        return await ServerStore.from_client(client, "contract", dim, owns_client=False)
+
+    return Backend("server", open_, persistent=True)
+
+
+BACKENDS = {"memory": _memory_backend, "edge": _edge_backend}  # server: added with server.py
+
+
+@pytest.fixture(params=list(BACKENDS))
+def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Backend:
+    return BACKENDS[request.param](tmp_path)
+
+
+@pytest.fixture
+async def store(backend: Backend) -> AsyncIterator[Any]:
+    s = await backend.open(DIM)
+    assert isinstance(s, VectorStore)
+    yield s
+    await s.close()
+
+
+# ---- data ----------------------------------------------------------------------------------
+
+
+def uid(n: int) -> str:
+    return str(uuid.uuid5(uuid.NAMESPACE_URL, f"chunk-{n}"))
+
+
+def angle_vec(theta: float) -> list[float]:
+    """Unit vector at `theta` radians from e0 in the e0/e1 plane (plus a tiny e2 part)."""
+    v = [0.0] * DIM
+    v[0], v[1] = math.cos(theta), math.sin(theta)
+    return v
+
+
+def chunk(n: int, **kw: Any) -> Chunk:
+    fields: dict[str, Any] = {
+        "id": uid(n),
+        "text": f"第{n}段 原文",
+        "search_text": f"第{n}段 原文",
+        "doc_id": f"doc{n % 3}",
+        "source": f"书{n % 3}",
+        "type": "book",
+        "position": n,
+    }
+    fields.update(kw)
+    return Chunk(**fields)
+
+
+def item(c: Chunk, theta: float = 0.3, sparse: dict[int, float] | None = None) -> IndexedChunk:
+    sp = sparse if sparse is not None else {n % 5 + 1: 1.0 for n in (c.position,)}
+    return IndexedChunk(
+        c, angle_vec(theta), SparseVector(tuple(sp), tuple(float(v) for v in sp.values()))
+    )
+
+
+def corpus() -> list[IndexedChunk]:
+    """Twelve chunks covering every filter form."""
+    refs = [("Eph.1.10",), ("Eph.1.10", "John.14.20"), ("Rom.8.2",), ()]
+    out = []
+    for n in range(12):
+        c = chunk(
+            n,
+            type=("book", "outline", "footnote")[n % 3],
+            era=("nee", "lee")[n % 2],
+            language=("zh", "en")[n % 4 == 3],
+            scripture_refs=refs[n % 4],
+            topic_tags=("经纶",) if n % 5 == 0 else (),
+            namespace="corpus" if n < 9 else "novel:42",
+            extra={"version": n % 4, "chapter_no": n, "current": n % 2 == 0, "tags": ["a", f"t{n}"]}
+            if n >= 9
+            else {"version": n % 4},
+        )
+        out.append(item(c, theta=0.1 * n, sparse={1: 1.0, 10 + n: float(1 + n % 3)}))
+    return out
+
+
+FILTERS = {
+    "equals": Filter(equals={"type": "outline"}),
+    "equals_any_list_field": Filter(equals={"scripture_refs": ["John.14.20", "Rom.8.2"]}),
+    "equals_scalar_list_field": Filter(equals={"scripture_refs": "Eph.1.10"}),
+    "equals_any_scalar_field": Filter(equals={"doc_id": ["doc0", "doc2"]}),
+    "not_equals": Filter(not_equals={"era": "lee"}),
+    "not_equals_any_list_field": Filter(not_equals={"scripture_refs": ["Eph.1.10"]}),
+    "range_closed": Filter(ranges={"x_version": (1, 2)}),
+    "range_open_low": Filter(ranges={"x_version": (None, 1)}),
+    "range_open_high": Filter(ranges={"x_chapter_no": (10, None)}),
+    "bool": Filter(equals={"x_current": True}),
+    "combined": Filter(
+        equals={"namespace": "corpus", "type": ["book", "footnote"]},
+        not_equals={"language": "en"},
+        ranges={"x_version": (0, 2)},
+    ),
+    "extras_keyword": Filter(equals={"x_tags": "t10"}),
+    "nothing": Filter(equals={"source": "no such book"}),
+}
+
+
+def expected_ids(items: list[IndexedChunk], flt: Filter | None) -> set[str]:
+    return {i.chunk.id for i in items if flt is None or flt.matches(i.chunk.payload())}
+
+
+# ---- tests ---------------------------------------------------------------------------------
+
+
+async def test_dense_search_orders_by_cosine(store: Any) -> None:
+    items = [item(chunk(n), theta=0.2 * n) for n in (3, 0, 4, 1, 2)]
+    await store.upsert(items)
+    hits = await store.search_dense(angle_vec(0.0), limit=3)
+    assert [h.chunk.id for h in hits] == [uid(0), uid(1), uid(2)]
+    for h, n in zip(hits, (0, 1, 2), strict=True):
+        assert h.score == pytest.approx(math.cos(0.2 * n), abs=1e-4)
+    # Non-normalised query: cosine does not care about length.
+    hits = await store.search_dense([5.0 * x for x in angle_vec(0.8)], limit=1)
+    assert hits[0].chunk.id == uid(4)
+    assert hits[0].chunk.text == "第4段 原文"
+
+
+async def test_sparse_search_scores_like_bm25_with_idf(store: Any) -> None:
+    # term 1 is in every document, term 7 in two, term 9 in one.
+    docs = {
+        0: {1: 2.0, 7: 1.0},
+        1: {1: 1.0, 7: 1.5},
+        2: {1: 1.0, 9: 1.0},
+        3: {1: 0.5},
+        4: {2: 1.0},
+    }
+    await store.upsert([item(chunk(n), sparse=sp) for n, sp in docs.items()])
+    n_docs = len(docs)
+
+    def idf(n: int) -> float:
+        return math.log((n_docs - n + 0.5) / (n + 0.5) + 1.0)
+
+    hits = await store.search_sparse(SparseVector((1, 7, 9), (1.0, 1.0, 1.0)), limit=10)
+    expected = {
+        0: 2.0 * idf(4) + 1.0 * idf(2),
+        1: 1.0 * idf(4) + 1.5 * idf(2),
+        2: 1.0 * idf(4) + 1.0 * idf(1),
+        3: 0.5 * idf(4),
+    }
+    ranked = sorted(expected, key=lambda n: -expected[n])
+    assert [h.chunk.id for h in hits] == [uid(n) for n in ranked]  # doc 4 shares no term
+    for h, n in zip(hits, ranked, strict=True):
+        assert h.score == pytest.approx(expected[n], rel=1e-3)
+    assert await store.search_sparse(SparseVector((), ()), limit=5) == []
+    assert await store.search_sparse(SparseVector((99,), (1.0,)), limit=5) == []
+
+
+@pytest.mark.parametrize("name", list(FILTERS))
+async def test_every_filter_form(store: Any, name: str) -> None:
+    items = corpus()
+    await store.upsert(items)
+    flt = FILTERS[name]
+    want = expected_ids(items, flt)
+    if name != "nothing":
+        assert want, "the test corpus must exercise the filter"
+    dense = await store.search_dense(angle_vec(0.0), flt=flt, limit=50)
+    assert {h.chunk.id for h in dense} == want
+    sparse = await store.search_sparse(SparseVector((1,), (1.0,)), flt=flt, limit=50)
+    assert {h.chunk.id for h in sparse} == want
+    assert {c.id for c in await store.scroll(flt)} == want
+    assert await store.count(flt) == len(want)
+
+
+async def test_payload_round_trips(store: Any) -> None:
+    items = corpus()
+    await store.upsert(items)
+    by_id = {c.id: c for c in await store.scroll()}
+    for it in items:
+        assert by_id[it.chunk.id] == it.chunk
+
+
+async def test_delete_by_filter_never_returns_deleted(store: Any) -> None:
+    items = corpus()
+    await store.upsert(items)
+    gone = Filter(equals={"doc_id": "doc1"})
+    await store.delete(gone)
+    left = expected_ids(items, None) - expected_ids(items, gone)
+    assert await store.count() == len(left)
+    assert await store.count(gone) == 0
+    assert {c.id for c in await store.scroll()} == left
+    assert {h.chunk.id for h in await store.search_dense(angle_vec(0.0), limit=50)} == left
+    sparse = await store.search_sparse(SparseVector((1,), (1.0,)), limit=50)
+    assert {h.chunk.id for h in sparse} == left
+    with pytest.raises(ValueError, match="empty filter"):
+        await store.delete(Filter())
+    await store.delete_all()
+    assert await store.count() == 0
+
+
+async def test_set_extra_then_filter(store: Any) -> None:
+    items = corpus()
+    await store.upsert(items)
+    await store.set_extra(
+        Filter(equals={"doc_id": "doc2"}), {"current": False, "version": 7, "tags": ["old"]}
+    )
+    marked = expected_ids(items, Filter(equals={"doc_id": "doc2"}))
+    assert {c.id for c in await store.scroll(Filter(equals={"x_current": False}))} >= marked
+    assert {c.id for c in await store.scroll(Filter(ranges={"x_version": (7, 7)}))} == marked
+    assert await store.count(Filter(equals={"x_tags": "old"})) == len(marked)
+    hits = await store.search_dense(
+        angle_vec(0.0), flt=Filter(not_equals={"x_version": 7}), limit=50
+    )
+    assert {h.chunk.id for h in hits} == expected_ids(items, None) - marked
+    for c in await store.scroll(Filter(equals={"doc_id": "doc2"})):
+        assert c.extra["version"] == 7 and c.extra["current"] is False
+        assert c.text.endswith("原文")  # the rest of the payload is untouched
+    with pytest.raises(ValueError, match="x_"):
+        await store.set_extra(Filter(equals={"doc_id": "doc2"}), {"x_version": 1})
+
+
+async def test_scroll_pages_beyond_one_page(store: Any) -> None:
+    items = [item(chunk(n), theta=0.001 * n) for n in range(600)]
+    await store.upsert(items)
+    assert await store.count() == 600
+    everything = await store.scroll(limit=1000)
+    assert len(everything) == 600
+    assert {c.id for c in everything} == {i.chunk.id for i in items}
+    assert len({c.id for c in await store.scroll(limit=300)}) == 300
+    some = await store.scroll(Filter(equals={"doc_id": "doc1"}), limit=1000)
+    assert len(some) == 200
+
+
+async def test_upsert_replaces_same_id(store: Any) -> None:
+    await store.upsert([item(chunk(1, text="旧"))])
+    await store.upsert([item(chunk(1, text="新"))])
+    assert await store.count() == 1
+    assert [c.text for c in await store.scroll()] == ["新"]
+
+
+async def test_bad_input_is_a_clear_error(store: Any) -> None:
+    with pytest.raises(ValueError, match="UUID"):
+        await store.upsert([item(chunk(1, id="chunk-1"))])
+    with pytest.raises(ValueError, match="dimensions"):
+        await store.upsert([IndexedChunk(chunk(1), [1.0, 0.0], SparseVector((), ()))])
+    with pytest.raises(ValueError, match="finite"):
+        await store.upsert([IndexedChunk(chunk(1), [math.nan] * DIM, SparseVector((), ()))])
+    with pytest.raises(ValueError, match="indices"):
+        await store.upsert([IndexedChunk(chunk(1), angle_vec(0), SparseVector((1, 2), (1.0,)))])
+    with pytest.raises(ValueError, match="empty list"):
+        await store.count(Filter(equals={"doc_id": []}))
+    with pytest.raises(ValueError, match="bound"):
+        await store.count(Filter(ranges={"x_version": (None, None)}))
+    with pytest.raises(ValueError, match="dimensions"):
+        await store.search_dense([1.0, 0.0])
+    assert await store.count() == 0  # nothing half-written
+
+
+async def test_concurrent_upserts_do_not_corrupt(store: Any) -> None:
+    async def writer(w: int) -> None:
+        for b in range(5):
+            base = 1000 + w * 100 + b * 10
+            await store.upsert(
+                [
+                    item(chunk(n, text=f"text-{n}"), theta=0.01 * (n % 50))
+                    for n in range(base, base + 10)
+                ]
+            )
+            await store.search_dense(angle_vec(0.1), limit=5)
+
+    await asyncio.gather(*(writer(w) for w in range(8)))
+    assert await store.count() == 400
+    chunks = await store.scroll(limit=1000)
+    assert len(chunks) == 400
+    for c in chunks:
+        assert c.id == uid(c.position) and c.text == f"text-{c.position}"
+
+
+async def test_closed_store_raises_unavailable(backend: Backend) -> None:
+    s = await backend.open(DIM)
+    await s.close()
+    with pytest.raises(StoreUnavailable):
+        await s.count()
+    await s.close()  # idempotent
+
+
+async def test_reopen_keeps_data(backend: Backend) -> None:
+    if not backend.persistent:
+        pytest.skip("the in-memory fake does not persist")
+    items = corpus()
+    s = await backend.open(DIM)
+    await s.upsert(items)
+    await s.set_extra(Filter(equals={"doc_id": "doc0"}), {"reviewed": True})
+    await s.close()
+    s = await backend.open(DIM)
+    try:
+        assert await s.count() == len(items)
+        assert await s.count(Filter(equals={"x_reviewed": True})) == len(
+            expected_ids(items, Filter(equals={"doc_id": "doc0"}))
+        )
+        hits = await s.search_dense(angle_vec(0.0), limit=1)
+        assert hits[0].chunk.id == items[0].chunk.id
+    finally:
+        await s.close()
+
+
+async def test_dim_mismatch_names_both_dims(backend: Backend) -> None:
+    if not backend.persistent:
+        pytest.skip("the in-memory fake does not persist")
+    s = await backend.open(DIM)
+    await s.upsert(corpus()[:2])
+    await s.close()
+    with pytest.raises(DimensionMismatch, match=r"8-d.*16-d.*re-index"):
+        await backend.open(16)
+    s = await backend.open(DIM)  # the store is still usable with the right dim
+    assert await s.count() == 2
+    await s.close()

@@ -1,0 +1,496 @@
+"""The corpus indexer: document registry (SQLite) + points (VectorStore) + graph, kept in step.
+
+Tables (aiosqlite, WAL): `corpus_documents` (one row per indexed document version) and
+`corpus_verses` (Bible text for `/cite`).
+
+Generations. Every indexed version of a document gets a generation number `gen` (the
+registry's previous gen + 1). Its points carry payload `x_gen` and ids derived from the
+ingest chunk id + gen (so two versions never share a point), and `x_cid` = the point id
+(the graph track fetches chunks by `x_cid`). `replace_document` works in this order:
+
+1. upsert the new generation's points (old and new are both searchable for a moment;
+   readers never see half a version);
+2. delete the document's points whose `x_gen` is not the new gen;
+3. write the registry row (`gen` = new, `graph_gen` = the graph's generation so far);
+4. replace the document's graph contribution (delete, then add);
+5. set `graph_gen` = gen.
+
+A crash before 3 leaves the old version fully retrievable plus orphan new points that
+`reconcile()` deletes (they belong to a generation the registry does not record); a crash
+between 3 and 5 leaves the new version retrievable and a stale graph contribution that
+`reconcile()` rebuilds from the stored chunks (`graph_gen != gen`). Run `reconcile()` at
+start-up (the `Indexer` context manager does not do it implicitly: it may take a while on a
+large store, and tests want to control it).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import uuid
+from collections.abc import Awaitable, Callable, Iterable, Sequence
+from dataclasses import dataclass, fields, replace
+from datetime import UTC, datetime
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Literal, Protocol
+
+import aiosqlite
+
+from retrieval.keyword import Bm25Encoder
+from retrieval.ports import Embedder, VectorStore
+from retrieval.types import CORPUS_NAMESPACE, Chunk, Filter, IndexedChunk, SparseVector
+
+_POINT_NS = uuid.UUID("0b7f3c55-2d7e-4c1a-9a53-3f0e8c1d6a42")
+EMBED_BATCH = 32
+SCROLL_LIMIT = 100_000
+
+Progress = Callable[[int, int], Awaitable[None] | None]
+
+
+@dataclass(frozen=True, slots=True)
+class GraphNode:
+    id: str
+    kind: str  # book | person | scripture | concept | topic
+    label: str
+
+
+@dataclass(frozen=True, slots=True)
+class GraphEdge:
+    src: str
+    dst: str
+    relation: str
+
+
+class GraphIndex(Protocol):
+    """What the indexer needs from the knowledge graph (`retrieval.graph.KnowledgeGraph`)."""
+
+    async def add(
+        self,
+        doc_id: str,
+        nodes: Iterable[GraphNode],
+        edges: Iterable[GraphEdge],
+        mentions: Iterable[tuple[str, str]],
+    ) -> None: ...
+
+    async def delete_document(self, doc_id: str) -> None: ...
+
+    def link(self, text: str) -> list[str]: ...
+
+
+def book_node_id(source: str) -> str:
+    return f"book:{source}"
+
+
+def person_node_id(name: str) -> str:
+    return f"person:{name}"
+
+
+def scripture_node_id(osis: str) -> str:
+    return f"scripture:{osis}"
+
+
+def graph_contribution(
+    graph: GraphIndex, chunks: Sequence[Chunk]
+) -> tuple[list[GraphNode], list[GraphEdge], list[tuple[str, str]], int]:
+    """Nodes, edges and chunk→node mentions a document adds; plus its concept-mention count.
+
+    Book and author nodes, scripture nodes for every cited verse, and concept mentions found by
+    `graph.link` in each chunk's search text (concept nodes themselves belong to the seed)."""
+    nodes: dict[str, GraphNode] = {}
+    edges: set[GraphEdge] = set()
+    mentions: list[tuple[str, str]] = []
+    concepts = 0
+    for c in chunks:
+        book = book_node_id(c.source)
+        nodes.setdefault(book, GraphNode(book, "book", c.source))
+        mentions.append((c.id, book))
+        if c.author:
+            person = person_node_id(c.author)
+            nodes.setdefault(person, GraphNode(person, "person", c.author))
+            edges.add(GraphEdge(person, book, "著作"))
+        for osis in c.scripture_refs:
+            node = scripture_node_id(osis)
+            nodes.setdefault(node, GraphNode(node, "scripture", osis))
+            mentions.append((c.id, node))
+        for concept in dict.fromkeys(graph.link(c.search_text or c.text)):
+            mentions.append((c.id, concept))
+            concepts += 1
+    return list(nodes.values()), sorted(edges, key=lambda e: (e.src, e.dst)), mentions, concepts
+
+
+@dataclass(slots=True)
+class DocumentRecord:
+    doc_id: str
+    source: str
+    content_hash: str
+    author: str = ""
+    year: int | None = None
+    era: str = ""
+    type: str = "book"
+    language: str = "zh"
+    path: str = ""
+    chunk_count: int = 0
+    ingested_at: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class VerseRow:
+    version: str
+    osis: str
+    book: str
+    chapter: int
+    verse: int
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class IndexReport:
+    status: Literal["unchanged", "added", "replaced"]
+    chunks: int = 0
+    refs: int = 0
+    concepts: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class ReconcileReport:
+    points_deleted: int = 0
+    graphs_rebuilt: int = 0
+
+
+_RECORD_FIELDS = tuple(f.name for f in fields(DocumentRecord))
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS corpus_documents (
+    doc_id TEXT PRIMARY KEY,
+    source TEXT NOT NULL,
+    content_hash TEXT NOT NULL,
+    author TEXT NOT NULL DEFAULT '',
+    year INTEGER,
+    era TEXT NOT NULL DEFAULT '',
+    type TEXT NOT NULL DEFAULT 'book',
+    language TEXT NOT NULL DEFAULT 'zh',
+    path TEXT NOT NULL DEFAULT '',
+    chunk_count INTEGER NOT NULL DEFAULT 0,
+    ingested_at TEXT NOT NULL DEFAULT '',
+    gen INTEGER NOT NULL,
+    graph_gen INTEGER NOT NULL DEFAULT 0,
+    has_points INTEGER NOT NULL DEFAULT 1
+);
+CREATE INDEX IF NOT EXISTS corpus_documents_source ON corpus_documents(source);
+CREATE TABLE IF NOT EXISTS corpus_verses (
+    version TEXT NOT NULL,
+    osis TEXT NOT NULL,
+    book TEXT NOT NULL,
+    chapter INTEGER NOT NULL,
+    verse INTEGER NOT NULL,
+    text TEXT NOT NULL,
+    doc_id TEXT NOT NULL DEFAULT '',
+    PRIMARY KEY (version, osis)
+);
+CREATE INDEX IF NOT EXISTS corpus_verses_osis ON corpus_verses(osis);
+CREATE INDEX IF NOT EXISTS corpus_verses_chapter ON corpus_verses(book, chapter);
+CREATE INDEX IF NOT EXISTS corpus_verses_doc ON corpus_verses(doc_id);
+"""
+
+
+def point_id(chunk_id: str, gen: int) -> str:
+    """The store id of a chunk in generation `gen` (deterministic)."""
+    return str(uuid.uuid5(_POINT_NS, f"{chunk_id}|{gen}"))
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+async def _report(progress: Progress | None, done: int, total: int) -> None:
+    if progress is None:
+        return
+    result = progress(done, total)
+    if inspect.isawaitable(result):
+        await result
+
+
+class Indexer:
+    def __init__(
+        self,
+        db_path: Path | str,
+        store: VectorStore,
+        embedder: Embedder,
+        encoder: Bm25Encoder,
+        graph: GraphIndex | None,
+        *,
+        namespace: str = CORPUS_NAMESPACE,
+    ) -> None:
+        self._db_path = Path(db_path)
+        self.store = store
+        self.embedder = embedder
+        self.encoder = encoder
+        self.graph = graph
+        self.namespace = namespace
+        self._db: aiosqlite.Connection | None = None
+        self._lock = asyncio.Lock()
+
+    # ---- lifecycle ------------------------------------------------------------------------
+
+    async def __aenter__(self) -> Indexer:
+        await self.open()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.close()
+
+    async def open(self) -> None:
+        if self._db is not None:
+            return
+        self._db_path.parent.mkdir(parents=True, exist_ok=True)
+        db = await aiosqlite.connect(self._db_path)
+        try:
+            await db.execute("PRAGMA journal_mode=WAL")
+            await db.execute("PRAGMA busy_timeout=5000")
+            await db.executescript(_SCHEMA)
+            await db.commit()
+        except BaseException:
+            await db.close()
+            raise
+        self._db = db
+
+    async def close(self) -> None:
+        if self._db is not None:
+            await self._db.close()
+            self._db = None
+
+    @property
+    def db(self) -> aiosqlite.Connection:
+        if self._db is None:
+            raise RuntimeError("Indexer is not open (use `async with Indexer(...)`)")
+        return self._db
+
+    # ---- registry -------------------------------------------------------------------------
+
+    async def _rows(self, where: str = "", args: Sequence[Any] = ()) -> list[dict[str, Any]]:
+        cursor = await self.db.execute(f"SELECT * FROM corpus_documents {where}", tuple(args))
+        names = [d[0] for d in cursor.description]
+        rows = await cursor.fetchall()
+        await cursor.close()
+        return [dict(zip(names, row, strict=True)) for row in rows]
+
+    @staticmethod
+    def _record(row: dict[str, Any]) -> DocumentRecord:
+        return DocumentRecord(**{k: row[k] for k in _RECORD_FIELDS})
+
+    async def documents(self) -> list[DocumentRecord]:
+        rows = await self._rows("ORDER BY source, doc_id")
+        return [self._record(r) for r in rows]
+
+    async def document(self, doc_id: str) -> DocumentRecord | None:
+        rows = await self._rows("WHERE doc_id = ?", (doc_id,))
+        return self._record(rows[0]) if rows else None
+
+    async def _write_row(
+        self, doc: DocumentRecord, gen: int, graph_gen: int, has_points: bool
+    ) -> None:
+        values = [getattr(doc, k) for k in _RECORD_FIELDS]
+        cols = ", ".join((*_RECORD_FIELDS, "gen", "graph_gen", "has_points"))
+        marks = ", ".join("?" * (len(_RECORD_FIELDS) + 3))
+        await self.db.execute(
+            f"INSERT OR REPLACE INTO corpus_documents ({cols}) VALUES ({marks})",
+            (*values, gen, graph_gen, int(has_points)),
+        )
+        await self.db.commit()
+
+    async def _set_graph_gen(self, doc_id: str, gen: int) -> None:
+        await self.db.execute(
+            "UPDATE corpus_documents SET graph_gen = ? WHERE doc_id = ?", (gen, doc_id)
+        )
+        await self.db.commit()
+
+    # ---- writing --------------------------------------------------------------------------
+
+    def _stamp(self, chunks: Sequence[Chunk], doc: DocumentRecord, gen: int) -> list[Chunk]:
+        out = []
+        for c in chunks:
+            if c.doc_id != doc.doc_id:
+                raise ValueError(f"chunk {c.id} belongs to {c.doc_id!r}, not {doc.doc_id!r}")
+            pid = point_id(c.id, gen)
+            out.append(
+                replace(
+                    c,
+                    id=pid,
+                    namespace=self.namespace,
+                    ingested_at=c.ingested_at or doc.ingested_at,
+                    extra={**c.extra, "gen": gen, "cid": pid},
+                )
+            )
+        return out
+
+    def _encode(self, texts: Sequence[str]) -> list[SparseVector]:
+        return [self.encoder.encode_document(t) for t in texts]
+
+    async def _upsert(self, chunks: Sequence[Chunk], progress: Progress | None) -> None:
+        total = len(chunks)
+        await _report(progress, 0, total)
+        for start in range(0, total, EMBED_BATCH):
+            batch = chunks[start : start + EMBED_BATCH]
+            texts = [c.search_text or c.text for c in batch]
+            dense, sparse = await asyncio.gather(
+                self.embedder.embed_passages(texts), asyncio.to_thread(self._encode, texts)
+            )
+            await self.store.upsert(
+                [IndexedChunk(c, d, s) for c, d, s in zip(batch, dense, sparse, strict=True)]
+            )
+            await _report(progress, start + len(batch), total)
+
+    async def replace_document(
+        self,
+        doc: DocumentRecord,
+        chunks: Sequence[Chunk],
+        *,
+        embed: bool = True,
+        progress: Progress | None = None,
+    ) -> IndexReport:
+        """Index a document version; a no-op when its content hash is already registered.
+
+        `embed=False` registers the document without points (Bible books outside the demo set:
+        their text lives in `corpus_verses` only)."""
+        async with self._lock:
+            rows = await self._rows("WHERE doc_id = ?", (doc.doc_id,))
+            old = rows[0] if rows else None
+            if old is not None and old["content_hash"] == doc.content_hash:
+                return IndexReport("unchanged", old["chunk_count"])
+            gen = int(old["gen"]) + 1 if old is not None else 1
+            doc = replace(doc, chunk_count=len(chunks), ingested_at=doc.ingested_at or _now())
+            stamped = self._stamp(chunks, doc, gen) if embed else []
+
+            if stamped:
+                await self._upsert(stamped, progress)
+            if old is not None or stamped:
+                await self.store.delete(
+                    Filter(equals={"doc_id": doc.doc_id}, not_equals={"x_gen": gen})
+                )
+            old_graph_gen = int(old["graph_gen"]) if old is not None else 0
+            await self._write_row(doc, gen, old_graph_gen, has_points=embed)
+            concepts = await self._update_graph(doc.doc_id, stamped)
+            await self._set_graph_gen(doc.doc_id, gen)
+
+            refs = len({r for c in chunks for r in c.scripture_refs})
+            status: Literal["added", "replaced"] = "replaced" if old is not None else "added"
+            return IndexReport(status, len(chunks), refs, concepts)
+
+    async def _update_graph(self, doc_id: str, chunks: Sequence[Chunk]) -> int:
+        if self.graph is None:
+            return 0
+        await self.graph.delete_document(doc_id)
+        if not chunks:
+            return 0
+        nodes, edges, mentions, concepts = graph_contribution(self.graph, chunks)
+        await self.graph.add(doc_id, nodes, edges, mentions)
+        return concepts
+
+    async def delete_document(self, doc_id_or_source: str) -> DocumentRecord | None:
+        """Remove a document (by id, else by source title): points, graph, verses, registry."""
+        async with self._lock:
+            rows = await self._rows("WHERE doc_id = ?", (doc_id_or_source,))
+            if not rows:
+                rows = await self._rows("WHERE source = ? ORDER BY doc_id", (doc_id_or_source,))
+            if not rows:
+                return None
+            for row in rows:
+                doc_id = row["doc_id"]
+                await self.store.delete(Filter(equals={"doc_id": doc_id}))
+                if self.graph is not None:
+                    await self.graph.delete_document(doc_id)
+                await self.db.execute("DELETE FROM corpus_verses WHERE doc_id = ?", (doc_id,))
+                await self.db.execute("DELETE FROM corpus_documents WHERE doc_id = ?", (doc_id,))
+                await self.db.commit()
+            return self._record(rows[0])
+
+    # ---- recovery -------------------------------------------------------------------------
+
+    async def reconcile(self) -> ReconcileReport:
+        """Bring points and graph in line with the registry after a crash (run at start-up).
+
+        Deletes this namespace's points whose (doc_id, x_gen) the registry does not record and
+        rebuilds graph contributions that lag behind their document's generation."""
+        async with self._lock:
+            ns = {"namespace": self.namespace}
+            before = await self.store.count(Filter(equals=ns))
+            rows = await self._rows()
+            by_gen: dict[int, list[str]] = {}
+            for row in rows:
+                if row["has_points"]:
+                    by_gen.setdefault(int(row["gen"]), []).append(row["doc_id"])
+            if not by_gen:
+                if before:
+                    await self.store.delete(Filter(equals=ns))
+            else:
+                await self.store.delete(Filter(equals=ns, not_equals={"x_gen": sorted(by_gen)}))
+                for gen, doc_ids in sorted(by_gen.items()):
+                    await self.store.delete(
+                        Filter(equals={**ns, "x_gen": gen}, not_equals={"doc_id": doc_ids})
+                    )
+            after = await self.store.count(Filter(equals=ns))
+
+            rebuilt = 0
+            for row in rows:
+                if int(row["graph_gen"]) == int(row["gen"]):
+                    continue
+                chunks: list[Chunk] = []
+                if row["has_points"]:
+                    chunks = await self.store.scroll(
+                        Filter(equals={"doc_id": row["doc_id"]}), limit=SCROLL_LIMIT
+                    )
+                    chunks.sort(key=lambda c: c.position)
+                await self._update_graph(row["doc_id"], chunks)
+                await self._set_graph_gen(row["doc_id"], int(row["gen"]))
+                rebuilt += 1
+            return ReconcileReport(before - after, rebuilt)
+
+    # ---- Bible verses ---------------------------------------------------------------------
+
+    async def put_verses(self, rows: Iterable[VerseRow], *, doc_id: str = "") -> None:
+        """Store verse text (replacing the same version + verse); `doc_id` ties the rows to a
+        registered document so `delete_document` removes them."""
+        await self.db.executemany(
+            "INSERT OR REPLACE INTO corpus_verses "
+            "(version, osis, book, chapter, verse, text, doc_id) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            [(r.version, r.osis, r.book, r.chapter, r.verse, r.text, doc_id) for r in rows],
+        )
+        await self.db.commit()
+
+    async def verses(self, osis_ids: Sequence[str]) -> list[VerseRow]:
+        """Verses by OSIS id (`Eph.1.10`) or whole chapters (`Ps.23`), in the order asked."""
+        out: list[VerseRow] = []
+        seen: set[tuple[str, str]] = set()
+        for osis in osis_ids:
+            parts = osis.split(".")
+            if len(parts) == 2 and parts[1].isdigit():
+                cursor = await self.db.execute(
+                    "SELECT version, osis, book, chapter, verse, text FROM corpus_verses "
+                    "WHERE book = ? AND chapter = ? ORDER BY verse, version",
+                    (parts[0], int(parts[1])),
+                )
+            else:
+                cursor = await self.db.execute(
+                    "SELECT version, osis, book, chapter, verse, text FROM corpus_verses "
+                    "WHERE osis = ? ORDER BY version",
+                    (osis,),
+                )
+            for row in await cursor.fetchall():
+                v = VerseRow(row[0], row[1], row[2], int(row[3]), int(row[4]), row[5])
+                if (v.version, v.osis) not in seen:
+                    seen.add((v.version, v.osis))
+                    out.append(v)
+            await cursor.close()
+        return out
+
+    async def has_bible(self) -> bool:
+        cursor = await self.db.execute("SELECT 1 FROM corpus_verses LIMIT 1")
+        row = await cursor.fetchone()
+        await cursor.close()
+        return row is not None

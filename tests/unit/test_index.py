@@ -1,0 +1,278 @@
+"""Indexer against a real Qdrant Edge shard and SQLite in tmp_path."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterable, Sequence
+from pathlib import Path
+from typing import ClassVar
+
+import pytest
+
+from retrieval.fakes import HashEmbedder
+from retrieval.index import (
+    DocumentRecord,
+    GraphEdge,
+    GraphNode,
+    Indexer,
+    VerseRow,
+    book_node_id,
+    scripture_node_id,
+)
+from retrieval.keyword import Bm25Encoder
+from retrieval.store.edge import EdgeStore
+from retrieval.text import search_form
+from retrieval.types import Chunk, Filter, chunk_id, content_hash
+
+DIM = 32
+
+
+class CountingEmbedder:
+    """Wraps an Embedder and counts passages embedded."""
+
+    def __init__(self, inner: HashEmbedder) -> None:
+        self.inner = inner
+        self.passages = 0
+
+    @property
+    def model_id(self) -> str:
+        return self.inner.model_id
+
+    @property
+    def dim(self) -> int:
+        return self.inner.dim
+
+    async def embed_passages(self, texts: Sequence[str]) -> list[list[float]]:
+        self.passages += len(texts)
+        return await self.inner.embed_passages(texts)
+
+    async def embed_query(self, text: str) -> list[float]:
+        return await self.inner.embed_query(text)
+
+
+class StandInGraph:
+    """Provenance-keeping stand-in for KnowledgeGraph's add/delete_document/link."""
+
+    CONCEPTS: ClassVar[dict[str, str]] = {"经纶": "concept:经纶", "分赐": "concept:分赐"}
+
+    def __init__(self) -> None:
+        self.by_doc: dict[str, tuple[list[GraphNode], list[GraphEdge], list[tuple[str, str]]]] = {}
+        self.fail_add = False
+
+    async def add(
+        self,
+        doc_id: str,
+        nodes: Iterable[GraphNode],
+        edges: Iterable[GraphEdge],
+        mentions: Iterable[tuple[str, str]],
+    ) -> None:
+        if self.fail_add:
+            raise RuntimeError("simulated crash in graph.add")
+        self.by_doc[doc_id] = (list(nodes), list(edges), list(mentions))
+
+    async def delete_document(self, doc_id: str) -> None:
+        self.by_doc.pop(doc_id, None)
+
+    def link(self, text: str) -> list[str]:
+        return [node for word, node in self.CONCEPTS.items() if word in text]
+
+    def mentioned_chunks(self) -> set[str]:
+        return {c for _, _, m in self.by_doc.values() for c, _ in m}
+
+
+class CrashingStore:
+    """Delegates to a real store; its first delete raises (a crash mid-replace)."""
+
+    def __init__(self, inner: EdgeStore) -> None:
+        self.inner = inner
+        self.armed = True
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.inner, name)
+
+    async def delete(self, flt: Filter) -> None:
+        if self.armed:
+            self.armed = False
+            raise RuntimeError("simulated crash before deleting the old generation")
+        await self.inner.delete(flt)
+
+
+def make_doc(
+    doc_id: str, paragraphs: list[str], **kw: object
+) -> tuple[DocumentRecord, list[Chunk]]:
+    source = str(kw.pop("source", f"书 {doc_id}"))
+    chunks = []
+    for pos, para in enumerate(paragraphs):
+        st = search_form(para)
+        chunks.append(
+            Chunk(
+                id=chunk_id("corpus", doc_id, pos, content_hash(st)),
+                text=para,
+                search_text=st,
+                doc_id=doc_id,
+                source=source,
+                type="message",
+                position=pos,
+                author="作者甲",
+                scripture_refs=("Eph.1.10",) if "经纶" in para else (),
+            )
+        )
+    doc = DocumentRecord(
+        doc_id=doc_id,
+        source=source,
+        content_hash=content_hash("\n".join(paragraphs)),
+        author="作者甲",
+        **kw,  # type: ignore[arg-type]
+    )
+    return doc, chunks
+
+
+OLD = ["神的经纶是要将祂自己分赐到人里面。", "橄榄山上的晨光照亮旧版本。", "第三段讲召会生活。"]
+NEW = ["神的经纶是要将祂自己分赐到人里面。", "葡萄园里的新酒说到新版本。"]
+
+
+@pytest.fixture
+async def env(
+    tmp_path: Path,
+) -> AsyncIterator[tuple[Indexer, EdgeStore, CountingEmbedder, StandInGraph]]:
+    store = await EdgeStore.open(tmp_path / "qdrant", DIM)
+    embedder = CountingEmbedder(HashEmbedder(DIM))
+    graph = StandInGraph()
+    async with Indexer(tmp_path / "db.sqlite3", store, embedder, Bm25Encoder(), graph) as ix:
+        yield ix, store, embedder, graph
+    await store.close()
+
+
+async def _keyword_ids(ix: Indexer, store: EdgeStore, query: str) -> list[str]:
+    hits = await store.search_sparse(ix.encoder.encode_query(query), limit=10)
+    return [h.chunk.doc_id + ":" + h.chunk.text for h in hits]
+
+
+async def test_add_then_unchanged_without_embedding(
+    env: tuple[Indexer, EdgeStore, CountingEmbedder, StandInGraph],
+) -> None:
+    ix, store, embedder, graph = env
+    doc, chunks = make_doc("d1", OLD)
+    progress: list[tuple[int, int]] = []
+    report = await ix.replace_document(doc, chunks, progress=lambda d, t: progress.append((d, t)))
+    assert report.status == "added" and report.chunks == 3 and report.refs == 1
+    assert report.concepts == 2  # 经纶 and 分赐 in the first paragraph
+    assert progress[0] == (0, 3) and progress[-1] == (3, 3)
+    assert embedder.passages == 3
+    assert await store.count(Filter(equals={"doc_id": "d1"})) == 3
+
+    again = await ix.replace_document(doc, chunks)
+    assert again.status == "unchanged"
+    assert embedder.passages == 3
+
+    [record] = await ix.documents()
+    assert record.doc_id == "d1" and record.chunk_count == 3 and record.ingested_at
+    stored = await store.scroll(Filter(equals={"doc_id": "d1"}))
+    assert {c.extra["gen"] for c in stored} == {1}
+    assert all(c.extra["cid"] == c.id for c in stored)
+    assert graph.mentioned_chunks() == {c.id for c in stored}
+    nodes, edges, _mentions = graph.by_doc["d1"]
+    assert {n.id for n in nodes} >= {book_node_id("书 d1"), scripture_node_id("Eph.1.10")}
+    assert edges and edges[0].relation == "著作"
+
+
+async def test_replace_leaves_no_stale_chunk(
+    env: tuple[Indexer, EdgeStore, CountingEmbedder, StandInGraph],
+) -> None:
+    ix, store, _, graph = env
+    await ix.replace_document(*make_doc("d1", OLD))
+    assert await _keyword_ids(ix, store, "橄榄山") == ["d1:" + OLD[1]]
+
+    report = await ix.replace_document(*make_doc("d1", NEW))
+    assert report.status == "replaced" and report.chunks == 2
+    assert await _keyword_ids(ix, store, "橄榄山") == []
+    assert await _keyword_ids(ix, store, "葡萄园") == ["d1:" + NEW[1]]
+    stored = await store.scroll(Filter(equals={"doc_id": "d1"}))
+    assert sorted(c.text for c in stored) == sorted(NEW)
+    assert {c.extra["gen"] for c in stored} == {2}
+    assert graph.mentioned_chunks() == {c.id for c in stored}
+    assert (await ix.documents())[0].chunk_count == 2
+
+
+async def test_delete_by_source_removes_everything(
+    env: tuple[Indexer, EdgeStore, CountingEmbedder, StandInGraph],
+) -> None:
+    ix, store, _, graph = env
+    await ix.replace_document(*make_doc("d1", OLD, source="经纶信息"))
+    await ix.replace_document(*make_doc("d2", NEW))
+    record = await ix.delete_document("经纶信息")
+    assert record is not None and record.doc_id == "d1"
+    assert await store.count(Filter(equals={"doc_id": "d1"})) == 0
+    assert "d1" not in graph.by_doc and "d2" in graph.by_doc
+    assert [d.doc_id for d in await ix.documents()] == ["d2"]
+    assert all(t.startswith("d2:") for t in await _keyword_ids(ix, store, "经纶 橄榄山 召会生活"))
+    assert await ix.delete_document("经纶信息") is None
+
+
+async def test_reconcile_after_crash_before_delete(tmp_path: Path) -> None:
+    store = await EdgeStore.open(tmp_path / "qdrant", DIM)
+    crashing = CrashingStore(store)
+    graph = StandInGraph()
+    async with Indexer(
+        tmp_path / "db.sqlite3", crashing, HashEmbedder(DIM), Bm25Encoder(), graph
+    ) as ix:  # type: ignore[arg-type]
+        crashing.armed = False
+        await ix.replace_document(*make_doc("d1", OLD))
+        crashing.armed = True
+        with pytest.raises(RuntimeError, match="simulated crash"):
+            await ix.replace_document(*make_doc("d1", NEW))
+        # both generations are in the store; the registry still records the old one
+        assert await store.count(Filter(equals={"doc_id": "d1"})) == 5
+        report = await ix.reconcile()
+        assert report.points_deleted == 2
+        stored = await store.scroll(Filter(equals={"doc_id": "d1"}))
+        assert sorted(c.text for c in stored) == sorted(OLD)
+        assert {c.extra["gen"] for c in stored} == {1}
+        # the next run indexes the new version cleanly
+        assert (await ix.replace_document(*make_doc("d1", NEW))).status == "replaced"
+        assert sorted(c.text for c in await store.scroll()) == sorted(NEW)
+        assert (await ix.reconcile()).points_deleted == 0
+    await store.close()
+
+
+async def test_reconcile_rebuilds_lagging_graph_and_drops_unregistered(
+    env: tuple[Indexer, EdgeStore, CountingEmbedder, StandInGraph],
+) -> None:
+    ix, store, _, graph = env
+    await ix.replace_document(*make_doc("d1", OLD))
+    graph.fail_add = True
+    with pytest.raises(RuntimeError, match=r"graph\.add"):
+        await ix.replace_document(*make_doc("d1", NEW))
+    graph.fail_add = False
+    assert "d1" not in graph.by_doc
+    # a brand-new document whose registry row was never written
+    _, orphan_chunks = make_doc("d9", ["孤儿段落"])
+    await ix._upsert(ix._stamp(orphan_chunks, make_doc("d9", ["孤儿段落"])[0], 1), None)
+    report = await ix.reconcile()
+    assert report.graphs_rebuilt == 1 and report.points_deleted == 1
+    stored = await store.scroll()
+    assert sorted(c.text for c in stored) == sorted(NEW)
+    assert graph.mentioned_chunks() == {c.id for c in stored}
+
+
+async def test_embed_false_and_verses(
+    env: tuple[Indexer, EdgeStore, CountingEmbedder, StandInGraph],
+) -> None:
+    ix, store, embedder, _ = env
+    doc, chunks = make_doc("bible-ps", ["耶和华是我的牧者。"], type="bible")
+    report = await ix.replace_document(doc, chunks, embed=False)
+    assert report.status == "added" and embedder.passages == 0
+    assert await store.count() == 0
+    assert not await ix.has_bible()
+    await ix.put_verses(
+        [
+            VerseRow("cuv", "Ps.23.1", "Ps", 23, 1, "原创测试经文一。"),
+            VerseRow("cuv", "Ps.23.2", "Ps", 23, 2, "原创测试经文二。"),
+        ],
+        doc_id="bible-ps",
+    )
+    assert await ix.has_bible()
+    assert [v.osis for v in await ix.verses(["Ps.23.2"])] == ["Ps.23.2"]
+    assert [v.verse for v in await ix.verses(["Ps.23", "Ps.23.1"])] == [1, 2]
+    assert await ix.delete_document("bible-ps") is not None
+    assert not await ix.has_bible()
+    assert (await ix.reconcile()).points_deleted == 0

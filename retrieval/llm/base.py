@@ -1,0 +1,227 @@
+"""What every model adapter shares: retries, timeouts, a concurrency cap, token estimates.
+
+Adapters turn their SDK's failures into `Transient` (worth another attempt) or `LLMError`
+(final) and hand one attempt to `with_retries`, so Claude and OpenAI-compatible servers retry,
+back off and give up in exactly the same way.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+import re
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from typing import TypeVar
+
+from retrieval.ports import LLMError
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+Sleep = Callable[[float], Awaitable[None]]
+
+
+class Transient(Exception):
+    """One attempt failed in a way another attempt may fix (429, 5xx, connection, timeout)."""
+
+    def __init__(self, kind: str, detail: str = "", retry_after: float | None = None) -> None:
+        super().__init__(f"{kind}: {detail}" if detail else kind)
+        self.kind = kind
+        self.detail = detail
+        self.retry_after = retry_after
+
+
+@dataclass(frozen=True, slots=True)
+class RetryPolicy:
+    """`max_retries` extra attempts after the first; each attempt bounded by `timeout_s`."""
+
+    max_retries: int = 3
+    timeout_s: float = 60.0
+    base_delay_s: float = 0.5
+    max_delay_s: float = 20.0
+    # A server asking us to wait longer than this is treated as "give up now".
+    max_retry_after_s: float = 60.0
+
+    def backoff(self, attempt: int, rng: Callable[[], float] = random.random) -> float:
+        """Full-jitter exponential backoff for retry number `attempt` (0-based)."""
+        ceiling = min(self.max_delay_s, self.base_delay_s * (2.0**attempt))
+        return ceiling * (0.5 + 0.5 * rng())
+
+
+def retry_after_seconds(headers: Mapping[str, str] | None) -> float | None:
+    """`retry-after-ms` or `retry-after` (seconds; HTTP dates are ignored) → seconds."""
+    if not headers:
+        return None
+    lowered = {k.lower(): v for k, v in headers.items()}
+    for key, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
+        raw = lowered.get(key)
+        if raw is None:
+            continue
+        try:
+            value = float(raw) * scale
+        except ValueError:
+            continue
+        if value >= 0:
+            return value
+    return None
+
+
+def kind_for_status(status: int) -> str | None:
+    """HTTP status → transient kind, or None when retrying cannot help (400, 401, 404 …)."""
+    if status == 429:
+        return "rate_limited"
+    if status in (408, 504):
+        return "timeout"
+    if status >= 500 or status == 529:
+        return "unavailable"
+    return None
+
+
+async def with_retries(
+    attempt: Callable[[], Awaitable[T]],
+    policy: RetryPolicy,
+    *,
+    semaphore: asyncio.Semaphore | None = None,
+    sleep: Sleep = asyncio.sleep,
+    rng: Callable[[], float] = random.random,
+    name: str = "llm",
+) -> T:
+    """Run `attempt` until it succeeds, fails finally, or the retries run out.
+
+    The semaphore (the process-wide concurrency cap) is held only while an attempt runs, never
+    during a backoff sleep. Each attempt gets `policy.timeout_s`; running out counts as a
+    transient "timeout".
+    """
+    tries = 0
+    while True:
+        try:
+            if semaphore is not None:
+                async with semaphore:
+                    return await _timed(attempt, policy.timeout_s)
+            return await _timed(attempt, policy.timeout_s)
+        except Transient as err:
+            if tries >= policy.max_retries:
+                raise LLMError(err.kind, err.detail) from err
+            if err.retry_after is not None and err.retry_after > policy.max_retry_after_s:
+                raise LLMError(err.kind, f"retry-after {err.retry_after:.0f}s") from err
+            delay = policy.backoff(tries, rng)
+            if err.retry_after is not None:
+                delay = max(delay, err.retry_after)
+            log.warning("%s attempt %d failed (%s); retrying in %.2fs", name, tries + 1, err, delay)
+            tries += 1
+            await sleep(delay)
+
+
+async def _timed(attempt: Callable[[], Awaitable[T]], timeout_s: float) -> T:
+    try:
+        async with asyncio.timeout(timeout_s):
+            return await attempt()
+    except TimeoutError:
+        raise Transient("timeout", f"no complete answer within {timeout_s:g}s") from None
+
+
+# ---- tokens -------------------------------------------------------------------------------
+
+_CJK = re.compile(r"[\u3000-\u303f\u3400-\u9fff\uf900-\ufaff\uff00-\uffef]")
+
+# Deliberately pessimistic: newer tokenizers spend more than one token per Chinese character,
+# and a prompt that does not fit fails outright, while one that fits loosely costs nothing.
+CJK_TOKENS_PER_CHAR = 1.5
+OTHER_CHARS_PER_TOKEN = 3.0
+
+
+def estimate_tokens(text: str) -> int:
+    """A conservative token count without a tokenizer (no network, no model files)."""
+    if not text:
+        return 0
+    cjk = len(_CJK.findall(text))
+    other = len(text) - cjk
+    return int(cjk * CJK_TOKENS_PER_CHAR + other / OTHER_CHARS_PER_TOKEN) + 1
+
+
+_TERMINALS = frozenset("。！？!?；;…")
+_CLOSERS = frozenset("」』”’）)】\"'")
+
+
+def split_sentences(text: str) -> list[str]:
+    """Sentences with their closing punctuation and quotes; `"".join(result) == text`.
+
+    Chinese terminals always end a sentence; an English full stop only before whitespace
+    (so `1.5`, `Eph.1.10` and `e.g.x` stay whole); a newline always does.
+    """
+    out: list[str] = []
+    start = 0
+    i = 0
+    n = len(text)
+    while i < n:
+        ch = text[i]
+        end = -1
+        if ch in _TERMINALS or (ch == "." and (i + 1 == n or text[i + 1].isspace())):
+            j = i + 1
+            while j < n and (text[j] in _TERMINALS or text[j] in _CLOSERS or text[j] == "."):
+                j += 1
+            end = j
+        elif ch == "\n":
+            end = i + 1
+        if end > 0:
+            out.append(text[start:end])
+            start = i = end
+            continue
+        i += 1
+    if start < n:
+        out.append(text[start:])
+    return out
+
+
+def truncate_to_sentences(text: str, max_tokens: int) -> str:
+    """The longest prefix of whole sentences within `max_tokens` ("" if not even one fits)."""
+    if estimate_tokens(text) <= max_tokens:
+        return text
+    kept: list[str] = []
+    used = 0
+    for sentence in split_sentences(text):
+        cost = estimate_tokens(sentence)
+        if used + cost > max_tokens:
+            break
+        kept.append(sentence)
+        used += cost
+    return "".join(kept).rstrip()
+
+
+@dataclass(frozen=True, slots=True)
+class Budget:
+    """How many prompt tokens a request may spend: the window minus the reply and a margin."""
+
+    context_tokens: int
+    reply_tokens: int
+    margin_tokens: int = 256
+
+    @property
+    def prompt_tokens(self) -> int:
+        return max(0, self.context_tokens - self.reply_tokens - self.margin_tokens)
+
+
+def fit_texts(texts: list[str], available: int, per_item_overhead: int = 16) -> list[str]:
+    """Keep texts in rank order while they fit; drop from the end (lowest rank) first.
+
+    A text that is too long on its own is cut at a sentence boundary, only when it is the
+    first (best) one, so the prompt never carries a passage cut mid-sentence and never drops
+    the best passage for lack of room when a part of it fits.
+    """
+    kept: list[str] = []
+    used = 0
+    for i, text in enumerate(texts):
+        cost = estimate_tokens(text) + per_item_overhead
+        if used + cost <= available:
+            kept.append(text)
+            used += cost
+            continue
+        if i == 0:
+            cut = truncate_to_sentences(text, available - per_item_overhead)
+            if cut:
+                kept.append(cut)
+        break
+    return kept

@@ -1,0 +1,237 @@
+"""OpenAICompatLLM: Chat Completions through the official `openai` SDK.
+
+Works with OpenAI itself and with any server speaking the same API (Ollama, vLLM, llama.cpp,
+DeepSeek …) by `base_url`. There are no native citations: the passages are numbered inside
+clear delimiters in the user message and the model is told to mark each claim with `[n]`;
+those markers stay in the text for `retrieval.answer` to verify.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from retrieval.llm.base import RetryPolicy, Transient, kind_for_status, retry_after_seconds
+from retrieval.llm.base import with_retries as _with_retries
+from retrieval.ports import LLMError, LLMRequest, LLMResponse, OnDelta, SourceDocument, TextSegment
+
+# OpenAI's efficient current model (checked against the OpenAI model pages, November 2026).
+DEFAULT_MODEL = "gpt-6-luna"
+
+# Reasoning models (o-series, GPT-5 and later) take `max_completion_tokens` and reject a
+# non-default temperature; older models and most compatible servers take both classic fields.
+_REASONING = re.compile(r"^(o\d|gpt-(5|6|7))")
+
+_WINDOWS: tuple[tuple[re.Pattern[str], int], ...] = (
+    (re.compile(r"^gpt-(6|5\.[5-9])"), 1_050_000),
+    (re.compile(r"^gpt-4\.1"), 1_047_576),
+    (re.compile(r"^gpt-5"), 400_000),
+    (re.compile(r"^(o\d)"), 200_000),
+    (re.compile(r"^gpt-4o"), 128_000),
+)
+# An unknown model on a self-hosted server: assume a small window (Ollama's default is small).
+UNKNOWN_WINDOW = 8_192
+
+CITE_INSTRUCTION_ZH = (
+    '资料以 <document index="n"> 标签给出并编号。每一句依据资料的陈述，请在句末标注所依据资料的编号，'
+    "例如 [2]；引用原文时把原文放在「」中并标注编号。不要标注不存在的编号。"
+)
+
+
+def context_window(model: str) -> int:
+    for pattern, window in _WINDOWS:
+        if pattern.match(model):
+            return window
+    return UNKNOWN_WINDOW
+
+
+def render_documents(documents: Sequence[SourceDocument]) -> str:
+    """Passages as numbered, delimited data; a delimiter inside a passage is defused."""
+    parts = []
+    for doc in documents:
+        text = _defuse(doc.text)
+        title = _defuse(doc.title).replace('"', "'")
+        parts.append(f'<document index="{doc.index}">\n[{doc.index}] {title}\n{text}\n</document>')
+    return "\n\n".join(parts)
+
+
+def _defuse(text: str) -> str:
+    return re.sub(r"<\s*(/?)\s*document", r"＜\1document", text, flags=re.IGNORECASE)
+
+
+class OpenAICompatLLM:
+    """`retrieval.ports.LLM` over Chat Completions (OpenAI or a compatible server)."""
+
+    native_citations = False
+
+    def __init__(
+        self,
+        api_key: str | None,
+        model: str = DEFAULT_MODEL,
+        *,
+        base_url: str | None = None,
+        timeout_s: float = 60.0,
+        max_retries: int = 3,
+        semaphore: asyncio.Semaphore | None = None,
+        context_tokens: int = 0,
+        policy: RetryPolicy | None = None,
+    ) -> None:
+        import openai  # lazy: only this module knows the SDK
+
+        self._sdk = openai
+        # Self-hosted servers often need no key, but the SDK insists on one.
+        self._client = openai.AsyncOpenAI(
+            api_key=api_key or "not-needed", base_url=base_url, max_retries=0, timeout=timeout_s
+        )
+        self.model = model or DEFAULT_MODEL
+        self._official = base_url is None or "api.openai.com" in base_url
+        self._policy = policy or RetryPolicy(max_retries=max_retries, timeout_s=timeout_s)
+        self._semaphore = semaphore
+        self._context_tokens = context_tokens or context_window(self.model)
+
+    @property
+    def context_tokens(self) -> int:
+        return self._context_tokens
+
+    async def close(self) -> None:
+        await self._client.close()
+
+    async def complete(self, request: LLMRequest, on_delta: OnDelta | None = None) -> LLMResponse:
+        params = self._params(request)
+        if on_delta is None:
+            return await _with_retries(
+                lambda: self._once(params), self._policy, semaphore=self._semaphore, name="openai"
+            )
+        return await _with_retries(
+            lambda: self._streamed(params, on_delta),
+            self._policy,
+            semaphore=self._semaphore,
+            name="openai",
+        )
+
+    # ---- request ------------------------------------------------------------------------
+
+    def _params(self, request: LLMRequest) -> dict[str, Any]:
+        system = request.system
+        messages: list[dict[str, Any]] = [
+            {"role": m.role, "content": m.content} for m in request.messages
+        ]
+        if request.documents:
+            system = f"{system}\n\n{CITE_INSTRUCTION_ZH}" if system else CITE_INSTRUCTION_ZH
+            if not messages or messages[-1]["role"] != "user":
+                messages.append({"role": "user", "content": ""})
+            question = messages[-1]["content"]
+            messages[-1] = {
+                "role": "user",
+                "content": f"{render_documents(request.documents)}\n\n{question}".rstrip(),
+            }
+        if system:
+            messages.insert(0, {"role": "system", "content": system})
+        params: dict[str, Any] = {"model": self.model, "messages": messages}
+        if self._official and _REASONING.match(self.model):
+            params["max_completion_tokens"] = request.max_tokens
+        else:
+            params["max_tokens"] = request.max_tokens
+            params["temperature"] = request.temperature
+        return params
+
+    # ---- one attempt --------------------------------------------------------------------
+
+    async def _once(self, params: dict[str, Any]) -> LLMResponse:
+        try:
+            completion = await self._client.chat.completions.create(**params)
+        except Exception as err:
+            failure = self._failure(err, emitted=False)
+            if failure is None:
+                raise
+            raise failure from err
+        if isinstance(completion, str | bytes):
+            raise LLMError("malformed", "response is not a JSON completion")
+        choices = getattr(completion, "choices", None)
+        if not isinstance(choices, list) or not choices:
+            raise LLMError("malformed", "completion without choices")
+        message = getattr(choices[0], "message", None)
+        text = getattr(message, "content", None)
+        if text is None:
+            text = getattr(message, "refusal", None)
+        if not isinstance(text, str):
+            raise LLMError("malformed", "choice without text content")
+        usage = getattr(completion, "usage", None)
+        return LLMResponse(
+            segments=(TextSegment(text),),
+            model=str(getattr(completion, "model", "") or self.model),
+            stop_reason=str(getattr(choices[0], "finish_reason", "") or ""),
+            input_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
+            output_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
+        )
+
+    async def _streamed(self, params: dict[str, Any], on_delta: OnDelta) -> LLMResponse:
+        pieces: list[str] = []
+        meta: dict[str, Any] = {"model": "", "stop": "", "input": 0, "output": 0}
+        emitted = False
+        extra: dict[str, Any] = (
+            {"stream_options": {"include_usage": True}} if self._official else {}
+        )
+        try:
+            stream = await self._client.chat.completions.create(**params, stream=True, **extra)
+            async for chunk in stream:
+                meta["model"] = meta["model"] or getattr(chunk, "model", "") or ""
+                usage = getattr(chunk, "usage", None)
+                if usage is not None:
+                    meta["input"] = int(getattr(usage, "prompt_tokens", 0) or 0)
+                    meta["output"] = int(getattr(usage, "completion_tokens", 0) or 0)
+                for choice in getattr(chunk, "choices", None) or []:
+                    if getattr(choice, "index", 0) != 0:
+                        continue
+                    if getattr(choice, "finish_reason", None):
+                        meta["stop"] = choice.finish_reason
+                    delta = getattr(choice, "delta", None)
+                    text = getattr(delta, "content", None)
+                    if isinstance(text, str) and text:
+                        pieces.append(text)
+                        emitted = True
+                        await on_delta(text)
+        except (Transient, LLMError):
+            raise
+        except Exception as err:
+            failure = self._failure(err, emitted=emitted)
+            if failure is None:
+                raise
+            raise failure from err
+        if not pieces and not meta["stop"]:
+            raise LLMError("malformed", "stream ended without content")
+        return LLMResponse(
+            segments=(TextSegment("".join(pieces)),),
+            model=meta["model"] or self.model,
+            stop_reason=meta["stop"],
+            input_tokens=meta["input"],
+            output_tokens=meta["output"],
+        )
+
+    # ---- errors -------------------------------------------------------------------------
+
+    def _failure(self, err: Exception, *, emitted: bool) -> Exception | None:
+        sdk = self._sdk
+        kind: str | None
+        retry_after: float | None = None
+        if isinstance(err, sdk.APITimeoutError):
+            kind = "timeout"
+        elif isinstance(err, sdk.APIConnectionError):
+            kind = "unavailable"
+        elif isinstance(err, sdk.APIStatusError):
+            kind = kind_for_status(err.status_code)
+            retry_after = retry_after_seconds(dict(err.response.headers))
+            if kind is None:
+                return LLMError("unavailable", f"HTTP {err.status_code}: {err.message}"[:300])
+        elif isinstance(err, sdk.APIResponseValidationError | ValueError | KeyError):
+            return LLMError("malformed", f"{type(err).__name__}: {err}"[:300])
+        elif isinstance(err, sdk.APIError):
+            # An error object inside an SSE stream (HTTP 200): the server gave up mid-answer.
+            kind = "unavailable"
+        else:
+            return None  # a bug, not a model failure: let it surface as it is
+        if emitted:
+            return LLMError(kind, "failed mid-stream")
+        return Transient(kind, str(err)[:200], retry_after)

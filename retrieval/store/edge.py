@@ -275,8 +275,12 @@ class EdgeStore:
         k: int = 60,
         prefetch: int | None = None,
     ) -> list[ScoredChunk]:
-        """Dense + sparse fused by Edge's weighted reciprocal-rank fusion, in one call.
-        `weights` are (dense, sparse); scores are RRF scores."""
+        """Dense + sparse fused by Edge's reciprocal-rank fusion, in one call.
+
+        `weights` are (dense, sparse). Qdrant's weighted RRF scores a point at 0-based
+        position p of a list as 1 / ((p + 1) / weight + k - 1): a weight stretches the rank
+        scale rather than multiplying the contribution (unlike `retrieval.fuse`), so with the
+        usual k = 60 weights barely change the order; use a small k to steer it."""
         schema.check_limit(limit)
         query = schema.dense_matrix([dense], self._dim)[0].tolist()
         indices, values = schema.check_sparse(sparse)

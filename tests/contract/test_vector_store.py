@@ -49,6 +49,7 @@ def _edge_backend(tmp_path: Path) -> Backend:
 
 def _server_backend(tmp_path: Path) -> Backend:
     from qdrant_client import AsyncQdrantClient
+
     from retrieval.store.server import ServerStore
 
     client = AsyncQdrantClient(location=":memory:")
@@ -59,7 +60,7 @@ def _server_backend(tmp_path: Path) -> Backend:
     return Backend("server", open_, persistent=True)
 
 
-BACKENDS = {"memory": _memory_backend, "edge": _edge_backend}  # server: added with server.py
+BACKENDS = {"memory": _memory_backend, "edge": _edge_backend, "server": _server_backend}
 
 
 @pytest.fixture(params=list(BACKENDS))
@@ -361,3 +362,72 @@ async def test_dim_mismatch_names_both_dims(backend: Backend) -> None:
     s = await backend.open(DIM)  # the store is still usable with the right dim
     assert await s.count() == 2
     await s.close()
+
+
+# ---- implementation-specific --------------------------------------------------------------
+
+
+async def test_server_unreachable_is_store_unavailable() -> None:
+    import socket
+
+    from retrieval.store.server import ServerStore
+
+    with socket.socket() as sock:  # a loopback port nobody listens on
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    with pytest.raises(StoreUnavailable, match="unreachable"):
+        await ServerStore.open(f"http://127.0.0.1:{port}", "corpus", DIM, timeout_s=2)
+
+
+async def test_server_open_by_location() -> None:
+    from retrieval.store.server import ServerStore
+
+    s = await ServerStore.open(":memory:", "corpus", DIM)
+    await s.upsert(corpus()[:3])
+    assert await s.count() == 3
+    await s.close()
+
+
+async def test_edge_hybrid_fuses_dense_and_sparse(tmp_path: Path) -> None:
+    s = await EdgeStore.open(tmp_path / "q", DIM)
+    try:
+        # Dense ranks 0, 2, 5; sparse ranks 2, 5, 0: fused, doc 2 wins.
+        await s.upsert(
+            [
+                item(chunk(0), theta=0.0, sparse={1: 0.2}),
+                item(chunk(2), theta=0.1, sparse={1: 1.0, 2: 2.5}),
+                item(chunk(5), theta=1.4, sparse={1: 1.0, 2: 2.0}),
+                item(chunk(7), theta=1.5, sparse={3: 1.0}),
+            ]
+        )
+        query_sparse = SparseVector((1, 2), (1.0, 1.0))
+        hits = await s.search_hybrid(angle_vec(0.0), query_sparse, limit=3)
+        assert hits[0].chunk.id == uid(2)
+        # Edge's weighted RRF is 1 / ((rank + 1) / weight + k - 1): weights stretch ranks,
+        # so they only steer the order when k is small.
+        dense_heavy = await s.search_hybrid(
+            angle_vec(0.0), query_sparse, limit=1, weights=(10.0, 0.1), k=2
+        )
+        assert dense_heavy[0].chunk.id == uid(0)
+        filtered = await s.search_hybrid(
+            angle_vec(0.0), query_sparse, flt=Filter(not_equals={"position": [2, 0]}), limit=5
+        )
+        assert [h.chunk.id for h in filtered][:1] == [uid(5)]
+        assert uid(2) not in {h.chunk.id for h in filtered}
+        await s.optimize()
+        exact = await s.search_dense(angle_vec(0.0), limit=2, exact=True)
+        assert [h.chunk.id for h in exact] == [uid(0), uid(2)]
+    finally:
+        await s.close()
+
+
+async def test_edge_writes_meta_and_refuses_foreign_meta(tmp_path: Path) -> None:
+    s = await EdgeStore.open(tmp_path / "q", DIM)
+    await s.close()
+    meta = tmp_path / "q" / "baibao-store.json"
+    assert '"dim": 8' in meta.read_text()
+    meta.write_text("{not json")
+    from retrieval.store import StoreError
+
+    with pytest.raises(StoreError, match=r"baibao-store\.json"):
+        await EdgeStore.open(tmp_path / "q", DIM)

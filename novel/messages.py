@@ -1,0 +1,181 @@
+"""The writers' room's user-facing strings: Simplified Chinese first, English second."""
+
+from __future__ import annotations
+
+from retrieval.i18n import Catalog
+
+_NEEDS_MODEL_ZH = "写作需要语言模型：请配置 ANTHROPIC_API_KEY、OPENAI_API_KEY 或 LLM_BASE_URL。"
+_NEEDS_MODEL_EN = (
+    "Writing needs a language model: configure ANTHROPIC_API_KEY, OPENAI_API_KEY or LLM_BASE_URL."
+)
+
+T = Catalog(
+    {
+        # permissions and state
+        "admins_only": ("只有管理员可以这样做。", "Only admins can do that."),
+        "admins_open": ("只有管理员可以开启新一轮。", "Only admins can open a round."),
+        "busy_writing": ("正在写作中，请稍候。", "A chapter is being written; please wait."),
+        "busy_writing_pending": (
+            "正在写作中，请稍候。本轮胜出的提议已保存，稍后用 /chapter next 写作。",
+            "A chapter is being written; the winning goal is saved — use /chapter next later.",
+        ),
+        "unknown_request": ("不支持的请求。", "Unsupported request."),
+        "phase_proposal": ("提议阶段", "proposals"),
+        "phase_voting": ("投票阶段", "voting"),
+        "phase_writing": ("写作中", "writing"),
+        "phase_pending": ("等待写作", "waiting to be written"),
+        # rounds
+        "round_open": (
+            "本小说已有进行中的一轮（{phase}），请先完成它。",
+            "This novel already has an open round ({phase}); finish it first.",
+        ),
+        "round_opened": (
+            "第 {n} 章的提议征集开始了，{minutes} 分钟后截止。",
+            "Proposals for chapter {n} are open for {minutes} minutes.",
+        ),
+        "how_to_propose": (
+            "用 /chapter propose 标题 | 摘要 | 写作要点 提出下一章的目标（每人一个，可修改）。",
+            "Propose with /chapter propose title | summary | notes (one per member; you can change it).",
+        ),
+        "no_round": (
+            "当前没有进行中的一轮，先用 /chapter next 开启。",
+            "No round is open; start one with /chapter next.",
+        ),
+        "propose_title_missing": ("提议需要一个标题。", "A proposal needs a title."),
+        "propose_too_long": (
+            "提议太长：标题最多 100 字，摘要和要点各最多 1000 字。",
+            "Proposal too long: title up to 100 characters, summary and notes up to 1000 each.",
+        ),
+        "proposals_closed": ("提议阶段已经结束。", "Proposals are closed."),
+        "proposal_added": ("已收到提议《{title}》。", "Proposal “{title}” received."),
+        "proposal_updated": ("已更新你的提议为《{title}》。", "Your proposal is now “{title}”."),
+        "proposal_count": (
+            "目前共 {n} 个提议，约 {minutes} 分钟后开始投票。",
+            "{n} proposal(s) so far; voting starts in about {minutes} minutes.",
+        ),
+        "round_empty": (
+            "本轮没有收到任何提议，已结束，不写新章。用 /chapter next 重新开始。",
+            "No proposals this round: it is closed without a chapter. Start again with /chapter next.",
+        ),
+        "ballot_heading": ("投票开始！", "Voting is open!"),
+        "ballot_question": ("下一章写什么？", "What should the next chapter be?"),
+        "ballot_help": (
+            "点按钮或用 /chapter vote 编号 投票，每人一票，截止前可改票；{minutes} 分钟后截止。",
+            "Vote with the buttons or /chapter vote N — one vote each, changeable; closes in {minutes} minutes.",
+        ),
+        "stale_ballot": (
+            "这张选票属于已经结束的一轮，请使用最新的投票。",
+            "That ballot belongs to a round that has ended; use the latest one.",
+        ),
+        "not_voting_yet": (
+            "还在提议阶段，投票尚未开始。",
+            "Still collecting proposals; voting has not started.",
+        ),
+        "voting_closed": ("投票已经截止。", "Voting is closed."),
+        "bad_option": ("选项编号应在 1–{n} 之间。", "The option number must be between 1 and {n}."),
+        "voted": ("已投给 {n}.《{title}》。当前票数：", "Voted for {n}. “{title}”. Current tally:"),
+        "vote_same": (
+            "你已经投给 {n}.《{title}》。当前票数：",
+            "You already voted for {n}. “{title}”. Tally:",
+        ),
+        "vote_changed": (
+            "已改投 {n}.《{title}》。当前票数：",
+            "Vote changed to {n}. “{title}”. Tally:",
+        ),
+        "result_heading": ("投票结果", "Result"),
+        "winner": ("胜出：《{title}》（{why}）", "Winner: “{title}” ({why})"),
+        "win_votes": ("得票最多", "most votes"),
+        "win_tie": ("平票，按最早的提议", "a tie: the earliest proposal wins"),
+        "win_no_votes": ("无人投票，按最早的提议", "no votes: the earliest proposal wins"),
+        "win_empty": ("没有提议", "no proposals"),
+        "pending_abandoned": (
+            "已放弃本轮等待写作的提议。",
+            "The round's pending goal was abandoned.",
+        ),
+        # writing
+        "writing_progress": ("正在写作第 {n} 章…", "Writing chapter {n}…"),
+        "revising_progress": ("正在重写第 {n} 章…", "Rewriting chapter {n}…"),
+        "needs_model": (
+            _NEEDS_MODEL_ZH + "上传文本修订仍可使用。",
+            _NEEDS_MODEL_EN + " Uploading a text still works.",
+        ),
+        "needs_model_pending": (
+            _NEEDS_MODEL_ZH + "本轮胜出的提议已保存，配置好后用 /chapter next 重试。",
+            _NEEDS_MODEL_EN
+            + " The winning goal is saved; retry with /chapter next once configured.",
+        ),
+        "llm_failed": (
+            "写作失败（语言模型：{kind}），没有保存任何内容，请稍后重试。",
+            "Writing failed (language model: {kind}); nothing was saved. Try again later.",
+        ),
+        "llm_failed_pending": (
+            "写作失败（语言模型：{kind}），没有保存任何内容。胜出的提议已保留，用 /chapter next 重试。",
+            "Writing failed (language model: {kind}); nothing was saved. The winning goal is kept: retry with /chapter next.",
+        ),
+        "write_failed_pending": (
+            "写作或保存失败，没有保存任何内容。胜出的提议已保留，用 /chapter next 重试。",
+            "Writing or saving failed; nothing was saved. The winning goal is kept: retry with /chapter next.",
+        ),
+        "reason_round": ("投票胜出", "won the vote"),
+        "reason_regenerate": ("重新生成", "regenerated"),
+        "reason_upload": ("上传文本", "uploaded text"),
+        "indexed": ("已写入情节记忆（{chunks} 段）。", "Added to plot memory ({chunks} chunks)."),
+        # chapters
+        "chapter_heading": ("第 {n} 章　{title}", "Chapter {n}: {title}"),
+        "attached_full": ("全文较长，见附件。", "The full text is attached."),
+        "version_note": ("（第 {v} 版）", "(version {v})"),
+        "no_chapters": ("还没有任何章节。", "There are no chapters yet."),
+        "no_such_chapter": (
+            "没有第 {n} 章（目前共 {last} 章）。",
+            "There is no chapter {n} (the novel has {last}).",
+        ),
+        "history_heading": ("第 {n} 章的版本", "Versions of chapter {n}"),
+        "history_line": (
+            "v{v} · {when} · {who} · {why} · {chars} 字",
+            "v{v} · {when} · {who} · {why} · {chars} characters",
+        ),
+        "current_mark": (" ← 当前", " ← current"),
+        "upload_empty": ("上传的文本是空的。", "The uploaded text is empty."),
+        "upload_too_long": (
+            "上传的文本太长（{got} 字，上限 {limit} 字）。",
+            "The uploaded text is too long ({got} characters; the limit is {limit}).",
+        ),
+        "revised": (
+            "已保存为第 {v} 版并设为当前版本，情节记忆已更新（{chunks} 段）。",
+            "Saved as version {v} and made current; plot memory updated ({chunks} chunks).",
+        ),
+        "no_such_version": (
+            "第 {n} 章没有第 {v} 版（现有版本：{versions}）。",
+            "Chapter {n} has no version {v} (versions: {versions}).",
+        ),
+        "already_current": (
+            "第 {n} 章的第 {v} 版已经是当前版本。",
+            "Version {v} of chapter {n} is already current.",
+        ),
+        "rolled_back": ("第 {n} 章已回滚到第 {v} 版。", "Chapter {n} is back to version {v}."),
+        "delete_needs_confirm": (
+            "第 {n} 章之后还有 {later} 章；删除它会让后面的章节重新编号。确认请用 /chapter delete {n} confirm",
+            "{later} chapter(s) follow chapter {n}; deleting it renumbers them. Confirm with /chapter delete {n} confirm",
+        ),
+        "deleted": ("已删除第 {n} 章。", "Chapter {n} deleted."),
+        "deleted_renumbered": (
+            "已删除第 {n} 章，后面的 {count} 章已重新编号。",
+            "Chapter {n} deleted; the {count} later chapter(s) were renumbered.",
+        ),
+        # blueprint and export
+        "blueprint_heading": ("世界设定", "World blueprint"),
+        "blueprint_saved": (
+            "已保存世界设定《{title}》（{chars} 个人物）。",
+            "Blueprint “{title}” saved ({chars} characters).",
+        ),
+        "blueprint_edited": ("已将 {field} 设为：{value}", "Set {field} to: {value}"),
+        "bad_format": (
+            "不支持的导出格式“{fmt}”，可选 md 或 epub。",
+            "Unknown format “{fmt}”: use md or epub.",
+        ),
+        "exported": (
+            "《{title}》共 {n} 章，{chars} 字，见附件。",
+            "“{title}”: {n} chapter(s), {chars} characters, attached.",
+        ),
+    }
+)

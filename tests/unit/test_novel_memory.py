@@ -102,7 +102,7 @@ async def stored_versions(store: FailingStore, chat: str, cid: str) -> dict[int,
 
 
 async def test_add_tags_and_extras(env: tuple[NovelRepo, FailingStore, PlotMemory]) -> None:
-    repo, store, memory = env
+    _repo, _store, memory = env
     assert await add(memory, "g1", "c1", "甲") == 1
     chunks = await memory.chunks_of("g1", "c1")
     assert len(chunks) >= 2
@@ -122,7 +122,7 @@ async def test_add_tags_and_extras(env: tuple[NovelRepo, FailingStore, PlotMemor
 async def test_revise_rollback_delete_never_stale(
     env: tuple[NovelRepo, FailingStore, PlotMemory],
 ) -> None:
-    repo, store, memory = env
+    _repo, store, memory = env
     await add(memory, "g1", "c1", "甲")
     await add(memory, "g1", "c2", "乙")
     await add(memory, "g1", "c3", "丙")
@@ -157,7 +157,7 @@ async def test_revise_rollback_delete_never_stale(
 
 
 async def test_isolation_between_chats(env: tuple[NovelRepo, FailingStore, PlotMemory]) -> None:
-    repo, store, memory = env
+    _repo, _store, memory = env
     await add(memory, "g1", "c1", "甲")
     await add(memory, "g2", "d1", "甲")
     hits1 = await memory.search("g1", "甲 青岚渡口", limit=50)
@@ -208,7 +208,7 @@ async def test_crash_between_steps_then_reconcile(
 async def test_crash_during_delete_and_reindex_missing(
     env: tuple[NovelRepo, FailingStore, PlotMemory],
 ) -> None:
-    repo, store, memory = env
+    _repo, store, memory = env
     await add(memory, "g1", "c1", "甲")
     await add(memory, "g1", "c2", "乙")
     store.fail = {"delete": store.calls.get("delete", 0) + 1}

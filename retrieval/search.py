@@ -1,0 +1,228 @@
+"""Hybrid search: dense + keyword (BM25 sparse, synonym-expanded) + graph, fused by weighted RRF.
+
+The namespace and the caller's filter apply to every track. The graph track ranks chunks
+reached by walking the knowledge graph from the query's entities (and from the concepts of the
+verses it cites) together with chunks that cite those verses directly (`scripture_refs`);
+chunks are fetched by their point id through the `x_cid` payload key the Indexer writes.
+Overlapping chunks of one document (the prose chunker's 15% overlap) come back as one hit.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Literal, Protocol
+
+from retrieval.fuse import weighted_rrf
+from retrieval.keyword import Bm25Encoder
+from retrieval.ports import Embedder, VectorStore
+from retrieval.scripture import normalise_refs
+from retrieval.synonyms import SynonymTable
+from retrieval.text import search_form
+from retrieval.types import CORPUS_NAMESPACE, Chunk, Filter, Hit, ScoredChunk
+
+Track = Literal["dense", "graph", "keyword"]
+TRACKS: tuple[Track, ...] = ("dense", "graph", "keyword")
+DEPTH = 30  # candidates per track
+MIN_OVERLAP = 20  # characters two adjacent chunks must share to be stitched into one hit
+
+
+class GraphWalkResult(Protocol):
+    @property
+    def chunk_scores(self) -> Mapping[str, float]: ...
+
+    @property
+    def paths(self) -> Sequence[Sequence[str]]: ...
+
+
+class GraphReader(Protocol):
+    """What search needs from `retrieval.graph.KnowledgeGraph`."""
+
+    def link(self, text: str) -> list[str]: ...
+
+    def walk(self, entry: list[str], depth: int = 2) -> GraphWalkResult: ...
+
+    def concepts_for_scripture(self, osis: str) -> list[str]: ...
+
+
+@dataclass(slots=True)
+class SearchResult:
+    hits: list[Hit]
+    graph_paths: list[list[str]] = field(default_factory=list)
+    expansions: dict[str, float] = field(default_factory=dict)
+    refs: tuple[str, ...] = ()
+
+
+@dataclass(slots=True)
+class _TrackResult:
+    ranked: list[ScoredChunk] = field(default_factory=list)
+    paths: list[list[str]] = field(default_factory=list)
+
+
+class HybridSearch:
+    def __init__(
+        self,
+        store: VectorStore,
+        embedder: Embedder,
+        encoder: Bm25Encoder,
+        graph: GraphReader | None,
+        synonyms: SynonymTable | None,
+        weights: tuple[float, float, float] = (0.5, 0.3, 0.2),
+        k: int = 60,
+    ) -> None:
+        self.store = store
+        self.embedder = embedder
+        self.encoder = encoder
+        self.graph = graph
+        self.synonyms = synonyms
+        self.weights: dict[str, float] = dict(zip(TRACKS, weights, strict=True))
+        self.k = k
+
+    async def search(
+        self,
+        query: str,
+        *,
+        flt: Filter | None = None,
+        limit: int = 6,
+        namespace: str = CORPUS_NAMESPACE,
+        tracks: Sequence[Track] = TRACKS,
+    ) -> SearchResult:
+        q = search_form(query)
+        base = Filter(equals={"namespace": namespace}).and_(flt)
+        expansions = self._expansions(q) if "keyword" in tracks else {}
+        refs = normalise_refs(q)
+        if not q:
+            return SearchResult([], [], expansions, refs)
+
+        async def none() -> _TrackResult:
+            return _TrackResult()
+
+        dense, keyword, graph = await asyncio.gather(
+            self._dense(q, base) if "dense" in tracks else none(),
+            self._keyword(q, expansions, base) if "keyword" in tracks else none(),
+            self._graph(q, refs, base) if "graph" in tracks else none(),
+        )
+        per_track = {"dense": dense, "keyword": keyword, "graph": graph}
+        chunks: dict[str, Chunk] = {}
+        scores: dict[str, dict[str, float]] = {}
+        rankings: dict[str, list[str]] = {}
+        for name, result in per_track.items():
+            rankings[name] = [s.chunk.id for s in result.ranked]
+            for s in result.ranked:
+                chunks.setdefault(s.chunk.id, s.chunk)
+                scores.setdefault(s.chunk.id, {})[name] = s.score
+        weights = {t: w for t, w in self.weights.items() if t in tracks}
+        fused = weighted_rrf(rankings, weights, k=self.k)
+        hits = [
+            Hit(chunks[cid], score, dict(ranks), {t: scores[cid][t] for t in ranks})
+            for cid, score, ranks in fused
+        ]
+        return SearchResult(merge_overlapping(hits)[:limit], graph.paths, expansions, refs)
+
+    def _expansions(self, q: str) -> dict[str, float]:
+        if self.synonyms is None:
+            return {}
+        found = self.synonyms.find(q, self.encoder.tokenize(q))
+        return self.synonyms.expand(found)
+
+    async def _dense(self, q: str, base: Filter) -> _TrackResult:
+        vector = await self.embedder.embed_query(q)
+        return _TrackResult(await self.store.search_dense(vector, flt=base, limit=DEPTH))
+
+    async def _keyword(self, q: str, expansions: dict[str, float], base: Filter) -> _TrackResult:
+        vector = await asyncio.to_thread(self.encoder.encode_query, q, expansions)
+        if not vector.indices:
+            return _TrackResult()
+        return _TrackResult(await self.store.search_sparse(vector, flt=base, limit=DEPTH))
+
+    async def _graph(self, q: str, refs: tuple[str, ...], base: Filter) -> _TrackResult:
+        walk_scores: dict[str, float] = {}
+        paths: list[list[str]] = []
+        if self.graph is not None:
+            entry = list(dict.fromkeys(self.graph.link(q)))
+            for osis in refs:
+                for concept in self.graph.concepts_for_scripture(osis):
+                    if concept not in entry:
+                        entry.append(concept)
+            if entry:
+                walk = self.graph.walk(entry, depth=2)
+                walk_scores = dict(walk.chunk_scores)
+                paths = [list(p) for p in walk.paths]
+
+        async def fetch_walked() -> list[Chunk]:
+            top = sorted(walk_scores, key=lambda c: (-walk_scores[c], c))[:DEPTH]
+            if not top:
+                return []
+            return await self.store.scroll(base.and_(Filter(equals={"x_cid": top})), limit=len(top))
+
+        async def fetch_citing() -> list[Chunk]:
+            if not refs:
+                return []
+            return await self.store.scroll(
+                base.and_(Filter(equals={"scripture_refs": list(refs)})), limit=DEPTH * 4
+            )
+
+        walked, citing = await asyncio.gather(fetch_walked(), fetch_citing())
+        top_walk = max(walk_scores.values(), default=0.0) or 1.0
+        wanted = set(refs)
+        score: dict[str, float] = {}
+        found: dict[str, Chunk] = {}
+        for c in walked:
+            found[c.id] = c
+            score[c.id] = walk_scores.get(c.id, 0.0) / top_walk
+        for c in citing:
+            found[c.id] = c
+            share = len(wanted.intersection(c.scripture_refs)) / len(wanted)
+            score[c.id] = score.get(c.id, 0.0) + share
+        ranked = sorted(
+            found, key=lambda cid: (-score[cid], found[cid].doc_id, found[cid].position)
+        )
+        return _TrackResult([ScoredChunk(found[c], score[c]) for c in ranked[:DEPTH]], paths)
+
+
+def _stitch(first: str, second: str) -> str | None:
+    """`first` + `second` without their shared overlap, when the end of one starts the other."""
+    if second in first:
+        return first
+    if first in second:
+        return second
+    for size in range(min(len(first), len(second)) - 1, MIN_OVERLAP - 1, -1):
+        if first.endswith(second[:size]):
+            return first + second[size:]
+    return None
+
+
+def _merge(kept: Hit, other: Hit) -> Hit | None:
+    a, b = kept.chunk, other.chunk
+    if a.doc_id != b.doc_id or abs(a.position - b.position) > 1:
+        return None
+    first, second = (a, b) if a.position <= b.position else (b, a)
+    text = _stitch(first.text, second.text)
+    if text is None:
+        return None
+    search_text = _stitch(first.search_text, second.search_text) or text
+    ranks = dict(kept.ranks)
+    for track, rank in other.ranks.items():
+        ranks[track] = min(rank, ranks.get(track, rank))
+    track_scores = dict(kept.track_scores)
+    for track, s in other.track_scores.items():
+        track_scores[track] = max(s, track_scores.get(track, s))
+    chunk = dataclasses.replace(a, text=text, search_text=search_text)
+    return Hit(chunk, max(kept.score, other.score), ranks, track_scores)
+
+
+def merge_overlapping(hits: Sequence[Hit]) -> list[Hit]:
+    """Fold hits that are the same passage (same document, same or overlapping adjacent text)
+    into the better-ranked one; order is kept."""
+    out: list[Hit] = []
+    for hit in hits:
+        for i, kept in enumerate(out):
+            merged = _merge(kept, hit)
+            if merged is not None:
+                out[i] = merged
+                break
+        else:
+            out.append(hit)
+    return out

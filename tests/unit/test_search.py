@@ -1,0 +1,193 @@
+"""HybridSearch over the in-process fakes (MemoryStore, HashEmbedder) and a real SQLite Indexer."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from retrieval.fakes import HashEmbedder, MemoryStore
+from retrieval.index import DocumentRecord, GraphEdge, GraphNode, Indexer
+from retrieval.keyword import Bm25Encoder
+from retrieval.search import HybridSearch, merge_overlapping
+from retrieval.synonyms import SynonymTable
+from retrieval.text import search_form
+from retrieval.types import Chunk, Filter, Hit, chunk_id, content_hash
+
+DIM = 64
+
+
+@dataclass
+class Walk:
+    chunk_scores: dict[str, float] = field(default_factory=dict)
+    paths: list[list[str]] = field(default_factory=list)
+
+
+class StandInGraph:
+    """Concept words → node ids; walk returns the chunks mentioning the entry nodes."""
+
+    def __init__(self, concepts: dict[str, str], scripture: dict[str, list[str]]) -> None:
+        self.concepts = concepts
+        self.scripture = scripture
+        self.mentions: dict[str, list[tuple[str, str]]] = {}
+
+    async def add(
+        self,
+        doc_id: str,
+        nodes: Iterable[GraphNode],
+        edges: Iterable[GraphEdge],
+        mentions: Iterable[tuple[str, str]],
+    ) -> None:
+        self.mentions[doc_id] = list(mentions)
+
+    async def delete_document(self, doc_id: str) -> None:
+        self.mentions.pop(doc_id, None)
+
+    def link(self, text: str) -> list[str]:
+        return [node for word, node in self.concepts.items() if word in text]
+
+    def walk(self, entry: list[str], depth: int = 2) -> Walk:
+        scores: dict[str, float] = {}
+        for ms in self.mentions.values():
+            for cid, node in ms:
+                if node in entry:
+                    scores[cid] = scores.get(cid, 0.0) + 1.0
+        return Walk(scores, [[e, "包含"] for e in entry])
+
+    def concepts_for_scripture(self, osis: str) -> list[str]:
+        return self.scripture.get(osis, [])
+
+
+DOCS: dict[str, tuple[str, list[tuple[str, tuple[str, ...]]]]] = {
+    "zh1": ("调和信息", [("神与人的调和是神圣生命的目标。", ()), ("晨光里的山岗很安静。", ())]),
+    "en1": (
+        "Mingling",
+        [("The mingling of divinity with humanity is a wonderful matter.", ())],
+    ),
+    "zh2": ("经纶信息", [("神永远的计划，要在基督里将万有归一。", ("Eph.1.10",))]),
+    "zh3": ("恩典信息", [("恩典是神自己给人享受，叫人喜乐。", ())]),
+}
+
+
+@pytest.fixture
+async def env(tmp_path: Path) -> AsyncIterator[tuple[HybridSearch, Indexer, StandInGraph]]:
+    store = MemoryStore(DIM)
+    embedder = HashEmbedder(DIM)
+    encoder = Bm25Encoder(avgdl=12)
+    graph = StandInGraph({"恩典": "concept:恩典"}, {"Eph.1.10": ["concept:恩典"]})
+    async with Indexer(tmp_path / "db.sqlite3", store, embedder, encoder, graph) as ix:
+        for doc_id, (source, paras) in DOCS.items():
+            chunks = []
+            for pos, (text, refs) in enumerate(paras):
+                st = search_form(text)
+                chunks.append(
+                    Chunk(
+                        id=chunk_id("corpus", doc_id, pos, content_hash(st)),
+                        text=text,
+                        search_text=st,
+                        doc_id=doc_id,
+                        source=source,
+                        type="message",
+                        position=pos,
+                        language="en" if doc_id.startswith("en") else "zh",
+                        scripture_refs=refs,
+                    )
+                )
+            doc = DocumentRecord(doc_id, source, content_hash(repr(paras)))
+            await ix.replace_document(doc, chunks)
+        search = HybridSearch(store, embedder, encoder, graph, SynonymTable.load())
+        yield search, ix, graph
+
+
+async def test_synonyms_reach_the_other_language(
+    env: tuple[HybridSearch, Indexer, StandInGraph],
+) -> None:
+    search, _, _ = env
+    result = await search.search("什么是调和？", tracks=("keyword",))
+    assert result.expansions["mingling"] == 0.5
+    sources = [h.chunk.source for h in result.hits]
+    assert sources[0] == "调和信息"
+    assert "Mingling" in sources
+    en = next(h for h in result.hits if h.chunk.source == "Mingling")
+    assert set(en.ranks) == {"keyword"} and en.track_scores["keyword"] > 0
+
+
+async def test_every_track_reports_rank_and_score(
+    env: tuple[HybridSearch, Indexer, StandInGraph],
+) -> None:
+    search, _, _ = env
+    result = await search.search("神的恩典")
+    top = result.hits[0]
+    assert top.chunk.source == "恩典信息"
+    assert set(top.ranks) == {"dense", "graph", "keyword"}
+    assert set(top.track_scores) == set(top.ranks)
+    assert result.graph_paths == [["concept:恩典", "包含"]]
+    assert [h.score for h in result.hits] == sorted((h.score for h in result.hits), reverse=True)
+    assert len(result.hits) <= 6
+
+
+async def test_scripture_in_query_boosts_citing_chunks(
+    env: tuple[HybridSearch, Indexer, StandInGraph],
+) -> None:
+    search, _, _ = env
+    result = await search.search("以弗所书一章十节", tracks=("graph",))
+    assert result.refs == ("Eph.1.10",)
+    assert [h.chunk.source for h in result.hits][:2] == ["经纶信息", "恩典信息"]
+    assert result.hits[0].ranks == {"graph": 1}
+
+
+async def test_filters_apply_to_every_track(
+    env: tuple[HybridSearch, Indexer, StandInGraph],
+) -> None:
+    search, _, _ = env
+    result = await search.search("神的恩典 调和", flt=Filter(equals={"language": "en"}))
+    assert result.hits and {h.chunk.source for h in result.hits} == {"Mingling"}
+    assert (await search.search("神的恩典", namespace="novel:1")).hits == []
+
+
+async def test_deleted_document_never_returned(
+    env: tuple[HybridSearch, Indexer, StandInGraph],
+) -> None:
+    search, ix, _ = env
+    assert await ix.delete_document("恩典信息") is not None
+    for tracks in [("dense",), ("keyword",), ("graph",), ("dense", "graph", "keyword")]:
+        result = await search.search("恩典 弗1:10", tracks=tracks, limit=20)  # type: ignore[arg-type]
+        assert all(h.chunk.doc_id != "zh3" for h in result.hits)
+
+
+async def test_zero_weight_and_empty_query(env: tuple[HybridSearch, Indexer, StandInGraph]) -> None:
+    search, _, _ = env
+    search.weights["graph"] = 0.0
+    result = await search.search("神的恩典")
+    assert all("graph" not in h.ranks for h in result.hits)
+    assert (await search.search("   ")).hits == []
+
+
+def _hit(doc: str, pos: int, text: str, ranks: dict[str, int], score: float) -> Hit:
+    chunk = Chunk(
+        id=f"{doc}-{pos}",
+        text=text,
+        search_text=text,
+        doc_id=doc,
+        source=doc,
+        type="book",
+        position=pos,
+    )
+    return Hit(chunk, score, ranks, dict.fromkeys(ranks, score))
+
+
+def test_merge_overlapping_adjacent_chunks() -> None:
+    shared = "这一段是两块之间重叠的文字，长度超过二十个字符以便识别。"
+    a = _hit("d", 3, "开头的话。" + shared, {"dense": 1}, 0.9)
+    b = _hit("d", 4, shared + "结尾的话。", {"keyword": 2}, 0.5)
+    c = _hit("e", 4, shared + "结尾的话。", {"graph": 1}, 0.4)
+    d = _hit("d", 3, "开头的话。" + shared, {"graph": 3}, 0.3)
+    merged = merge_overlapping([a, b, c, d])
+    assert [h.chunk.doc_id for h in merged] == ["d", "e"]
+    assert merged[0].chunk.text == "开头的话。" + shared + "结尾的话。"
+    assert merged[0].ranks == {"dense": 1, "keyword": 2, "graph": 3}
+    assert merged[0].chunk.id == "d-3" and merged[0].score == 0.9
+    far = _hit("d", 9, shared + "结尾的话。", {"dense": 2}, 0.2)
+    assert len(merge_overlapping([a, far])) == 2

@@ -1,0 +1,137 @@
+"""Reply → Discord messages: escaped Markdown pieces of ≤ 2,000 characters, button rows, files.
+
+Every piece of user or corpus text goes through `escape_markdown` and `escape_mentions`;
+messages are sent with `AllowedMentions.none()` as well, so nothing in a reply can ping.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+from dataclasses import dataclass, field
+
+import discord
+from discord.utils import escape_markdown, escape_mentions
+
+from bot.render import split_message
+from bot.render.stream import ActionTable
+from retrieval.i18n import Lang
+from retrieval.reply import Block, Reply
+
+LIMIT = 2000
+MAX_PIECES = 6  # beyond this the whole text also goes as a .md file and only the start is posted
+LABEL_LIMIT = 80
+CUSTOM_ID_LIMIT = 100
+MAX_BUTTONS = 25
+
+_SOURCES = {"zh": "出处", "en": "Sources"}
+_TRUNCATED = {
+    "zh": "（全文较长，完整内容见附件。）",
+    "en": "(The full text is long; see the attached file.)",
+}
+
+NO_MENTIONS = discord.AllowedMentions.none()
+
+
+@dataclass(slots=True)
+class DiscordMessage:
+    content: str
+    buttons: list[tuple[str, str]] = field(default_factory=list)  # (label, custom_id)
+    files: list[tuple[str, bytes]] = field(default_factory=list)  # (filename, data)
+
+
+def esc(text: str) -> str:
+    return escape_mentions(escape_markdown(text))
+
+
+def _code(text: str) -> str:
+    # A fence inside the text would end the block early; a zero-width space defuses it.
+    return "```\n" + text.replace("```", "`\u200b``") + "\n```"
+
+
+def render_block(block: Block, lang: Lang) -> str:
+    if block.kind == "heading":
+        return f"**{esc(block.text)}**"
+    if block.kind == "quote":
+        return "\n".join(f"> {esc(line)}" for line in block.text.splitlines() or [""])
+    if block.kind == "code":
+        return _code(block.text)
+    if block.kind == "item":
+        return "• " + esc(block.text).replace("\n", "\n  ")
+    if block.kind == "note":
+        return f"*{esc(block.text)}*"
+    return esc(block.text)
+
+
+def render_text(reply: Reply) -> list[str]:
+    """The Markdown sections of a reply, in order (not yet split)."""
+    lang = reply.lang
+    sections = [render_block(b, lang) for b in reply.blocks if b.text.strip()]
+    if reply.citations:
+        sections.append(f"**{_SOURCES[lang]}**")
+        for c in reply.citations:
+            where = "，".join(esc(x) for x in (c.source, c.chapter) if x)
+            line = f"【{esc(c.label)}】{where}"
+            if c.quote:
+                line += "\n" + "\n".join(f"> {esc(q)}" for q in c.quote.splitlines())
+            sections.append(line)
+    if reply.poll:
+        poll = reply.poll
+        lines = [f"**{esc(poll.question)}**"]
+        lines += [f"{i + 1}. {esc(o)}" for i, o in enumerate(poll.options)]
+        sections.append("\n".join(lines))
+    return sections
+
+
+def pack(sections: list[str], limit: int = LIMIT) -> list[str]:
+    """Join sections with blank lines into messages of at most `limit` characters; a section
+    that is too long by itself is split with `split_message` (citations, fences kept whole)."""
+    pieces: list[str] = []
+    current = ""
+    for section in sections:
+        parts = split_message(section, limit) if len(section) > limit else [section]
+        for part in parts:
+            if not current:
+                current = part
+            elif len(current) + 2 + len(part) <= limit:
+                current += "\n\n" + part
+            else:
+                pieces.append(current)
+                current = part
+    if current:
+        pieces.append(current)
+    return pieces
+
+
+def _label(text: str) -> str:
+    text = re.sub(r"\s+", " ", text).strip() or "…"
+    return text if len(text) <= LABEL_LIMIT else text[: LABEL_LIMIT - 1] + "…"
+
+
+def buttons(reply: Reply, table: ActionTable | None = None) -> list[tuple[str, str]]:
+    """(label, custom_id) for the poll options (numbered) and the reply's buttons."""
+    table = table or ActionTable(CUSTOM_ID_LIMIT)
+    out: list[tuple[str, str]] = []
+    if reply.poll:
+        prefix = reply.poll.action_prefix
+        for i, option in enumerate(reply.poll.options):
+            out.append((_label(f"{i + 1}. {option}"), table.encode(f"{prefix}{i + 1}")))
+    out += [(_label(b.label), table.encode(b.action)) for b in reply.buttons]
+    return out[:MAX_BUTTONS]
+
+
+def render(reply: Reply, table: ActionTable | None = None) -> list[DiscordMessage]:
+    """The messages to post, in order; buttons ride on the last one, files too."""
+    pieces = pack(render_text(reply)) or [""]
+    files = [(a.filename, a.data) for a in reply.attachments]
+    if len(pieces) > MAX_PIECES:
+        files.append(("reply.md", reply.plain().encode()))
+        pieces = [*pieces[: MAX_PIECES - 1], f"*{_TRUNCATED[reply.lang]}*"]
+    messages = [DiscordMessage(p) for p in pieces]
+    messages[-1].buttons = buttons(reply, table)
+    messages[-1].files = files[:10]
+    return messages
+
+
+def discord_files(message: DiscordMessage) -> list[discord.File]:
+    return [discord.File(io.BytesIO(data), filename=name) for name, data in message.files]

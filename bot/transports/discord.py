@@ -1,0 +1,493 @@
+"""Discord transport (discord.py): slash commands generated from the router's command table,
+button clicks back to `Router.press`, replies rendered by `bot.render.discord`.
+
+Thin on purpose: parsing and validation live in the router; this module only turns interactions
+into `Router.dispatch` calls and replies into followups.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import inspect
+import logging
+import re
+from collections.abc import Callable, Coroutine
+from typing import Any, Optional
+
+import discord
+from discord import app_commands
+
+from bot.render.discord import (
+    CUSTOM_ID_LIMIT,
+    LIMIT,
+    NO_MENTIONS,
+    DiscordMessage,
+    discord_files,
+    esc,
+    render,
+)
+from bot.render.stream import DISCORD_EDIT_INTERVAL_S, ActionTable, StreamingEditor
+from bot.router import COMMANDS, Command, Param, Router, UsageError, validate
+from bot.settings import Settings
+from bot.transports.base import ChatTransport
+from retrieval import scripture
+from retrieval.i18n import Catalog, Lang
+from retrieval.reply import Reply
+from retrieval.requests import Actor
+
+log = logging.getLogger(__name__)
+
+MAX_UPLOAD_BYTES = 2 * 1024 * 1024
+DESCRIPTION_LIMIT = 100
+
+T = Catalog(
+    {
+        "file_too_large": (
+            "文件太大了（{size} KB），上限 {limit} KB。",
+            "The file is too large ({size} KB; the limit is {limit} KB).",
+        ),
+        "outdated": (
+            "这个命令的定义已更新，请稍后重新输入命令。",
+            "This command was updated; please type it again in a moment.",
+        ),
+        "failed": (
+            "抱歉，处理命令时出错了。请稍后再试。",
+            "Sorry, something went wrong. Please try again later.",
+        ),
+        "file_failed": (
+            "无法下载附件，请稍后再试。",
+            "Could not download the attachment; please try again later.",
+        ),
+    }
+)
+
+
+def _desc(text: str) -> str:
+    return text if len(text) <= DESCRIPTION_LIMIT else text[: DESCRIPTION_LIMIT - 1] + "…"
+
+
+def _loc(zh: str, en: str) -> app_commands.locale_str:
+    """Chinese text with its English translation riding along (see `_Translator`)."""
+    return app_commands.locale_str(_desc(zh), en=_desc(en))
+
+
+class _Translator(app_commands.Translator):
+    """English localisations for command and option descriptions and choice names."""
+
+    async def translate(
+        self,
+        string: app_commands.locale_str,
+        locale: discord.Locale,
+        context: app_commands.TranslationContextTypes,
+    ) -> str | None:
+        if str(locale).startswith("en"):
+            en = string.extras.get("en")
+            return str(en) if en else None
+        return None
+
+
+def lang_of(locale: discord.Locale | str | None, default: Lang) -> Lang:
+    code = str(locale or "")
+    if code.startswith("zh"):
+        return "zh"
+    if code.startswith("en"):
+        return "en"
+    return default
+
+
+def book_suggestions(current: str, limit: int = 25) -> list[tuple[str, str]]:
+    """(name, value) autocomplete suggestions for a scripture reference being typed."""
+    current = current.strip()
+    if re.search(r"\d|[一二三四五六七八九十]", current):
+        return [(current[:100], current[:100])] if current else []
+    short = dict(scripture.book_choices())
+    search = getattr(scripture, "search_books", None)
+    found: list[tuple[str, str]] = []
+    if callable(search):
+        for osis, label in search(current, limit):
+            found.append((str(label)[:100], short.get(osis, osis)))
+        return found
+    for osis, name in short.items():
+        if not current or name.startswith(current) or osis.lower().startswith(current.lower()):
+            found.append((f"{name} · {osis}", name))
+    return found[:limit]
+
+
+class ActionButton(discord.ui.DynamicItem[discord.ui.Button[Any]], template=r"(?P<action>.+)"):
+    """A button whose custom_id is the reply's action: survives restarts (no stored view)."""
+
+    def __init__(self, label: str, custom_id: str) -> None:
+        super().__init__(
+            discord.ui.Button(label=label, custom_id=custom_id, style=discord.ButtonStyle.secondary)
+        )
+
+    @classmethod
+    async def from_custom_id(
+        cls,
+        interaction: discord.Interaction[discord.Client],
+        item: discord.ui.Item[Any],
+        match: re.Match[str],
+        /,
+    ) -> ActionButton:
+        label = getattr(item, "label", None) or "…"
+        return cls(label, match["action"])
+
+    async def callback(self, interaction: discord.Interaction[discord.Client]) -> None:
+        client = interaction.client
+        if isinstance(client, _Client):
+            await client.transport.on_press(interaction, self.item.custom_id or "")
+
+
+def build_view(message: DiscordMessage) -> discord.ui.View | None:
+    if not message.buttons:
+        return None
+    view = discord.ui.View(timeout=None)
+    for label, custom_id in message.buttons:
+        view.add_item(ActionButton(label, custom_id))
+    return view
+
+
+class _Client(discord.Client):
+    def __init__(self, transport: DiscordTransport) -> None:
+        super().__init__(intents=discord.Intents.default(), allowed_mentions=NO_MENTIONS)
+        self.transport = transport
+        self.tree: app_commands.CommandTree[_Client] = app_commands.CommandTree(self)
+
+    async def setup_hook(self) -> None:
+        await self.transport.setup()
+
+
+Callback = Callable[..., Coroutine[Any, Any, None]]
+
+
+class DiscordTransport(ChatTransport):
+    name = "discord"
+
+    def __init__(self, router: Router, settings: Settings) -> None:
+        super().__init__(router)
+        if settings.discord_token is None:
+            raise ValueError("DISCORD_TOKEN is not set")
+        self._settings = settings
+        self._actions = ActionTable(CUSTOM_ID_LIMIT)
+        self.client = _Client(self)
+        self.tree = self.client.tree
+        self._task: asyncio.Task[None] | None = None
+        self._started = False
+        self.edit_interval_s = DISCORD_EDIT_INTERVAL_S
+        self.synced: list[app_commands.AppCommand] = []
+        for command in COMMANDS:
+            self.tree.add_command(self._build(command, (command.name,)))
+        self.tree.error(self._on_tree_error)
+
+    # ---- lifecycle --------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        if self._started:
+            return
+        token = self._settings.discord_token
+        assert token is not None
+        await self.client.login(token.get_secret_value())  # runs setup(): command sync
+        self._task = asyncio.create_task(self._connect(), name="discord-gateway")
+        self._started = True
+
+    async def _connect(self) -> None:
+        try:
+            await self.client.connect(reconnect=True)
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            log.exception("discord: gateway connection ended")
+
+    async def stop(self) -> None:
+        if not self._started:
+            return
+        self._started = False
+        await self.client.close()
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
+
+    async def setup(self) -> None:
+        """Called by discord.py after login: translations, buttons, command sync."""
+        await self.tree.set_translator(_Translator())
+        self.client.add_dynamic_items(ActionButton)
+        try:
+            if self._settings.discord_guild_id:
+                guild = discord.Object(id=self._settings.discord_guild_id)
+                self.tree.copy_global_to(guild=guild)
+                self.synced = await self.tree.sync(guild=guild)
+            else:
+                self.synced = await self.tree.sync()
+        except discord.HTTPException:
+            log.exception("discord: command sync failed")
+        log.info("discord: %d commands synced", len(self.synced))
+
+    async def _on_tree_error(
+        self, interaction: discord.Interaction[Any], error: app_commands.AppCommandError
+    ) -> None:
+        lang = lang_of(interaction.locale, self._settings.default_language)
+        outdated = isinstance(
+            error, app_commands.CommandSignatureMismatch | app_commands.CommandNotFound
+        )
+        if not outdated:
+            log.error("discord: command failed", exc_info=error)
+        reply = Reply.error(T(lang, "outdated" if outdated else "failed"))
+        reply.lang = lang
+        with contextlib.suppress(discord.HTTPException):
+            if interaction.response.is_done():
+                await interaction.followup.send(
+                    reply.plain(), ephemeral=True, allowed_mentions=NO_MENTIONS
+                )
+            else:
+                await self._respond_now(interaction, reply)
+
+    # ---- command table → app commands -------------------------------------------------------
+
+    def _build(
+        self, command: Command, path: tuple[str, ...]
+    ) -> app_commands.Command[Any, ..., None] | app_commands.Group:
+        description = _loc(command.zh, command.en)
+        if command.subcommands:
+            group = app_commands.Group(name=command.name, description=description)
+            for sub in command.subcommands:
+                group.add_command(self._build(sub, (*path, sub.name)))
+            return group
+        return app_commands.Command(
+            name=command.name, description=description, callback=self._callback(command, path)
+        )
+
+    def _callback(self, command: Command, path: tuple[str, ...]) -> Callback:
+        async def callback(interaction: discord.Interaction[_Client], **options: Any) -> None:
+            await self.on_command(interaction, command, path, options)
+
+        parameters = [
+            inspect.Parameter(
+                "interaction",
+                inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                annotation=discord.Interaction,
+            )
+        ]
+        for param in command.params:
+            annotation = _annotation(param)
+            parameters.append(
+                inspect.Parameter(
+                    param.name,
+                    inspect.Parameter.KEYWORD_ONLY,
+                    annotation=annotation if param.required else Optional[annotation],  # noqa: UP045
+                    default=inspect.Parameter.empty if param.required else None,
+                )
+            )
+        callback.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]
+        callback.__discord_app_commands_param_description__ = {  # type: ignore[attr-defined]
+            p.name: _loc(p.zh, p.en) for p in command.params
+        }
+        choices = {
+            p.name: [app_commands.Choice(name=c, value=c) for c in p.choices]
+            for p in command.params
+            if p.kind == "choice"
+        }
+        if choices:
+            callback.__discord_app_commands_param_choices__ = choices  # type: ignore[attr-defined]
+        if path == ("cite",):
+            callback.__discord_app_commands_param_autocomplete__ = {  # type: ignore[attr-defined]
+                "reference": _autocomplete_reference
+            }
+        return callback
+
+    # ---- interactions -----------------------------------------------------------------------
+
+    def actor(self, interaction: discord.Interaction[Any]) -> Actor:
+        user = interaction.user
+        guild_id = interaction.guild_id
+        roles: tuple[str, ...] = ()
+        is_admin = guild_id is None
+        if isinstance(user, discord.Member):
+            roles = tuple(r.name for r in user.roles if not r.is_default())
+            perms = interaction.permissions
+            role = self._settings.novel_admin_role
+            is_admin = perms.administrator or perms.manage_guild or bool(role and role in roles)
+        return Actor(
+            "discord",
+            str(guild_id) if guild_id else f"dm:{user.id}",
+            str(user.id),
+            user.display_name,
+            channel_id=str(interaction.channel_id or ""),
+            is_admin=is_admin,
+            roles=roles,
+            lang=lang_of(interaction.locale, self._settings.default_language),
+        )
+
+    async def on_command(
+        self,
+        interaction: discord.Interaction[Any],
+        command: Command,
+        path: tuple[str, ...],
+        options: dict[str, Any],
+    ) -> None:
+        actor = self.actor(interaction)
+        raw: dict[str, str | int | bytes | None] = {}
+        uploads: dict[str, discord.Attachment] = {}
+        for param in command.params:
+            value = options.get(param.name)
+            if isinstance(value, discord.Attachment):
+                if value.size > MAX_UPLOAD_BYTES:
+                    size, limit = value.size // 1024, MAX_UPLOAD_BYTES // 1024
+                    error = Reply.error(T(actor.lang, "file_too_large", size=size, limit=limit))
+                    error.lang = actor.lang
+                    await self._respond_now(interaction, error)
+                    return
+                uploads[param.name] = value
+                raw[param.name] = b""  # placeholder for the quick check below
+            elif value is not None:
+                raw[param.name] = value if isinstance(value, str | int) else str(value)
+        # A malformed invocation is answered at once, privately (before any public "thinking").
+        try:
+            validate(command, raw)
+        except UsageError:
+            for name in uploads:
+                raw.pop(name, None)
+            await self._respond_now(interaction, await self.router.dispatch(actor, path, raw))
+            return
+        await interaction.response.defer(thinking=True)
+        for name, attachment in uploads.items():
+            try:
+                raw[name] = await attachment.read()
+            except discord.HTTPException:
+                log.warning("discord: attachment download failed", exc_info=True)
+                failed = Reply.error(T(actor.lang, "file_failed"))
+                failed.lang = actor.lang
+                await self._deliver(interaction, failed, None, None)
+                return
+        state = _EditState()
+        editor = self._editor(interaction, state)
+
+        async def progress(partial: str) -> None:
+            text = esc(partial)
+            await editor.update(text if len(text) <= LIMIT else text[: LIMIT - 1] + "…")
+
+        reply = await self.router.dispatch(actor, path, raw, progress=progress)
+        await self._deliver(interaction, reply, editor, state)
+
+    async def on_press(self, interaction: discord.Interaction[Any], custom_id: str) -> None:
+        actor = self.actor(interaction)
+        action = self._actions.decode(custom_id)
+        await interaction.response.defer(ephemeral=True, thinking=True)
+        reply = await self.router.press(actor, action)
+        for message in render(reply, self._actions):
+            await self._followup(interaction, message, ephemeral=True)
+
+    def _editor(self, interaction: discord.Interaction[Any], state: _EditState) -> StreamingEditor:
+        async def edit(text: str) -> None:
+            kwargs: dict[str, Any] = {}
+            if state.final is not None:
+                view = build_view(state.final)
+                if view is not None:
+                    kwargs["view"] = view
+                if state.final.files:
+                    kwargs["attachments"] = discord_files(state.final)
+            await interaction.edit_original_response(
+                content=text, allowed_mentions=NO_MENTIONS, **kwargs
+            )
+
+        return StreamingEditor(edit, edit, self.edit_interval_s)
+
+    async def _respond_now(self, interaction: discord.Interaction[Any], reply: Reply) -> None:
+        messages = render(reply, self._actions)
+        first, rest = messages[0], messages[1:]
+        kwargs: dict[str, Any] = {}
+        view = build_view(first)
+        if view is not None:
+            kwargs["view"] = view
+        if first.files:
+            kwargs["files"] = discord_files(first)
+        await interaction.response.send_message(
+            first.content or "…",
+            ephemeral=reply.is_error,
+            allowed_mentions=NO_MENTIONS,
+            **kwargs,
+        )
+        for message in rest:
+            await self._followup(interaction, message, ephemeral=reply.is_error)
+
+    async def _deliver(
+        self,
+        interaction: discord.Interaction[Any],
+        reply: Reply,
+        editor: StreamingEditor | None,
+        state: _EditState | None,
+    ) -> None:
+        messages = render(reply, self._actions)
+        if reply.is_error:
+            # The deferred "thinking" message is public; errors go privately instead.
+            with contextlib.suppress(discord.HTTPException):
+                await interaction.delete_original_response()
+            for message in messages:
+                await self._followup(interaction, message, ephemeral=True)
+            return
+        if editor is not None and state is not None and editor.started:
+            state.final = messages[0]
+            await editor.finish(messages[0].content or "…")
+            messages = messages[1:]
+        for message in messages:
+            await self._followup(interaction, message, ephemeral=False)
+
+    async def _followup(
+        self, interaction: discord.Interaction[Any], message: DiscordMessage, *, ephemeral: bool
+    ) -> None:
+        kwargs: dict[str, Any] = {}
+        view = build_view(message)
+        if view is not None:
+            kwargs["view"] = view
+        if message.files:
+            kwargs["files"] = discord_files(message)
+        await interaction.followup.send(
+            message.content or "…",
+            ephemeral=ephemeral,
+            allowed_mentions=NO_MENTIONS,
+            wait=True,
+            **kwargs,
+        )
+
+    # ---- unsolicited ------------------------------------------------------------------------
+
+    async def send(self, target: Actor, reply: Reply) -> None:
+        channel: Any
+        if target.channel_id:
+            channel_id = int(target.channel_id)
+            channel = self.client.get_channel(channel_id) or await self.client.fetch_channel(
+                channel_id
+            )
+        elif target.chat_id.startswith("dm:"):
+            channel = await self.client.fetch_user(int(target.chat_id.removeprefix("dm:")))
+        else:
+            raise ValueError(f"no channel to post to for chat {target.chat_id}")
+        for message in render(reply, self._actions):
+            kwargs: dict[str, Any] = {}
+            view = build_view(message)
+            if view is not None:
+                kwargs["view"] = view
+            if message.files:
+                kwargs["files"] = discord_files(message)
+            await channel.send(message.content or "…", allowed_mentions=NO_MENTIONS, **kwargs)
+
+
+class _EditState:
+    def __init__(self) -> None:
+        self.final: DiscordMessage | None = None
+
+
+def _annotation(param: Param) -> Any:
+    if param.kind == "int":
+        return app_commands.Range[int, 1, 1_000_000]
+    if param.kind == "file":
+        return discord.Attachment
+    return str
+
+
+async def _autocomplete_reference(
+    interaction: discord.Interaction[Any], current: str
+) -> list[app_commands.Choice[str]]:
+    return [app_commands.Choice(name=n, value=v) for n, v in book_suggestions(current)]

@@ -1,0 +1,348 @@
+"""Discord transport end to end: discord.py's own HTTP and gateway code against a loopback stub;
+interactions enter through `ConnectionState.parse_interaction_create`, like gateway events."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from typing import Any
+
+import discord
+import pytest
+import yarl
+from discord.gateway import DiscordWebSocket
+
+from bot.ratelimit import RateLimiter
+from bot.router import Router
+from bot.settings import load_settings
+from bot.transports.discord import DiscordTransport, book_suggestions
+from novel import api as novel_api
+from retrieval.reply import Attachment, Block, Button, Poll, Progress, Reply
+from retrieval.requests import Actor, AskRequest, CiteRequest
+from tests.stubs.discord_stub import (
+    APP_ID,
+    CHANNEL_ID,
+    DiscordStub,
+    autocomplete,
+    button_click,
+    slash,
+    snowflake,
+)
+
+
+class FakeScholar:
+    def __init__(self) -> None:
+        self.calls: list[tuple[Actor, object]] = []
+        self.reply: Reply = Reply.text("answer")
+        self.partials: list[str] = []
+
+    async def ask(
+        self, actor: Actor, request: AskRequest, progress: Progress | None = None
+    ) -> Reply:
+        self.calls.append((actor, request))
+        if progress is not None:
+            for partial in self.partials:
+                await progress(partial)
+        return self.reply
+
+    async def cite(self, actor: Actor, request: CiteRequest) -> Reply:
+        self.calls.append((actor, request))
+        return self.reply
+
+
+class FakeNovels:
+    def __init__(self) -> None:
+        self.calls: list[tuple[Actor, novel_api.NovelRequest]] = []
+        self.reply: Reply = Reply.text("ok")
+
+    async def handle(
+        self, actor: Actor, request: novel_api.NovelRequest, progress: Progress | None = None
+    ) -> Reply:
+        self.calls.append((actor, request))
+        return self.reply
+
+
+Env = tuple[DiscordTransport, DiscordStub, FakeScholar, FakeNovels]
+
+
+@pytest.fixture
+async def env(monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[Env]:
+    stub = DiscordStub()
+    await stub.start()
+    monkeypatch.setattr(discord.http.Route, "BASE", stub.api)
+    monkeypatch.setattr(DiscordWebSocket, "DEFAULT_GATEWAY", yarl.URL(stub.gateway))
+    scholar, novels = FakeScholar(), FakeNovels()
+    router = Router(scholar, novels, limiter=RateLimiter(0, 0))
+    transport = DiscordTransport(router, load_settings(discord_token="stub-token"))
+    transport.edit_interval_s = 0.0
+    try:
+        async with transport:
+            yield transport, stub, scholar, novels
+    finally:
+        await stub.stop()
+
+
+def feed(transport: DiscordTransport, payload: dict[str, Any]) -> None:
+    transport.client._connection.parse_interaction_create(payload)  # type: ignore[arg-type]
+
+
+def followups(stub: DiscordStub) -> list[dict[str, Any]]:
+    return [c.json for c in stub.find("POST", f"/webhooks/{APP_ID}/")]
+
+
+async def settle(stub: DiscordStub, method: str, fragment: str, count: int = 1) -> list[Any]:
+    calls = await stub.wait_for(method, fragment, count)
+    await asyncio.sleep(0.05)  # let anything that should not happen have a chance to
+    return calls
+
+
+async def test_start_syncs_commands_from_the_table_and_connects(env: Env) -> None:
+    _, stub, _, _ = env
+    [sync] = stub.find("PUT", f"/applications/{APP_ID}/commands")
+    commands = {c["name"]: c for c in sync.json}
+    assert set(commands) == {"ask", "cite", "chapter", "novel", "help"}
+    chapter = commands["chapter"]
+    subs = {o["name"]: o for o in chapter["options"]}
+    assert set(subs) == {
+        "next",
+        "propose",
+        "vote",
+        "show",
+        "revise",
+        "history",
+        "rollback",
+        "delete",
+        "close",
+    }
+    assert all(o["type"] == 1 for o in subs.values())
+    assert chapter["description"] == "小说接龙：提议、投票、写作与修订章节"
+    assert chapter["description_localizations"]["en-US"].startswith("Collaborative novel")
+    revise = {o["name"]: o for o in subs["revise"]["options"]}
+    assert revise["file"]["type"] == 11 and revise["chapter"]["required"] is True
+    assert commands["cite"]["options"][0]["autocomplete"] is True
+    export = commands["novel"]["options"][1]["options"][0]
+    assert [c["value"] for c in export["choices"]] == ["md", "epub"]
+    for _ in range(200):  # the gateway: HELLO → IDENTIFY → READY
+        if any(f.get("op") == 2 for f in stub.gateway_frames):
+            break
+        await asyncio.sleep(0.01)
+    identify = next(f for f in stub.gateway_frames if f.get("op") == 2)
+    assert identify["d"]["token"] == "stub-token"
+
+
+async def test_ask_defers_then_follows_up(env: Env) -> None:
+    transport, stub, scholar, _ = env
+    scholar.reply = Reply(blocks=[Block("经纶", "heading"), Block("神的经纶是*分赐*。")])
+    feed(transport, slash("ask", {"question": "什么是经纶？"}, permissions=1 << 5))
+    [post] = await settle(stub, "POST", f"/webhooks/{APP_ID}/")
+    [callback] = stub.find("POST", "/callback")
+    assert callback.json["type"] == 5  # deferred, "thinking"
+    assert post.json["content"] == "**经纶**\n\n神的经纶是\\*分赐\\*。"
+    assert post.json["allowed_mentions"]["parse"] == []
+    actor, request = scholar.calls[0]
+    assert request == AskRequest("什么是经纶？")
+    assert actor.platform == "discord" and actor.channel_id == CHANNEL_ID and actor.is_admin
+    assert actor.lang == "zh"
+
+
+async def test_subcommand_reaches_the_novel_service(env: Env) -> None:
+    transport, stub, _, novels = env
+    feed(transport, slash("chapter", {"option": 2}, sub="vote"))
+    await settle(stub, "POST", f"/webhooks/{APP_ID}/")
+    [(actor, request)] = novels.calls
+    assert request == novel_api.Vote(2) and not actor.is_admin
+
+
+@pytest.mark.parametrize(
+    ("name", "sub", "options", "needle"),
+    [
+        ("chapter", "propose", {"title": " \u200b"}, "缺少参数「标题」"),
+        ("ask", None, {"question": "   "}, "缺少参数「问题」"),
+    ],
+)
+async def test_bad_options_get_an_ephemeral_chinese_usage_error(
+    env: Env, name: str, sub: str | None, options: dict[str, Any], needle: str
+) -> None:
+    transport, stub, scholar, novels = env
+    feed(transport, slash(name, options, sub=sub))
+    [callback] = await settle(stub, "POST", "/callback")
+    assert callback.json["type"] == 4  # answered at once, not deferred
+    assert callback.json["data"]["flags"] & 64  # ephemeral
+    assert needle in callback.json["data"]["content"]
+    assert scholar.calls == [] and novels.calls == []
+
+
+async def test_english_locale_gets_english_errors(env: Env) -> None:
+    transport, stub, _, _ = env
+    feed(transport, slash("ask", {"question": " "}, locale="en-US"))
+    [callback] = await settle(stub, "POST", "/callback")
+    assert "Missing argument" in callback.json["data"]["content"]
+
+
+async def test_outdated_command_signature_gets_a_private_notice(env: Env) -> None:
+    transport, stub, _, novels = env
+    # Discord never sends a required option missing unless its copy of the command is stale.
+    feed(transport, slash("chapter", {"chapter": 3}, sub="rollback"))
+    [callback] = await settle(stub, "POST", "/callback")
+    assert callback.json["data"]["flags"] & 64 and "命令" in callback.json["data"]["content"]
+    assert novels.calls == []
+
+
+async def test_late_usage_error_replaces_the_thinking_message_privately(env: Env) -> None:
+    transport, stub, _, novels = env
+    feed(transport, slash("novel", {"action": "set"}, sub="blueprint"))  # no file attached
+    [post] = await settle(stub, "POST", f"/webhooks/{APP_ID}/")
+    assert stub.find("POST", "/callback")[0].json["type"] == 5
+    assert stub.find("DELETE", "/messages/@original")
+    assert post.json["flags"] & 64 and "JSON 文件" in post.json["content"]
+    assert novels.calls == []
+
+
+async def test_service_error_after_defer_is_private(env: Env) -> None:
+    transport, stub, _, novels = env
+    novels.reply = Reply.error("本轮已结束")
+    feed(transport, slash("chapter", sub="close"))
+    [post] = await settle(stub, "POST", f"/webhooks/{APP_ID}/")
+    assert stub.find("DELETE", "/messages/@original")
+    assert post.json["flags"] & 64 and "本轮已结束" in post.json["content"]
+
+
+async def test_poll_becomes_buttons_and_a_click_presses(env: Env) -> None:
+    transport, stub, _, novels = env
+    novels.reply = Reply(
+        blocks=[Block("投票开始")],
+        poll=Poll("下一章写什么？", ("夜渡", "山门"), "vote:r9:", "r9"),
+        buttons=[Button("结束投票", "close:r9")],
+    )
+    feed(transport, slash("chapter", sub="next"))
+    [post] = await settle(stub, "POST", f"/webhooks/{APP_ID}/")
+    buttons = [b for row in post.json["components"] for b in row["components"]]
+    assert [b["custom_id"] for b in buttons] == ["vote:r9:1", "vote:r9:2", "close:r9"]
+    assert buttons[0]["label"] == "1. 夜渡" and buttons[0]["type"] == 2
+
+    novels.reply = Reply.text("已投给第 2 项")
+    sent = [(b["label"], b["custom_id"]) for b in buttons]
+    feed(transport, button_click("vote:r9:2", sent, user_id=snowflake()))
+    posts = await settle(stub, "POST", f"/webhooks/{APP_ID}/", 2)
+    assert novels.calls[-1][1] == novel_api.Vote(2, "r9")
+    callback = stub.find("POST", "/callback")[-1]
+    assert callback.json["type"] == 5 and callback.json["data"]["flags"] & 64
+    assert posts[-1].json["content"] == "已投给第 2 项"
+
+
+async def test_long_reply_is_split_in_order(env: Env) -> None:
+    transport, stub, scholar, _ = env
+    scholar.reply = Reply(blocks=[Block(f"第{i:03d}段。" + "道" * 300) for i in range(20)])
+    feed(transport, slash("ask", {"question": "长回答"}))
+    await settle(stub, "POST", f"/webhooks/{APP_ID}/", 4)
+    texts = [p["content"] for p in followups(stub)]
+    assert all(len(t) <= 2000 for t in texts) and len(texts) >= 4
+    order = [int(t[i + 1 : i + 4]) for t in texts for i in range(len(t)) if t[i] == "第"]
+    assert order == list(range(20))
+
+
+async def test_mentions_are_escaped_and_never_ping(env: Env) -> None:
+    transport, stub, scholar, _ = env
+    scholar.reply = Reply.text("@everyone @here <@123> 看这里")
+    feed(transport, slash("ask", {"question": "提及"}))
+    [post] = await settle(stub, "POST", f"/webhooks/{APP_ID}/")
+    assert "@everyone" not in post.json["content"] and "@here" not in post.json["content"]
+    assert post.json["allowed_mentions"] == {"parse": []}
+
+
+async def test_attachment_is_downloaded_and_passed_as_bytes(env: Env) -> None:
+    transport, stub, _, novels = env
+    data = '{"setting": "山城"}'.encode()
+    stub.attachments["bp.json"] = data
+    att_id = snowflake()
+    resolved = {
+        att_id: {
+            "id": att_id,
+            "filename": "bp.json",
+            "size": len(data),
+            "url": f"{stub.base}/cdn/bp.json",
+            "proxy_url": f"{stub.base}/cdn/bp.json",
+            "content_type": "application/json",
+        }
+    }
+    feed(
+        transport,
+        slash(
+            "novel",
+            {"action": "set", "file": ("attachment", att_id)},
+            sub="blueprint",
+            attachments=resolved,
+        ),
+    )
+    await settle(stub, "POST", f"/webhooks/{APP_ID}/")
+    assert [c[1] for c in novels.calls] == [novel_api.BlueprintSet(data)]
+
+
+async def test_oversized_attachment_is_refused(env: Env) -> None:
+    transport, stub, _, novels = env
+    att_id = snowflake()
+    resolved = {
+        att_id: {
+            "id": att_id,
+            "filename": "big.txt",
+            "size": 5 * 1024 * 1024,
+            "url": f"{stub.base}/cdn/big.txt",
+            "proxy_url": f"{stub.base}/cdn/big.txt",
+        }
+    }
+    feed(
+        transport,
+        slash(
+            "chapter",
+            {"chapter": 2, "file": ("attachment", att_id)},
+            sub="revise",
+            attachments=resolved,
+        ),
+    )
+    [callback] = await settle(stub, "POST", "/callback")
+    assert "文件太大" in callback.json["data"]["content"] and callback.json["data"]["flags"] & 64
+    assert novels.calls == [] and not stub.find("GET", "/cdn/")
+
+
+async def test_streaming_edits_the_original_response(env: Env) -> None:
+    transport, stub, scholar, _ = env
+    scholar.partials = ["神圣", "神圣的分赐"]
+    scholar.reply = Reply.text("神圣的分赐是三一神的工作。")
+    feed(transport, slash("ask", {"question": "分赐"}))
+    edits = await settle(stub, "PATCH", "/messages/@original", 3)
+    assert [e.json["content"] for e in edits] == [
+        "神圣",
+        "神圣的分赐",
+        "神圣的分赐是三一神的工作。",
+    ]
+    assert all(e.json["allowed_mentions"] == {"parse": []} for e in edits)
+    assert followups(stub) == []
+
+
+async def test_chapter_attachment_goes_as_a_file(env: Env) -> None:
+    transport, stub, _, novels = env
+    novels.reply = Reply(
+        blocks=[Block("第 3 章《夜渡》")],
+        attachments=[Attachment("chapter-3.md", "# 夜渡\n\n正文".encode())],
+    )
+    feed(transport, slash("chapter", {"chapter": 3}, sub="show"))
+    [post] = await settle(stub, "POST", f"/webhooks/{APP_ID}/")
+    assert post.files == {"chapter-3.md": "# 夜渡\n\n正文".encode()}
+
+
+async def test_cite_autocomplete_suggests_books(env: Env) -> None:
+    transport, stub, _, _ = env
+    feed(transport, autocomplete("cite", "reference", "弗"))
+    [callback] = await settle(stub, "POST", "/callback")
+    assert callback.json["type"] == 8
+    assert {c["value"] for c in callback.json["data"]["choices"]} >= {"弗"}
+    assert book_suggestions("弗1:10") == [("弗1:10", "弗1:10")]
+
+
+async def test_send_posts_to_the_channel(env: Env) -> None:
+    transport, stub, _, _ = env
+    target = Actor("discord", "g", "0", channel_id=CHANNEL_ID)
+    await transport.send(target, Reply.text("第 3 章已完成 @everyone"))
+    [post] = stub.find("POST", f"/channels/{CHANNEL_ID}/messages")
+    assert post.json["allowed_mentions"] == {"parse": []}
+    assert "@everyone" not in post.json["content"]

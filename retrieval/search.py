@@ -91,7 +91,7 @@ class HybridSearch:
     ) -> SearchResult:
         q = search_form(query)
         base = Filter(equals={"namespace": namespace}).and_(flt)
-        expansions = self._expansions(q) if "keyword" in tracks else {}
+        expansions = await asyncio.to_thread(self._expansions, q) if "keyword" in tracks else {}
         refs = normalise_refs(q)
         if not q:
             return SearchResult([], [], expansions, refs)

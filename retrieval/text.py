@@ -116,6 +116,28 @@ def _dictionary_term(term: str) -> str | None:
     return t
 
 
+_BASE_LOCK = threading.Lock()
+_BASE: dict[Path, tuple[dict[str, int], int]] = {}
+
+
+def _fresh_jieba(cache_dir: Path) -> Any:
+    """A new jieba.Tokenizer with the main dictionary; the dictionary is loaded once per
+    process (about a second) and copied into each instance (milliseconds)."""
+    import jieba
+
+    jieba.setLogLevel(logging.WARNING)
+    with _BASE_LOCK:
+        if cache_dir not in _BASE:
+            loader = jieba.Tokenizer()
+            loader.tmp_dir = str(cache_dir)
+            loader.initialize()
+            _BASE[cache_dir] = (loader.FREQ, loader.total)
+        freq, total = _BASE[cache_dir]
+    tok = jieba.Tokenizer()
+    tok.FREQ, tok.total, tok.initialized = dict(freq), total, True
+    return tok
+
+
 class Tokenizer:
     """jieba with the domain dictionary; one instance per owner, initialised on first use.
 
@@ -173,12 +195,7 @@ class Tokenizer:
         with self._lock:
             if self._jieba is not None:
                 return self._jieba
-            import jieba
-
-            jieba.setLogLevel(logging.WARNING)
-            tok = jieba.Tokenizer()
-            tok.tmp_dir = str(self._cache_dir or _default_cache_dir())
-            tok.initialize()
+            tok = _fresh_jieba(self._cache_dir or _default_cache_dir())
             for line in _load_lines(self._userdict):
                 word, *rest = line.split()
                 t = _dictionary_term(word)
@@ -197,6 +214,10 @@ class Tokenizer:
             self._pending.clear()
             self._jieba = tok
             return tok
+
+    def warm(self) -> None:
+        """Load the dictionary now (about a second; run it off the event loop at start-up)."""
+        self._ensure()
 
     def __call__(self, s: str) -> list[str]:
         return self.tokenize(s)

@@ -38,7 +38,7 @@ def test_tokenize_english_and_osis() -> None:
 
 
 def test_add_terms_at_runtime(tmp_path: Path) -> None:
-    tok = text.Tokenizer(synonyms=False, cache_dir=tmp_path)
+    tok = text.Tokenizer(synonyms=False)
     before = tok("奇妙的葡萄树枝子")
     assert "葡萄树枝子" not in before
     assert tok.add_terms(["葡萄樹枝子", "葡萄树枝子", "two words"]) == 1
@@ -46,8 +46,8 @@ def test_add_terms_at_runtime(tmp_path: Path) -> None:
 
 
 def test_tokenizers_are_independent(tmp_path: Path) -> None:
-    a = text.Tokenizer(synonyms=False, cache_dir=tmp_path)
-    b = text.Tokenizer(synonyms=False, cache_dir=tmp_path)
+    a = text.Tokenizer(synonyms=False)
+    b = text.Tokenizer(synonyms=False)
     a.add_terms(["橄榄树枝子"])
     assert "橄榄树枝子" in a("橄榄树枝子")
     assert "橄榄树枝子" not in b("橄榄树枝子")

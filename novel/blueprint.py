@@ -230,6 +230,8 @@ def parse_upload(data: bytes, max_bytes: int) -> Blueprint:
     try:
         if data.startswith((b"\xff\xfe", b"\xfe\xff")):
             text = data.decode("utf-16")
+        elif b"\x00" in data:  # UTF-16/32 without a byte-order mark
+            raise UnicodeDecodeError("utf-8", data, 0, 1, "NUL byte")
         else:
             text = data.decode("utf-8-sig")
     except UnicodeDecodeError:

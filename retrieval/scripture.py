@@ -500,6 +500,8 @@ class _Spec:
 
     def parse(self, pos: int) -> tuple[list[_Raw], int]:
         s, b = self.s, self.b
+        if self.short_name and not self.strict and s[pos : pos + 1] in _SPACES:
+            return [], pos  # in prose 弗 must be directly followed by its chapter
         first = _point(s, pos)
         if first is None or not self._first_ok(first):
             return [], pos

@@ -251,6 +251,8 @@ def test_prose_single_character_books_need_a_chapter() -> None:
     assert found("读诗23。") == ["Ps.23"]
     assert found("出一章") == ["Exod.1"]
     assert found("西3:16") == ["Col.3.16"]
+    assert found("东西 3:16，来 2次") == []
+    assert found("以弗所书 1:10") == ["Eph.1.10"]
     assert found("参加1:4；参赛1:1") == ["Gal.1.4", "Isa.1.1"]
 
 

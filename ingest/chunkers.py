@@ -1,0 +1,261 @@
+"""Chunking by document type → `Piece`s (text + chapter + search prefix), before metadata.
+
+Token: one CJK character, or one Latin word / number (`[A-Za-z0-9]+` with inner ' or -).
+Punctuation and spaces are not tokens. This approximates both jieba words × ~1.5 and the
+embedding models' sub-word counts closely enough to size chunks.
+
+- prose (book, message): per section, whole sentences gathered into chunks of 400–600 tokens
+  (closed at the first paragraph end after 400, or before a sentence would pass 600), the
+  next chunk starting with the previous one's last sentences (~15% of its tokens, whole
+  sentences only: the smallest suffix ≥ 15%, none when a single sentence would exceed 35%).
+  A sentence longer than 600 tokens is cut at clause marks (，、：,:) and only as a last
+  resort at 600 tokens. A short tail (< 200 tokens) is folded into the chunk before when
+  the result stays within 600. Chunks never span two headings; a section under 100 tokens
+  (a 读经 line under the message title) is carried into the next section of the same chapter.
+- outline: one piece per point: its own text, with the full path as the search prefix.
+- footnote: one verse + its notes; split by notes only above 1,200 tokens.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ingest.clean import is_cjk
+from ingest.structure import FootnoteEntry, OutlinePoint, Section
+
+MIN_TOKENS = 400
+MAX_TOKENS = 600
+OVERLAP = 0.15
+MAX_OVERLAP = 0.35
+FOOTNOTE_MAX = 1200
+SMALL_SECTION = 100
+
+_TOKEN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]|[A-Za-z0-9]+(?:['’-][A-Za-z0-9]+)*")
+_SENTENCE = re.compile(
+    r".+?(?:[。！？!?；…]+[」』”’\"）)】]*"
+    r"|[.!?]+[\"”’)]*(?=\s+[A-Z\"“‘(（\u3400-\u9fff])"
+    r"|[.!?]+[\"”’)]*\s*$"
+    r"|$)",
+    re.S,
+)
+_CLAUSE = re.compile(r"(?<=[，、：,:])")
+
+
+def count_tokens(text: str) -> int:
+    return len(_TOKEN.findall(text))
+
+
+def split_sentences(text: str) -> list[str]:
+    return [s.strip() for s in _SENTENCE.findall(text) if s.strip()]
+
+
+def smart_join(parts: Iterable[str]) -> str:
+    out = ""
+    for p in parts:
+        if not out:
+            out = p
+        elif is_cjk(out[-1]) or is_cjk(p[0]):
+            out += p
+        else:
+            out += " " + p
+    return out
+
+
+@dataclass(slots=True)
+class Piece:
+    """A chunk before metadata: display text, the prefix searched with it, its chapter."""
+
+    text: str
+    chapter: str = ""
+    search_prefix: str = ""
+    refs: tuple[str, ...] = ()  # scripture refs the structure itself gives (footnote verse)
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def search_source(self) -> str:
+        return f"{self.search_prefix}\n{self.text}" if self.search_prefix else self.text
+
+
+@dataclass(slots=True)
+class _Unit:
+    text: str
+    tokens: int
+    para: int
+
+
+def _hard_split(sentence: str, limit: int) -> list[str]:
+    """A sentence over `limit` tokens: at clause marks, then by tokens as a last resort."""
+    clauses = [c for c in _CLAUSE.split(sentence) if c]
+    out: list[str] = []
+    buf = ""
+    for clause in clauses:
+        if buf and count_tokens(buf) + count_tokens(clause) > limit:
+            out.append(buf)
+            buf = ""
+        buf = smart_join([buf, clause]) if buf else clause
+    if buf:
+        out.append(buf)
+    final: list[str] = []
+    for piece in out:
+        if count_tokens(piece) <= limit:
+            final.append(piece)
+            continue
+        spans = [m.span() for m in _TOKEN.finditer(piece)]
+        start = 0
+        for i in range(limit, len(spans), limit):
+            cut = spans[i][0]
+            final.append(piece[start:cut].strip())
+            start = cut
+        final.append(piece[start:].strip())
+    return [f for f in final if f]
+
+
+def _units(paragraphs: Sequence[str], limit: int) -> list[_Unit]:
+    units: list[_Unit] = []
+    for p_index, para in enumerate(paragraphs):
+        for sentence in split_sentences(para):
+            n = count_tokens(sentence)
+            parts = _hard_split(sentence, limit) if n > limit else [sentence]
+            for part in parts:
+                units.append(_Unit(part, count_tokens(part), p_index))
+    return units
+
+
+def _render(units: Sequence[_Unit]) -> str:
+    paras: list[list[str]] = []
+    last = None
+    for u in units:
+        if u.para != last:
+            paras.append([])
+            last = u.para
+        paras[-1].append(u.text)
+    return "\n".join(smart_join(p) for p in paras)
+
+
+def _overlap(units: Sequence[_Unit], total: int, share: float, cap: float) -> list[_Unit]:
+    if total == 0:
+        return []
+    acc = 0
+    for i in range(len(units) - 1, 0, -1):  # never the whole chunk
+        acc += units[i].tokens
+        if acc >= share * total:
+            return list(units[i:]) if acc <= cap * total else []
+    return []
+
+
+def pack_units(
+    units: Sequence[_Unit],
+    *,
+    min_tokens: int = MIN_TOKENS,
+    max_tokens: int = MAX_TOKENS,
+    overlap: float = OVERLAP,
+) -> list[list[_Unit]]:
+    chunks: list[list[_Unit]] = []
+    fresh: list[int] = []  # tokens in each chunk that are not overlap
+    cur: list[_Unit] = []
+    carried = 0  # how many leading units of `cur` are overlap
+
+    def close() -> None:
+        nonlocal cur, carried
+        chunks.append(cur)
+        fresh.append(sum(u.tokens for u in cur[carried:]))
+        total = sum(u.tokens for u in cur)
+        cur = _overlap(cur, total, overlap, MAX_OVERLAP)
+        carried = len(cur)
+
+    for i, unit in enumerate(units):
+        size = sum(u.tokens for u in cur)
+        if cur and size + unit.tokens > max_tokens:
+            if len(cur) == carried:  # only overlap: drop it rather than overflow
+                cur, carried = [], 0
+            else:
+                close()
+                if sum(u.tokens for u in cur) + unit.tokens > max_tokens:
+                    cur, carried = [], 0
+        cur.append(unit)
+        size = sum(u.tokens for u in cur)
+        para_end = i + 1 == len(units) or units[i + 1].para != unit.para
+        if size >= min_tokens and para_end and i + 1 < len(units):
+            close()
+    if len(cur) > carried:
+        chunks.append(cur)
+        fresh.append(sum(u.tokens for u in cur[carried:]))
+        if len(chunks) > 1 and fresh[-1] < min_tokens // 2:
+            prev = chunks[-2]
+            tail = cur[carried:]
+            if sum(u.tokens for u in prev) + sum(u.tokens for u in tail) <= max_tokens:
+                chunks[-2] = prev + tail
+                chunks.pop()
+    return chunks
+
+
+def prose_pieces(
+    sections: Sequence[Section],
+    *,
+    min_tokens: int = MIN_TOKENS,
+    max_tokens: int = MAX_TOKENS,
+    overlap: float = OVERLAP,
+) -> list[Piece]:
+    pieces: list[Piece] = []
+    carry: list[str] = []
+    for index, section in enumerate(sections):
+        paragraphs = carry + section.paragraphs
+        carry = []
+        nxt = sections[index + 1] if index + 1 < len(sections) else None
+        small = sum(count_tokens(p) for p in paragraphs) < SMALL_SECTION
+        if small and nxt is not None and nxt.path[:1] == section.path[:1]:
+            carry = paragraphs  # a lead-in (e.g. 读经 line) joins the section after it
+            continue
+        units = _units(paragraphs, max_tokens)
+        for group in pack_units(
+            units, min_tokens=min_tokens, max_tokens=max_tokens, overlap=overlap
+        ):
+            pieces.append(Piece(_render(group), section.chapter, section.chapter))
+    return pieces
+
+
+def outline_pieces(title: str, points: Sequence[OutlinePoint]) -> list[Piece]:
+    pieces = []
+    for point in points:
+        path = point.path(title)
+        chapter = " > ".join(p for p in (*point.ancestors, point.text.split("\n", 1)[0]))
+        pieces.append(
+            Piece(
+                point.text,
+                chapter=chapter,
+                search_prefix=" > ".join((title, *point.ancestors))
+                if title or point.ancestors
+                else "",
+                extra={"path": path, "level": point.level},
+            )
+        )
+    return pieces
+
+
+def footnote_pieces(
+    entries: Sequence[FootnoteEntry], refs_of: Any, *, max_tokens: int = FOOTNOTE_MAX
+) -> list[Piece]:
+    """`refs_of(heading) -> tuple[str, ...]` turns the verse coordinate into OSIS ids."""
+    pieces = []
+    for entry in entries:
+        verse_refs = tuple(refs_of(entry.heading))
+        head = f"{entry.heading}　{entry.verse_text}".strip()
+        groups: list[list[str]] = [[]]
+        size = count_tokens(head)
+        for note in entry.notes:
+            n = count_tokens(note)
+            if groups[-1] and size + n > max_tokens:
+                groups.append([])
+                size = count_tokens(head)
+            groups[-1].append(note)
+            size += n
+        for part, notes in enumerate(groups):
+            text = "\n".join([head, *notes])
+            extra: dict[str, Any] = {"verse": entry.heading}
+            if len(groups) > 1:
+                extra["part"] = part + 1
+            pieces.append(Piece(text, chapter=entry.heading, refs=verse_refs, extra=extra))
+    return pieces

@@ -1,0 +1,196 @@
+"""`baibao ingest PATH… | --list | --delete SOURCE` (wired into bot/cli.py by the integrator)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+import unicodedata
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TextIO, cast
+
+from ingest.manifest import DOC_TYPES, DocMeta, Manifest
+from ingest.pipeline import BooksChoice, IngestProgress, IngestSummary, Pipeline, expand_paths
+from retrieval.index import DocumentRecord, Indexer
+from retrieval.types import ChunkType
+
+
+def add_ingest_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "paths",
+        nargs="*",
+        type=Path,
+        metavar="PATH",
+        help="files or folders (PDF, EPUB, TXT, Markdown, Bible .tsv/.tsv.gz)",
+    )
+    parser.add_argument("--title", help="title (source) of the document; one file only")
+    parser.add_argument("--author")
+    parser.add_argument("--year", type=int)
+    parser.add_argument("--era", help='e.g. "Lee-post1970"')
+    parser.add_argument("--type", choices=DOC_TYPES, dest="doc_type")
+    parser.add_argument("--language", choices=("zh", "en"))
+    parser.add_argument(
+        "--max-size-mb", type=float, default=100.0, help="skip files larger than this (default 100)"
+    )
+    parser.add_argument(
+        "--bible-books",
+        default="Eph,John,Col",
+        help='books of a Bible table to embed: "Eph,John,Col" or "all"',
+    )
+    parser.add_argument("--list", action="store_true", help="list ingested documents")
+    parser.add_argument("--delete", metavar="SOURCE", help="delete a document by title or id")
+
+
+def _width(s: str) -> int:
+    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in s)
+
+
+def _pad(s: str, width: int) -> str:
+    return s + " " * max(0, width - _width(s))
+
+
+def _clip(s: str, width: int) -> str:
+    out = ""
+    for c in s:
+        if _width(out + c) > width - 1:
+            return out + "…"
+        out += c
+    return out
+
+
+def format_table(records: Sequence[DocumentRecord]) -> str:
+    rows: list[tuple[str, str, str, str]] = []
+    verse_only = [r for r in records if r.type == "bible" and r.chunk_count == 0]
+    for r in records:
+        if r in verse_only:
+            continue
+        rows.append((_clip(r.source, 40), r.type, str(r.chunk_count), r.ingested_at[:19]))
+    if verse_only:
+        rows.append(
+            (
+                f"{verse_only[0].source}（另 {len(verse_only)} 卷仅经文表 / verse table only）",
+                "bible",
+                "0",
+                verse_only[0].ingested_at[:19],
+            )
+        )
+    head = ("来源 source", "类型 type", "块数 chunks", "入库时间 ingested (UTC)")
+    widths = [max(_width(x[i]) for x in [head, *rows]) for i in range(4)]
+    lines = [
+        "  ".join(_pad(c, w) for c, w in zip(row, widths, strict=True)).rstrip()
+        for row in [head, *rows]
+    ]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+class ProgressBar:
+    """A one-line progress bar on stderr (callable as `on_progress`)."""
+
+    def __init__(self, label: str = "", stream: TextIO | None = None, width: int = 24) -> None:
+        self.label = label
+        self.stream = stream or sys.stderr
+        self.width = width
+        self._last = 0.0
+        self._shown = False
+
+    def __call__(self, p: IngestProgress) -> None:
+        now = time.monotonic()
+        final = p.files_done == p.files_total
+        if not final and now - self._last < 0.1:
+            return
+        self._last = now
+        frac = p.files_done / p.files_total if p.files_total else 1.0
+        if p.doc_chunks_total and p.files_total:
+            frac += (p.doc_chunks_done / p.doc_chunks_total) / p.files_total
+        filled = int(min(1.0, frac) * self.width)
+        bar = "█" * filled + "░" * (self.width - filled)
+        line = (
+            f"{self.label + ' ' if self.label else ''}[{bar}] {p.files_done}/{p.files_total} 文件 files"
+            f" · {p.chunks_done} 块 chunks · {p.chunks_per_s:.1f} 块/秒 chunks/s"
+            f"{' · ' + p.current if p.current else ''}"
+        )
+        self.stream.write("\r" + _clip(line, 118).ljust(118))
+        self.stream.flush()
+        self._shown = True
+
+    def finish(self) -> None:
+        if self._shown:
+            self.stream.write("\n")
+            self.stream.flush()
+            self._shown = False
+
+
+def format_summary(s: IngestSummary) -> str:
+    lines = [
+        f"完成 / done: {s.documents} 个文档 documents, {s.chunks} 块 chunks, "
+        f"{s.refs} 处经文 refs, {s.concepts} 个概念 concepts, "
+        f"{s.unchanged} 个未变 unchanged, {len(s.skipped)} 个跳过 skipped "
+        f"({s.seconds:.1f} 秒 s)"
+    ]
+    if s.verses:
+        lines.append(f"经文表 verse table: {s.verses} 节 verses")
+    for path, reason in s.skipped:
+        lines.append(f"跳过 skipped: {path}: {reason}")
+    return "\n".join(lines)
+
+
+def _books(value: str) -> BooksChoice:
+    if value.strip().lower() == "all":
+        return "all"
+    return [b.strip() for b in value.split(",") if b.strip()]
+
+
+async def run_ingest(indexer: Indexer, args: argparse.Namespace) -> int:
+    out = sys.stdout
+    if getattr(args, "list", False):
+        records = await indexer.documents()
+        if not records:
+            print("还没有导入任何文档。/ No documents ingested yet.", file=out)
+        else:
+            print(format_table(records), file=out)
+        return 0
+    if getattr(args, "delete", None):
+        record = await indexer.delete_document(args.delete)
+        if record is None:
+            print(
+                f"找不到文档：{args.delete}（用 --list 查看标题或 ID）/ "
+                f"no document with title or id {args.delete!r} (see --list)",
+                file=sys.stderr,
+            )
+            return 1
+        print(f"已删除 deleted: {record.source} ({record.doc_id})", file=out)
+        return 0
+    paths: list[Path] = list(getattr(args, "paths", []) or [])
+    if not paths:
+        print(
+            "请给出要导入的文件或文件夹 / give files or folders to ingest "
+            "(baibao ingest PATH… | --list | --delete SOURCE)",
+            file=sys.stderr,
+        )
+        return 2
+    if args.title:
+        files, _ = expand_paths(paths)
+        if len(files) > 1:
+            print("--title 只能用于单个文件 / --title applies to a single file", file=sys.stderr)
+            return 2
+    if args.max_size_mb <= 0:
+        print("--max-size-mb 必须大于 0 / must be > 0", file=sys.stderr)
+        return 2
+    defaults = DocMeta(
+        title=args.title,
+        author=args.author,
+        year=args.year,
+        era=args.era,
+        type=cast(ChunkType | None, args.doc_type),
+        language=args.language,
+    )
+    pipeline = Pipeline(
+        indexer, embed_books=_books(args.bible_books), max_bytes=int(args.max_size_mb * 1024 * 1024)
+    )
+    bar = ProgressBar("导入 ingest")
+    summary = await pipeline.ingest_paths(paths, manifest=Manifest({}, defaults), on_progress=bar)
+    bar.finish()
+    print(format_summary(summary), file=out)
+    return 1 if summary.skipped else 0

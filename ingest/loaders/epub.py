@@ -1,0 +1,181 @@
+"""EPUB (ebooklib): chapters in spine order, titles from the TOC, HTML → paragraphs.
+
+Before ebooklib touches the file, the zip's central directory is checked: not a zip → skip;
+any entry whose declared uncompressed size exceeds `max_entry_bytes` (default 50 MB) or a
+total beyond `max_total_bytes` → skip as a possible zip bomb. (Python's zipfile never reads
+past an entry's declared size, so the declared sizes bound what is decompressed.)
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+import zipfile
+from html.parser import HTMLParser
+from pathlib import Path
+from urllib.parse import unquote
+
+from ingest.clean import collapse_cjk_spaces, squash
+from ingest.loaders.base import Block, Document, LoadError, check_size, guess_language
+
+MAX_ENTRY_BYTES = 50 * 1024 * 1024
+MAX_TOTAL_BYTES = 500 * 1024 * 1024
+
+_BLOCK_TAGS = {"p", "div", "li", "blockquote", "pre", "tr", "dd", "dt", "section", "article"}
+_HEADING_TAGS = {"h1": 1, "h2": 2, "h3": 3, "h4": 4, "h5": 5, "h6": 6}
+_SKIP_TAGS = {"script", "style", "head", "title", "nav"}
+
+
+class _HtmlText(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.blocks: list[Block] = []
+        self._buf: list[str] = []
+        self._heading = 0
+        self._skip = 0
+
+    def _flush(self) -> None:
+        text = collapse_cjk_spaces(squash(re.sub(r"[\r\n\t]+", " ", "".join(self._buf))))
+        self._buf.clear()
+        if text:
+            if self._heading:
+                self.blocks.append(Block(text, "heading", self._heading))
+            else:
+                self.blocks.append(Block(text, "para"))
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag in _SKIP_TAGS:
+            self._skip += 1
+        elif tag in _HEADING_TAGS:
+            self._flush()
+            self._heading = _HEADING_TAGS[tag]
+        elif tag in _BLOCK_TAGS:
+            self._flush()
+        elif tag == "br":
+            self._buf.append("\n")
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in _SKIP_TAGS:
+            self._skip = max(0, self._skip - 1)
+        elif tag in _HEADING_TAGS:
+            self._flush()
+            self._heading = 0
+        elif tag in _BLOCK_TAGS:
+            self._flush()
+
+    def handle_data(self, data: str) -> None:
+        if not self._skip:
+            self._buf.append(data)
+
+    def close(self) -> None:
+        super().close()
+        self._flush()
+
+
+def html_to_blocks(html: str) -> list[Block]:
+    parser = _HtmlText()
+    parser.feed(html)
+    parser.close()
+    return parser.blocks
+
+
+def _check_zip(path: Path, max_entry: int, max_total: int) -> None:
+    if not zipfile.is_zipfile(path):
+        raise LoadError("不是有效的 EPUB（不是 zip 文件）", "not a valid EPUB (not a zip file)")
+    try:
+        with zipfile.ZipFile(path) as zf:
+            infos = zf.infolist()
+    except (zipfile.BadZipFile, OSError) as err:
+        raise LoadError("EPUB 已损坏", f"damaged EPUB: {err}") from None
+    total = 0
+    for info in infos:
+        total += info.file_size
+        if info.file_size > max_entry:
+            raise LoadError(
+                f"EPUB 内文件过大（{info.filename}，解压后 {info.file_size / 1048576:.0f} MB），疑似 zip 炸弹",
+                f"EPUB entry too large when decompressed ({info.filename}: {info.file_size} bytes)",
+            )
+    if total > max_total:
+        raise LoadError(
+            "EPUB 解压后总体积过大，疑似 zip 炸弹", f"EPUB too large when decompressed ({total})"
+        )
+
+
+def _toc_titles(toc: object) -> dict[str, str]:
+    """href (without fragment) → first TOC title pointing at it."""
+    out: dict[str, str] = {}
+
+    def walk(node: object) -> None:
+        if isinstance(node, list | tuple):
+            for n in node:
+                walk(n)
+            return
+        href = getattr(node, "href", None)
+        title = getattr(node, "title", None)
+        if href and title:
+            out.setdefault(unquote(str(href).split("#", 1)[0]), str(title))
+        # ebooklib represents sections as (Section, [children]) tuples (handled above).
+
+    walk(toc)
+    return out
+
+
+def load_epub(
+    path: Path,
+    max_bytes: int,
+    *,
+    max_entry_bytes: int = MAX_ENTRY_BYTES,
+    max_total_bytes: int = MAX_TOTAL_BYTES,
+) -> Document:
+    check_size(path, max_bytes)
+    _check_zip(path, max_entry_bytes, max_total_bytes)
+    import ebooklib
+    from ebooklib import epub
+
+    try:
+        book = epub.read_epub(str(path), options={"ignore_ncx": False})
+    except Exception as err:
+        raise LoadError(
+            "EPUB 无法解析", f"cannot parse EPUB: {type(err).__name__}: {err}"
+        ) from None
+    toc = _toc_titles(book.toc)
+    blocks: list[Block] = []
+    for entry in book.spine:
+        item_id = entry[0] if isinstance(entry, tuple | list) else entry
+        item = book.get_item_with_id(item_id)
+        if item is None or item.get_type() != ebooklib.ITEM_DOCUMENT:
+            continue
+        if isinstance(item, epub.EpubNav):
+            continue
+        try:
+            html = item.get_content().decode("utf-8", errors="replace")
+        except Exception:
+            continue
+        chapter_blocks = html_to_blocks(html)
+        if not chapter_blocks:
+            continue
+        name = item.get_name()
+        title = toc.get(name) or toc.get(posixpath.basename(name))
+        has_heading = any(b.kind == "heading" for b in chapter_blocks[:3])
+        if title and not has_heading:
+            blocks.append(Block(title, "heading", 1))
+        blocks.extend(chapter_blocks)
+    if not blocks:
+        raise LoadError("EPUB 中没有文字内容", "no text in EPUB")
+
+    def meta(name: str) -> str:
+        try:
+            values = book.get_metadata("DC", name)
+        except Exception:
+            return ""
+        return str(values[0][0]).strip() if values and values[0] and values[0][0] else ""
+
+    text = "\n".join(b.text for b in blocks)
+    return Document(
+        path=path,
+        format="epub",
+        blocks=blocks,
+        title=meta("title"),
+        author=meta("creator"),
+        language=guess_language(text),
+    )

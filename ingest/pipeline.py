@@ -1,0 +1,548 @@
+"""load → clean → structure → chunk → annotate → index, one document at a time.
+
+Each document goes to `Indexer.replace_document` once, with all its chunks: the indexer's
+hash check makes re-ingesting an unchanged file a no-op (no embedding calls), and its
+generation scheme keeps a failed or replaced version from ever being half visible.
+A file that cannot be read is skipped with one reason; the others go on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import logging
+import re
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Literal, Protocol
+
+from ingest.chunkers import Piece, footnote_pieces, outline_pieces, prose_pieces
+from ingest.clean import tidy
+from ingest.loaders import (
+    DEFAULT_MAX_BYTES,
+    BibleTable,
+    LoadError,
+    check_size,
+    is_bible_table,
+    is_supported,
+    load_bible,
+    load_document,
+)
+from ingest.loaders.base import Document
+from ingest.manifest import (
+    DocMeta,
+    Manifest,
+    ManifestError,
+    find_manifest,
+    is_manifest_file,
+    load_manifest,
+)
+from ingest.structure import infer_type, parse_footnotes, parse_outline, prose_sections
+from retrieval.index import DocumentRecord, Indexer, IndexReport, VerseRow
+from retrieval.scripture import book_name_zh, normalise_refs, sort_key
+from retrieval.text import search_form
+from retrieval.types import CORPUS_NAMESPACE, Chunk, ChunkType, chunk_id, content_hash
+
+log = logging.getLogger(__name__)
+
+# Bump when chunking changes so every document is re-indexed once.
+PIPELINE_VERSION = "ingest-1"
+BIBLE_VERSION = "cuv1919"
+BIBLE_SOURCE = "和合本（1919）"
+DEFAULT_EMBED_BOOKS: tuple[str, ...] = ("Eph", "John", "Col")
+
+Tagger = Callable[[str], Sequence[str]]
+BooksChoice = Sequence[str] | Literal["all"]
+
+
+# ---- progress and summary ---------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class IngestProgress:
+    files_total: int
+    files_done: int
+    chunks_done: int  # chunks indexed (embedded) so far in this run
+    current: str = ""  # the file being worked on
+    doc_chunks_done: int = 0
+    doc_chunks_total: int = 0
+    elapsed: float = 0.0
+
+    @property
+    def chunks_per_s(self) -> float:
+        return self.chunks_done / self.elapsed if self.elapsed > 0 else 0.0
+
+
+OnProgress = Callable[[IngestProgress], None]
+
+
+@dataclass(slots=True)
+class IngestSummary:
+    documents: int = 0  # added or replaced
+    chunks: int = 0  # chunks written in those documents
+    refs: int = 0  # distinct verse ids cited, summed per document
+    concepts: int = 0  # concept mentions linked in the graph
+    unchanged: int = 0
+    skipped: list[tuple[Path, str]] = field(default_factory=list)
+    seconds: float = 0.0
+    verses: int = 0  # Bible verses put into the verse table
+    results: list[tuple[Path, str, IndexReport]] = field(default_factory=list)
+
+    def add(self, path: Path, doc_id: str, report: IndexReport) -> None:
+        self.results.append((path, doc_id, report))
+        if report.status == "unchanged":
+            self.unchanged += 1
+            return
+        self.documents += 1
+        self.chunks += report.chunks
+        self.refs += report.refs
+        self.concepts += report.concepts
+
+
+# ---- tagging ----------------------------------------------------------------------------------
+
+
+class _Linker(Protocol):
+    def link(self, text: str) -> list[str]: ...
+
+
+def synonym_tagger(groups: Iterable[Sequence[str]]) -> Tagger:
+    """Canonical (first) term of every synonym group with a term in the text. CJK terms of
+    two or more characters match as substrings of the search form; English terms as words."""
+    canonical: dict[str, str] = {}
+    for group in groups:
+        for term in group:
+            key = search_form(term).lower()
+            if len(key) >= 2:
+                canonical.setdefault(key, group[0])
+    cjk = sorted((t for t in canonical if not t.isascii()), key=len, reverse=True)
+    latin = sorted((t for t in canonical if t.isascii()), key=len, reverse=True)
+    patterns = []
+    if cjk:
+        patterns.append("|".join(map(re.escape, cjk)))
+    if latin:
+        patterns.append(r"(?<![\w-])(?:" + "|".join(map(re.escape, latin)) + r")(?![\w-])")
+    if not patterns:
+        return lambda text: ()
+    rx = re.compile("|".join(patterns))
+
+    def tag(text: str) -> tuple[str, ...]:
+        found = (canonical[m.group(0)] for m in rx.finditer(text.lower()))
+        return tuple(dict.fromkeys(found))
+
+    return tag
+
+
+def default_tagger(graph: object | None = None) -> Tagger:
+    """Synonym-table terms, plus the graph's concept labels when a graph is given."""
+    from retrieval.synonyms import SynonymTable
+
+    base = synonym_tagger(SynonymTable.load().groups)
+    label = getattr(graph, "node_label", None)
+    if graph is None or not hasattr(graph, "link") or label is None:
+        return base
+    linker: _Linker = graph
+
+    def tag(text: str) -> tuple[str, ...]:
+        tags = list(base(text))
+        for node in linker.link(text):
+            if node.startswith(("concept:", "topic:")):
+                tags.append(str(label(node)))
+        return tuple(dict.fromkeys(tags))
+
+    return tag
+
+
+# ---- building chunks (synchronous, CPU-bound) ------------------------------------------------
+
+
+def doc_id_for(title: str) -> str:
+    """Stable id from the title's search form: Traditional and Simplified titles agree."""
+    key = " ".join(search_form(title).casefold().split())
+    return "doc-" + hashlib.sha256(key.encode("utf-8")).hexdigest()[:16]
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+@dataclass(slots=True)
+class Built:
+    record: DocumentRecord
+    chunks: list[Chunk]
+    verses: list[VerseRow] = field(default_factory=list)
+    embed: bool = True
+
+
+def _pieces(doc: Document, doc_type: ChunkType, title: str) -> list[Piece]:
+    if doc_type == "outline":
+        lines = doc.plain_text().split("\n")
+        own_title, points = parse_outline(lines)
+        if points:
+            return outline_pieces(own_title or title, points)
+    if doc_type == "footnote":
+        entries = parse_footnotes(doc)
+        if entries:
+            return footnote_pieces(entries, normalise_refs)
+    return prose_pieces(prose_sections(doc))
+
+
+def _sorted_refs(refs: Iterable[str]) -> tuple[str, ...]:
+    return tuple(sorted(set(refs), key=sort_key))
+
+
+def _hash_document(meta: dict[str, Any], chunks: Sequence[Chunk]) -> str:
+    h = hashlib.sha256()
+    h.update(json.dumps([PIPELINE_VERSION, meta], ensure_ascii=False, sort_keys=True).encode())
+    for c in chunks:
+        row: list[Any] = [c.id, c.search_text, c.chapter, list(c.topic_tags)]
+        row += [list(c.scripture_refs), {k: v for k, v in sorted(c.extra.items())}]
+        h.update(json.dumps(row, ensure_ascii=False, default=str).encode())
+    return h.hexdigest()
+
+
+def build_chunks(
+    pieces: Sequence[Piece],
+    *,
+    doc_id: str,
+    source: str,
+    doc_type: ChunkType,
+    meta: DocMeta,
+    language: Literal["zh", "en"],
+    tagger: Tagger,
+    namespace: str = CORPUS_NAMESPACE,
+    ingested_at: str = "",
+) -> list[Chunk]:
+    chunks = []
+    for position, piece in enumerate(pieces):
+        text = tidy(piece.text)
+        if not text:
+            continue
+        search_text = search_form(piece.search_source)
+        text_hash = content_hash(text)
+        chunks.append(
+            Chunk(
+                id=chunk_id(namespace, doc_id, position, text_hash),
+                text=text,
+                search_text=search_text,
+                doc_id=doc_id,
+                source=source,
+                type=doc_type,
+                chapter=piece.chapter,
+                position=position,
+                author=meta.author or "",
+                year=meta.year,
+                era=meta.era or "",
+                language=language,
+                topic_tags=tuple(tagger(search_text)),
+                scripture_refs=_sorted_refs((*normalise_refs(text), *piece.refs)),
+                namespace=namespace,
+                content_hash=text_hash,
+                ingested_at=ingested_at,
+                extra=dict(piece.extra),
+            )
+        )
+    return chunks
+
+
+def build_document(
+    path: Path, meta: DocMeta, *, max_bytes: int, tagger: Tagger, namespace: str
+) -> Built:
+    doc = load_document(path, max_bytes)
+    title = meta.title or doc.title or path.stem
+    doc_type: ChunkType = meta.type or infer_type(doc)
+    language: Literal["zh", "en"] = "en" if (meta.language or doc.language) == "en" else "zh"
+    resolved = DocMeta(
+        title, meta.author or doc.author or None, meta.year, meta.era, doc_type, language
+    )
+    doc_id = doc_id_for(title)
+    now = _now()
+    chunks = build_chunks(
+        _pieces(doc, doc_type, title),
+        doc_id=doc_id,
+        source=title,
+        doc_type=doc_type,
+        meta=resolved,
+        language=language,
+        tagger=tagger,
+        namespace=namespace,
+        ingested_at=now,
+    )
+    if not chunks:
+        raise LoadError("文件中没有可索引的文字", "no indexable text in file")
+    fields_ = {
+        "title": title,
+        "author": resolved.author,
+        "year": meta.year,
+        "era": meta.era,
+        "type": doc_type,
+        "language": language,
+    }
+    record = DocumentRecord(
+        doc_id=doc_id,
+        source=title,
+        content_hash=_hash_document(fields_, chunks),
+        author=resolved.author or "",
+        year=meta.year,
+        era=meta.era or "",
+        type=doc_type,
+        language=language,
+        path=str(path),
+        chunk_count=len(chunks),
+        ingested_at=now,
+    )
+    return Built(record, chunks)
+
+
+def bible_doc_id(book: str, version: str = BIBLE_VERSION) -> str:
+    return f"bible-{version}-{book}"
+
+
+def build_bible(
+    table: BibleTable,
+    *,
+    embed_books: BooksChoice,
+    tagger: Tagger,
+    namespace: str = CORPUS_NAMESPACE,
+    version: str = BIBLE_VERSION,
+    source: str = BIBLE_SOURCE,
+) -> list[Built]:
+    """One registry document per book; every verse into the verse table; one chunk per verse
+    for the books chosen for embedding (type "bible", chapter "以弗所书 1")."""
+    by_book: dict[str, list[Any]] = {}
+    for v in table.verses:
+        by_book.setdefault(v.book, []).append(v)
+    wanted = set(by_book) if embed_books == "all" else set(embed_books)
+    now = _now()
+    out = []
+    for book, verses in by_book.items():
+        doc_id = bible_doc_id(book, version)
+        try:
+            name = book_name_zh(book)
+        except Exception:
+            name = book
+        rows = [VerseRow(version, v.osis, v.book, v.chapter, v.verse, v.text) for v in verses]
+        embed = book in wanted
+        chunks: list[Chunk] = []
+        if embed:
+            for position, v in enumerate(verses):
+                text = v.text
+                chapter = f"{name} {v.chapter}"
+                search_text = search_form(f"{name} {v.chapter}:{v.verse} {text}")
+                text_hash = content_hash(text)
+                chunks.append(
+                    Chunk(
+                        id=chunk_id(namespace, doc_id, position, text_hash),
+                        text=text,
+                        search_text=search_text,
+                        doc_id=doc_id,
+                        source=source,
+                        type="bible",
+                        chapter=chapter,
+                        position=position,
+                        year=1919,
+                        language="zh",
+                        topic_tags=tuple(tagger(search_text)),
+                        scripture_refs=(v.osis,),
+                        namespace=namespace,
+                        content_hash=text_hash,
+                        ingested_at=now,
+                        extra={"verse": v.verse, "book": book},
+                    )
+                )
+        meta = {"title": source, "book": book, "version": version, "embed": embed}
+        verse_hash = hashlib.sha256("\n".join(f"{r.osis}\t{r.text}" for r in rows).encode())
+        meta["verses"] = verse_hash.hexdigest()
+        record = DocumentRecord(
+            doc_id=doc_id,
+            source=source,
+            content_hash=_hash_document(meta, chunks),
+            year=1919,
+            type="bible",
+            language="zh",
+            path=str(table.path),
+            chunk_count=len(chunks),
+            ingested_at=now,
+        )
+        out.append(Built(record, chunks, rows, embed))
+    return out
+
+
+# ---- walking paths ----------------------------------------------------------------------------
+
+
+def _hidden(path: Path, root: Path) -> bool:
+    try:
+        parts = path.relative_to(root).parts
+    except ValueError:
+        parts = path.parts
+    return any(p.startswith(".") for p in parts)
+
+
+def expand_paths(paths: Iterable[Path]) -> tuple[list[Path], list[tuple[Path, str]]]:
+    """Files (as given) and folders (recursive, sorted; dotfiles and manifests ignored)."""
+    files: list[Path] = []
+    missing: list[tuple[Path, str]] = []
+    for p in paths:
+        if p.is_dir():
+            for f in sorted(p.rglob("*")):
+                if f.is_file() and not _hidden(f, p) and not is_manifest_file(f):
+                    files.append(f)
+        elif p.is_file():
+            if not is_manifest_file(p):
+                files.append(p)
+        else:
+            missing.append((p, "文件不存在 (no such file or folder)"))
+    return list(dict.fromkeys(files)), missing
+
+
+# ---- the pipeline -----------------------------------------------------------------------------
+
+
+class Pipeline:
+    def __init__(
+        self,
+        indexer: Indexer,
+        *,
+        embed_books: BooksChoice = DEFAULT_EMBED_BOOKS,
+        max_bytes: int = DEFAULT_MAX_BYTES,
+        tagger: Tagger | None = None,
+    ) -> None:
+        self.indexer = indexer
+        self.embed_books: BooksChoice = embed_books
+        self.max_bytes = max_bytes
+        self._tagger = tagger
+        self.namespace = getattr(indexer, "namespace", CORPUS_NAMESPACE)
+
+    @property
+    def tagger(self) -> Tagger:
+        if self._tagger is None:
+            self._tagger = default_tagger(getattr(self.indexer, "graph", None))
+        return self._tagger
+
+    def _manifest_for(
+        self, folder: Path, cache: dict[Path, Manifest], summary: IngestSummary
+    ) -> Manifest:
+        if folder not in cache:
+            found = find_manifest(folder)
+            manifest = Manifest({})
+            if found is not None:
+                try:
+                    manifest = load_manifest(found)
+                except ManifestError as err:
+                    summary.skipped.append((found, err.reason))
+            cache[folder] = manifest
+        return cache[folder]
+
+    async def ingest_paths(
+        self,
+        paths: Iterable[Path | str],
+        manifest: Manifest | None = None,
+        on_progress: OnProgress | None = None,
+    ) -> IngestSummary:
+        """Ingest files and folders. `manifest` (e.g. from CLI options) wins over the
+        manifest files found next to the files, which win over inference."""
+        started = time.perf_counter()
+        summary = IngestSummary()
+        files, missing = expand_paths(Path(p) for p in paths)
+        summary.skipped.extend(missing)
+        cache: dict[Path, Manifest] = {}
+        state = IngestProgress(files_total=len(files), files_done=0, chunks_done=0)
+
+        def report(current: str = "", done: int = 0, total: int = 0) -> None:
+            if on_progress is None:
+                return
+            state.current = current
+            state.doc_chunks_done = done
+            state.doc_chunks_total = total
+            state.elapsed = time.perf_counter() - started
+            on_progress(state)
+
+        report()
+        for path in files:
+            report(path.name)
+            try:
+                await self._ingest_file(path, manifest, cache, summary, state, report)
+            except LoadError as err:
+                summary.skipped.append((path, err.reason))
+            except Exception as err:
+                log.warning("ingest of %s failed", path, exc_info=True)
+                summary.skipped.append(
+                    (path, f"索引失败 (indexing failed): {type(err).__name__}: {err}")
+                )
+            state.files_done += 1
+            report(path.name)
+        summary.seconds = time.perf_counter() - started
+        return summary
+
+    async def _ingest_file(
+        self,
+        path: Path,
+        manifest: Manifest | None,
+        cache: dict[Path, Manifest],
+        summary: IngestSummary,
+        state: IngestProgress,
+        report: Callable[[str, int, int], None],
+    ) -> None:
+        if not is_supported(path):
+            raise LoadError(
+                f"不支持的文件类型：{path.suffix or '无扩展名'}",
+                f"unsupported file type {path.suffix or '(none)'}",
+            )
+        check_size(path, self.max_bytes)  # stat only: oversize files are never read
+        folder_manifest = self._manifest_for(path.parent.resolve(), cache, summary)
+        if manifest is not None:
+            folder_manifest = folder_manifest.merged(manifest)
+        meta = folder_manifest.for_path(path)
+        tagger = self.tagger
+        if is_bible_table(path):
+            table = await asyncio.to_thread(load_bible, path, self.max_bytes)
+            books = await asyncio.to_thread(
+                build_bible,
+                table,
+                embed_books=self.embed_books,
+                tagger=tagger,
+                namespace=self.namespace,
+                source=meta.title or BIBLE_SOURCE,
+            )
+            for built in books:
+                await self._index(path, built, summary, state, report)
+            return
+        built = await asyncio.to_thread(
+            build_document,
+            path,
+            meta,
+            max_bytes=self.max_bytes,
+            tagger=tagger,
+            namespace=self.namespace,
+        )
+        await self._index(path, built, summary, state, report)
+
+    async def _index(
+        self,
+        path: Path,
+        built: Built,
+        summary: IngestSummary,
+        state: IngestProgress,
+        report: Callable[[str, int, int], None],
+    ) -> None:
+        base = state.chunks_done
+        label = path.name if not built.verses else f"{path.name} · {built.record.doc_id}"
+
+        def progress(done: int, total: int) -> None:
+            state.chunks_done = base + done
+            report(label, done, total)
+
+        result = await self.indexer.replace_document(
+            built.record, built.chunks, embed=built.embed, progress=progress
+        )
+        if built.verses and (result.status != "unchanged" or not await self.indexer.has_bible()):
+            await self.indexer.put_verses(built.verses, doc_id=built.record.doc_id)
+            summary.verses += len(built.verses)
+        if result.status != "unchanged":
+            state.chunks_done = base + len(built.chunks)
+        summary.add(path, built.record.doc_id, result)

@@ -1,0 +1,221 @@
+"""Structure found in a Document: prose sections, outline trees, verse + notes entries, and
+the document type inferred from them."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from ingest.clean import join_broken_lines, squash
+from ingest.loaders.base import Block, Document
+from retrieval.types import ChunkType
+
+# ---- prose ----------------------------------------------------------------------------------
+
+_CHAPTER_LINE = re.compile(
+    r"^(?:第[一二三四五六七八九十百零〇两\d]+[章篇课課讲講节節卷部]|"
+    r"(?:Chapter|CHAPTER|Message|MESSAGE|Lesson|LESSON)\s+[\dIVXLC]+\b|"
+    r"(?:Chapter|Message|Lesson)\s+[A-Z][a-z]+\b)"
+)
+
+
+@dataclass(slots=True)
+class Section:
+    """Paragraphs under one heading path (outermost first)."""
+
+    path: tuple[str, ...]
+    paragraphs: list[str] = field(default_factory=list)
+
+    @property
+    def chapter(self) -> str:
+        return " > ".join(self.path)
+
+
+def _is_chapter_line(text: str) -> bool:
+    return "\n" not in text and len(text) <= 60 and bool(_CHAPTER_LINE.match(text))
+
+
+def prose_sections(doc: Document) -> list[Section]:
+    """Headings (Markdown/EPUB, or chapter lines like `第三章 …` in TXT/PDF) open sections;
+    paragraphs have layout line breaks joined."""
+    sections: list[Section] = []
+    stack: list[tuple[int, str]] = []
+    current = Section(())
+    for block in doc.blocks:
+        level = block.level if block.kind == "heading" else 0
+        if (
+            block.kind != "heading"
+            and doc.format in ("txt", "pdf")
+            and _is_chapter_line(block.text)
+        ):
+            level = 1
+        if level:
+            if current.paragraphs:
+                sections.append(current)
+            while stack and stack[-1][0] >= level:
+                stack.pop()
+            stack.append((level, squash(block.text.replace("\n", " "))))
+            current = Section(tuple(t for _, t in stack))
+            continue
+        lines = block.text.split("\n")
+        current.paragraphs.extend(join_broken_lines(lines) if len(lines) > 1 else [block.text])
+    if current.paragraphs:
+        sections.append(current)
+    return sections
+
+
+# ---- outline --------------------------------------------------------------------------------
+
+_MARKERS: list[tuple[str, re.Pattern[str]]] = [
+    ("zh_capital", re.compile(r"^([壹贰貳叁參肆伍陆陸柒捌玖拾]+)(?:[\s\u3000、．.]|$)")),
+    ("zh_paren", re.compile(r"^[（(]([一二三四五六七八九十]+)[）)]")),
+    ("zh_num", re.compile(r"^([一二三四五六七八九十]+)[、．]")),
+    ("arabic_paren", re.compile(r"^[（(](\d{1,3})[）)]")),
+    ("arabic", re.compile(r"^(\d{1,3})(?:[.．](?!\d)|、)")),
+    ("roman", re.compile(r"^((?=[IVXLC])C{0,3}(?:XC|XL|L?X{0,3})(?:IX|IV|V?I{0,3}))\.\s")),
+    ("upper", re.compile(r"^([A-Z])\.\s")),
+    ("lower", re.compile(r"^([a-z])[.)]\s")),
+]
+
+
+@dataclass(slots=True)
+class OutlinePoint:
+    marker_style: str
+    text: str  # the point's own text (marker included), continuation lines joined
+    level: int  # 1 = top-level point
+    ancestors: tuple[str, ...]  # first lines of the enclosing points, outermost first
+
+    def path(self, title: str) -> str:
+        head = self.text.split("\n", 1)[0]
+        return " > ".join(p for p in (title, *self.ancestors, head) if p)
+
+
+def outline_marker(line: str, stack: list[tuple[str, str]] | None = None) -> str | None:
+    """The marker style at the start of `line` ("zh_capital", "roman", …), or None.
+
+    `stack` (style, marker token) of open levels resolves `I.`/`C.`: a letter following the
+    previous upper-case letter is a letter, otherwise `I.` starts a Roman list."""
+    s = line.strip()
+    hits = [(name, m.group(1)) for name, m in ((n, p.match(s)) for n, p in _MARKERS) if m]
+    if not hits:
+        return None
+    names = [n for n, _ in hits]
+    if "roman" in names and "upper" in names:
+        token = dict(hits)["upper"]
+        opened = dict(stack or [])
+        prev_upper = opened.get("upper")
+        if prev_upper and len(prev_upper) == 1 and ord(token) == ord(prev_upper) + 1:
+            return "upper"
+        if "roman" in opened:
+            return "roman"
+        if "upper" in opened:
+            return "upper"
+        return "roman" if token == "I" else "upper"
+    return names[0]
+
+
+def parse_outline(lines: list[str]) -> tuple[str, list[OutlinePoint]]:
+    """First non-marker line is the title; each marker line opens a point; unmarked or
+    lines continue the current point (indentation is ignored). Levels follow the order in which marker
+    styles first appear (a style seen before closes the levels below it)."""
+    title = ""
+    points: list[OutlinePoint] = []
+    stack: list[tuple[str, str]] = []  # (style, token)
+    heads: list[str] = []
+    for raw in lines:
+        if not raw.strip():
+            continue
+        line = squash(raw).strip("\u3000")
+        style = outline_marker(line, stack)
+        if style is None:
+            if not points and not title:
+                title = line
+            elif points:
+                points[-1].text += "\n" + line
+            else:
+                title += " " + line
+            continue
+        styles = [s for s, _ in stack]
+        if style in styles:
+            idx = styles.index(style)
+            del stack[idx:]
+            del heads[idx:]
+        token = next((m.group(1) for n, p in _MARKERS if n == style and (m := p.match(line))), "")
+        points.append(OutlinePoint(style, line, len(stack) + 1, tuple(heads)))
+        stack.append((style, token))
+        heads.append(line)
+    return title, points
+
+
+def outline_share(text: str) -> float:
+    lines = [ln for ln in text.split("\n") if ln.strip()]
+    if not lines:
+        return 0.0
+    marked = sum(1 for ln in lines if outline_marker(ln))
+    return marked / len(lines)
+
+
+# ---- footnotes ------------------------------------------------------------------------------
+
+_VERSE_HEADING = re.compile(
+    r"^(?:[1-3]\s?)?[\u4e00-\u9fffA-Za-z]{1,12}\.?\s*\d{1,3}\s*[:：]\s*\d{1,3}(?:\s*[-–—]\s*\d{1,3})?$"
+)
+_NOTE_START = re.compile(r"^(?:注\s*\d+|Note\s*\d+|\d{1,2}[.、．]\s)")
+
+
+@dataclass(slots=True)
+class FootnoteEntry:
+    heading: str  # the verse coordinate as written ("弗1:10")
+    verse_text: str
+    notes: list[str] = field(default_factory=list)
+
+
+def is_verse_heading(text: str) -> bool:
+    return bool(_VERSE_HEADING.match(text.strip()))
+
+
+def parse_footnotes(doc: Document) -> list[FootnoteEntry]:
+    entries: list[FootnoteEntry] = []
+    current: FootnoteEntry | None = None
+    for block in doc.blocks:
+        if block.kind == "heading" and is_verse_heading(block.text):
+            current = FootnoteEntry(squash(block.text), "")
+            entries.append(current)
+            continue
+        if current is None or block.kind == "heading":
+            current = None if block.kind == "heading" else current
+            continue
+        text = " ".join(join_broken_lines(block.text.split("\n")))
+        if block.kind == "quote" and not current.verse_text and not current.notes:
+            current.verse_text = text
+        elif _NOTE_START.match(text) or not current.notes:
+            current.notes.append(text)
+        else:
+            current.notes[-1] += "\n" + text
+    return [e for e in entries if e.verse_text or e.notes]
+
+
+# ---- type inference -------------------------------------------------------------------------
+
+
+def _headings(blocks: list[Block]) -> list[Block]:
+    return [b for b in blocks if b.kind == "heading"]
+
+
+def infer_type(doc: Document) -> ChunkType:
+    """outline markers on most lines → outline; verse headings with quotes/notes → footnote;
+    Markdown/TXT of one message → message; long or multi-chapter PDF/EPUB/TXT → book."""
+    headings = _headings(doc.blocks)
+    verse_heads = sum(1 for h in headings if is_verse_heading(h.text))
+    if verse_heads >= 2 and verse_heads >= len(headings) // 2:
+        return "footnote"
+    text = doc.plain_text()
+    if doc.format in ("txt", "md", "pdf") and outline_share(text) >= 0.5:
+        lines = [ln for ln in text.split("\n") if ln.strip()]
+        if len(lines) >= 3:
+            return "outline"
+    chapters = sum(1 for h in headings if h.level == 1)
+    chapters += sum(1 for b in doc.blocks if b.kind == "para" and _is_chapter_line(b.text))
+    if doc.format in ("pdf", "epub") or chapters > 1 or len(text) > 60000:
+        return "book"
+    return "message"

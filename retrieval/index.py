@@ -95,8 +95,10 @@ def graph_contribution(
 ) -> tuple[list[GraphNode], list[GraphEdge], list[tuple[str, str]], int]:
     """Nodes, edges and chunk→node mentions a document adds; plus its concept-mention count.
 
-    Book and author nodes, scripture nodes for every cited verse, and concept mentions found by
-    `graph.link` in each chunk's search text (concept nodes themselves belong to the seed)."""
+    Book and author nodes (person 著作 book), scripture nodes for every cited verse, and
+    mentions of whatever `graph.link` finds in each chunk's search text (seed concepts and
+    topics, other books and people, verses). Node ids follow `retrieval.graph`:
+    `book:<title>`, `person:<name>`, `scripture:<osis>`."""
     nodes: dict[str, GraphNode] = {}
     edges: set[GraphEdge] = set()
     mentions: list[tuple[str, str]] = []
@@ -113,9 +115,9 @@ def graph_contribution(
             node = scripture_node_id(osis)
             nodes.setdefault(node, GraphNode(node, "scripture", osis))
             mentions.append((c.id, node))
-        for concept in dict.fromkeys(graph.link(c.search_text or c.text)):
-            mentions.append((c.id, concept))
-            concepts += 1
+        for node in dict.fromkeys(graph.link(c.search_text or c.text)):
+            mentions.append((c.id, node))
+            concepts += node.startswith(("concept:", "topic:"))
     return list(nodes.values()), sorted(edges, key=lambda e: (e.src, e.dst)), mentions, concepts
 
 

@@ -1,8 +1,8 @@
 """Hybrid search: dense + keyword (BM25 sparse, synonym-expanded) + graph, fused by weighted RRF.
 
 The namespace and the caller's filter apply to every track. The graph track ranks chunks
-reached by walking the knowledge graph from the query's entities (and from the concepts of the
-verses it cites) together with chunks that cite those verses directly (`scripture_refs`);
+reached by walking the knowledge graph from the query's entities (concepts, people, books and
+the scripture nodes of the verses it cites) together with chunks that cite those verses directly (`scripture_refs`);
 chunks are fetched by their point id through the `x_cid` payload key the Indexer writes.
 Overlapping chunks of one document (the prose chunker's 15% overlap) come back as one hit.
 """
@@ -43,8 +43,6 @@ class GraphReader(Protocol):
     def link(self, text: str) -> list[str]: ...
 
     def walk(self, entry: list[str], depth: int = 2) -> GraphWalkResult: ...
-
-    def concepts_for_scripture(self, osis: str) -> list[str]: ...
 
 
 @dataclass(slots=True)
@@ -141,11 +139,9 @@ class HybridSearch:
         walk_scores: dict[str, float] = {}
         paths: list[list[str]] = []
         if self.graph is not None:
+            # link() names the query's concepts, people, books and its verses' scripture
+            # nodes; the walk reaches the concepts grounded in those verses from there.
             entry = list(dict.fromkeys(self.graph.link(q)))
-            for osis in refs:
-                for concept in self.graph.concepts_for_scripture(osis):
-                    if concept not in entry:
-                        entry.append(concept)
             if entry:
                 walk = self.graph.walk(entry, depth=2)
                 walk_scores = dict(walk.chunk_scores)

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterable, Sequence
 from pathlib import Path
-from typing import ClassVar
 
 import pytest
 
 from retrieval.fakes import HashEmbedder
+from retrieval.graph import KnowledgeGraph
 from retrieval.index import (
     DocumentRecord,
     GraphEdge,
@@ -16,6 +16,7 @@ from retrieval.index import (
     Indexer,
     VerseRow,
     book_node_id,
+    person_node_id,
     scripture_node_id,
 )
 from retrieval.keyword import Bm25Encoder
@@ -49,13 +50,11 @@ class CountingEmbedder:
         return await self.inner.embed_query(text)
 
 
-class StandInGraph:
-    """Provenance-keeping stand-in for KnowledgeGraph's add/delete_document/link."""
+class FlakyGraph:
+    """Delegates to a real KnowledgeGraph; `add` raises while `fail_add` is set (a crash)."""
 
-    CONCEPTS: ClassVar[dict[str, str]] = {"经纶": "concept:经纶", "分赐": "concept:分赐"}
-
-    def __init__(self) -> None:
-        self.by_doc: dict[str, tuple[list[GraphNode], list[GraphEdge], list[tuple[str, str]]]] = {}
+    def __init__(self, inner: KnowledgeGraph) -> None:
+        self.inner = inner
         self.fail_add = False
 
     async def add(
@@ -67,16 +66,16 @@ class StandInGraph:
     ) -> None:
         if self.fail_add:
             raise RuntimeError("simulated crash in graph.add")
-        self.by_doc[doc_id] = (list(nodes), list(edges), list(mentions))
+        await self.inner.add(doc_id, nodes, edges, mentions)
 
     async def delete_document(self, doc_id: str) -> None:
-        self.by_doc.pop(doc_id, None)
+        await self.inner.delete_document(doc_id)
 
     def link(self, text: str) -> list[str]:
-        return [node for word, node in self.CONCEPTS.items() if word in text]
+        return self.inner.link(text)
 
-    def mentioned_chunks(self) -> set[str]:
-        return {c for _, _, m in self.by_doc.values() for c, _ in m}
+    def book_chunks(self, source: str) -> set[str]:
+        return self.inner.chunks_for(book_node_id(source))
 
 
 class CrashingStore:
@@ -126,19 +125,25 @@ def make_doc(
     return doc, chunks
 
 
-OLD = ["神的经纶是要将祂自己分赐到人里面。", "橄榄山上的晨光照亮旧版本。", "第三段讲召会生活。"]
-NEW = ["神的经纶是要将祂自己分赐到人里面。", "葡萄园里的新酒说到新版本。"]
+OLD = [
+    "神圣分赐乃是为着经纶，将神自己分赐到人里面。",
+    "橄榄山上的晨光照亮旧版本。",
+    "第三段讲召会生活。",
+]
+NEW = ["神圣分赐乃是为着经纶，将神自己分赐到人里面。", "葡萄园里的新酒说到新版本。"]
 
 
 @pytest.fixture
 async def env(
     tmp_path: Path,
-) -> AsyncIterator[tuple[Indexer, EdgeStore, CountingEmbedder, StandInGraph]]:
+) -> AsyncIterator[tuple[Indexer, EdgeStore, CountingEmbedder, FlakyGraph]]:
     store = await EdgeStore.open(tmp_path / "qdrant", DIM)
     embedder = CountingEmbedder(HashEmbedder(DIM))
-    graph = StandInGraph()
-    async with Indexer(tmp_path / "db.sqlite3", store, embedder, Bm25Encoder(), graph) as ix:
-        yield ix, store, embedder, graph
+    db = tmp_path / "db.sqlite3"
+    async with await KnowledgeGraph.open(db) as kg:
+        graph = FlakyGraph(kg)
+        async with Indexer(db, store, embedder, Bm25Encoder(), graph) as ix:
+            yield ix, store, embedder, graph
     await store.close()
 
 
@@ -148,14 +153,14 @@ async def _keyword_ids(ix: Indexer, store: EdgeStore, query: str) -> list[str]:
 
 
 async def test_add_then_unchanged_without_embedding(
-    env: tuple[Indexer, EdgeStore, CountingEmbedder, StandInGraph],
+    env: tuple[Indexer, EdgeStore, CountingEmbedder, FlakyGraph],
 ) -> None:
     ix, store, embedder, graph = env
     doc, chunks = make_doc("d1", OLD)
     progress: list[tuple[int, int]] = []
     report = await ix.replace_document(doc, chunks, progress=lambda d, t: progress.append((d, t)))
     assert report.status == "added" and report.chunks == 3 and report.refs == 1
-    assert report.concepts == 2  # 经纶 and 分赐 in the first paragraph
+    assert report.concepts == 2  # the seed concepts 神圣分赐 and 经纶, first paragraph
     assert progress[0] == (0, 3) and progress[-1] == (3, 3)
     assert embedder.passages == 3
     assert await store.count(Filter(equals={"doc_id": "d1"})) == 3
@@ -169,14 +174,17 @@ async def test_add_then_unchanged_without_embedding(
     stored = await store.scroll(Filter(equals={"doc_id": "d1"}))
     assert {c.extra["gen"] for c in stored} == {1}
     assert all(c.extra["cid"] == c.id for c in stored)
-    assert graph.mentioned_chunks() == {c.id for c in stored}
-    nodes, edges, _mentions = graph.by_doc["d1"]
-    assert {n.id for n in nodes} >= {book_node_id("书 d1"), scripture_node_id("Eph.1.10")}
-    assert edges and edges[0].relation == "著作"
+    assert graph.book_chunks("书 d1") == {c.id for c in stored}
+    first = next(c.id for c in stored if c.position == 0)
+    assert first in graph.inner.chunks_for(scripture_node_id("Eph.1.10"))
+    assert graph.inner.node_kind(person_node_id("作者甲")) == "person"
+    assert any(
+        first in graph.inner.chunks_for(n) for n in graph.link("经纶") if n.startswith("concept:")
+    )
 
 
 async def test_replace_leaves_no_stale_chunk(
-    env: tuple[Indexer, EdgeStore, CountingEmbedder, StandInGraph],
+    env: tuple[Indexer, EdgeStore, CountingEmbedder, FlakyGraph],
 ) -> None:
     ix, store, _, graph = env
     await ix.replace_document(*make_doc("d1", OLD))
@@ -189,12 +197,12 @@ async def test_replace_leaves_no_stale_chunk(
     stored = await store.scroll(Filter(equals={"doc_id": "d1"}))
     assert sorted(c.text for c in stored) == sorted(NEW)
     assert {c.extra["gen"] for c in stored} == {2}
-    assert graph.mentioned_chunks() == {c.id for c in stored}
+    assert graph.book_chunks("书 d1") == {c.id for c in stored}
     assert (await ix.documents())[0].chunk_count == 2
 
 
 async def test_delete_by_source_removes_everything(
-    env: tuple[Indexer, EdgeStore, CountingEmbedder, StandInGraph],
+    env: tuple[Indexer, EdgeStore, CountingEmbedder, FlakyGraph],
 ) -> None:
     ix, store, _, graph = env
     await ix.replace_document(*make_doc("d1", OLD, source="经纶信息"))
@@ -202,7 +210,9 @@ async def test_delete_by_source_removes_everything(
     record = await ix.delete_document("经纶信息")
     assert record is not None and record.doc_id == "d1"
     assert await store.count(Filter(equals={"doc_id": "d1"})) == 0
-    assert "d1" not in graph.by_doc and "d2" in graph.by_doc
+    assert graph.book_chunks("经纶信息") == set()
+    assert graph.inner.node_kind(book_node_id("经纶信息")) is None
+    assert graph.book_chunks("书 d2")
     assert [d.doc_id for d in await ix.documents()] == ["d2"]
     assert all(t.startswith("d2:") for t in await _keyword_ids(ix, store, "经纶 橄榄山 召会生活"))
     assert await ix.delete_document("经纶信息") is None
@@ -211,7 +221,7 @@ async def test_delete_by_source_removes_everything(
 async def test_reconcile_after_crash_before_delete(tmp_path: Path) -> None:
     store = await EdgeStore.open(tmp_path / "qdrant", DIM)
     crashing = CrashingStore(store)
-    graph = StandInGraph()
+    graph = await KnowledgeGraph.open(None)
     async with Indexer(
         tmp_path / "db.sqlite3", crashing, HashEmbedder(DIM), Bm25Encoder(), graph
     ) as ix:  # type: ignore[arg-type]
@@ -235,7 +245,7 @@ async def test_reconcile_after_crash_before_delete(tmp_path: Path) -> None:
 
 
 async def test_reconcile_rebuilds_lagging_graph_and_drops_unregistered(
-    env: tuple[Indexer, EdgeStore, CountingEmbedder, StandInGraph],
+    env: tuple[Indexer, EdgeStore, CountingEmbedder, FlakyGraph],
 ) -> None:
     ix, store, _, graph = env
     await ix.replace_document(*make_doc("d1", OLD))
@@ -243,7 +253,7 @@ async def test_reconcile_rebuilds_lagging_graph_and_drops_unregistered(
     with pytest.raises(RuntimeError, match=r"graph\.add"):
         await ix.replace_document(*make_doc("d1", NEW))
     graph.fail_add = False
-    assert "d1" not in graph.by_doc
+    assert graph.book_chunks("书 d1") == set()
     # a brand-new document whose registry row was never written
     _, orphan_chunks = make_doc("d9", ["孤儿段落"])
     await ix._upsert(ix._stamp(orphan_chunks, make_doc("d9", ["孤儿段落"])[0], 1), None)
@@ -251,11 +261,11 @@ async def test_reconcile_rebuilds_lagging_graph_and_drops_unregistered(
     assert report.graphs_rebuilt == 1 and report.points_deleted == 1
     stored = await store.scroll()
     assert sorted(c.text for c in stored) == sorted(NEW)
-    assert graph.mentioned_chunks() == {c.id for c in stored}
+    assert graph.book_chunks("书 d1") == {c.id for c in stored}
 
 
 async def test_embed_false_and_verses(
-    env: tuple[Indexer, EdgeStore, CountingEmbedder, StandInGraph],
+    env: tuple[Indexer, EdgeStore, CountingEmbedder, FlakyGraph],
 ) -> None:
     ix, store, embedder, _ = env
     doc, chunks = make_doc("bible-ps", ["耶和华是我的牧者。"], type="bible")

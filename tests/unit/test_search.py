@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterable
-from dataclasses import dataclass, field
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 
 from retrieval.fakes import HashEmbedder, MemoryStore
-from retrieval.index import DocumentRecord, GraphEdge, GraphNode, Indexer
+from retrieval.graph import KnowledgeGraph
+from retrieval.index import DocumentRecord, Indexer
 from retrieval.keyword import Bm25Encoder
 from retrieval.search import HybridSearch, merge_overlapping
 from retrieval.synonyms import SynonymTable
@@ -19,47 +19,6 @@ from retrieval.types import Chunk, Filter, Hit, chunk_id, content_hash
 DIM = 64
 
 
-@dataclass
-class Walk:
-    chunk_scores: dict[str, float] = field(default_factory=dict)
-    paths: list[list[str]] = field(default_factory=list)
-
-
-class StandInGraph:
-    """Concept words → node ids; walk returns the chunks mentioning the entry nodes."""
-
-    def __init__(self, concepts: dict[str, str], scripture: dict[str, list[str]]) -> None:
-        self.concepts = concepts
-        self.scripture = scripture
-        self.mentions: dict[str, list[tuple[str, str]]] = {}
-
-    async def add(
-        self,
-        doc_id: str,
-        nodes: Iterable[GraphNode],
-        edges: Iterable[GraphEdge],
-        mentions: Iterable[tuple[str, str]],
-    ) -> None:
-        self.mentions[doc_id] = list(mentions)
-
-    async def delete_document(self, doc_id: str) -> None:
-        self.mentions.pop(doc_id, None)
-
-    def link(self, text: str) -> list[str]:
-        return [node for word, node in self.concepts.items() if word in text]
-
-    def walk(self, entry: list[str], depth: int = 2) -> Walk:
-        scores: dict[str, float] = {}
-        for ms in self.mentions.values():
-            for cid, node in ms:
-                if node in entry:
-                    scores[cid] = scores.get(cid, 0.0) + 1.0
-        return Walk(scores, [[e, "包含"] for e in entry])
-
-    def concepts_for_scripture(self, osis: str) -> list[str]:
-        return self.scripture.get(osis, [])
-
-
 DOCS: dict[str, tuple[str, list[tuple[str, tuple[str, ...]]]]] = {
     "zh1": ("调和信息", [("神与人的调和是神圣生命的目标。", ()), ("晨光里的山岗很安静。", ())]),
     "en1": (
@@ -67,16 +26,16 @@ DOCS: dict[str, tuple[str, list[tuple[str, tuple[str, ...]]]]] = {
         [("The mingling of divinity with humanity is a wonderful matter.", ())],
     ),
     "zh2": ("经纶信息", [("神永远的计划，要在基督里将万有归一。", ("Eph.1.10",))]),
-    "zh3": ("恩典信息", [("恩典是神自己给人享受，叫人喜乐。", ())]),
+    "zh3": ("分赐信息", [("神圣分赐是三一神将自己分赐到人里面，作人的享受。", ())]),
 }
 
 
 @pytest.fixture
-async def env(tmp_path: Path) -> AsyncIterator[tuple[HybridSearch, Indexer, StandInGraph]]:
+async def env(tmp_path: Path) -> AsyncIterator[tuple[HybridSearch, Indexer, KnowledgeGraph]]:
     store = MemoryStore(DIM)
     embedder = HashEmbedder(DIM)
     encoder = Bm25Encoder(avgdl=12)
-    graph = StandInGraph({"恩典": "concept:恩典"}, {"Eph.1.10": ["concept:恩典"]})
+    graph = await KnowledgeGraph.open(None)  # in memory, with the bundled seed
     async with Indexer(tmp_path / "db.sqlite3", store, embedder, encoder, graph) as ix:
         for doc_id, (source, paras) in DOCS.items():
             chunks = []
@@ -102,7 +61,7 @@ async def env(tmp_path: Path) -> AsyncIterator[tuple[HybridSearch, Indexer, Stan
 
 
 async def test_synonyms_reach_the_other_language(
-    env: tuple[HybridSearch, Indexer, StandInGraph],
+    env: tuple[HybridSearch, Indexer, KnowledgeGraph],
 ) -> None:
     search, _, _ = env
     result = await search.search("什么是调和？", tracks=("keyword",))
@@ -115,53 +74,55 @@ async def test_synonyms_reach_the_other_language(
 
 
 async def test_every_track_reports_rank_and_score(
-    env: tuple[HybridSearch, Indexer, StandInGraph],
+    env: tuple[HybridSearch, Indexer, KnowledgeGraph],
 ) -> None:
     search, _, _ = env
-    result = await search.search("神的恩典")
+    result = await search.search("神圣分赐")
     top = result.hits[0]
-    assert top.chunk.source == "恩典信息"
+    assert top.chunk.source == "分赐信息"
     assert set(top.ranks) == {"dense", "graph", "keyword"}
     assert set(top.track_scores) == set(top.ranks)
-    assert result.graph_paths == [["concept:恩典", "包含"]]
+    assert result.graph_paths and result.graph_paths[0][0] == "神圣分赐"
     assert [h.score for h in result.hits] == sorted((h.score for h in result.hits), reverse=True)
     assert len(result.hits) <= 6
 
 
 async def test_scripture_in_query_boosts_citing_chunks(
-    env: tuple[HybridSearch, Indexer, StandInGraph],
+    env: tuple[HybridSearch, Indexer, KnowledgeGraph],
 ) -> None:
     search, _, _ = env
     result = await search.search("以弗所书一章十节", tracks=("graph",))
     assert result.refs == ("Eph.1.10",)
-    assert [h.chunk.source for h in result.hits][:2] == ["经纶信息", "恩典信息"]
+    assert [h.chunk.source for h in result.hits][:2] == ["经纶信息", "分赐信息"]
     assert result.hits[0].ranks == {"graph": 1}
 
 
 async def test_filters_apply_to_every_track(
-    env: tuple[HybridSearch, Indexer, StandInGraph],
+    env: tuple[HybridSearch, Indexer, KnowledgeGraph],
 ) -> None:
     search, _, _ = env
-    result = await search.search("神的恩典 调和", flt=Filter(equals={"language": "en"}))
+    result = await search.search("神圣分赐 调和", flt=Filter(equals={"language": "en"}))
     assert result.hits and {h.chunk.source for h in result.hits} == {"Mingling"}
-    assert (await search.search("神的恩典", namespace="novel:1")).hits == []
+    assert (await search.search("神圣分赐", namespace="novel:1")).hits == []
 
 
 async def test_deleted_document_never_returned(
-    env: tuple[HybridSearch, Indexer, StandInGraph],
+    env: tuple[HybridSearch, Indexer, KnowledgeGraph],
 ) -> None:
     search, ix, _ = env
-    assert await ix.delete_document("恩典信息") is not None
+    assert await ix.delete_document("分赐信息") is not None
     for tracks in [("dense",), ("keyword",), ("graph",), ("dense", "graph", "keyword")]:
-        result = await search.search("恩典 弗1:10", tracks=tracks, limit=20)  # type: ignore[arg-type]
+        result = await search.search("神圣分赐 弗1:10", tracks=tracks, limit=20)  # type: ignore[arg-type]
         assert all(h.chunk.doc_id != "zh3" for h in result.hits)
 
 
-async def test_zero_weight_and_empty_query(env: tuple[HybridSearch, Indexer, StandInGraph]) -> None:
+async def test_zero_weight_and_empty_query(
+    env: tuple[HybridSearch, Indexer, KnowledgeGraph],
+) -> None:
     search, _, _ = env
     search.weights["graph"] = 0.0
-    result = await search.search("神的恩典")
-    assert all("graph" not in h.ranks for h in result.hits)
+    result = await search.search("神圣分赐")
+    assert result.hits and all("graph" not in h.ranks for h in result.hits)
     assert (await search.search("   ")).hits == []
 
 

@@ -1,0 +1,316 @@
+"""Scholar over the in-process fakes (MemoryStore, HashEmbedder), a real SQLite Indexer, the
+seeded knowledge graph and HybridSearch; the model is ScriptedLLM, or ClaudeLLM through the
+loopback stub. All corpus text here is original test prose."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from retrieval.fakes import HashEmbedder, MemoryStore
+from retrieval.graph import KnowledgeGraph
+from retrieval.index import DocumentRecord, Indexer, VerseRow
+from retrieval.keyword import Bm25Encoder
+from retrieval.llm.anthropic import ClaudeLLM
+from retrieval.llm.base import RetryPolicy
+from retrieval.llm.scripted import ScriptedLLM
+from retrieval.ports import LLM, LLMError, LLMRequest, LLMResponse, ModelCitation, TextSegment
+from retrieval.requests import Actor, AskRequest, CiteRequest
+from retrieval.scholar import Scholar, one_per_source_first
+from retrieval.search import HybridSearch
+from retrieval.synonyms import SynonymTable
+from retrieval.text import search_form
+from retrieval.types import Chunk, chunk_id, content_hash
+from tests.stubs.llm_server import LLMStubServer, Scripted, anthropic_message
+
+DIM = 64
+ZH = Actor("console", "console", "u1")
+EN = Actor("console", "console", "u1", lang="en")
+
+# doc_id: (source, type, [(chapter, text, refs)])
+DOCS: dict[str, tuple[str, str, list[tuple[str, str, tuple[str, ...]]]]] = {
+    "m1": (
+        "经纶的异象",
+        "message",
+        [
+            (
+                "一　神的计划",
+                "神的经纶是祂要在基督里将万有归一的计划。这计划的中心是基督。",
+                ("Eph.1.10",),
+            ),
+            ("二　分赐的路", "神圣分赐是神把自己供应到人里面。人要用灵来接受这供应。", ()),
+        ],
+    ),
+    "m2": (
+        "召会的奥秘",
+        "message",
+        [
+            (
+                "一　身体",
+                "召会是基督的身体，是基督的丰满。弗一10所说的归一在召会里开始。",
+                ("Eph.1.10",),
+            ),
+            ("二　建造", "身体的建造是在爱里。每个肢体都尽功用。弗一10也与此有关。", ("Eph.1.10",)),
+        ],
+    ),
+    "f1": (
+        "以弗所书注解",
+        "footnote",
+        [
+            (
+                "弗1:10 注1",
+                "弗一10注：归一是指万有在基督之下得以联结，这是测试用的原创注解。",
+                ("Eph.1.10",),
+            )
+        ],
+    ),
+}
+
+
+@dataclass
+class Env:
+    search: HybridSearch
+    indexer: Indexer
+    graph: KnowledgeGraph
+
+    def scholar(self, llm: LLM | None) -> Scholar:
+        return Scholar(self.search, self.indexer, self.graph, llm)
+
+
+async def _index(ix: Indexer) -> None:
+    for doc_id, (source, kind, paras) in DOCS.items():
+        chunks = []
+        for pos, (chapter, text, refs) in enumerate(paras):
+            st = search_form(text)
+            chunks.append(
+                Chunk(
+                    id=chunk_id("corpus", doc_id, pos, content_hash(st)),
+                    text=text,
+                    search_text=st,
+                    doc_id=doc_id,
+                    source=source,
+                    type=kind,  # type: ignore[arg-type]
+                    chapter=chapter,
+                    position=pos,
+                    scripture_refs=refs,
+                )
+            )
+        await ix.replace_document(DocumentRecord(doc_id, source, content_hash(repr(paras))), chunks)
+
+
+@pytest.fixture
+async def env(tmp_path: Path) -> AsyncIterator[Env]:
+    store = MemoryStore(DIM)
+    embedder = HashEmbedder(DIM)
+    encoder = Bm25Encoder(avgdl=12)
+    graph = await KnowledgeGraph.open(None)
+    async with Indexer(tmp_path / "db.sqlite3", store, embedder, encoder, graph) as ix:
+        await _index(ix)
+        search = HybridSearch(store, embedder, encoder, graph, SynonymTable.load())
+        yield Env(search, ix, graph)
+
+
+def _cite_by_title(title_part: str, claim: str) -> object:
+    """A scripted model that cites whichever document it was given under `title_part`."""
+
+    def reply(request: LLMRequest) -> str:
+        doc = next(d for d in request.documents if title_part in d.title)
+        return f"职事明确教导\n\n{claim}[{doc.index}]。另有一说[{len(request.documents) + 3}]。\n\n推论\n\n无"
+
+    return reply
+
+
+# ---- /ask ----------------------------------------------------------------------------------
+
+
+async def test_ask_offline_is_extractive(env: Env) -> None:
+    reply = await env.scholar(None).ask(ZH, AskRequest("什么是神的经纶？"))
+    assert reply.blocks[0].text == "（未使用语言模型：以下为检索到的原文摘录）"
+    quotes = [b.text for b in reply.blocks if b.kind == "quote"]
+    assert quotes and any("经纶的异象" in q for q in quotes)
+    all_text = "".join(t for _, _, paras in DOCS.values() for _, t, _ in paras)
+    for q in quotes:
+        assert q.rsplit("【", 1)[0].strip("…") in all_text  # nothing invented
+    assert reply.citations and all(c.chunk_id for c in reply.citations)
+
+
+async def test_ask_with_model_verifies_citations(env: Env) -> None:
+    llm = ScriptedLLM([_cite_by_title("经纶的异象", "神要在基督里将万有归一")])  # type: ignore[list-item]
+    scholar = env.scholar(llm)
+    reply = await scholar.ask(ZH, AskRequest("神的经纶是什么？"))
+    text = reply.plain()
+    assert "【经纶的异象，一　神的计划】" in text
+    assert "〔未经证实〕" in text  # the made-up [n+3] marker
+    assert reply.blocks[0] == reply.blocks[0].__class__("职事明确教导", "heading")
+    assert [c.source for c in reply.citations] == ["经纶的异象"]
+    assert scholar.citation_stats.shown == 1 and scholar.citation_stats.removed == 1
+    (request,) = llm.requests
+    assert request.documents and len(request.documents) <= 6
+
+
+async def test_ask_streams_previews_without_markers(env: Env) -> None:
+    llm = ScriptedLLM([_cite_by_title("经纶的异象", "万有在基督里归一")], delta_chars=3)  # type: ignore[list-item]
+    seen: list[str] = []
+
+    async def progress(partial: str) -> None:
+        seen.append(partial)
+
+    reply = await env.scholar(llm).ask(ZH, AskRequest("神的经纶是什么？"), progress)
+    assert len(seen) > 5
+    assert all("[" not in s and "【" not in s for s in seen)
+    assert seen[-1].startswith("职事明确教导")
+    assert "【经纶的异象，一　神的计划】" in reply.plain()
+
+
+async def test_broken_progress_does_not_lose_the_answer(env: Env) -> None:
+    llm = ScriptedLLM([_cite_by_title("经纶的异象", "万有归一")])  # type: ignore[list-item]
+
+    async def progress(partial: str) -> None:
+        raise RuntimeError("edit failed")
+
+    reply = await env.scholar(llm).ask(ZH, AskRequest("神的经纶是什么？"), progress)
+    assert "【经纶的异象，一　神的计划】" in reply.plain()
+
+
+async def test_native_citations(env: Env) -> None:
+    def reply(request: LLMRequest) -> LLMResponse:
+        doc = next(d for d in request.documents if "召会的奥秘，一" in d.title)
+        return LLMResponse(
+            (
+                TextSegment("召会是基督的身体", (ModelCitation(doc.index, "召会是基督的身体"),)),
+                TextSegment("，并且是神的殿", (ModelCitation(doc.index, "召会是神的殿"),)),
+                TextSegment("。"),
+            ),
+            native_citations=True,
+        )
+
+    result = await env.scholar(ScriptedLLM([reply])).ask(ZH, AskRequest("召会是基督的身体吗？"))
+    text = result.plain()
+    assert "召会是基督的身体【召会的奥秘，一　身体】" in text
+    assert "并且是神的殿〔未经证实〕。" in text
+
+
+@pytest.mark.parametrize(
+    ("kind", "zh", "en"),
+    [("timeout", "超时", "timed out"), ("rate_limited", "限流", "rate limited")],
+)
+async def test_model_failure_falls_back_to_extractive(
+    env: Env, kind: str, zh: str, en: str
+) -> None:
+    reply = await env.scholar(ScriptedLLM([LLMError(kind)])).ask(ZH, AskRequest("神的经纶？"))
+    assert reply.blocks[0].kind == "note" and zh in reply.blocks[0].text
+    assert reply.blocks[1].text.startswith("（未使用语言模型")
+    reply = await env.scholar(ScriptedLLM([LLMError(kind)])).ask(EN, AskRequest("God's economy?"))
+    assert en in reply.blocks[0].text and reply.blocks[1].text.startswith("(No language model")
+
+
+async def test_empty_model_answer_falls_back(env: Env) -> None:
+    reply = await env.scholar(ScriptedLLM(["   "])).ask(ZH, AskRequest("神的经纶？"))
+    assert "没有给出回答" in reply.blocks[0].text
+
+
+async def test_nothing_retrieved(env: Env) -> None:
+    llm = ScriptedLLM()
+    request = AskRequest("神的经纶？", filters={"source": "不存在的书"})
+    reply = await env.scholar(llm).ask(ZH, request)
+    assert "没有找到" in reply.plain() and not reply.citations
+    assert llm.requests == []  # no model call when there is nothing to ground an answer in
+    assert (await env.scholar(None).ask(ZH, AskRequest("   "))).is_error
+
+
+async def test_ask_through_claude_and_the_stub(env: Env) -> None:
+    async with LLMStubServer() as server:
+        llm = ClaudeLLM("k", base_url=server.url, policy=RetryPolicy(max_retries=0, timeout_s=5))
+        scholar = env.scholar(llm)
+        # First call: learn which passage the prompt sent as document 0.
+        server.anthropic.append(Scripted.json(anthropic_message([("占位", [])])))
+        await scholar.ask(ZH, AskRequest("神的经纶是什么？"))
+        doc0 = server.received[0].body["messages"][0]["content"][0]
+        assert doc0["type"] == "document" and doc0["citations"] == {"enabled": True}
+        first_sentence = doc0["source"]["data"].split("。")[0] + "。"
+        # Second call: cite it truly once, and a document that was never sent once.
+        server.anthropic.append(
+            Scripted.json(
+                anthropic_message(
+                    [("职事如此说", [(0, first_sentence)]), ("。又有杜撰", [(5, "无")])]
+                )
+            )
+        )
+        reply = await scholar.ask(ZH, AskRequest("神的经纶是什么？"))
+        await llm.close()
+    text = reply.plain()
+    assert f"职事如此说【{doc0['title']}】" in text
+    assert "又有杜撰〔未经证实〕" in text
+    assert reply.citations[0].label == doc0["title"]
+
+
+# ---- /cite -----------------------------------------------------------------------------------
+
+
+async def test_cite_verse_footnotes_passages_and_concepts(env: Env) -> None:
+    await env.indexer.put_verses(
+        [
+            VerseRow(
+                "CUV",
+                "Eph.1.10",
+                "Eph",
+                1,
+                10,
+                "要照所安排的，在日期滿足的時候，使天上地上一切所有的，都在基督裏面同歸於一。",
+            )
+        ]
+    )
+    reply = await env.scholar(None).cite(ZH, CiteRequest("弗1:10", (("Eph.1.10", "Eph.1.10"),)))
+    blocks = [(b.kind, b.text) for b in reply.blocks]
+    assert blocks[0] == ("heading", "弗1:10")
+    assert blocks[1][0] == "quote" and "同歸於一" in blocks[1][1]  # Traditional, as stored
+    assert ("heading", "注解") in blocks
+    footnote = blocks[blocks.index(("heading", "注解")) + 1]
+    assert footnote[0] == "item" and "【以弗所书注解，弗1:10 注1】" in footnote[1]
+    start = blocks.index(("heading", "阐述这处经文的职事段落")) + 1
+    passages = [t for k, t in blocks[start:] if k == "quote"]
+    sources = [t.rsplit("【", 1)[1] for t in passages]
+    assert len(passages) == 3
+    assert {sources[0].split("，")[0], sources[1].split("，")[0]} == {"经纶的异象", "召会的奥秘"}
+    assert "二　分赐的路" not in "".join(sources)  # it does not cite the verse
+    assert blocks[-1] == ("note", "相关概念：神圣分赐 · 经纶")
+    assert {c.source for c in reply.citations} == {"以弗所书注解", "经纶的异象", "召会的奥秘"}
+
+
+async def test_cite_without_a_bible(env: Env) -> None:
+    reply = await env.scholar(None).cite(EN, CiteRequest("Eph 1:10", (("Eph.1.10", "Eph.1.10"),)))
+    assert reply.blocks[0].text == "Eph 1:10"
+    assert "No Bible text has been ingested" in reply.blocks[1].text
+    assert any("召会的奥秘" in b.text for b in reply.blocks)  # passages still shown
+
+
+async def test_cite_verse_without_passages(env: Env) -> None:
+    await env.indexer.put_verses([VerseRow("CUV", "John.4.24", "John", 4, 24, "神是個靈。")])
+    reply = await env.scholar(None).cite(ZH, CiteRequest("约4:24", (("John.4.24", "John.4.24"),)))
+    texts = [b.text for b in reply.blocks]
+    assert "4:24 神是個靈。" in texts
+    assert "语料中没有找到引用这处经文的职事段落。" in texts
+    assert not reply.citations
+
+
+async def test_cite_book_not_ingested(env: Env) -> None:
+    await env.indexer.put_verses([VerseRow("CUV", "John.4.24", "John", 4, 24, "神是個靈。")])
+    reply = await env.scholar(None).cite(ZH, CiteRequest("弗1:10-12", (("Eph.1.10", "Eph.1.12"),)))
+    assert reply.blocks[0].text == "弗1:10-12"
+    assert "已导入的圣经中没有这处经文的本文" in reply.blocks[1].text
+
+
+async def test_cite_bad_request(env: Env) -> None:
+    assert (await env.scholar(None).cite(ZH, CiteRequest("", ()))).is_error
+    assert (await env.scholar(None).cite(ZH, CiteRequest("x", (("Eph", "x.y"),)))).is_error
+
+
+def test_one_per_source_first() -> None:
+    def c(i: int, source: str) -> Chunk:
+        return Chunk(f"c{i}", "t", "t", f"d{i}", source, "message")
+
+    ranked = [c(1, "A"), c(2, "A"), c(3, "B"), c(4, "A"), c(5, "C")]
+    assert [x.id for x in one_per_source_first(ranked)] == ["c1", "c3", "c5", "c2", "c4"]

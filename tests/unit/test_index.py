@@ -160,7 +160,7 @@ async def test_add_then_unchanged_without_embedding(
     progress: list[tuple[int, int]] = []
     report = await ix.replace_document(doc, chunks, progress=lambda d, t: progress.append((d, t)))
     assert report.status == "added" and report.chunks == 3 and report.refs == 1
-    assert report.concepts == 2  # the seed concepts 神圣分赐 and 经纶, first paragraph
+    assert report.concepts == 3  # seed concepts: 神圣分赐 and 经纶 (1st), 召会 (3rd paragraph)
     assert progress[0] == (0, 3) and progress[-1] == (3, 3)
     assert embedder.passages == 3
     assert await store.count(Filter(equals={"doc_id": "d1"})) == 3

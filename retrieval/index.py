@@ -39,7 +39,14 @@ import aiosqlite
 
 from retrieval.keyword import Bm25Encoder
 from retrieval.ports import Embedder, VectorStore
-from retrieval.types import CORPUS_NAMESPACE, Chunk, Filter, IndexedChunk, SparseVector
+from retrieval.types import (
+    CORPUS_NAMESPACE,
+    Chunk,
+    Filter,
+    FilterValue,
+    IndexedChunk,
+    SparseVector,
+)
 
 _POINT_NS = uuid.UUID("0b7f3c55-2d7e-4c1a-9a53-3f0e8c1d6a42")
 EMBED_BATCH = 32
@@ -312,6 +319,9 @@ class Indexer:
         )
         await self.db.commit()
 
+    def _doc(self, doc_id: str) -> dict[str, FilterValue]:
+        return {"namespace": self.namespace, "doc_id": doc_id}
+
     # ---- writing --------------------------------------------------------------------------
 
     def _stamp(self, chunks: Sequence[Chunk], doc: DocumentRecord, gen: int) -> list[Chunk]:
@@ -373,7 +383,7 @@ class Indexer:
                 await self._upsert(stamped, progress)
             if old is not None or stamped:
                 await self.store.delete(
-                    Filter(equals={"doc_id": doc.doc_id}, not_equals={"x_gen": gen})
+                    Filter(equals=self._doc(doc.doc_id), not_equals={"x_gen": gen})
                 )
             old_graph_gen = int(old["graph_gen"]) if old is not None else 0
             await self._write_row(doc, gen, old_graph_gen, has_points=embed)
@@ -404,7 +414,7 @@ class Indexer:
                 return None
             for row in rows:
                 doc_id = row["doc_id"]
-                await self.store.delete(Filter(equals={"doc_id": doc_id}))
+                await self.store.delete(Filter(equals=self._doc(doc_id)))
                 if self.graph is not None:
                     await self.graph.delete_document(doc_id)
                 await self.db.execute("DELETE FROM corpus_verses WHERE doc_id = ?", (doc_id,))
@@ -445,7 +455,7 @@ class Indexer:
                 chunks: list[Chunk] = []
                 if row["has_points"]:
                     chunks = await self.store.scroll(
-                        Filter(equals={"doc_id": row["doc_id"]}), limit=SCROLL_LIMIT
+                        Filter(equals=self._doc(row["doc_id"])), limit=SCROLL_LIMIT
                     )
                     chunks.sort(key=lambda c: c.position)
                 await self._update_graph(row["doc_id"], chunks)

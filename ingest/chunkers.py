@@ -11,7 +11,8 @@ embedding models' sub-word counts closely enough to size chunks.
   A sentence longer than 600 tokens is cut at clause marks (，、：,:) and only as a last
   resort at 600 tokens. A short tail (< 200 tokens) is folded into the chunk before when
   the result stays within 600. Chunks never span two headings; a section under 100 tokens
-  (a 读经 line under the message title) is carried into the next section of the same chapter.
+  that only leads in to its first sub-section (a 读经 line under the message title) is carried
+  into that sub-section.
 - outline: one piece per point: its own text, with the full path as the search prefix.
 - footnote: one verse + its notes; split by notes only above 1,200 tokens.
 """
@@ -206,7 +207,8 @@ def prose_pieces(
         carry = []
         nxt = sections[index + 1] if index + 1 < len(sections) else None
         small = sum(count_tokens(p) for p in paragraphs) < SMALL_SECTION
-        if small and nxt is not None and nxt.path[:1] == section.path[:1]:
+        lead_in = nxt is not None and nxt.path[: len(section.path)] == section.path
+        if small and lead_in:
             carry = paragraphs  # a lead-in (e.g. 读经 line) joins the section after it
             continue
         units = _units(paragraphs, max_tokens)

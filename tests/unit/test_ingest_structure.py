@@ -1,0 +1,197 @@
+"""Outline trees, footnote entries, type inference, prose chunk sizes and overlap."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from ingest.chunkers import (
+    MAX_TOKENS,
+    MIN_TOKENS,
+    count_tokens,
+    outline_pieces,
+    prose_pieces,
+    split_sentences,
+)
+from ingest.loaders import Block, Document, load_document
+from ingest.structure import (
+    Section,
+    infer_type,
+    outline_marker,
+    parse_footnotes,
+    parse_outline,
+)
+
+OUTLINE_ZH = """新约职事
+壹　新约职事的性质
+一、新约职事只有一个——林后三6
+（一）旧约的职事是字句的职事
+（二）新约职事的内容是基督的丰富
+1. 基督的丰富包括神性与人性
+   这一行是上一点的续行
+2. 这丰富藉着那灵分赐
+a. 第一小点
+b. 第二小点
+3、第三点
+二、保罗的职事
+（一）启示的来源——加一11–12
+贰　彼得的职事
+"""
+
+OUTLINE_EN = """The New Testament Ministry
+I. The nature of the ministry
+A. One ministry
+1. Supplying the Triune God
+a. As life
+b. As the supply
+B. Two aspects
+H. Eighth point
+I. Ninth point under the same Roman numeral
+II. Paul's ministry
+A. The source of revelation
+"""
+
+
+def test_outline_tree_paths_zh() -> None:
+    title, points = parse_outline(OUTLINE_ZH.split("\n"))
+    assert title == "新约职事"
+    pieces = outline_pieces(title, points)
+    paths = [p.extra["path"] for p in pieces]
+    assert paths[0] == "新约职事 > 壹　新约职事的性质"
+    assert (
+        "新约职事 > 壹　新约职事的性质 > 一、新约职事只有一个——林后三6 > （一）旧约的职事是字句的职事"
+        in paths
+    )
+    deep = next(p for p in pieces if p.text.startswith("a. 第一小点"))
+    assert deep.extra["level"] == 5
+    assert deep.extra["path"].endswith("> 2. 这丰富藉着那灵分赐 > a. 第一小点")
+    third = next(p for p in pieces if p.text.startswith("3、"))
+    assert third.extra["level"] == 4  # closes the a./b. level
+    second = next(p for p in pieces if p.text.startswith("二、保罗"))
+    assert second.extra["path"] == "新约职事 > 壹　新约职事的性质 > 二、保罗的职事"
+    source = next(p for p in pieces if p.text.startswith("（一）启示"))
+    assert source.extra["path"] == (
+        "新约职事 > 壹　新约职事的性质 > 二、保罗的职事 > （一）启示的来源——加一11–12"
+    )
+    assert pieces[-1].extra["path"] == "新约职事 > 贰　彼得的职事"
+    # a point's chunk holds its own text (+ continuation), never its children
+    first = next(p for p in pieces if p.text.startswith("1. 基督"))
+    assert first.text == "1. 基督的丰富包括神性与人性\n这一行是上一点的续行"
+    assert "一、" not in pieces[0].text
+    assert first.search_prefix.startswith("新约职事 > 壹")
+
+
+def test_outline_tree_paths_en_with_roman_letter_ambiguity() -> None:
+    title, points = parse_outline(OUTLINE_EN.split("\n"))
+    pieces = outline_pieces(title, points)
+    by_text = {p.text: p.extra for p in pieces}
+    assert by_text["I. The nature of the ministry"]["level"] == 1
+    assert by_text["a. As life"]["path"] == (
+        "The New Testament Ministry > I. The nature of the ministry > A. One ministry > "
+        "1. Supplying the Triune God > a. As life"
+    )
+    assert by_text["I. Ninth point under the same Roman numeral"]["level"] == 2
+    assert by_text["II. Paul's ministry"]["level"] == 1
+    assert by_text["A. The source of revelation"]["path"] == (
+        "The New Testament Ministry > II. Paul's ministry > A. The source of revelation"
+    )
+
+
+def test_outline_marker_styles() -> None:
+    assert outline_marker("壹　标题") == "zh_capital"
+    assert outline_marker("一、标题") == "zh_num"
+    assert outline_marker("（三）标题") == "zh_paren"
+    assert outline_marker("12. point") == "arabic"
+    assert outline_marker("1、要点") == "arabic"
+    assert outline_marker("1:10 is not a point") is None
+    assert outline_marker("3.5 percent") is None
+    assert outline_marker("一个普通的句子") is None
+    assert outline_marker("IV. Fourth") == "roman"
+
+
+def test_footnote_entries(tmp_path: Path) -> None:
+    path = tmp_path / "fn.md"
+    path.write_text(
+        "# 以弗所书注解\n\n## 弗1:10\n\n> 要照所安排的，使天上地上一切所有的都在基督里面同归于一。\n\n"
+        "注1　安排就是经纶。参提前一4。\n\n第二段仍属注1。\n\n注2　同归于一。\n\n"
+        "## 弗1:11\n\n> 我们也在他里面得了基业。\n\n1. 基业就是基督。\n",
+        encoding="utf-8",
+    )
+    doc = load_document(path)
+    assert infer_type(doc) == "footnote"
+    entries = parse_footnotes(doc)
+    assert [e.heading for e in entries] == ["弗1:10", "弗1:11"]
+    assert entries[0].verse_text.startswith("要照所安排的")
+    assert entries[0].notes == [
+        "注1　安排就是经纶。参提前一4。\n第二段仍属注1。",
+        "注2　同归于一。",
+    ]
+    assert entries[1].notes == ["1. 基业就是基督。"]
+
+
+def test_type_inference(tmp_path: Path) -> None:
+    outline = tmp_path / "o.txt"
+    outline.write_text(OUTLINE_ZH, encoding="utf-8")
+    assert infer_type(load_document(outline)) == "outline"
+    message = tmp_path / "m.md"
+    message.write_text("# 第一篇　经纶\n\n## 一　意义\n\n神有一个经纶。" * 1, encoding="utf-8")
+    assert infer_type(load_document(message)) == "message"
+    book = Document(
+        Path("b.txt"),
+        "txt",
+        [Block("第一章　生命"), Block("文字。"), Block("第二章　长大"), Block("文字。")],
+    )
+    assert infer_type(book) == "book"
+
+
+def _paragraphs(n: int) -> list[str]:
+    sentences = [
+        f"这是第{i}句话，说到神圣的分赐如何进到人里面，使人在生命里长大，成为神的彰显。"
+        for i in range(n)
+    ]
+    return ["".join(sentences[i : i + 4]) for i in range(0, n, 4)]
+
+
+def test_prose_chunks_are_400_to_600_tokens_whole_sentences_with_overlap() -> None:
+    paragraphs = _paragraphs(120)
+    pieces = prose_pieces([Section(("第一章　分赐",), paragraphs)])
+    sizes = [count_tokens(p.text) for p in pieces]
+    assert len(pieces) > 5
+    assert all(MIN_TOKENS <= s <= MAX_TOKENS for s in sizes[:-1]), sizes
+    assert sizes[-1] <= MAX_TOKENS
+    all_sentences = {s for p in paragraphs for s in split_sentences(p)}
+    for a, b in zip(pieces, pieces[1:], strict=False):
+        assert a.chapter == "第一章　分赐" and a.search_prefix == "第一章　分赐"
+        a_sent = split_sentences(a.text.replace("\n", ""))
+        b_sent = split_sentences(b.text.replace("\n", ""))
+        assert set(a_sent) <= all_sentences and set(b_sent) <= all_sentences  # never mid-sentence
+        shared = [s for s in b_sent if s in a_sent]
+        assert shared and b_sent[: len(shared)] == shared == a_sent[-len(shared) :]
+        overlap = sum(count_tokens(s) for s in shared) / count_tokens(a.text)
+        assert 0.15 <= overlap <= 0.35, overlap
+
+
+def test_prose_english_sentences_and_long_sentence_cut_at_clauses() -> None:
+    text = "The Lord is the Spirit (2 Cor. 3:17). Eph. 1:10 speaks of the economy! Is it so? Yes."
+    assert split_sentences(text) == [
+        "The Lord is the Spirit (2 Cor. 3:17).",
+        "Eph. 1:10 speaks of the economy!",
+        "Is it so?",
+        "Yes.",
+    ]
+    long_sentence = "，".join(["神圣分赐的流" * 5] * 40) + "。"
+    pieces = prose_pieces([Section(("长句",), [long_sentence])])
+    assert all(count_tokens(p.text) <= MAX_TOKENS for p in pieces)
+    assert all(re.search(r"[，。]$", p.text) for p in pieces)
+
+
+def test_sections_never_mix_and_short_lead_in_joins_next() -> None:
+    sections = [
+        Section(("第一篇",), ["读经：弗一3。"]),
+        Section(("第一篇", "一　意义"), ["神圣的分赐。" * 10]),
+        Section(("第一篇", "二　过程"), ["经过过程。" * 10]),
+    ]
+    pieces = prose_pieces(sections)
+    assert [p.chapter for p in pieces] == ["第一篇 > 一　意义", "第一篇 > 二　过程"]
+    assert pieces[0].text.startswith("读经：弗一3。")
+    assert "经过过程" not in pieces[0].text

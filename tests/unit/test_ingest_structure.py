@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import re
 from pathlib import Path
 
@@ -160,7 +161,7 @@ def test_prose_chunks_are_400_to_600_tokens_whole_sentences_with_overlap() -> No
     assert all(MIN_TOKENS <= s <= MAX_TOKENS for s in sizes[:-1]), sizes
     assert sizes[-1] <= MAX_TOKENS
     all_sentences = {s for p in paragraphs for s in split_sentences(p)}
-    for a, b in zip(pieces, pieces[1:], strict=False):
+    for a, b in itertools.pairwise(pieces):
         assert a.chapter == "第一章　分赐" and a.search_prefix == "第一章　分赐"
         a_sent = split_sentences(a.text.replace("\n", ""))
         b_sent = split_sentences(b.text.replace("\n", ""))

@@ -341,8 +341,11 @@ class Indexer:
             )
         return out
 
-    def _encode(self, texts: Sequence[str]) -> list[SparseVector]:
-        return [self.encoder.encode_document(t) for t in texts]
+    def _encode(self, chunks: Sequence[Chunk]) -> list[SparseVector]:
+        # The verse ids a chunk cites are keyword tokens too: a query naming the verse matches.
+        return [
+            self.encoder.encode_document(c.search_text or c.text, c.scripture_refs) for c in chunks
+        ]
 
     async def _upsert(self, chunks: Sequence[Chunk], progress: Progress | None) -> None:
         total = len(chunks)
@@ -351,7 +354,7 @@ class Indexer:
             batch = chunks[start : start + EMBED_BATCH]
             texts = [c.search_text or c.text for c in batch]
             dense, sparse = await asyncio.gather(
-                self.embedder.embed_passages(texts), asyncio.to_thread(self._encode, texts)
+                self.embedder.embed_passages(texts), asyncio.to_thread(self._encode, batch)
             )
             await self.store.upsert(
                 [IndexedChunk(c, d, s) for c, d, s in zip(batch, dense, sparse, strict=True)]

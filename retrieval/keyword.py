@@ -60,8 +60,9 @@ class Bm25Encoder:
         norm = self.k1 * (1 - self.b + self.b * length / self.avgdl)
         return _sparse({i: tf * (self.k1 + 1) / (tf + norm) for i, tf in counts.items()})
 
-    def encode_document(self, text: str) -> SparseVector:
-        return self.encode_tokens(self.tokenize(text))
+    def encode_document(self, text: str, extra_tokens: Iterable[str] = ()) -> SparseVector:
+        """`extra_tokens` (e.g. the chunk's OSIS verse ids) count as words of the document."""
+        return self.encode_tokens([*self.tokenize(text), *extra_tokens])
 
     def query_weights(
         self, text: str, expansions: Mapping[str, float] | None = None

@@ -26,6 +26,7 @@ from retrieval.types import CORPUS_NAMESPACE, Chunk, Filter, Hit, ScoredChunk
 Track = Literal["dense", "graph", "keyword"]
 TRACKS: tuple[Track, ...] = ("dense", "graph", "keyword")
 DEPTH = 30  # candidates per track
+MAX_REF_TOKENS = 50  # verse ids of the query added to the keyword track
 MIN_OVERLAP = 20  # characters two adjacent chunks must share to be stitched into one hit
 
 
@@ -97,9 +98,11 @@ class HybridSearch:
         async def none() -> _TrackResult:
             return _TrackResult()
 
+        # Chunks carry their verse ids as keyword tokens (see Indexer), so the query's do too.
+        keyword_terms = {**expansions, **dict.fromkeys(refs[:MAX_REF_TOKENS], 1.0)}
         dense, keyword, graph = await asyncio.gather(
             self._dense(q, base) if "dense" in tracks else none(),
-            self._keyword(q, expansions, base) if "keyword" in tracks else none(),
+            self._keyword(q, keyword_terms, base) if "keyword" in tracks else none(),
             self._graph(q, refs, base) if "graph" in tracks else none(),
         )
         per_track = {"dense": dense, "keyword": keyword, "graph": graph}

@@ -55,3 +55,10 @@ def test_query_weights_with_expansions() -> None:
 def test_default_tokenizer_is_jieba() -> None:
     enc = Bm25Encoder()
     assert enc.query_weights("神圣的分赐") == {"神圣的分赐": 1.0}
+
+
+def test_extra_tokens_count_as_words() -> None:
+    enc = Bm25Encoder(_split, avgdl=3)
+    v = enc.encode_document("x y", ["Eph.1.10"])
+    assert token_index("Eph.1.10") in v.indices
+    assert v == enc.encode_tokens(["x", "y", "Eph.1.10"])

@@ -152,3 +152,12 @@ def test_merge_overlapping_adjacent_chunks() -> None:
     assert merged[0].chunk.id == "d-3" and merged[0].score == 0.9
     far = _hit("d", 9, shared + "结尾的话。", {"dense": 2}, 0.2)
     assert len(merge_overlapping([a, far])) == 2
+
+
+async def test_keyword_track_matches_cited_verses(
+    env: tuple[HybridSearch, Indexer, KnowledgeGraph],
+) -> None:
+    search, _, _ = env
+    result = await search.search("弗1:10", tracks=("keyword",))
+    assert [h.chunk.source for h in result.hits] == ["经纶信息"]
+    assert "Eph.1.10" not in result.expansions

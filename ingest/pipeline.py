@@ -537,9 +537,15 @@ class Pipeline:
             state.chunks_done = base + done
             report(label, done, total)
 
-        result = await self.indexer.replace_document(
-            built.record, built.chunks, embed=built.embed, progress=progress
-        )
+        try:
+            result = await self.indexer.replace_document(
+                built.record, built.chunks, embed=built.embed, progress=progress
+            )
+        except Exception:
+            # Points of the failed generation may already be in the store (the first embedding
+            # batches); the registry never recorded them, so reconcile removes exactly those.
+            await self.indexer.reconcile()
+            raise
         if built.verses and (result.status != "unchanged" or not await self.indexer.has_bible()):
             await self.indexer.put_verses(built.verses, doc_id=built.record.doc_id)
             summary.verses += len(built.verses)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 import gzip
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -228,3 +228,35 @@ async def test_sample_corpus_first_run_only(env: Env) -> None:
     calls = env.embedder.calls
     assert await ensure_sample_corpus(env.indexer, ["Col"]) is None
     assert env.embedder.calls == calls
+
+
+class FailingEmbedder(HashEmbedder):
+    """A real embedder that fails on one marked passage (an outage mid-document)."""
+
+    async def embed_passages(self, texts: Sequence[str]) -> list[list[float]]:
+        if any("BOOM" in t for t in texts):
+            raise ConnectionError("embedding service went away")
+        return await super().embed_passages(texts)
+
+
+async def test_failure_mid_document_leaves_nothing_of_it(tmp_path: Path) -> None:
+    store = await EdgeStore.open(tmp_path / "qdrant", DIM)
+    graph = await KnowledgeGraph.open(tmp_path / "db.sqlite3")
+    embedder = FailingEmbedder(DIM)
+    try:
+        async with Indexer(tmp_path / "db.sqlite3", store, embedder, Bm25Encoder(), graph) as ix:
+            folder = tmp_path / "docs"
+            folder.mkdir()
+            points = [f"{i}. 第{i}个要点，说到属灵的呼吸" for i in range(1, 41)]
+            points[36] = "37. BOOM 这一点让嵌入失败"
+            (folder / "long.txt").write_text("很长的纲目\n" + "\n".join(points), encoding="utf-8")
+            (folder / "lamp.md").write_text(MESSAGE, encoding="utf-8")
+            summary = await Pipeline(ix).ingest_paths([folder])
+            assert [p.name for p, _ in summary.skipped] == ["long.txt"]
+            assert "索引失败" in summary.skipped[0][1] and "went away" in summary.skipped[0][1]
+            assert summary.documents == 1
+            assert await store.count(Filter(equals={"source": "很长的纲目"})) == 0
+            assert [d.source for d in await ix.documents()] == ["第一篇　灯台与金油"]
+    finally:
+        await graph.close()
+        await store.close()

@@ -87,10 +87,10 @@ def scenario_pdf() -> dict[str, object]:
     with tempfile.TemporaryDirectory() as tmp:
         samples = {"identity-h+tounicode": build_pdf(pages, Path(tmp) / "a.pdf")}
         try:
+            from opencc import OpenCC
             from reportlab.pdfbase import pdfmetrics
             from reportlab.pdfbase.cidfonts import UnicodeCIDFont
             from reportlab.pdfgen import canvas
-            from opencc import OpenCC
 
             trad = OpenCC("s2t").convert
             for font in ("STSong-Light", "MSung-Light"):
@@ -140,7 +140,7 @@ async def _open_env(tmp: Path, embedder: object):  # type: ignore[no-untyped-def
     from retrieval.keyword import Bm25Encoder
     from retrieval.store.edge import EdgeStore
 
-    dim = getattr(embedder, "dim")
+    dim = embedder.dim
     store = await EdgeStore.open(tmp / "qdrant", dim)
     graph = await KnowledgeGraph.open(tmp / "db.sqlite3")
     indexer = Indexer(tmp / "db.sqlite3", store, embedder, Bm25Encoder(), graph)  # type: ignore[arg-type]

@@ -530,6 +530,12 @@ class Pipeline:
         state: IngestProgress,
         report: Callable[[str, int, int], None],
     ) -> None:
+        first = next((p for p, d, _ in summary.results if d == built.record.doc_id), None)
+        if first is not None and first != path:
+            raise LoadError(
+                f"标题与 {first.name} 相同（「{built.record.source}」），请在清单或 --title 中区分",
+                f"same title as {first.name} ({built.record.source!r}); set a distinct title",
+            )
         base = state.chunks_done
         label = path.name if not built.verses else f"{path.name} · {built.record.doc_id}"
 

@@ -260,3 +260,15 @@ async def test_failure_mid_document_leaves_nothing_of_it(tmp_path: Path) -> None
     finally:
         await graph.close()
         await store.close()
+
+
+async def test_two_files_with_one_title_second_is_skipped(env: Env, tmp_path: Path) -> None:
+    folder = tmp_path / "dup"
+    folder.mkdir()
+    (folder / "a.md").write_text("# 同一个标题\n\n第一份文字。", encoding="utf-8")
+    (folder / "b.md").write_text("# 同一个标题\n\n第二份文字。", encoding="utf-8")
+    summary = await Pipeline(env.indexer).ingest_paths([folder])
+    assert summary.documents == 1
+    assert [(p.name, "same title as a.md" in r) for p, r in summary.skipped] == [("b.md", True)]
+    stored = await env.store.scroll(Filter(equals={"source": "同一个标题"}))
+    assert [c.text for c in stored] == ["第一份文字。"]

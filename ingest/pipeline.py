@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import Literal, Protocol
 
 from ingest.chunkers import Piece, footnote_pieces, outline_pieces, prose_pieces
 from ingest.clean import tidy
@@ -26,6 +26,7 @@ from ingest.loaders import (
     DEFAULT_MAX_BYTES,
     BibleTable,
     LoadError,
+    Verse,
     check_size,
     is_bible_table,
     is_supported,
@@ -195,16 +196,6 @@ def _sorted_refs(refs: Iterable[str]) -> tuple[str, ...]:
     return tuple(sorted(set(refs), key=sort_key))
 
 
-def _hash_document(meta: dict[str, Any], chunks: Sequence[Chunk]) -> str:
-    h = hashlib.sha256()
-    h.update(json.dumps([PIPELINE_VERSION, meta], ensure_ascii=False, sort_keys=True).encode())
-    for c in chunks:
-        row: list[Any] = [c.id, c.search_text, c.chapter, list(c.topic_tags)]
-        row += [list(c.scripture_refs), {k: v for k, v in sorted(c.extra.items())}]
-        h.update(json.dumps(row, ensure_ascii=False, default=str).encode())
-    return h.hexdigest()
-
-
 def build_chunks(
     pieces: Sequence[Piece],
     *,
@@ -249,9 +240,22 @@ def build_chunks(
     return chunks
 
 
-def build_document(
-    path: Path, meta: DocMeta, *, max_bytes: int, tagger: Tagger, namespace: str
-) -> Built:
+@dataclass(slots=True)
+class Prepared:
+    """A loaded document with its resolved metadata, id and content hash (no chunks yet)."""
+
+    path: Path
+    doc: Document
+    meta: DocMeta  # every field resolved (title, type, language set)
+    doc_id: str
+    content_hash: str
+
+
+def prepare_document(
+    path: Path, meta: DocMeta, *, max_bytes: int, tagger_key: str = ""
+) -> Prepared:
+    """Load and resolve metadata. The content hash covers the text blocks, the metadata, the
+    pipeline version and the tagger, so an unchanged file is recognised before chunking."""
     doc = load_document(path, max_bytes)
     title = meta.title or doc.title or path.stem
     doc_type: ChunkType = meta.type or infer_type(doc)
@@ -259,14 +263,34 @@ def build_document(
     resolved = DocMeta(
         title, meta.author or doc.author or None, meta.year, meta.era, doc_type, language
     )
-    doc_id = doc_id_for(title)
+    h = hashlib.sha256()
+    head = [
+        PIPELINE_VERSION,
+        tagger_key,
+        title,
+        resolved.author,
+        meta.year,
+        meta.era,
+        doc_type,
+        language,
+    ]
+    h.update(json.dumps(head, ensure_ascii=False).encode())
+    for b in doc.blocks:
+        h.update(f"\x00{b.kind}\x00{b.level}\x00{b.text}".encode())
+    return Prepared(path, doc, resolved, doc_id_for(title), h.hexdigest())
+
+
+def finish_document(p: Prepared, *, tagger: Tagger, namespace: str) -> Built:
+    title = p.meta.title or p.path.stem
+    doc_type: ChunkType = p.meta.type or "book"
+    language: Literal["zh", "en"] = "en" if p.meta.language == "en" else "zh"
     now = _now()
     chunks = build_chunks(
-        _pieces(doc, doc_type, title),
-        doc_id=doc_id,
+        _pieces(p.doc, doc_type, title),
+        doc_id=p.doc_id,
         source=title,
         doc_type=doc_type,
-        meta=resolved,
+        meta=p.meta,
         language=language,
         tagger=tagger,
         namespace=namespace,
@@ -274,32 +298,130 @@ def build_document(
     )
     if not chunks:
         raise LoadError("文件中没有可索引的文字", "no indexable text in file")
-    fields_ = {
-        "title": title,
-        "author": resolved.author,
-        "year": meta.year,
-        "era": meta.era,
-        "type": doc_type,
-        "language": language,
-    }
     record = DocumentRecord(
-        doc_id=doc_id,
+        doc_id=p.doc_id,
         source=title,
-        content_hash=_hash_document(fields_, chunks),
-        author=resolved.author or "",
-        year=meta.year,
-        era=meta.era or "",
+        content_hash=p.content_hash,
+        author=p.meta.author or "",
+        year=p.meta.year,
+        era=p.meta.era or "",
         type=doc_type,
         language=language,
-        path=str(path),
+        path=str(p.path),
         chunk_count=len(chunks),
         ingested_at=now,
     )
     return Built(record, chunks)
 
 
+def build_document(
+    path: Path,
+    meta: DocMeta,
+    *,
+    max_bytes: int,
+    tagger: Tagger,
+    namespace: str = CORPUS_NAMESPACE,
+    tagger_key: str = "",
+) -> Built:
+    prepared = prepare_document(path, meta, max_bytes=max_bytes, tagger_key=tagger_key)
+    return finish_document(prepared, tagger=tagger, namespace=namespace)
+
+
 def bible_doc_id(book: str, version: str = BIBLE_VERSION) -> str:
     return f"bible-{version}-{book}"
+
+
+@dataclass(slots=True)
+class BibleBook:
+    """One book of a Bible table, planned: its verse rows, whether it is embedded, its hash."""
+
+    book: str
+    doc_id: str
+    verses: list[Verse]
+    rows: list[VerseRow]
+    embed: bool
+    content_hash: str
+
+
+def plan_bible(
+    table: BibleTable,
+    *,
+    embed_books: BooksChoice,
+    version: str = BIBLE_VERSION,
+    source: str = BIBLE_SOURCE,
+    tagger_key: str = "",
+) -> list[BibleBook]:
+    by_book: dict[str, list[Verse]] = {}
+    for v in table.verses:
+        by_book.setdefault(v.book, []).append(v)
+    wanted = set(by_book) if embed_books == "all" else set(embed_books)
+    plans = []
+    for book, verses in by_book.items():
+        rows = [VerseRow(version, v.osis, v.book, v.chapter, v.verse, v.text) for v in verses]
+        embed = book in wanted
+        h = hashlib.sha256()
+        head = [PIPELINE_VERSION, tagger_key if embed else "", source, version, book, embed]
+        h.update(json.dumps(head, ensure_ascii=False).encode())
+        for r in rows:
+            h.update(f"\x00{r.osis}\t{r.text}".encode())
+        plans.append(
+            BibleBook(book, bible_doc_id(book, version), verses, rows, embed, h.hexdigest())
+        )
+    return plans
+
+
+def build_bible_book(
+    plan: BibleBook,
+    *,
+    tagger: Tagger,
+    path: Path,
+    namespace: str = CORPUS_NAMESPACE,
+    source: str = BIBLE_SOURCE,
+) -> Built:
+    """One registry document per book; one chunk per verse when the book is embedded
+    (type "bible", chapter "以弗所书 1", scripture_refs = the verse)."""
+    try:
+        name = book_name_zh(plan.book)
+    except Exception:  # unknown book id: keep the id
+        name = plan.book
+    now = _now()
+    chunks: list[Chunk] = []
+    if plan.embed:
+        for position, v in enumerate(plan.verses):
+            search_text = search_form(f"{name} {v.chapter}:{v.verse} {v.text}")
+            text_hash = content_hash(v.text)
+            chunks.append(
+                Chunk(
+                    id=chunk_id(namespace, plan.doc_id, position, text_hash),
+                    text=v.text,
+                    search_text=search_text,
+                    doc_id=plan.doc_id,
+                    source=source,
+                    type="bible",
+                    chapter=f"{name} {v.chapter}",
+                    position=position,
+                    year=1919,
+                    language="zh",
+                    topic_tags=tuple(tagger(search_text)),
+                    scripture_refs=(v.osis,),
+                    namespace=namespace,
+                    content_hash=text_hash,
+                    ingested_at=now,
+                    extra={"verse": v.verse, "book": plan.book},
+                )
+            )
+    record = DocumentRecord(
+        doc_id=plan.doc_id,
+        source=source,
+        content_hash=plan.content_hash,
+        year=1919,
+        type="bible",
+        language="zh",
+        path=str(path),
+        chunk_count=len(chunks),
+        ingested_at=now,
+    )
+    return Built(record, chunks, plan.rows, plan.embed)
 
 
 def build_bible(
@@ -308,68 +430,13 @@ def build_bible(
     embed_books: BooksChoice,
     tagger: Tagger,
     namespace: str = CORPUS_NAMESPACE,
-    version: str = BIBLE_VERSION,
     source: str = BIBLE_SOURCE,
 ) -> list[Built]:
-    """One registry document per book; every verse into the verse table; one chunk per verse
-    for the books chosen for embedding (type "bible", chapter "以弗所书 1")."""
-    by_book: dict[str, list[Any]] = {}
-    for v in table.verses:
-        by_book.setdefault(v.book, []).append(v)
-    wanted = set(by_book) if embed_books == "all" else set(embed_books)
-    now = _now()
-    out = []
-    for book, verses in by_book.items():
-        doc_id = bible_doc_id(book, version)
-        try:
-            name = book_name_zh(book)
-        except Exception:
-            name = book
-        rows = [VerseRow(version, v.osis, v.book, v.chapter, v.verse, v.text) for v in verses]
-        embed = book in wanted
-        chunks: list[Chunk] = []
-        if embed:
-            for position, v in enumerate(verses):
-                text = v.text
-                chapter = f"{name} {v.chapter}"
-                search_text = search_form(f"{name} {v.chapter}:{v.verse} {text}")
-                text_hash = content_hash(text)
-                chunks.append(
-                    Chunk(
-                        id=chunk_id(namespace, doc_id, position, text_hash),
-                        text=text,
-                        search_text=search_text,
-                        doc_id=doc_id,
-                        source=source,
-                        type="bible",
-                        chapter=chapter,
-                        position=position,
-                        year=1919,
-                        language="zh",
-                        topic_tags=tuple(tagger(search_text)),
-                        scripture_refs=(v.osis,),
-                        namespace=namespace,
-                        content_hash=text_hash,
-                        ingested_at=now,
-                        extra={"verse": v.verse, "book": book},
-                    )
-                )
-        meta = {"title": source, "book": book, "version": version, "embed": embed}
-        verse_hash = hashlib.sha256("\n".join(f"{r.osis}\t{r.text}" for r in rows).encode())
-        meta["verses"] = verse_hash.hexdigest()
-        record = DocumentRecord(
-            doc_id=doc_id,
-            source=source,
-            content_hash=_hash_document(meta, chunks),
-            year=1919,
-            type="bible",
-            language="zh",
-            path=str(table.path),
-            chunk_count=len(chunks),
-            ingested_at=now,
-        )
-        out.append(Built(record, chunks, rows, embed))
-    return out
+    plans = plan_bible(table, embed_books=embed_books, source=source)
+    return [
+        build_bible_book(p, tagger=tagger, path=table.path, namespace=namespace, source=source)
+        for p in plans
+    ]
 
 
 # ---- walking paths ----------------------------------------------------------------------------
@@ -416,7 +483,22 @@ class Pipeline:
         self.embed_books: BooksChoice = embed_books
         self.max_bytes = max_bytes
         self._tagger = tagger
+        self._tagger_key: str | None = None
         self.namespace = getattr(indexer, "namespace", CORPUS_NAMESPACE)
+
+    @property
+    def tagger_key(self) -> str:
+        """Identifies what the tagger produces (part of every document's content hash)."""
+        if self._tagger_key is None:
+            if self._tagger is not None:
+                self._tagger_key = "custom:" + getattr(self._tagger, "__qualname__", "")
+            else:
+                from retrieval.synonyms import SynonymTable
+
+                groups = repr(SynonymTable.load().groups).encode("utf-8")
+                graph = "graph" if getattr(self.indexer, "graph", None) is not None else ""
+                self._tagger_key = hashlib.sha256(groups).hexdigest()[:16] + graph
+        return self._tagger_key
 
     @property
     def tagger(self) -> Tagger:
@@ -501,26 +583,52 @@ class Pipeline:
         tagger = self.tagger
         if is_bible_table(path):
             table = await asyncio.to_thread(load_bible, path, self.max_bytes)
-            books = await asyncio.to_thread(
-                build_bible,
-                table,
-                embed_books=self.embed_books,
-                tagger=tagger,
-                namespace=self.namespace,
-                source=meta.title or BIBLE_SOURCE,
+            source = meta.title or BIBLE_SOURCE
+            plans = plan_bible(
+                table, embed_books=self.embed_books, source=source, tagger_key=self.tagger_key
             )
-            for built in books:
+            for plan in plans:
+                if await self._unchanged(path, plan.doc_id, plan.content_hash, summary):
+                    continue
+                built = await asyncio.to_thread(
+                    build_bible_book,
+                    plan,
+                    tagger=tagger,
+                    path=path,
+                    namespace=self.namespace,
+                    source=source,
+                )
                 await self._index(path, built, summary, state, report)
             return
+        prepared = await asyncio.to_thread(
+            prepare_document, path, meta, max_bytes=self.max_bytes, tagger_key=self.tagger_key
+        )
+        self._check_duplicate(path, prepared.doc_id, prepared.meta.title or "", summary)
+        if await self._unchanged(path, prepared.doc_id, prepared.content_hash, summary):
+            return
         built = await asyncio.to_thread(
-            build_document,
-            path,
-            meta,
-            max_bytes=self.max_bytes,
-            tagger=tagger,
-            namespace=self.namespace,
+            finish_document, prepared, tagger=tagger, namespace=self.namespace
         )
         await self._index(path, built, summary, state, report)
+
+    @staticmethod
+    def _check_duplicate(path: Path, doc_id: str, title: str, summary: IngestSummary) -> None:
+        first = next((p for p, d, _ in summary.results if d == doc_id), None)
+        if first is not None and first != path:
+            raise LoadError(
+                f"标题与 {first.name} 相同（「{title}」），请在清单或 --title 中区分",
+                f"same title as {first.name} ({title!r}); set a distinct title",
+            )
+
+    async def _unchanged(
+        self, path: Path, doc_id: str, content_hash: str, summary: IngestSummary
+    ) -> bool:
+        """Registered with the same hash: report unchanged without chunking or embedding."""
+        record = await self.indexer.document(doc_id)
+        if record is None or record.content_hash != content_hash:
+            return False
+        summary.add(path, doc_id, IndexReport("unchanged", record.chunk_count))
+        return True
 
     async def _index(
         self,
@@ -530,12 +638,6 @@ class Pipeline:
         state: IngestProgress,
         report: Callable[[str, int, int], None],
     ) -> None:
-        first = next((p for p, d, _ in summary.results if d == built.record.doc_id), None)
-        if first is not None and first != path:
-            raise LoadError(
-                f"标题与 {first.name} 相同（「{built.record.source}」），请在清单或 --title 中区分",
-                f"same title as {first.name} ({built.record.source!r}); set a distinct title",
-            )
         base = state.chunks_done
         label = path.name if not built.verses else f"{path.name} · {built.record.doc_id}"
 

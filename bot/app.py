@@ -1,38 +1,215 @@
 """Composition root: settings → stores and models → services → router → transports.
 
-Dependencies are created here and passed in; services never reach for a bot object.
+Dependencies are created here and passed in; services never reach for a bot object. Tests and
+benchmarks pass their own `embedder` / `llm` (e.g. the in-process fakes or a loopback model) and
+get the rest of the real stack.
 """
 
 from __future__ import annotations
 
+import logging
 from contextlib import AsyncExitStack
+from pathlib import Path
 from types import TracebackType
+from typing import TYPE_CHECKING
 
 from bot.lock import DataDirLock
 from bot.ratelimit import RateLimiter
 from bot.router import Router
 from bot.settings import Settings
-from novel.service import NovelService
-from retrieval.scholar import Scholar
+from retrieval.ports import LLM, Embedder, VectorStore
+from retrieval.reply import Reply
+from retrieval.requests import Actor
+
+if TYPE_CHECKING:
+    from bot.transports.base import ChatTransport
+    from ingest.pipeline import OnProgress
+    from retrieval.graph import KnowledgeGraph
+    from retrieval.index import Indexer
+    from retrieval.keyword import Bm25Encoder
+    from retrieval.search import HybridSearch
+
+log = logging.getLogger(__name__)
+
+
+class _Default:
+    """Marker: build this component from settings."""
+
+
+DEFAULT = _Default()
 
 
 class App:
     """Everything the process owns, opened and closed together (`async with App(settings)`)."""
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        embedder: Embedder | _Default = DEFAULT,
+        llm: LLM | _Default | None = DEFAULT,
+    ) -> None:
         self.settings = settings
+        self._embedder_override = embedder
+        self._llm_override = llm
         self._stack = AsyncExitStack()
+        self._transports: dict[str, ChatTransport] = {}
         self.router: Router
+        self.store: VectorStore
+        self.embedder: Embedder
+        self.graph: KnowledgeGraph
+        self.encoder: Bm25Encoder
+        self.indexer: Indexer
+        self.search: HybridSearch
+        self.llm: LLM | None
+
+    @property
+    def db_path(self) -> Path:
+        return self.settings.data_dir / "baibao.sqlite3"
 
     async def __aenter__(self) -> App:
+        try:
+            await self._open()
+        except BaseException:
+            await self._stack.aclose()
+            raise
+        return self
+
+    async def _open(self) -> None:
+        from novel.service import NovelService
+        from novel.settings import NovelSettings
+        from retrieval.graph import KnowledgeGraph
+        from retrieval.index import Indexer
+        from retrieval.keyword import Bm25Encoder
+        from retrieval.scholar import Scholar
+        from retrieval.search import HybridSearch
+        from retrieval.synonyms import SynonymTable
+        from retrieval.text import Tokenizer
+
         s = self.settings
         s.data_dir.mkdir(parents=True, exist_ok=True)
         self._stack.enter_context(DataDirLock(s.data_dir))
-        limiter = RateLimiter(s.rate_limit_user_per_min, s.rate_limit_chat_per_min)
-        self.router = Router(
-            Scholar(), NovelService(), limiter=limiter, default_lang=s.default_language
+
+        self.embedder = await self._open_embedder()
+        self.store = await self._open_store(self.embedder.dim)
+        self.graph = await KnowledgeGraph.open(self.db_path)
+        self._stack.push_async_callback(self.graph.close)
+        synonyms = SynonymTable.load()
+        tokenizer = Tokenizer(terms=self.graph.terms())
+        self.encoder = Bm25Encoder(tokenizer)
+        self.indexer = await self._stack.enter_async_context(
+            Indexer(self.db_path, self.store, self.embedder, self.encoder, self.graph)
         )
-        return self
+        await self.indexer.reconcile()
+        self.search = HybridSearch(
+            self.store, self.embedder, self.encoder, self.graph, synonyms, s.weights, s.fusion_k
+        )
+        self.llm = self._build_llm()
+        self._stack.push_async_callback(_close_quietly, self.llm)
+        self._stack.push_async_callback(_close_quietly, self.embedder)
+        scholar = Scholar(self.search, self.indexer, self.graph, self.llm)
+        novels = await self._stack.enter_async_context(
+            NovelService(
+                self.db_path,
+                self.store,
+                self.embedder,
+                self.encoder.encode_document,
+                self.llm,
+                NovelSettings(
+                    openers=s.novel_round_openers,
+                    admin_role=s.novel_admin_role,
+                    proposal_minutes=s.novel_proposal_minutes,
+                    vote_minutes=s.novel_vote_minutes,
+                ),
+                self.announce,
+                encode_query_sparse=self.encoder.encode_query,
+            )
+        )
+        limiter = RateLimiter(s.rate_limit_user_per_min, s.rate_limit_chat_per_min)
+        self.router = Router(scholar, novels, limiter=limiter, default_lang=s.default_language)
+
+    async def _open_embedder(self) -> Embedder:
+        from retrieval.embed.cache import CachedEmbedder
+
+        inner: Embedder
+        if not isinstance(self._embedder_override, _Default):
+            inner = self._embedder_override
+        elif self.settings.embedding_provider == "openai":
+            from retrieval.embed.openai import OpenAIEmbedder
+
+            s = self.settings
+            key = s.embedding_api_key or s.openai_api_key
+            inner = OpenAIEmbedder(
+                api_key=key.get_secret_value() if key else None,
+                model=s.embedding_model,
+                base_url=s.embedding_base_url,
+                dimensions=s.embedding_dimensions,
+            )
+        else:
+            from retrieval.embed.offline import E5Embedder
+
+            inner = E5Embedder()
+        cached: Embedder = await self._stack.enter_async_context(
+            CachedEmbedder(inner, self.db_path)
+        )
+        return cached
+
+    async def _open_store(self, dim: int) -> VectorStore:
+        s = self.settings
+        store: VectorStore
+        if s.qdrant_url:
+            from retrieval.store.server import ServerStore
+
+            key = s.qdrant_api_key.get_secret_value() if s.qdrant_api_key else None
+            store = await ServerStore.open(s.qdrant_url, s.qdrant_collection, dim, key)
+        else:
+            from retrieval.store.edge import EdgeStore
+
+            store = await EdgeStore.open(s.data_dir / "qdrant", dim)
+        self._stack.push_async_callback(store.close)
+        return store
+
+    def _build_llm(self) -> LLM | None:
+        if not isinstance(self._llm_override, _Default):
+            return self._llm_override
+        from retrieval.llm import build_llm
+
+        s = self.settings
+        provider = s.resolved_llm_provider
+        key = s.anthropic_api_key if provider == "anthropic" else s.openai_api_key
+        return build_llm(
+            provider,
+            s.llm_model,
+            api_key=key.get_secret_value() if key else None,
+            base_url=s.llm_base_url,
+            timeout_s=s.llm_timeout_s,
+            max_retries=s.llm_max_retries,
+            max_concurrency=s.llm_max_concurrency,
+            context_tokens=s.llm_context_tokens,
+        )
+
+    async def prepare_samples(self, on_progress: OnProgress | None = None) -> bool:
+        """First run only: the bundled sample corpus into the store. True when it ran."""
+        from ingest.samples import ensure_sample_corpus
+
+        books = self.settings.demo_bible_books.strip()
+        chosen: list[str] | str = (
+            "all" if books.lower() == "all" else [b.strip() for b in books.split(",") if b.strip()]
+        )
+        return bool(await ensure_sample_corpus(self.indexer, chosen, on_progress=on_progress))
+
+    # ---- transports ----------------------------------------------------------------------
+
+    def attach(self, transport: ChatTransport) -> None:
+        """Register a transport so unsolicited replies (round results) reach its chats."""
+        self._transports[transport.name] = transport
+
+    async def announce(self, target: Actor, reply: Reply) -> None:
+        transport = self._transports.get(target.platform)
+        if transport is None:
+            log.warning("no %s transport to announce to; reply dropped", target.platform)
+            return
+        await transport.send(target, reply)
 
     async def __aexit__(
         self,
@@ -41,3 +218,19 @@ class App:
         tb: TracebackType | None,
     ) -> None:
         await self._stack.aclose()
+
+
+async def _close_quietly(component: object) -> None:
+    """Release a component's HTTP client / worker thread when it has a close method."""
+    inner = getattr(component, "inner", None)
+    for target in (component, inner):
+        for name in ("aclose", "close"):
+            method = getattr(target, name, None)
+            if callable(method):
+                try:
+                    result = method()
+                    if hasattr(result, "__await__"):
+                        await result
+                except Exception:
+                    log.debug("closing %r failed", target, exc_info=True)
+                break

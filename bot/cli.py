@@ -4,11 +4,16 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import signal
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from bot.settings import Settings, SettingsError, load_settings
+
+if TYPE_CHECKING:
+    from bot.app import App
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -20,6 +25,21 @@ def _parser() -> argparse.ArgumentParser:
     ask.add_argument("question", nargs="+")
     cite = sub.add_parser("cite", help="look up one scripture reference and exit")
     cite.add_argument("reference", nargs="+")
+    search = sub.add_parser("search", help="show fused hits with each track's rank and score")
+    search.add_argument("query", nargs="+")
+    search.add_argument(
+        "--filter",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="source/type/era/language filter, repeatable (e.g. --filter type=outline)",
+    )
+    search.add_argument("--limit", type=int, default=7)
+    search.add_argument("--json", action="store_true", help="machine-readable output")
+    ingest = sub.add_parser("ingest", help="ingest files or folders into the corpus")
+    from ingest.cli import add_ingest_arguments
+
+    add_ingest_arguments(ingest)
     return p
 
 
@@ -46,35 +66,119 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 async def _main(args: argparse.Namespace, settings: Settings) -> int:
     from bot.app import App
-    from bot.render.console import render
-    from retrieval.requests import Actor
 
-    async with App(settings) as app:
-        actor = Actor(
-            "console", "console", "cli", "cli", is_admin=True, lang=settings.default_language
+    if args.cmd == "run" and settings.discord_token is None and settings.telegram_token is None:
+        print(
+            "没有配置 DISCORD_TOKEN 或 TELEGRAM_TOKEN；本地试用请运行 `baibao chat`。\n"
+            "No DISCORD_TOKEN or TELEGRAM_TOKEN set; try `baibao chat` locally.",
+            file=sys.stderr,
         )
+        return 2
+    async with App(settings) as app:
+        if args.cmd == "ingest":
+            from ingest.cli import run_ingest
+
+            return await run_ingest(app.indexer, args)
+        if settings.sample_corpus:
+            await _prepare(app)
         if args.cmd in ("ask", "cite"):
-            words = " ".join(args.question if args.cmd == "ask" else args.reference)
-            reply = await app.router.handle_text(actor, f"/{args.cmd} {words}")
-            if reply is None:
-                return 1
-            print(render(reply, reply.lang))
-            return 1 if reply.is_error else 0
+            return await _one_shot(app, args)
+        if args.cmd == "search":
+            return await _search(app, args)
         if args.cmd == "chat":
             from bot.transports.console import ConsoleTransport
 
             console = ConsoleTransport(app.router, lang=settings.default_language)
+            app.attach(console)
             async with console:
                 await console.serve()
             return 0
         return await _run(app, settings)
 
 
-async def _run(app: object, settings: Settings) -> int:
-    from bot.app import App
+async def _prepare(app: App) -> None:
+    """First run: the bundled sample corpus, with a progress line on stderr."""
+    from ingest.cli import ProgressBar
 
-    assert isinstance(app, App)
-    transports = []
+    bar = ProgressBar("准备示例语料（仅首次运行）/ preparing the sample corpus (first run only)")
+    ran = await app.prepare_samples(on_progress=bar)
+    if ran:
+        bar.finish()
+
+
+async def _one_shot(app: App, args: argparse.Namespace) -> int:
+    from bot.render.console import render
+    from retrieval.requests import Actor
+
+    actor = Actor(
+        "console", "console", "cli", "cli", is_admin=True, lang=app.settings.default_language
+    )
+    words = " ".join(args.question if args.cmd == "ask" else args.reference)
+    reply = await app.router.handle_text(actor, f"/{args.cmd} {words}")
+    if reply is None:
+        return 1
+    print(render(reply, reply.lang))
+    return 1 if reply.is_error else 0
+
+
+async def _search(app: App, args: argparse.Namespace) -> int:
+    from retrieval.types import Filter
+
+    equals: dict[str, str] = {}
+    for item in args.filter:
+        key, sep, value = item.partition("=")
+        if not sep or key not in ("source", "type", "era", "language"):
+            print(
+                f"无效的过滤条件 / invalid filter: {item!r} (source|type|era|language=VALUE)",
+                file=sys.stderr,
+            )
+            return 2
+        equals[key] = value
+    query = " ".join(args.query)
+    result = await app.search.search(
+        query, flt=Filter(equals=equals) if equals else None, limit=max(1, min(args.limit, 50))
+    )
+    rows: list[dict[str, Any]] = [
+        {
+            "rank": i + 1,
+            "score": round(hit.score, 5),
+            "tracks": {
+                t: {"rank": hit.ranks[t], "score": round(hit.track_scores.get(t, 0.0), 5)}
+                for t in hit.ranks
+            },
+            "source": hit.chunk.source,
+            "chapter": hit.chunk.chapter,
+            "type": hit.chunk.type,
+            "scripture_refs": list(hit.chunk.scripture_refs)[:10],
+            "text": hit.chunk.text[:200],
+            "id": hit.chunk.id,
+        }
+        for i, hit in enumerate(result.hits)
+    ]
+    if args.json:
+        print(
+            json.dumps(
+                {"query": query, "hits": rows, "graph_paths": result.graph_paths},
+                ensure_ascii=False,
+                indent=2,
+            )
+        )
+        return 0
+    for row in rows:
+        tracks = "  ".join(f"{t}#{v['rank']}({v['score']})" for t, v in row["tracks"].items())
+        print(f"{row['rank']}. [{row['score']}] {row['source']} · {row['chapter']}  {tracks}")
+        print(f"   {row['text'][:120]}")
+    for path in result.graph_paths[:3]:
+        print("graph: " + " → ".join(path))
+    if not rows:
+        print("（没有结果 / no results）")
+    return 0
+
+
+async def _run(app: App, settings: Settings) -> int:
+    from bot.transports.base import ChatTransport
+
+    transports: list[ChatTransport] = []
     if settings.discord_token is not None:
         from bot.transports.discord import DiscordTransport
 
@@ -83,20 +187,14 @@ async def _run(app: object, settings: Settings) -> int:
         from bot.transports.telegram import TelegramTransport
 
         transports.append(TelegramTransport(app.router, settings))
-    if not transports:
-        print(
-            "没有配置 DISCORD_TOKEN 或 TELEGRAM_TOKEN；本地试用请运行 `baibao chat`。\n"
-            "No DISCORD_TOKEN or TELEGRAM_TOKEN set; try `baibao chat` locally.",
-            file=sys.stderr,
-        )
-        return 2
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
-    started = []
+    started: list[ChatTransport] = []
     try:
         for transport in transports:
+            app.attach(transport)
             await transport.start()
             started.append(transport)
         await stop.wait()

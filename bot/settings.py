@@ -63,6 +63,7 @@ class Settings(BaseSettings):
     novel_admin_role: str = ""  # a Discord role name that counts as admin for the novel
     novel_proposal_minutes: float = Field(60.0, gt=0)
     novel_vote_minutes: float = Field(60.0, gt=0)
+    sample_corpus: bool = True  # prepare the bundled sample corpus on first run
     demo_bible_books: str = "Eph,John,Col"  # the books the first run embeds; "all" = whole Bible
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
 

@@ -11,7 +11,8 @@ from pathlib import Path
 def _baibao(
     args: list[str], stdin: str = "", env: dict[str, str] | None = None, timeout: float = 120
 ) -> subprocess.CompletedProcess[str]:
-    full_env = {**os.environ, **(env or {})}
+    # The console checks here don't need the sample corpus (tested in test_demo.py).
+    full_env = {**os.environ, "SAMPLE_CORPUS": "false", **(env or {})}
     return subprocess.run(
         [sys.executable, "-m", "bot.cli", *args],
         input=stdin,
@@ -68,6 +69,7 @@ def test_secret_is_never_echoed_in_a_settings_error() -> None:
 def test_second_process_on_the_same_data_dir_gets_a_clear_message() -> None:
     first = subprocess.Popen(
         [sys.executable, "-m", "bot.cli", "chat"],
+        env={**os.environ, "SAMPLE_CORPUS": "false"},
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

@@ -144,7 +144,13 @@ class HybridSearch:
         if self.graph is not None:
             # link() names the query's concepts, people, books and its verses' scripture
             # nodes; the walk reaches the concepts grounded in those verses from there.
+            # Tokens are linked one by one as well: a long name (a book title such as
+            # 神圣的分赐与召会) must not hide the concepts inside it.
             entry = list(dict.fromkeys(self.graph.link(q)))
+            for token in self.encoder.tokenize(q):
+                for node in self.graph.link(token):
+                    if node not in entry:
+                        entry.append(node)
             if entry:
                 walk = self.graph.walk(entry, depth=2)
                 walk_scores = dict(walk.chunk_scores)

@@ -100,7 +100,7 @@ async def _prepare(app: App) -> None:
     """First run: the bundled sample corpus, with a progress line on stderr."""
     from ingest.cli import ProgressBar
 
-    bar = ProgressBar("准备示例语料（仅首次运行）/ preparing the sample corpus (first run only)")
+    bar = ProgressBar("首次运行·准备示例语料")
     ran = await app.prepare_samples(on_progress=bar)
     if ran:
         bar.finish()

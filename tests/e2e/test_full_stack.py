@@ -1,0 +1,263 @@
+"""The whole product end to end: the real stack (Qdrant Edge, SQLite, jieba BM25, the graph, the
+bundled sample corpus) behind the real transports, with the model providers replaced only at the
+network edge by a loopback server that speaks their wire formats.
+
+The sample corpus is prepared once per session with the in-process hash embedder (the offline
+model is exercised in `test_demo.py`); each test works on its own copy of that data directory.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import shutil
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import discord
+import pytest
+import yarl
+from discord.gateway import DiscordWebSocket
+from telegram import Update
+
+from bot.app import App
+from bot.settings import Settings, load_settings
+from bot.transports.console import ConsoleTransport
+from bot.transports.discord import DiscordTransport
+from bot.transports.telegram import TelegramTransport
+from retrieval.fakes import HashEmbedder
+from tests.stubs.discord_stub import APP_ID, GUILD_ID, DiscordStub, button_click, slash
+from tests.stubs.llm_server import (
+    LLMStubServer,
+    Scripted,
+    anthropic_stream,
+    openai_stream,
+)
+from tests.stubs.telegram_stub import TelegramStub, command_update
+
+DIM = 64
+QUESTION = "神圣分赐与召会有什么关系？"
+
+
+def _settings(data_dir: Path, **overrides: Any) -> Settings:
+    base: dict[str, Any] = {
+        "data_dir": data_dir,
+        "demo_bible_books": "Eph",
+        "rate_limit_user_per_min": 0,
+        "rate_limit_chat_per_min": 0,
+    }
+    return load_settings(**{**base, **overrides})
+
+
+@pytest.fixture(scope="session")
+def prepared(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    data = tmp_path_factory.mktemp("prepared") / "data"
+
+    async def prepare() -> None:
+        async with App(_settings(data), embedder=HashEmbedder(DIM), llm=None) as app:
+            assert await app.prepare_samples()
+
+    asyncio.run(prepare())
+    (data / "baibao.lock").unlink(missing_ok=True)
+    return data
+
+
+@pytest.fixture
+def data_dir(prepared: Path, tmp_path: Path) -> Path:
+    target = tmp_path / "stack"
+    shutil.copytree(prepared, target)
+    return target
+
+
+@pytest.fixture
+async def llm_server() -> AsyncIterator[LLMStubServer]:
+    async with LLMStubServer() as server:
+        yield server
+
+
+# ---- console: /ask offline, /cite -------------------------------------------------------------
+
+
+async def _console(app: App, *lines: str) -> str:
+    out = io.StringIO()
+    console = ConsoleTransport(app.router, stdin=io.StringIO(), stdout=out)
+    for line in lines:
+        await console.handle_line(line)
+    return out.getvalue()
+
+
+async def test_offline_ask_is_extractive_and_cited_in_both_languages(data_dir: Path) -> None:
+    async with App(_settings(data_dir), embedder=HashEmbedder(DIM), llm=None) as app:
+        zh = await _console(app, f"/ask {QUESTION}")
+        en = await _console(app, "/ask What is the divine dispensing and the church life?")
+    assert "未使用语言模型" in zh and "【" in zh and "-- 出处 --" in zh
+    assert "No language model used" in en and "-- Sources --" in en
+
+
+async def test_cite_shows_verse_footnotes_passages_and_rejects_what_does_not_exist(
+    data_dir: Path,
+) -> None:
+    async with App(_settings(data_dir), embedder=HashEmbedder(DIM), llm=None) as app:
+        eph = await _console(app, "/cite 弗1:10")
+        gen = await _console(app, "/cite 創1:1")  # not embedded for the demo, still in the table
+        bad = await _console(app, "/cite 弗7:1")
+        nonsense = await _console(app, "/cite 东西")
+    assert "在日期滿足的時候" in eph  # the CUV verse text, as stored (Traditional)
+    assert "注1" in eph  # the sample footnote on Eph 1:10
+    assert "职事段落" in eph
+    assert "起初，神創造天地" in gen
+    assert "以弗所书只有 6 章" in bad
+    assert "用法：/cite 弗1:10" in nonsense
+
+
+async def test_deleted_document_is_never_retrieved_again(data_dir: Path) -> None:
+    async with App(_settings(data_dir), embedder=HashEmbedder(DIM), llm=None) as app:
+        before = await app.search.search("神圣分赐的三个阶段", limit=20)
+        sources = {h.chunk.source for h in before.hits}
+        assert "神圣分赐的三个阶段" in sources
+        removed = await app.indexer.delete_document("神圣分赐的三个阶段")
+        assert removed is not None
+        after = await app.search.search("神圣分赐的三个阶段", limit=50)
+        answer = await _console(app, "/ask 神圣分赐的三个阶段是什么？")
+    assert all(h.chunk.source != "神圣分赐的三个阶段" for h in after.hits)
+    assert "【神圣分赐的三个阶段" not in answer
+
+
+# ---- Telegram + Claude (citations API) ------------------------------------------------------
+
+
+async def test_ask_through_telegram_with_claude_keeps_only_verified_citations(
+    data_dir: Path, llm_server: LLMStubServer
+) -> None:
+    settings = _settings(
+        data_dir,
+        telegram_token="123:TEST",
+        llm_provider="anthropic",
+        anthropic_api_key="sk-ant-test",
+        llm_base_url=llm_server.url,
+    )
+    async with App(settings, embedder=HashEmbedder(DIM)) as app:
+        top = (await app.search.search(QUESTION, limit=6)).hits
+        quote = top[0].chunk.text[:24]
+        llm_server.anthropic.append(
+            Scripted.sse(
+                anthropic_stream(
+                    [
+                        ("职事明确教导：召会是神圣分赐的结果。", [(0, quote)]),
+                        ("这一句引用了不存在的资料。", [(41, "这是捏造的引文")]),
+                    ]
+                )
+            )
+        )
+        stub = TelegramStub()
+        transport = TelegramTransport(app.router, settings, request=stub, edit_interval_s=0.0)
+        app.attach(transport)
+        async with transport:
+            await transport.app.process_update(
+                Update.de_json(command_update(f"/ask {QUESTION}"), transport.app.bot)
+            )
+            await asyncio.sleep(0.05)
+    sent = stub.named("sendMessage") + stub.named("editMessageText")
+    final = sent[-1].params["text"]
+    assert "召会是神圣分赐的结果" in final
+    assert f"【{top[0].chunk.source}" in final or top[0].chunk.source in final
+    assert "捏造" not in final
+    assert "未经证实" in final  # the claim whose citation failed is marked, its source never shown
+    [request] = llm_server.requests_to("/v1/messages")
+    documents = [b for b in request.body["messages"][0]["content"] if b["type"] == "document"]
+    assert documents and all(d["citations"]["enabled"] for d in documents)
+    assert sent[0].params.get("parse_mode") == "HTML"
+
+
+# ---- Discord + OpenAI-compatible: a whole novel round ---------------------------------------
+
+
+@pytest.fixture
+async def discord_stub(monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[DiscordStub]:
+    stub = DiscordStub()
+    await stub.start()
+    monkeypatch.setattr(discord.http.Route, "BASE", stub.api)
+    monkeypatch.setattr(DiscordWebSocket, "DEFAULT_GATEWAY", yarl.URL(stub.gateway))
+    try:
+        yield stub
+    finally:
+        await stub.stop()
+
+
+def _content(stub: DiscordStub) -> str:
+    posts = stub.find("POST", f"/webhooks/{APP_ID}/") + stub.find("PATCH", f"/webhooks/{APP_ID}/")
+    return "\n".join(str(p.json.get("content", "")) for p in posts if isinstance(p.json, dict))
+
+
+async def _until(stub: DiscordStub, needle: str, within_s: float = 10.0) -> None:
+    try:
+        async with asyncio.timeout(within_s):
+            while needle not in _content(stub):  # noqa: ASYNC110 (polls the stub in a test)
+                await asyncio.sleep(0.02)
+    except TimeoutError:
+        raise AssertionError(f"{needle!r} never reached Discord; got:\n{_content(stub)}") from None
+
+
+CHAPTER = (
+    "夜色沉沉，林远提着灯走到渡口。河风很冷，他想起师父临别时的话。\n\n"
+    "对岸的灯火忽明忽暗，他终于下定决心，解开了缆绳。"
+)
+SUMMARY = (
+    '{"title": "夜渡", "summary": "林远夜里渡河寻找师父。", "characters": ["林远"], '
+    '"scenes": ["渡口"], "events": ["渡河"]}'
+)
+
+
+async def test_novel_round_through_discord_with_an_openai_compatible_model(
+    data_dir: Path, llm_server: LLMStubServer, discord_stub: DiscordStub
+) -> None:
+    settings = _settings(
+        data_dir,
+        discord_token="stub-token",
+        llm_provider="openai",
+        openai_api_key="sk-test",
+        llm_base_url=llm_server.openai_url,
+    )
+    llm_server.openai.append(Scripted.sse(openai_stream(CHAPTER)))
+    llm_server.openai.append(Scripted.sse(openai_stream(SUMMARY)))
+    llm_server.openai.append(Scripted.sse(openai_stream(SUMMARY)))
+    if True:
+        async with App(settings, embedder=HashEmbedder(DIM)) as app:
+            transport = DiscordTransport(app.router, settings)
+            transport.edit_interval_s = 0.0
+            app.attach(transport)
+            async with transport:
+                feed = transport.client._connection.parse_interaction_create
+                admin = 1 << 5  # manage_guild
+                feed(slash("chapter", {}, sub="next", permissions=admin))  # type: ignore[arg-type]
+                await _until(discord_stub, "提议征集开始")
+                feed(slash("chapter", {"title": "夜渡", "summary": "林远渡河"}, sub="propose"))  # type: ignore[arg-type]
+                feed(
+                    slash(  # type: ignore[arg-type]
+                        "chapter",
+                        {"title": "山火", "summary": "山中起火"},
+                        sub="propose",
+                        user_id="1002",
+                    )
+                )
+                await asyncio.sleep(0.3)
+                feed(slash("chapter", {}, sub="close", permissions=admin))  # type: ignore[arg-type]
+                await _until(discord_stub, "投票开始")
+                ballots = [
+                    c.json
+                    for c in discord_stub.find("POST", f"/webhooks/{APP_ID}/")
+                    if isinstance(c.json, dict) and c.json.get("components")
+                ]
+                assert ballots, "the ballot should carry vote buttons"
+                buttons = [b for row in ballots[-1]["components"] for b in row["components"]]
+                first = buttons[0]["custom_id"]
+                feed(button_click(first, [(b["label"], b["custom_id"]) for b in buttons]))  # type: ignore[arg-type]
+                await asyncio.sleep(0.3)
+                feed(slash("chapter", {}, sub="close", permissions=admin))  # type: ignore[arg-type]
+                await _until(discord_stub, "投票结果")
+                await _until(discord_stub, "林远提着灯", within_s=20)
+            hits = await app.search.search("渡口 林远", namespace=f"novel:{GUILD_ID}", limit=5)
+            elsewhere = await app.search.search("渡口 林远", namespace="novel:console", limit=5)
+    assert any("渡口" in h.chunk.text for h in hits.hits)
+    assert elsewhere.hits == []

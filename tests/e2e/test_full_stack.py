@@ -34,7 +34,7 @@ from tests.stubs.llm_server import (
     anthropic_stream,
     openai_stream,
 )
-from tests.stubs.telegram_stub import TelegramStub, command_update
+from tests.stubs.telegram_stub import TelegramStub, command_update, poll_answer_update
 
 DIM = 64
 QUESTION = "神圣分赐与召会有什么关系？"
@@ -261,3 +261,47 @@ async def test_novel_round_through_discord_with_an_openai_compatible_model(
             elsewhere = await app.search.search("渡口 林远", namespace="novel:console", limit=5)
     assert any("渡口" in h.chunk.text for h in hits.hits)
     assert elsewhere.hits == []
+
+
+async def test_novel_round_through_telegram_with_a_native_poll(
+    data_dir: Path, llm_server: LLMStubServer
+) -> None:
+    settings = _settings(
+        data_dir,
+        telegram_token="123:TEST",
+        llm_provider="openai",
+        openai_api_key="sk-test",
+        llm_base_url=llm_server.openai_url,
+    )
+    llm_server.openai.append(Scripted.sse(openai_stream(CHAPTER)))
+    llm_server.openai.append(Scripted.sse(openai_stream(SUMMARY)))
+    group = -1001
+
+    def texts() -> str:
+        calls = stub.named("sendMessage") + stub.named("editMessageText")
+        return "\n".join(str(c.params.get("text", "")) for c in calls)
+
+    async def feed(update: dict[str, Any]) -> None:
+        await transport.app.process_update(Update.de_json(update, transport.app.bot))
+
+    stub = TelegramStub()
+    stub.member_status[(group, 42)] = "administrator"
+    async with App(settings, embedder=HashEmbedder(DIM)) as app:
+        transport = TelegramTransport(app.router, settings, request=stub, edit_interval_s=0.0)
+        app.attach(transport)
+        async with transport:
+            await feed(command_update("/chapter next", chat_id=group))
+            await feed(command_update("/chapter propose 夜渡 | 林远渡河", chat_id=group, user_id=7))
+            await feed(command_update("/chapter propose 山火 | 山中起火", chat_id=group, user_id=8))
+            await feed(command_update("/chapter close", chat_id=group))
+            [poll] = stub.named("sendPoll")
+            assert poll.params["is_anonymous"] is False
+            poll_id = "poll1"  # the stub numbers polls from 1
+            await feed(poll_answer_update(poll_id, 0, user_id=7))
+            await feed(poll_answer_update(poll_id, 0, user_id=8))
+            await feed(command_update("/chapter close", chat_id=group))
+            await asyncio.sleep(0.1)
+            assert "投票结果" in texts() and "夜渡" in texts()
+            assert "林远提着灯" in texts()
+            await feed(command_update("/chapter show 1", chat_id=group, user_id=9))
+            assert texts().count("林远提着灯") >= 2

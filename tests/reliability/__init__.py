@@ -1,0 +1,1 @@
+"""Reliability guarantees, each with its proof (see docs/RELIABILITY.md)."""

@@ -1,0 +1,1 @@
+"""Child-process scripts for the reliability tests."""

@@ -1,0 +1,160 @@
+"""A child process for the SIGKILL campaign (tests/reliability/test_sigkill.py).
+
+    python -m tests.reliability.helpers.sigkill_child corpus|novel DATA_DIR SEED
+
+Opens the real storage stack (Qdrant Edge + SQLite) on DATA_DIR with the in-process
+`HashEmbedder`, prints `READY`, then mutates forever until the parent kills it:
+
+- `corpus`: the ingest pipeline on Markdown files whose title stays the same while the body
+  changes (each version written to `src/<doc>.v<k>.md`, so the registry's `path` names the
+  version it believes current); now and then a document is deleted.
+- `novel`: the writers' room; chapter revisions (uploaded text) and rollbacks through
+  `NovelService.handle`, exactly as the router would call it.
+
+Every version's text carries a unique marker `〔<doc>-<k>〕` in every paragraph so the parent can
+tell which version any stored chunk belongs to. `OP <k>` is printed after each completed
+operation (the parent only uses it for diagnostics).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from retrieval.fakes import HashEmbedder
+from retrieval.types import SparseVector
+
+DIM = 64
+DOCS = ("甲", "乙", "丙")
+CHAT = "g-sigkill"
+CHAPTERS = 3
+
+
+def marker(doc: str, k: int) -> str:
+    return f"〔{doc}-{k:05d}〕"
+
+
+def corpus_text(doc: str, k: int, paragraphs: int) -> str:
+    m = marker(doc, k)
+    body = [
+        f"{m}第{i}段：神圣的分赐使召会成为基督的身体，{m}生命的供应在其中涌流。" * 6
+        for i in range(paragraphs)
+    ]
+    return f"# 文档{doc}\n\n" + "\n\n".join(body) + "\n"
+
+
+def chapter_text(doc: str, k: int, paragraphs: int) -> str:
+    m = marker(doc, k)
+    para = f"{m}林远撑船离开渡口，苏晴在船头举着灯笼，江水拍打着船舷，{m}夜色很深。"
+    return "\n\n".join(para * 3 for _ in range(paragraphs))
+
+
+def sparse(text: str) -> SparseVector:
+    """The sparse encoder the novel tests use (characters as terms). The jieba-based
+    `Bm25Encoder` costs two seconds per process start, forty times over in a campaign, and
+    the sparse values are not what a crash can corrupt: the write order is."""
+    ids = sorted({ord(ch) for ch in text})[:64]
+    return SparseVector(tuple(ids), tuple(1.0 for _ in ids))
+
+
+class CharEncoder:
+    """`Bm25Encoder`'s two methods over `sparse` (see there)."""
+
+    def encode_document(self, text: str, refs: Sequence[str] = ()) -> SparseVector:
+        return sparse(text)
+
+    def encode_query(self, text: str, expansions: object = None) -> SparseVector:
+        return sparse(text)
+
+    def tokenize(self, text: str) -> list[str]:
+        return [ch for ch in text if not ch.isspace()]
+
+
+async def run_corpus(data: Path, rng: random.Random) -> None:
+    from ingest.pipeline import Pipeline
+    from retrieval.graph import KnowledgeGraph
+    from retrieval.index import Indexer
+    from retrieval.store.edge import EdgeStore
+
+    db = data / "baibao.sqlite3"
+    store = await EdgeStore.open(data / "qdrant", DIM)
+    graph = await KnowledgeGraph.open(db)
+    encoder = CharEncoder()
+    async with Indexer(db, store, HashEmbedder(DIM), encoder, graph) as indexer:  # type: ignore[arg-type]
+        await indexer.reconcile()
+        pipeline = Pipeline(indexer)
+        src = data / "src"
+        src.mkdir(exist_ok=True)
+        k = int((data / "next_k").read_text()) if (data / "next_k").exists() else 1
+        print("READY", flush=True)
+        while True:
+            doc = rng.choice(DOCS)
+            (data / "next_k").write_text(str(k + 1))
+            if rng.random() < 0.15:
+                await indexer.delete_document(f"文档{doc}")
+            else:
+                path = src / f"{doc}.v{k}.md"
+                path.write_text(corpus_text(doc, k, rng.randint(2, 14)), encoding="utf-8")
+                summary = await pipeline.ingest_paths([path])
+                if summary.skipped:
+                    print("SKIPPED", summary.skipped, flush=True)
+            print("OP", k, flush=True)
+            k += 1
+
+
+async def run_novel(data: Path, rng: random.Random) -> None:
+    from novel import api
+    from novel.service import NovelService
+    from novel.settings import NovelSettings
+    from retrieval.requests import Actor
+    from retrieval.store.edge import EdgeStore
+
+    admin = Actor("console", CHAT, "admin", "管理员", is_admin=True)
+
+    async def announce(target: Actor, reply: object) -> None:
+        return None
+
+    store = await EdgeStore.open(data / "qdrant", DIM)
+    service = NovelService(
+        data / "baibao.sqlite3",
+        store,
+        HashEmbedder(DIM),
+        sparse,
+        None,  # no model: uploaded revisions only (a summary falls back without one)
+        NovelSettings(proposal_minutes=60, vote_minutes=60),
+        announce,
+    )
+    async with service:
+        k = int((data / "next_k").read_text()) if (data / "next_k").exists() else 1
+        print("READY", flush=True)
+        while True:
+            (data / "next_k").write_text(str(k + 1))
+            number = rng.randint(1, CHAPTERS)
+            chapter = await service.repo.chapter(CHAT, number)
+            versions = (
+                [v.version for v in await service.repo.versions(chapter.id)] if chapter else []
+            )
+            if chapter is not None and len(versions) > 1 and rng.random() < 0.3:
+                target = rng.choice([v for v in versions if v != chapter.current_version])
+                reply = await service.handle(admin, api.RollbackChapter(number, target))
+            else:
+                text = chapter_text(DOCS[number - 1], k, rng.randint(2, 12))
+                reply = await service.handle(admin, api.ReviseChapter(number, text=text))
+            if reply.is_error:
+                print("ERROR", reply.plain(), flush=True)
+            print("OP", k, flush=True)
+            k += 1
+
+
+def main() -> None:
+    mode, data, seed = sys.argv[1], Path(sys.argv[2]), int(sys.argv[3])
+    rng = random.Random(seed)
+    runner = run_corpus if mode == "corpus" else run_novel
+    asyncio.run(runner(data, rng))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,256 @@
+"""SIGKILL at random points while ingesting documents or revising chapters, then recovery.
+
+A child process (`helpers/sigkill_child.py`) opens the real storage stack (Qdrant Edge + SQLite,
+`HashEmbedder`) on a data directory that persists across runs and mutates it in a loop; the
+parent kills it with SIGKILL after `random.uniform(0, WINDOW)` seconds, re-opens the components
+(which reconcile on start-up, as `App` does) and checks the invariants:
+
+- exactly one current version per document / chapter (one registry row, one generation of
+  points; for chapters every stored chunk is of the SQLite-current version, marked current);
+- no orphan chunks (points of a generation / version / document SQLite does not record);
+- no missing chunks (the current version's point count equals its chunk count);
+- search never returns stale text (every hit carries the current version's marker).
+
+`BAIBAO_SIGKILL_RUNS` (default 20) sets the number of kills, alternating corpus / novel.
+Deterministic kills at each step boundary live in `test_crash_points.py`.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import re
+import signal
+import subprocess
+import sys
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from tests.reliability.helpers.sigkill_child import (
+    CHAPTERS,
+    CHAT,
+    DIM,
+    DOCS,
+    CharEncoder,
+    chapter_text,
+    sparse,
+)
+
+ROOT = Path(__file__).resolve().parents[2]
+RUNS = int(os.environ.get("BAIBAO_SIGKILL_RUNS", "20"))
+WINDOW_S = float(os.environ.get("BAIBAO_SIGKILL_WINDOW_S", "1.5"))
+MARK = re.compile(r"〔(.)-(\d{5})〕")
+
+
+def _spawn(mode: str, data: Path, seed: int) -> subprocess.Popen[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "ANTHROPIC_"))}
+    env["PYTHONPATH"] = str(ROOT)
+    return subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "tests.reliability.helpers.sigkill_child",
+            mode,
+            str(data),
+            str(seed),
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def _kill_during_ops(mode: str, data: Path, rng: random.Random) -> tuple[float, list[str]]:
+    child = _spawn(mode, data, rng.randrange(1 << 30))
+    try:
+        assert child.stdout is not None
+        line = child.stdout.readline()
+        if line.strip() != "READY":
+            child.kill()
+            _, err = child.communicate(timeout=10)
+            raise AssertionError(f"child did not start: {line!r}\n{err[-3000:]}")
+        delay = rng.uniform(0.0, WINDOW_S)
+        time.sleep(delay)
+        assert child.poll() is None, child.communicate()[1][-3000:]
+        child.send_signal(signal.SIGKILL)
+        out, err = child.communicate(timeout=10)
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+    assert child.returncode == -signal.SIGKILL
+    lines = out.splitlines()
+    assert not [x for x in lines if x.startswith(("ERROR", "SKIPPED"))], (lines, err[-2000:])
+    return delay, lines
+
+
+# ---- corpus ---------------------------------------------------------------------------------
+
+
+async def _check_corpus(data: Path) -> dict[str, int]:
+    from retrieval.fakes import HashEmbedder
+    from retrieval.graph import KnowledgeGraph
+    from retrieval.index import Indexer
+    from retrieval.search import HybridSearch
+    from retrieval.store.edge import EdgeStore
+    from retrieval.synonyms import SynonymTable
+    from retrieval.types import Chunk, Filter
+
+    db = data / "baibao.sqlite3"
+    store = await EdgeStore.open(data / "qdrant", DIM)
+    graph = await KnowledgeGraph.open(db)
+    try:
+        encoder = CharEncoder()
+        async with Indexer(db, store, HashEmbedder(DIM), encoder, graph) as indexer:  # type: ignore[arg-type]
+            await indexer.reconcile()  # what App does on start-up
+            docs = await indexer.documents()
+            assert len({d.doc_id for d in docs}) == len(docs)
+            current: dict[str, str] = {}  # doc_id → marker of the registered version
+            for d in docs:
+                m = re.search(r"(.)\.v(\d+)\.md$", d.path)
+                assert m is not None, d.path
+                current[d.doc_id] = f"〔{m.group(1)}-{int(m.group(2)):05d}〕"
+            points = await store.scroll(Filter(equals={"namespace": "corpus"}), limit=100_000)
+            by_doc: dict[str, list[Chunk]] = {}
+            for c in points:
+                assert c.doc_id in current, f"orphan point of unregistered document {c.doc_id}"
+                by_doc.setdefault(c.doc_id, []).append(c)
+            rows = {r["doc_id"]: r for r in await indexer._rows()}
+            for d in docs:
+                chunks = by_doc.get(d.doc_id, [])
+                gens = {int(c.extra["gen"]) for c in chunks}
+                assert gens == {int(rows[d.doc_id]["gen"])}, (d.source, gens, rows[d.doc_id])
+                assert len(chunks) == d.chunk_count, (d.source, len(chunks), d.chunk_count)
+                for chunk in chunks:
+                    marks = {f"〔{a}-{b}〕" for a, b in MARK.findall(chunk.text)}
+                    assert marks <= {current[d.doc_id]}, (d.source, marks, current[d.doc_id])
+            search = HybridSearch(
+                store,
+                HashEmbedder(DIM),
+                encoder,  # type: ignore[arg-type]
+                graph,
+                SynonymTable.load(),
+                (0.5, 0.3, 0.2),
+            )
+            for doc in DOCS:
+                result = await search.search(f"文档{doc} 神圣的分赐 召会", limit=20)
+                for hit in result.hits:
+                    for a, b in MARK.findall(hit.chunk.text):
+                        assert current.get(hit.chunk.doc_id) == f"〔{a}-{b}〕", "stale text"
+            return {d.source: d.chunk_count for d in docs}
+    finally:
+        await graph.close()
+        await store.close()
+
+
+# ---- novel ----------------------------------------------------------------------------------
+
+
+async def _seed_novel(data: Path) -> None:
+    from novel.blueprint import default_blueprint
+    from novel.memory import PlotMemory
+    from novel.repo import NovelRepo
+    from retrieval.fakes import HashEmbedder
+    from retrieval.store.edge import EdgeStore
+
+    now = datetime(2026, 11, 1, tzinfo=UTC)
+    repo = await NovelRepo.open(data / "baibao.sqlite3")
+    store = await EdgeStore.open(data / "qdrant", DIM)
+    try:
+        await repo.ensure_novel(CHAT, default_blueprint().to_json(), now)
+        memory = PlotMemory(repo, store, HashEmbedder(DIM), sparse)
+        for i in range(CHAPTERS):
+            await memory.add_chapter(
+                chat_id=CHAT,
+                chapter_id=f"ch{i + 1}",
+                title=f"第{i + 1}章",
+                text=chapter_text(DOCS[i], 0, 6),
+                summary={"summary": "渡口", "characters": ["林远"]},
+                author="seed",
+                reason="seed",
+                now=now,
+            )
+    finally:
+        await store.close()
+        await repo.close()
+
+
+async def _check_novel(data: Path) -> dict[str, int]:
+    from novel.service import NovelService
+    from novel.settings import NovelSettings
+    from novel.splitter import split_text
+    from retrieval.fakes import HashEmbedder
+    from retrieval.store.edge import EdgeStore
+    from retrieval.types import Filter
+
+    async def announce(target: object, reply: object) -> None:
+        return None
+
+    store = await EdgeStore.open(data / "qdrant", DIM)
+    try:
+        service = NovelService(
+            data / "baibao.sqlite3",
+            store,
+            HashEmbedder(DIM),
+            sparse,
+            None,
+            NovelSettings(proposal_minutes=60, vote_minutes=60),
+            announce,
+        )
+        async with service:  # reconciles on start-up
+            truth = await service.repo.current_map(CHAT)
+            assert len(truth) == CHAPTERS
+            chapters = await service.repo.chapters(CHAT)
+            assert sorted(c.chapter_no for c in chapters) == list(range(1, CHAPTERS + 1))
+            points = await store.scroll(
+                Filter(equals={"namespace": f"novel:{CHAT}"}), limit=100_000
+            )
+            counts: dict[str, int] = {}
+            texts: dict[str, str] = {}
+            for chapter_id, (_, version) in truth.items():
+                row = await service.repo.version(chapter_id, version)
+                assert row is not None
+                texts[chapter_id] = row.text
+            for c in points:
+                cid = str(c.extra.get("chapter_id", c.doc_id))
+                assert cid in truth, f"orphan chunk of a deleted chapter {cid}"
+                assert int(c.extra["version"]) == truth[cid][1], "orphan chunk of an old version"
+                assert c.extra.get("current") is True, "current version chunk not marked current"
+                for a, b in MARK.findall(c.text):
+                    assert f"〔{a}-{b}〕" in texts[cid], "chunk text is not the current version's"
+                counts[cid] = counts.get(cid, 0) + 1
+            for cid, text in texts.items():
+                assert counts.get(cid, 0) == len(split_text(text)), ("missing chunks", cid)
+            for doc in DOCS:
+                for hit in await service.memory.search(CHAT, f"〔{doc} 林远 渡口 灯笼", limit=30):
+                    for a, b in MARK.findall(hit.text):
+                        assert f"〔{a}-{b}〕" in texts[hit.chapter_id], "stale text in search"
+            return {cid: v for cid, (_, v) in truth.items()}
+    finally:
+        await store.close()
+
+
+@pytest.mark.skipif(RUNS <= 0, reason="BAIBAO_SIGKILL_RUNS=0")
+async def test_sigkill_campaign_leaves_consistent_stores(tmp_path: Path) -> None:
+    rng = random.Random(int(os.environ.get("BAIBAO_SIGKILL_SEED", str(time.time_ns()))))
+    corpus, novel = tmp_path / "corpus", tmp_path / "novel"
+    corpus.mkdir()
+    novel.mkdir()
+    await _seed_novel(novel)
+    log: list[str] = []
+    completed = 0
+    for run in range(RUNS):
+        mode = ("corpus", "novel")[run % 2]
+        data = corpus if mode == "corpus" else novel
+        delay, lines = _kill_during_ops(mode, data, rng)
+        ops = [x for x in lines if x.startswith("OP ")]
+        completed += len(ops)
+        state = await (_check_corpus(data) if mode == "corpus" else _check_novel(data))
+        log.append(f"run {run} {mode} killed after {delay:.2f}s, {len(ops)} ops done: {state}")
+    print("\n".join(log))
+    assert completed > 0, "no operation ever completed: widen BAIBAO_SIGKILL_WINDOW_S"

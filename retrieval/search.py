@@ -184,7 +184,9 @@ class HybridSearch:
         ranked = sorted(
             found, key=lambda cid: (-score[cid], found[cid].doc_id, found[cid].position)
         )
-        return _TrackResult([ScoredChunk(found[c], score[c]) for c in ranked[:DEPTH]], paths)
+        hits = [ScoredChunk(found[c], score[c]) for c in ranked[:DEPTH]]
+        # Paths explain graph hits; with none in this namespace/filter they explain nothing.
+        return _TrackResult(hits, paths if hits else [])
 
 
 def _stitch(first: str, second: str) -> str | None:

@@ -103,7 +103,8 @@ async def test_filters_apply_to_every_track(
     search, _, _ = env
     result = await search.search("神圣分赐 调和", flt=Filter(equals={"language": "en"}))
     assert result.hits and {h.chunk.source for h in result.hits} == {"Mingling"}
-    assert (await search.search("神圣分赐", namespace="novel:1")).hits == []
+    novel = await search.search("神圣分赐", namespace="novel:1")
+    assert novel.hits == [] and novel.graph_paths == []
 
 
 async def test_deleted_document_never_returned(

@@ -230,6 +230,7 @@ def scenario_first_run(books: str) -> dict[str, object]:
     chosen: list[str] | str = "all" if books == "all" else [b for b in books.split(",") if b]
 
     async def run() -> dict[str, object]:
+        load_before = os.getloadavg()[0]
         embedder = E5Embedder()
         await embedder.embed_passages(["warm up"])  # model load, reported separately
         with tempfile.TemporaryDirectory() as tmp_s:
@@ -257,6 +258,7 @@ def scenario_first_run(books: str) -> dict[str, object]:
             "sample_chunks": summary.chunks - bible,
             "verses": summary.verses,
             "chunks_per_s": round(summary.chunks / dt, 1),
+            "load_avg_1min_before_after": [round(load_before, 1), round(os.getloadavg()[0], 1)],
             "max_rss_mb": round(_rss_mb()),
         }
 

@@ -196,3 +196,33 @@ def test_sections_never_mix_and_short_lead_in_joins_next() -> None:
     assert [p.chapter for p in pieces] == ["第一篇 > 一　意义", "第一篇 > 二　过程"]
     assert pieces[0].text.startswith("读经：弗一3。")
     assert "经过过程" not in pieces[0].text
+
+
+def test_footnote_chunks_carry_the_verse(tmp_path: Path) -> None:
+    from ingest.manifest import DocMeta
+    from ingest.pipeline import build_document, synonym_tagger
+
+    path = tmp_path / "fn.md"
+    long_note = "注2　" + "神圣的分赐是神经纶的中心。" * 120
+    path.write_text(
+        "# 以弗所书注解\n\n## 弗1:10\n\n> 要照所安排的，使天上地上一切所有的都在基督里面同归于一。\n\n"
+        "注1　安排就是经纶。参提前一4。\n\n"
+        + long_note
+        + "\n\n## 弗1:11\n\n> 我们也在他里面得了基业。\n\n"
+        "注1　基业就是基督自己。\n",
+        encoding="utf-8",
+    )
+    built = build_document(
+        path, DocMeta(), max_bytes=10**6, tagger=synonym_tagger([("经纶", "economy")])
+    )
+    assert built.record.type == "footnote"
+    chunks = built.chunks
+    assert [c.chapter for c in chunks] == ["弗1:10", "弗1:10", "弗1:11"]  # long notes split
+    first, second, third = chunks
+    assert first.text.startswith("弗1:10　要照所安排的") and "注1　安排就是经纶" in first.text
+    assert second.text.startswith("弗1:10　要照所安排的") and second.text.count("注2") == 1
+    assert first.scripture_refs == ("Eph.1.10", "1Tim.1.4")
+    assert second.scripture_refs == ("Eph.1.10",) and third.scripture_refs == ("Eph.1.11",)
+    assert first.extra == {"verse": "弗1:10", "part": 1} and third.extra == {"verse": "弗1:11"}
+    assert first.topic_tags == ("经纶",)
+    assert [c.position for c in chunks] == [0, 1, 2]

@@ -7,6 +7,7 @@ get the rest of the real stack.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from contextlib import AsyncExitStack
 from pathlib import Path
@@ -96,6 +97,8 @@ class App:
         self._stack.push_async_callback(self.graph.close)
         synonyms = SynonymTable.load()
         tokenizer = Tokenizer(terms=self.graph.terms())
+        # jieba's dictionary takes ~1 s to load: do it now, off the loop, not on the first query.
+        await asyncio.to_thread(tokenizer.warm)
         self.encoder = Bm25Encoder(tokenizer)
         self.indexer = await self._stack.enter_async_context(
             Indexer(self.db_path, self.store, self.embedder, self.encoder, self.graph)

@@ -1,0 +1,190 @@
+"""Faults end to end through `App` and the router: model provider timeouts / 429 / 5xx (the
+OpenAI SDK against the loopback stub), the embedding provider down during ingest, an
+unreachable Qdrant server, SQLite busy."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from bot.app import App
+from ingest.pipeline import Pipeline
+from retrieval.answer import failure_notice
+from retrieval.fakes import HashEmbedder
+from retrieval.requests import Actor
+from retrieval.types import Filter
+from tests.reliability.helpers.stack import DOC, open_app, settings
+from tests.stubs.embeddings_server import EmbeddingsServer
+from tests.stubs.llm_server import LLMStubServer, Scripted, openai_completion, openai_error
+
+USER = Actor("telegram", "g1", "u1", "用户")
+ADMIN = Actor("telegram", "g1", "admin", "管理员", is_admin=True)
+
+
+async def _app_with_model(tmp: Path, server: LLMStubServer, **kw: object) -> App:
+    app = App(
+        settings(
+            tmp / "data",
+            llm_provider="openai",
+            llm_base_url=server.openai_url,
+            openai_api_key="sk-test-0000",
+            llm_model="stub-model",
+            **kw,
+        ),
+        embedder=HashEmbedder(64),
+    )
+    await app.__aenter__()
+    (tmp / "doc.md").write_text(DOC, encoding="utf-8")
+    await Pipeline(app.indexer).ingest_paths([tmp / "doc.md"])
+    return app
+
+
+async def test_model_429_then_success_is_retried(tmp_path: Path) -> None:
+    async with LLMStubServer() as server:
+        app = await _app_with_model(tmp_path, server, llm_max_retries=2)
+        try:
+            server.openai.append(Scripted.error(429, openai_error(), retry_after=0))
+            server.openai.append(
+                Scripted.json(openai_completion("神圣的分赐使召会成为基督的身体。[1]"))
+            )
+            reply = await app.router.handle_text(USER, "/ask 什么是神圣的分赐？")
+            assert reply is not None and not reply.is_error
+            assert "神圣的分赐使召会成为基督的身体" in reply.plain()
+            assert len(server.requests_to("/v1/chat/completions")) == 2
+        finally:
+            await app.__aexit__(None, None, None)
+
+
+@pytest.mark.parametrize(
+    ("scripts", "kind"),
+    [
+        ([Scripted.error(503, openai_error("server_error", "down"))] * 3, "unavailable"),
+        ([Scripted.error(429, openai_error(), retry_after=0)] * 3, "rate_limited"),
+        ([Scripted.slow(openai_completion("迟到的回答"), delay_s=2.0)] * 3, "timeout"),
+    ],
+)
+async def test_model_failure_gives_a_clear_answer_in_the_users_language(
+    tmp_path: Path, scripts: list[Scripted], kind: str
+) -> None:
+    async with LLMStubServer() as server:
+        app = await _app_with_model(tmp_path, server, llm_max_retries=2, llm_timeout_s=0.4)
+        try:
+            server.openai.extend(scripts)
+            zh = await app.router.handle_text(USER, "/ask 什么是神圣的分赐？")
+            assert zh is not None and failure_notice(kind, "zh") in zh.plain()
+            assert "迟到的回答" not in zh.plain()
+            assert len(server.requests_to("/v1/chat/completions")) == 3  # 1 + 2 retries
+            server.openai.extend(scripts)
+            en = await app.router.handle_text(USER, "/ask What is the divine dispensing?")
+            assert en is not None and failure_notice(kind, "en") in en.plain()
+        finally:
+            await app.__aexit__(None, None, None)
+
+
+async def test_model_failure_while_writing_saves_no_chapter(tmp_path: Path) -> None:
+    """End to end through the router (tests/e2e/test_novel_flow.py::
+    test_generation_failure_saves_nothing_and_retries covers the service with ScriptedLLM)."""
+    async with LLMStubServer() as server:
+        app = await _app_with_model(tmp_path, server, llm_max_retries=1, llm_timeout_s=0.5)
+        try:
+            for line in ("/chapter next", "/chapter propose 夜渡 | 林远夜里渡河", "/chapter close"):
+                reply = await app.router.handle_text(ADMIN, line)
+                assert reply is not None and not reply.is_error, reply.plain() if reply else line
+            server.openai.extend([Scripted.error(500, openai_error("server_error", "boom"))] * 2)
+            failed = await app.router.handle_text(ADMIN, "/chapter close")
+            assert failed is not None and failed.is_error
+            assert "没有保存任何内容" in failed.plain()
+            novels = app.router._novels
+            assert await novels.repo.chapters("g1") == []  # type: ignore[attr-defined]
+            assert await app.store.count(Filter(equals={"namespace": "novel:g1"})) == 0
+        finally:
+            await app.__aexit__(None, None, None)
+
+
+async def test_embedding_provider_down_during_ingest_is_resumable(tmp_path: Path) -> None:
+    async with EmbeddingsServer(fail_next=[500] * 8) as emb:
+        s = settings(
+            tmp_path / "data",
+            embedding_provider="openai",
+            embedding_base_url=emb.base_url,
+            embedding_api_key="emb-key-1234",
+            embedding_model="stub-embed",
+            embedding_dimensions=64,
+        )
+        (tmp_path / "doc.md").write_text(DOC, encoding="utf-8")
+        async with App(s, llm=None) as app:
+            first = await Pipeline(app.indexer).ingest_paths([tmp_path / "doc.md"])
+            assert first.documents == 0 and len(first.skipped) == 1
+            reason = first.skipped[0][1]
+            assert "索引失败" in reason and "emb-key-1234" not in reason
+            assert await app.indexer.documents() == []
+            assert await app.store.count(Filter(equals={"namespace": "corpus"})) == 0
+            emb.fail_next.clear()  # the provider is back
+            second = await Pipeline(app.indexer).ingest_paths([tmp_path / "doc.md"])
+            assert second.documents == 1, second.skipped
+            docs = await app.indexer.documents()
+            n = await app.store.count(Filter(equals={"namespace": "corpus"}))
+            assert len(docs) == 1 and n == docs[0].chunk_count > 0
+            reply = await app.router.handle_text(USER, "/ask 神圣的分赐")
+            assert reply is not None and "召会" in reply.plain()
+
+
+async def test_qdrant_server_unreachable_is_a_clear_message(tmp_path: Path) -> None:
+    from retrieval.store import StoreUnavailable
+
+    with socketless_port() as port:
+        s = settings(
+            tmp_path / "data", qdrant_url=f"http://127.0.0.1:{port}", qdrant_api_key="qk-secret"
+        )
+        with pytest.raises(StoreUnavailable) as info:
+            async with App(s, llm=None):
+                pass
+    message = str(info.value)
+    assert "unreachable" in message and "qk-secret" not in message
+
+
+async def test_store_failing_after_start_gives_a_reply_not_a_crash(tmp_path: Path) -> None:
+    """The store goes away while the bot runs (a closed store raises StoreUnavailable, the
+    same error a lost Qdrant server raises): /ask answers with the error reply and a ref."""
+    async with open_app(tmp_path / "data") as app:
+        await app.store.close()
+        reply = await app.router.handle_text(USER, "/ask 什么是神圣的分赐？")
+        assert reply is not None and reply.is_error
+        assert "错误编号" in reply.plain()
+
+
+async def test_sqlite_busy_is_waited_out(tmp_path: Path) -> None:
+    """Another connection holds the write lock for a while: busy_timeout (5 s) waits it out."""
+    async with open_app(tmp_path / "data", corpus=False) as app:
+        other = sqlite3.connect(app.db_path, timeout=0, isolation_level=None)
+        other.execute("BEGIN IMMEDIATE")
+        other.execute("CREATE TABLE IF NOT EXISTS holder (x)")
+
+        async def release() -> None:
+            await asyncio.sleep(1.0)
+            other.execute("COMMIT")
+
+        releaser = asyncio.create_task(release())
+        reply = await app.router.handle_text(ADMIN, "/chapter next")
+        await releaser
+        other.close()
+        assert reply is not None and not reply.is_error, reply.plain() if reply else ""
+
+
+class socketless_port:
+    """A loopback port with nothing listening (bound, then closed)."""
+
+    def __enter__(self) -> int:
+        import socket
+
+        sock = socket.socket()
+        sock.bind(("127.0.0.1", 0))
+        self.port = int(sock.getsockname()[1])
+        sock.close()
+        return self.port
+
+    def __exit__(self, *exc: object) -> None:
+        return None

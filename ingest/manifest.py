@@ -110,7 +110,8 @@ class Manifest:
         return self.defaults.over(entry)
 
     def merged(self, other: Manifest) -> Manifest:
-        return Manifest({**self.entries, **other.entries}, self.defaults.over(other.defaults))
+        """`other` wins: its entries and its defaults over ours."""
+        return Manifest({**self.entries, **other.entries}, other.defaults.over(self.defaults))
 
 
 def load_manifest(path: Path) -> Manifest:

@@ -35,8 +35,9 @@ def add_ingest_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--bible-books",
-        default="Eph,John,Col",
-        help='books of a Bible table to embed: "Eph,John,Col" or "all"',
+        default=None,
+        help='books of a Bible table to embed: "Eph,John,Col" or "all" (default: DEMO_BIBLE_BOOKS); '
+        "without PATH, re-ingests the bundled 1919 CUV with these books embedded",
     )
     parser.add_argument("--list", action="store_true", help="list ingested documents")
     parser.add_argument("--delete", metavar="SOURCE", help="delete a document by title or id")
@@ -163,6 +164,10 @@ async def run_ingest(indexer: Indexer, args: argparse.Namespace) -> int:
         print(f"已删除 deleted: {record.source} ({record.doc_id})", file=out)
         return 0
     paths: list[Path] = list(getattr(args, "paths", []) or [])
+    if not paths and args.bible_books:
+        from ingest.samples import SAMPLES_DIR
+
+        paths = [SAMPLES_DIR / "cuv-1919-traditional.tsv.gz"]
     if not paths:
         print(
             "请给出要导入的文件或文件夹 / give files or folders to ingest "
@@ -187,7 +192,9 @@ async def run_ingest(indexer: Indexer, args: argparse.Namespace) -> int:
         language=args.language,
     )
     pipeline = Pipeline(
-        indexer, embed_books=_books(args.bible_books), max_bytes=int(args.max_size_mb * 1024 * 1024)
+        indexer,
+        embed_books=_books(args.bible_books or "Eph,John,Col"),
+        max_bytes=int(args.max_size_mb * 1024 * 1024),
     )
     bar = ProgressBar("导入 ingest")
     summary = await pipeline.ingest_paths(paths, manifest=Manifest({}, defaults), on_progress=bar)

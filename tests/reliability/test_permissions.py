@@ -1,0 +1,90 @@
+"""Permissions and isolation through the router on the real stack."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from bot.router import COMMAND_INDEX, COMMANDS
+from novel.blueprint import default_blueprint
+from retrieval.llm.scripted import ScriptedLLM
+from retrieval.requests import Actor
+from tests.reliability.helpers.stack import open_app
+
+ADMIN = Actor("telegram", "g1", "admin", "管理员", is_admin=True)
+MEMBER = Actor("telegram", "g1", "u1", "成员")
+OTHER_GUILD = Actor("telegram", "g2", "admin2", "另一群管理员", is_admin=True)
+
+CHAPTER = "\n\n".join(["林远撑船离开青岚渡口，苏晴在船头举着灯笼，江水拍打着船舷。" * 3] * 4)
+
+
+def writer(request: object) -> str:
+    system = getattr(request, "system", "")
+    if "摘要" in system or "JSON" in system:
+        return json.dumps({"title": "夜渡", "summary": "夜里渡河。", "characters": ["林远"]})
+    return CHAPTER
+
+
+@pytest.mark.parametrize(
+    ("line", "attachment"),
+    [
+        ("/chapter next", None),
+        ("/chapter close", None),
+        ("/chapter revise 1 写得更紧张", None),
+        ("/chapter revise 1", "另一个版本的正文。".encode()),
+        ("/chapter rollback 1 1", None),
+        ("/chapter delete 1 confirm", None),
+        ("/novel blueprint set", default_blueprint().to_json().encode()),
+        ("/novel blueprint edit title 新书名", None),
+    ],
+)
+async def test_non_admin_is_refused_every_time(
+    tmp_path: Path, line: str, attachment: bytes | None
+) -> None:
+    async with open_app(tmp_path / "data", ScriptedLLM([writer], repeat_last=True)) as app:
+        for step in ("/chapter next", "/chapter propose 夜渡 | 渡河", "/chapter close"):
+            assert not (await app.router.handle_text(ADMIN, step)).is_error  # type: ignore[union-attr]
+        done = await app.router.handle_text(ADMIN, "/chapter close")
+        assert done is not None and not done.is_error, done.plain() if done else ""
+        assert not (await app.router.handle_text(ADMIN, "/chapter revise 1 改")).is_error  # type: ignore[union-attr]
+        repo = app.router._novels.repo  # type: ignore[attr-defined]
+        before = (await repo.blueprint_json("g1"), await repo.current_map("g1"))
+        for _ in range(2):  # checked on every call, not once
+            reply = await app.router.handle_text(MEMBER, line, attachment=attachment)
+            assert reply is not None and reply.is_error
+            assert "只有管理员可以" in reply.plain()
+        assert (await repo.blueprint_json("g1"), await repo.current_map("g1")) == before
+        assert await repo.open_round("g1") is None
+
+
+async def test_one_servers_novel_is_never_retrieved_in_another(tmp_path: Path) -> None:
+    """Also: tests/unit/test_novel_memory.py::test_isolation_between_chats (memory level)."""
+    llm = ScriptedLLM([writer], repeat_last=True)
+    async with open_app(tmp_path / "data", llm) as app:
+        for step in ("/chapter next", "/chapter propose 夜渡", "/chapter close", "/chapter close"):
+            assert not (await app.router.handle_text(ADMIN, step)).is_error  # type: ignore[union-attr]
+        memory = app.router._novels.memory  # type: ignore[attr-defined]
+        assert await memory.search("g1", "林远 渡口 灯笼")
+        assert await memory.search("g2", "林远 渡口 灯笼") == []
+        other = await app.router.handle_text(OTHER_GUILD, "/chapter show 1")
+        assert other is not None and "青岚渡口" not in other.plain()
+        found = await app.search.search("林远 青岚渡口 灯笼", limit=20)  # what /ask retrieves
+        assert found.hits and all("青岚渡口" not in h.chunk.text for h in found.hits)
+
+
+def test_ingest_exists_only_in_the_cli() -> None:
+    names = {c.name for c in COMMANDS} | {s.name for c in COMMANDS for s in c.subcommands}
+    assert not {"ingest", "upload", "import", "delete_source"} & names
+    assert "ingest" not in COMMAND_INDEX
+
+
+async def test_ingest_command_in_chat_is_unknown(tmp_path: Path) -> None:
+    async with open_app(tmp_path / "data", corpus=False) as app:
+        reply = await app.router.handle_text(ADMIN, "/ingest /etc/passwd", attachment=b"x")
+        assert reply is not None and reply.is_error
+        assert "/ingest" in reply.plain() and (
+            "未知命令" in reply.plain() or "Unknown" in reply.plain()
+        )
+        assert await app.indexer.documents() == []

@@ -67,10 +67,10 @@ def rss_mb() -> float:
 
 def pct(values: list[float], p: float) -> float:
     ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(p / 100 * (len(ordered) - 1))))]
+    return ordered[min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1)))]
 
 
-async def run(n: int, delay: float) -> dict[str, object]:
+async def run(n: int, delay: float) -> dict[str, float]:
     with tempfile.TemporaryDirectory() as tmp:
         settings = Settings(  # type: ignore[call-arg]
             _env_file=None,

@@ -382,14 +382,18 @@ class Indexer:
             doc = replace(doc, chunk_count=len(chunks), ingested_at=doc.ingested_at or _now())
             stamped = self._stamp(chunks, doc, gen) if embed else []
 
+            # Order matters for crash safety: new points in, then the registry names the new
+            # generation, only then the old generation goes. A crash before the row write leaves
+            # the old version (reconcile drops the unregistered new points); after it, the new one
+            # (reconcile drops the old generation's leftovers).
             if stamped:
                 await self._upsert(stamped, progress)
+            old_graph_gen = int(old["graph_gen"]) if old is not None else 0
+            await self._write_row(doc, gen, old_graph_gen, has_points=embed)
             if old is not None or stamped:
                 await self.store.delete(
                     Filter(equals=self._doc(doc.doc_id), not_equals={"x_gen": gen})
                 )
-            old_graph_gen = int(old["graph_gen"]) if old is not None else 0
-            await self._write_row(doc, gen, old_graph_gen, has_points=embed)
             concepts = await self._update_graph(doc.doc_id, stamped)
             await self._set_graph_gen(doc.doc_id, gen)
 
@@ -417,12 +421,14 @@ class Indexer:
                 return None
             for row in rows:
                 doc_id = row["doc_id"]
-                await self.store.delete(Filter(equals=self._doc(doc_id)))
-                if self.graph is not None:
-                    await self.graph.delete_document(doc_id)
+                # Registry first: a crash after this commit leaves unregistered points, which
+                # reconcile removes; never a registered document without its chunks.
                 await self.db.execute("DELETE FROM corpus_verses WHERE doc_id = ?", (doc_id,))
                 await self.db.execute("DELETE FROM corpus_documents WHERE doc_id = ?", (doc_id,))
                 await self.db.commit()
+                await self.store.delete(Filter(equals=self._doc(doc_id)))
+                if self.graph is not None:
+                    await self.graph.delete_document(doc_id)
             return self._record(rows[0])
 
     # ---- recovery -------------------------------------------------------------------------

@@ -125,15 +125,7 @@ def _consistent(record: DocumentRecord | None, points: list[Chunk]) -> None:
 
 REPLACE_POINTS = [
     ("upsert", 1),  # new generation's points in, nothing else
-    pytest.param(
-        "delete",
-        1,
-        marks=pytest.mark.xfail(
-            strict=True,
-            reason="retrieval/index.py replace_document deletes the old generation before the "
-            "registry row names the new one; fix: call _write_row before store.delete",
-        ),
-    ),
+    ("delete", 1),  # registry names the new generation, the old one not yet deleted
 ]
 
 
@@ -150,12 +142,6 @@ async def test_crash_inside_replace_document(env: Env, method: str, n: int) -> N
     _consistent(*await _state(env))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="retrieval/index.py delete_document deletes the points before the registry row; "
-    "a crash in between leaves a registered document with no chunks that reconcile() never "
-    "repairs; fix: delete the registry row (and verses) first, then points and graph",
-)
 async def test_crash_inside_delete_document(env: Env) -> None:
     async with env.indexer() as ix:
         await ix.replace_document(*version(1, 4))

@@ -105,7 +105,7 @@ class LLMStubServer:
         await site.start()
         server = site._server
         assert server is not None
-        self.port = server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        self.port = server.sockets[0].getsockname()[1]  # type: ignore[union-attr,attr-defined]
         return self
 
     async def __aexit__(

@@ -148,6 +148,10 @@ class App:
                 base_url=s.embedding_base_url,
                 dimensions=s.embedding_dimensions,
             )
+        elif self.settings.embedding_provider == "offline-use":
+            from retrieval.embed.use import USEEmbedder
+
+            inner = USEEmbedder()
         else:
             from retrieval.embed.offline import E5Embedder
 

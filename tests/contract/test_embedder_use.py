@@ -69,13 +69,13 @@ async def test_query_finds_its_passage(use: USEEmbedder) -> None:
 async def test_runs_off_the_event_loop(use: USEEmbedder) -> None:
     loop_thread = threading.get_ident()
     seen: list[int] = []
-    original = use._encode
+    original = use._encode_passages
 
-    def spy(texts: list[str]) -> list[list[float]]:
+    def spy(model: object, texts: list[str]) -> object:
         seen.append(threading.get_ident())
-        return original(texts)
+        return original(model, texts)
 
-    use._encode = spy  # type: ignore[method-assign]
+    use._encode_passages = spy  # type: ignore[method-assign]
     try:
         ticks = 0
 

@@ -1,0 +1,96 @@
+"""The shared work of in-process (offline) embedders.
+
+A subclass names its model (`model_id`, `dim`), loads it (`_load`) and encodes a batch
+(`_encode_passages`, optionally `_encode_query`); this base runs every call on one dedicated
+worker thread — the models are CPU-bound and not shared between threads — in batches, so the
+event loop stays free and a query waits behind at most one batch.
+"""
+
+from __future__ import annotations
+
+import abc
+import asyncio
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import numpy as np
+
+
+class LocalEmbedder(abc.ABC):
+    model_id: str
+    dim: int
+
+    def __init__(self, batch_size: int, *, thread_name: str) -> None:
+        if batch_size < 1:
+            raise ValueError(f"batch_size must be positive, got {batch_size}")
+        self._batch_size = batch_size
+        self._model: Any = None
+        self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix=thread_name)
+
+    @abc.abstractmethod
+    def _load(self) -> Any:
+        """Load and return the model (called once, on the worker thread)."""
+
+    @abc.abstractmethod
+    def _encode_passages(self, model: Any, texts: list[str]) -> Any:
+        """A (len(texts), dim) array of passage vectors."""
+
+    def _encode_query(self, model: Any, text: str) -> Any:
+        """A (dim,) query vector; models without query/passage asymmetry reuse passages."""
+        return self._encode_passages(model, [text])[0]
+
+    def _model_on_worker(self) -> Any:
+        if self._model is None:
+            self._model = self._load()
+        return self._model
+
+    def _passages(self, texts: list[str]) -> list[list[float]]:
+        matrix = np.asarray(self._encode_passages(self._model_on_worker(), texts), np.float32)
+        if matrix.shape != (len(texts), self.dim):
+            raise RuntimeError(
+                f"{self.model_id} produced shape {matrix.shape}, expected ({len(texts)}, {self.dim})"
+            )
+        return [row.tolist() for row in _normalised(matrix)]
+
+    def _query(self, text: str) -> list[float]:
+        vector = np.asarray(self._encode_query(self._model_on_worker(), text), np.float32)
+        if vector.shape != (self.dim,):
+            raise RuntimeError(
+                f"{self.model_id} produced shape {vector.shape}, expected ({self.dim},)"
+            )
+        row: list[float] = _normalised(vector[None, :])[0].tolist()
+        return row
+
+    async def embed_passages(self, texts: Sequence[str]) -> list[list[float]]:
+        batch = check_texts(texts)
+        loop = asyncio.get_running_loop()
+        out: list[list[float]] = []
+        for start in range(0, len(batch), self._batch_size):
+            part = batch[start : start + self._batch_size]
+            out.extend(await loop.run_in_executor(self._worker, self._passages, part))
+        return out
+
+    async def embed_query(self, text: str) -> list[float]:
+        if not isinstance(text, str):
+            raise ValueError(f"a query must be a string, got {type(text).__name__}")
+        return await asyncio.get_running_loop().run_in_executor(self._worker, self._query, text)
+
+    def close(self) -> None:
+        """Stop the worker thread (pending batches finish first)."""
+        self._worker.shutdown(wait=False)
+
+
+def _normalised(matrix: Any) -> Any:
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    return matrix / np.where(norms > 0, norms, 1.0)  # models give unit length; guard zeros
+
+
+def check_texts(texts: Sequence[str]) -> list[str]:
+    if isinstance(texts, str):
+        raise ValueError("embed_passages takes a list of texts, not one string")
+    out = list(texts)
+    for t in out:
+        if not isinstance(t, str):
+            raise ValueError(f"texts must be strings, got {type(t).__name__}")
+    return out

@@ -38,7 +38,6 @@ import sys
 import tempfile
 import time
 import zlib
-from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -112,9 +111,7 @@ NT_FIRST = ("Matt", "Mark", "Luke", "John", "Acts", "Rom", "1Cor", "2Cor", "Gal"
 def corpus(size: int) -> list[Row]:
     verses = cuv_verses()
     # Verses: all of them at 100k; at small sizes 80% of the budget, New Testament epistles first.
-    order = sorted(
-        range(len(verses)), key=lambda i: (verses[i][0] not in NT_FIRST, i)
-    )
+    order = sorted(range(len(verses)), key=lambda i: (verses[i][0] not in NT_FIRST, i))
     n_verses = min(len(verses), int(size * 0.8))
     keep = sorted(order[:n_verses])
     rows: list[Row] = []
@@ -122,7 +119,18 @@ def corpus(size: int) -> list[Row]:
         book, ch, v, trad, simp, toks = verses[i]
         osis = f"{book}.{ch}.{v}"
         rows.append(
-            Row(f"cuv:{book}.{ch}", v, trad, simp, toks, (osis,), f"和合本·{book}", "footnote", "", "")
+            Row(
+                f"cuv:{book}.{ch}",
+                v,
+                trad,
+                simp,
+                toks,
+                (osis,),
+                f"和合本·{book}",
+                "footnote",
+                "",
+                "",
+            )
         )
     # Synthetic chunks from CUV token statistics.
     vocab: dict[str, int] = {}
@@ -156,7 +164,9 @@ def corpus(size: int) -> list[Row]:
         toks = [words[i] for i in ids[:cut]]
         if rng.random() < 0.3:
             for _ in range(int(rng.integers(1, 3))):
-                toks.insert(int(rng.integers(0, len(toks))), concepts[int(rng.integers(0, len(concepts)))])
+                toks.insert(
+                    int(rng.integers(0, len(toks))), concepts[int(rng.integers(0, len(concepts)))]
+                )
         parts = []
         for j, t in enumerate(toks):
             parts.append(t)
@@ -166,7 +176,9 @@ def corpus(size: int) -> list[Row]:
         _, _, book, ch = ch_start[c]
         vs = chapters[(book, ch)]
         k = int(rng.integers(0, 4))
-        refs = tuple(dict.fromkeys(f"{book}.{ch}.{vs[int(rng.integers(0, len(vs)))]}" for _ in range(k)))
+        refs = tuple(
+            dict.fromkeys(f"{book}.{ch}.{vs[int(rng.integers(0, len(vs)))]}" for _ in range(k))
+        )
         rows.append(
             Row(
                 f"syn:{doc}",
@@ -235,7 +247,11 @@ def make_queries(rows: list[Row], dense: np.ndarray) -> list[Query]:
         r = rows[i]
         if len(r.tokens) < 2:
             continue
-        picks = sorted(rng.choice(len(r.tokens), size=min(len(r.tokens), int(rng.integers(2, 5))), replace=False))
+        picks = sorted(
+            rng.choice(
+                len(r.tokens), size=min(len(r.tokens), int(rng.integers(2, 5))), replace=False
+            )
+        )
         text = "".join(r.tokens[int(p)] for p in picks)
         if len(out) % 3 == 0 and r.refs:  # a third of the queries cite a verse
             book, ch, v = r.refs[0].split(".")
@@ -357,7 +373,7 @@ async def run_ours(size: int) -> dict[str, Any]:
     g_rss = rss_mb()
     t0 = time.perf_counter()
     graph = await KnowledgeGraph.open(None)
-    terms = graph._term_index()  # noqa: SLF001 (read-only use in a benchmark)
+    terms = graph._term_index()
     by_doc: dict[str, list[Row]] = {}
     for r in rows:
         by_doc.setdefault(r.doc_id, []).append(r)
@@ -379,19 +395,33 @@ async def run_ours(size: int) -> dict[str, Any]:
                 nodes.setdefault(node, GraphNode(node, "scripture", osis))
                 mentions.append((cid, node))
             mentions.extend((cid, n) for n in link_tokens(terms, r.tokens))
-        await graph.add(doc_id, list(nodes.values()), sorted(edges, key=lambda e: (e.src, e.dst)), mentions)
+        await graph.add(
+            doc_id, list(nodes.values()), sorted(edges, key=lambda e: (e.src, e.dst)), mentions
+        )
     out["graph_s"] = time.perf_counter() - t0
     out["rss_graph_mb"] = rss_mb() - g_rss
     out["graph_stats"] = graph.stats()
 
     hs = HybridSearch(
-        store, PrecomputedEmbedder({q.text: q.vector for q in queries}), encoder, graph,
+        store,
+        PrecomputedEmbedder({q.text: q.vector for q in queries}),
+        encoder,
+        graph,
         SynonymTable.load(),
     )
     for q in queries[:5]:  # warm-up
         await hs.search(q.text)
     lat: dict[str, list[float]] = {
-        k: [] for k in ("dense", "keyword", "graph", "fused", "fused+filter", "store_dense", "store_sparse")
+        k: []
+        for k in (
+            "dense",
+            "keyword",
+            "graph",
+            "fused",
+            "fused+filter",
+            "store_dense",
+            "store_sparse",
+        )
     }
     track_hits: dict[str, list[int]] = {"dense": [], "keyword": [], "graph": [], "fused": []}
     type_filter = FILTERS["type∈{book,message}"]
@@ -487,12 +517,16 @@ def run_naive(size: int, max_queries: int) -> dict[str, Any]:
     out["bm25okapi_build_s"] = time.perf_counter() - t0
     out["rss_mb"] = rss_mb() - base_rss
     ns = models.Filter(
-        must=[models.FieldCondition(key="namespace", match=models.MatchValue(value=CORPUS_NAMESPACE))]
+        must=[
+            models.FieldCondition(key="namespace", match=models.MatchValue(value=CORPUS_NAMESPACE))
+        ]
     )
     lat: dict[str, list[float]] = {"dense": [], "keyword": [], "sparse": [], "fused": []}
     for q in queries:
         t = time.perf_counter()
-        d_hits = client.query_points("bench", query=q.vector, using="dense", query_filter=ns, limit=30).points
+        d_hits = client.query_points(
+            "bench", query=q.vector, using="dense", query_filter=ns, limit=30
+        ).points
         t1 = time.perf_counter()
         scores = bm25.get_scores(q.tokens)
         top = np.argpartition(-scores, 30)[:30]
@@ -572,15 +606,25 @@ def report(results: dict[int, dict[str, Any]], out: Path) -> str:
             f"| upsert {n['upsert_s']:.1f} s; BM25Okapi {n['bm25okapi_build_s']:.1f} s | |",
         ]
 
-        def row(label: str, ok: str | None, nk: str | None) -> None:
+        def row(
+            label: str, ok: str | None, nk: str | None, ol: Any = ol, nl: Any = nl, L: list[str] = L
+        ) -> None:
             a = f"{ol[ok]['p50']:.2f} / {ol[ok]['p95']:.2f} ms" if ok else "—"
             b = f"{nl[nk]['p50']:.1f} / {nl[nk]['p95']:.1f} ms" if nk else "—"
             ratio = f"×{nl[nk]['p50'] / ol[ok]['p50']:.0f}" if ok and nk else ""
             L.append(f"| {label} | {a} | {b} | {ratio} |")
 
         row("dense track p50 / p95", "dense", "dense")
-        row("keyword track p50 / p95 (ours: sparse BM25 on Edge; naive: BM25Okapi)", "keyword", "keyword")
-        row("sparse: raw store query, top 30 (ours: Edge; naive: qdrant-client)", "store_sparse", "sparse")
+        row(
+            "keyword track p50 / p95 (ours: sparse BM25 on Edge; naive: BM25Okapi)",
+            "keyword",
+            "keyword",
+        )
+        row(
+            "sparse: raw store query, top 30 (ours: Edge; naive: qdrant-client)",
+            "store_sparse",
+            "sparse",
+        )
         row("dense: raw store query, top 30", "store_dense", None)
         row("graph track p50 / p95", "graph", None)
         row("**fused** p50 / p95 (ours 3 tracks; naive dense+BM25Okapi, RRF)", "fused", "fused")
@@ -619,12 +663,18 @@ def report(results: dict[int, dict[str, Any]], out: Path) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--sizes", default="10000,100000")
-    parser.add_argument("--naive-queries", type=int, default=0, help="cap (default 50 at 10k, 20 above)")
+    parser.add_argument(
+        "--naive-queries", type=int, default=0, help="cap (default 50 at 10k, 20 above)"
+    )
     parser.add_argument("--stacks", default="ours,naive")
     parser.add_argument("--out", type=Path, default=Path(__file__).parent / "results" / "search.md")
-    parser.add_argument("--json", type=Path, default=Path(tempfile.gettempdir()) / "bench-search.json")
+    parser.add_argument(
+        "--json", type=Path, default=Path(tempfile.gettempdir()) / "bench-search.json"
+    )
     parser.add_argument("--worker", nargs=2, metavar=("STACK", "SIZE"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
@@ -636,9 +686,7 @@ def main() -> None:
     for size in (int(s) for s in args.sizes.split(",")):
         results[size] = {}
         for stack in args.stacks.split(","):
-            results[size][f"load_{stack}"] = " ".join(
-                Path("/proc/loadavg").read_text().split()[:3]
-            )
+            results[size][f"load_{stack}"] = " ".join(Path("/proc/loadavg").read_text().split()[:3])
             cmd = [sys.executable, __file__, "--worker", stack, str(size)]
             if args.naive_queries:
                 cmd += ["--naive-queries", str(args.naive_queries)]

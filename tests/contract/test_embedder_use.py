@@ -89,7 +89,7 @@ async def test_runs_off_the_event_loop(use: USEEmbedder) -> None:
         await use.embed_passages(TEXTS * 3)
         task.cancel()
     finally:
-        del use._encode
+        del use._encode_passages
     assert seen and loop_thread not in seen and len(set(seen)) == 1
     assert ticks > 1
 

@@ -17,8 +17,9 @@ from bot.router import Router
 from bot.settings import load_settings
 from bot.transports.discord import DiscordTransport, book_suggestions
 from novel import api as novel_api
-from retrieval.reply import Attachment, Block, Button, Poll, Progress, Reply
-from retrieval.requests import Actor, AskRequest, CiteRequest
+from retrieval.reply import Attachment, Block, Button, Poll, Reply
+from retrieval.requests import Actor, AskRequest
+from tests.service_fakes import RecordingNovels, RecordingScholar
 from tests.stubs.discord_stub import (
     APP_ID,
     CHANNEL_ID,
@@ -29,37 +30,8 @@ from tests.stubs.discord_stub import (
     snowflake,
 )
 
-
-class FakeScholar:
-    def __init__(self) -> None:
-        self.calls: list[tuple[Actor, object]] = []
-        self.reply: Reply = Reply.text("answer")
-        self.partials: list[str] = []
-
-    async def ask(
-        self, actor: Actor, request: AskRequest, progress: Progress | None = None
-    ) -> Reply:
-        self.calls.append((actor, request))
-        if progress is not None:
-            for partial in self.partials:
-                await progress(partial)
-        return self.reply
-
-    async def cite(self, actor: Actor, request: CiteRequest) -> Reply:
-        self.calls.append((actor, request))
-        return self.reply
-
-
-class FakeNovels:
-    def __init__(self) -> None:
-        self.calls: list[tuple[Actor, novel_api.NovelRequest]] = []
-        self.reply: Reply = Reply.text("ok")
-
-    async def handle(
-        self, actor: Actor, request: novel_api.NovelRequest, progress: Progress | None = None
-    ) -> Reply:
-        self.calls.append((actor, request))
-        return self.reply
+FakeScholar = RecordingScholar
+FakeNovels = RecordingNovels
 
 
 Env = tuple[DiscordTransport, DiscordStub, FakeScholar, FakeNovels]

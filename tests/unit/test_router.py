@@ -8,35 +8,8 @@ from bot.ratelimit import RateLimiter
 from bot.router import COMMANDS, Router, parse_args, split_text_command
 from novel import api as novel_api
 from retrieval.reply import Progress, Reply
-from retrieval.requests import Actor, AskRequest, CiteRequest
-
-
-class RecordingScholar:
-    """An in-process fake of the service seam (the router is what is under test)."""
-
-    def __init__(self) -> None:
-        self.calls: list[object] = []
-
-    async def ask(
-        self, actor: Actor, request: AskRequest, progress: Progress | None = None
-    ) -> Reply:
-        self.calls.append(request)
-        return Reply.text("answer")
-
-    async def cite(self, actor: Actor, request: CiteRequest) -> Reply:
-        self.calls.append(request)
-        return Reply.text("verse")
-
-
-class RecordingNovels:
-    def __init__(self) -> None:
-        self.calls: list[object] = []
-
-    async def handle(
-        self, actor: Actor, request: novel_api.NovelRequest, progress: Progress | None = None
-    ) -> Reply:
-        self.calls.append(request)
-        return Reply.text("ok")
+from retrieval.requests import Actor, AskRequest
+from tests.service_fakes import RecordingNovels, RecordingScholar
 
 
 @pytest.fixture
@@ -72,7 +45,7 @@ async def test_ask_reaches_the_scholar(
     router, scholar, _ = parts
     reply = await router.handle_text(ACTOR, "/ask 神圣分赐与召会有什么关系？")
     assert reply is not None and not reply.is_error
-    assert scholar.calls == [AskRequest("神圣分赐与召会有什么关系？")]
+    assert scholar.requests == [AskRequest("神圣分赐与召会有什么关系？")]
 
 
 @pytest.mark.parametrize(
@@ -131,7 +104,10 @@ async def test_full_width_digits_and_control_characters_are_cleaned(
     router, _, novels = parts
     await router.handle_text(ACTOR, "/chapter rollback １２ ２")
     await router.handle_text(ACTOR, "/chapter propose 夜\x00渡 | 摘\x1b要")
-    assert novels.calls == [novel_api.RollbackChapter(12, 2), novel_api.Propose("夜渡", "摘要", "")]
+    assert novels.requests == [
+        novel_api.RollbackChapter(12, 2),
+        novel_api.Propose("夜渡", "摘要", ""),
+    ]
 
 
 async def test_every_novel_subcommand_builds_its_request(
@@ -155,7 +131,7 @@ async def test_every_novel_subcommand_builds_its_request(
     for line in lines:
         reply = await router.handle_text(ACTOR, line)
         assert reply is not None and not reply.is_error, line
-    assert novels.calls == [
+    assert novels.requests == [
         novel_api.NextRound(),
         novel_api.Vote(2),
         novel_api.CloseRound(),
@@ -177,7 +153,7 @@ async def test_uploads_reach_blueprint_set_and_revise(
     router, _, novels = parts
     await router.handle_text(ACTOR, "/novel blueprint set", attachment=b'{"title": "x"}')
     await router.handle_text(ACTOR, "/chapter revise 2", attachment="新文本".encode())
-    assert novels.calls == [
+    assert novels.requests == [
         novel_api.BlueprintSet(b'{"title": "x"}'),
         novel_api.ReviseChapter(2, "", "新文本"),
     ]
@@ -189,7 +165,7 @@ async def test_button_actions_route_votes(
     router, _, novels = parts
     await router.press(ACTOR, "vote:r-7:3")
     bad = await router.press(ACTOR, "bogus")
-    assert novels.calls == [novel_api.Vote(3, "r-7")]
+    assert novels.requests == [novel_api.Vote(3, "r-7")]
     assert bad.is_error
 
 

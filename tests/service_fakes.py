@@ -1,0 +1,48 @@
+"""In-process fakes of the two service seams, for tests whose subject is the router or a
+transport (not the services): they record every call and answer with a settable reply."""
+
+from __future__ import annotations
+
+from novel import api as novel_api
+from retrieval.reply import Progress, Reply
+from retrieval.requests import Actor, AskRequest, CiteRequest
+
+
+class RecordingScholar:
+    def __init__(self) -> None:
+        self.calls: list[tuple[Actor, AskRequest | CiteRequest]] = []
+        self.reply: Reply = Reply.text("answer")
+        self.partials: list[str] = []  # streamed through `progress` before the reply
+
+    @property
+    def requests(self) -> list[AskRequest | CiteRequest]:
+        return [request for _, request in self.calls]
+
+    async def ask(
+        self, actor: Actor, request: AskRequest, progress: Progress | None = None
+    ) -> Reply:
+        self.calls.append((actor, request))
+        if progress is not None:
+            for partial in self.partials:
+                await progress(partial)
+        return self.reply
+
+    async def cite(self, actor: Actor, request: CiteRequest) -> Reply:
+        self.calls.append((actor, request))
+        return self.reply
+
+
+class RecordingNovels:
+    def __init__(self) -> None:
+        self.calls: list[tuple[Actor, novel_api.NovelRequest]] = []
+        self.reply: Reply = Reply.text("ok")
+
+    @property
+    def requests(self) -> list[novel_api.NovelRequest]:
+        return [request for _, request in self.calls]
+
+    async def handle(
+        self, actor: Actor, request: novel_api.NovelRequest, progress: Progress | None = None
+    ) -> Reply:
+        self.calls.append((actor, request))
+        return self.reply

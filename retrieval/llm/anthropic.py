@@ -17,8 +17,13 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from retrieval.llm.base import RetryPolicy, Transient, kind_for_status, retry_after_seconds
-from retrieval.llm.base import with_retries as _with_retries
+from retrieval.llm.base import (
+    RetryingLLM,
+    RetryPolicy,
+    Transient,
+    kind_for_status,
+    retry_after_seconds,
+)
 from retrieval.ports import (
     LLMError,
     LLMRequest,
@@ -42,10 +47,11 @@ def context_window(model: str) -> int:
     return 1_000_000 if _LARGE_WINDOW.match(model) else 200_000
 
 
-class ClaudeLLM:
+class ClaudeLLM(RetryingLLM):
     """`retrieval.ports.LLM` over Anthropic's Messages API (or any server speaking it)."""
 
     native_citations = True
+    name = "claude"
 
     def __init__(
         self,
@@ -65,33 +71,24 @@ class ClaudeLLM:
         self._client = anthropic.AsyncAnthropic(
             api_key=api_key, base_url=base_url, max_retries=0, timeout=timeout_s
         )
-        self.model = model or DEFAULT_MODEL
-        self._policy = policy or RetryPolicy(max_retries=max_retries, timeout_s=timeout_s)
-        self._semaphore = semaphore
-        self._context_tokens = context_tokens or context_window(self.model)
-
-    @property
-    def context_tokens(self) -> int:
-        return self._context_tokens
+        model = model or DEFAULT_MODEL
+        super().__init__(
+            model,
+            context_tokens=context_tokens or context_window(model),
+            timeout_s=timeout_s,
+            max_retries=max_retries,
+            semaphore=semaphore,
+            policy=policy,
+        )
 
     async def close(self) -> None:
         await self._client.close()
 
-    async def complete(self, request: LLMRequest, on_delta: OnDelta | None = None) -> LLMResponse:
+    async def _attempt(self, request: LLMRequest, on_delta: OnDelta | None) -> LLMResponse:
         params = self._params(request)
         if on_delta is None:
-            return await _with_retries(
-                lambda: self._once(params, request.documents),
-                self._policy,
-                semaphore=self._semaphore,
-                name="claude",
-            )
-        return await _with_retries(
-            lambda: self._streamed(params, request.documents, on_delta),
-            self._policy,
-            semaphore=self._semaphore,
-            name="claude",
-        )
+            return await self._once(params, request.documents)
+        return await self._streamed(params, request.documents, on_delta)
 
     # ---- request ------------------------------------------------------------------------
 

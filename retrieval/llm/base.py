@@ -7,6 +7,7 @@ back off and give up in exactly the same way.
 
 from __future__ import annotations
 
+import abc
 import asyncio
 import logging
 import random
@@ -15,7 +16,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import TypeVar
 
-from retrieval.ports import LLMError
+from retrieval.ports import LLMError, LLMRequest, LLMResponse, OnDelta
 
 log = logging.getLogger(__name__)
 
@@ -78,6 +79,49 @@ def kind_for_status(status: int) -> str | None:
     if status >= 500 or status == 529:
         return "unavailable"
     return None
+
+
+class RetryingLLM(abc.ABC):
+    """The shared work of every model adapter: retries with jittered backoff, the per-attempt
+    timeout, the process-wide concurrency cap and the context window. A subclass fills in one
+    attempt (`_attempt`, plain or streamed) and `close`."""
+
+    name = "llm"
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        context_tokens: int,
+        timeout_s: float,
+        max_retries: int,
+        semaphore: asyncio.Semaphore | None,
+        policy: RetryPolicy | None,
+    ) -> None:
+        self.model = model
+        self._context_tokens = context_tokens
+        self._policy = policy or RetryPolicy(max_retries=max_retries, timeout_s=timeout_s)
+        self._semaphore = semaphore
+
+    @property
+    def context_tokens(self) -> int:
+        return self._context_tokens
+
+    async def complete(self, request: LLMRequest, on_delta: OnDelta | None = None) -> LLMResponse:
+        return await with_retries(
+            lambda: self._attempt(request, on_delta),
+            self._policy,
+            semaphore=self._semaphore,
+            name=self.name,
+        )
+
+    @abc.abstractmethod
+    async def _attempt(self, request: LLMRequest, on_delta: OnDelta | None) -> LLMResponse:
+        """One call to the provider; raise `Transient` for what a retry may fix."""
+
+    @abc.abstractmethod
+    async def close(self) -> None:
+        """Release the SDK's HTTP client."""
 
 
 async def with_retries(

@@ -13,8 +13,13 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from retrieval.llm.base import RetryPolicy, Transient, kind_for_status, retry_after_seconds
-from retrieval.llm.base import with_retries as _with_retries
+from retrieval.llm.base import (
+    RetryingLLM,
+    RetryPolicy,
+    Transient,
+    kind_for_status,
+    retry_after_seconds,
+)
 from retrieval.ports import LLMError, LLMRequest, LLMResponse, OnDelta, SourceDocument, TextSegment
 
 # OpenAI's efficient current model (checked against the OpenAI model pages, November 2026).
@@ -61,10 +66,11 @@ def _defuse(text: str) -> str:
     return re.sub(r"<\s*(/?)\s*document", r"＜\1document", text, flags=re.IGNORECASE)
 
 
-class OpenAICompatLLM:
+class OpenAICompatLLM(RetryingLLM):
     """`retrieval.ports.LLM` over Chat Completions (OpenAI or a compatible server)."""
 
     native_citations = False
+    name = "openai"
 
     def __init__(
         self,
@@ -85,31 +91,25 @@ class OpenAICompatLLM:
         self._client = openai.AsyncOpenAI(
             api_key=api_key or "not-needed", base_url=base_url, max_retries=0, timeout=timeout_s
         )
-        self.model = model or DEFAULT_MODEL
         self._official = base_url is None or "api.openai.com" in base_url
-        self._policy = policy or RetryPolicy(max_retries=max_retries, timeout_s=timeout_s)
-        self._semaphore = semaphore
-        self._context_tokens = context_tokens or context_window(self.model)
-
-    @property
-    def context_tokens(self) -> int:
-        return self._context_tokens
+        model = model or DEFAULT_MODEL
+        super().__init__(
+            model,
+            context_tokens=context_tokens or context_window(model),
+            timeout_s=timeout_s,
+            max_retries=max_retries,
+            semaphore=semaphore,
+            policy=policy,
+        )
 
     async def close(self) -> None:
         await self._client.close()
 
-    async def complete(self, request: LLMRequest, on_delta: OnDelta | None = None) -> LLMResponse:
+    async def _attempt(self, request: LLMRequest, on_delta: OnDelta | None) -> LLMResponse:
         params = self._params(request)
         if on_delta is None:
-            return await _with_retries(
-                lambda: self._once(params), self._policy, semaphore=self._semaphore, name="openai"
-            )
-        return await _with_retries(
-            lambda: self._streamed(params, on_delta),
-            self._policy,
-            semaphore=self._semaphore,
-            name="openai",
-        )
+            return await self._once(params)
+        return await self._streamed(params, on_delta)
 
     # ---- request ------------------------------------------------------------------------
 

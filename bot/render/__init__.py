@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 _SENTENCE_END = re.compile(r"(?<=[。！？!?；;.])\s*")
 
@@ -50,3 +51,26 @@ def _safe(text: str, at: int) -> bool:
     """True when cutting at `at` does not split a 【…】 citation."""
     before = text[:at]
     return before.rfind("【") <= before.rfind("】")
+
+
+def join_pieces(parts: Iterable[str], limit: int) -> list[str]:
+    """Join parts that each fit `limit` with blank lines into as few messages as possible."""
+    pieces: list[str] = []
+    current = ""
+    for part in parts:
+        if not current:
+            current = part
+        elif len(current) + 2 + len(part) <= limit:
+            current += "\n\n" + part
+        else:
+            pieces.append(current)
+            current = part
+    if current:
+        pieces.append(current)
+    return pieces
+
+
+def short_label(text: str, limit: int) -> str:
+    """One line of at most `limit` characters for a button."""
+    text = re.sub(r"\s+", " ", text).strip() or "…"
+    return text if len(text) <= limit else text[: limit - 1] + "…"

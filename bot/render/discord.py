@@ -7,13 +7,12 @@ messages are sent with `AllowedMentions.none()` as well, so nothing in a reply c
 from __future__ import annotations
 
 import io
-import re
 from dataclasses import dataclass, field
 
 import discord
 from discord.utils import escape_markdown, escape_mentions
 
-from bot.render import split_message
+from bot.render import join_pieces, short_label, split_message
 from bot.render.stream import ActionTable
 from retrieval.i18n import Lang
 from retrieval.reply import Block, Reply
@@ -86,26 +85,16 @@ def render_text(reply: Reply) -> list[str]:
 def pack(sections: list[str], limit: int = LIMIT) -> list[str]:
     """Join sections with blank lines into messages of at most `limit` characters; a section
     that is too long by itself is split with `split_message` (citations, fences kept whole)."""
-    pieces: list[str] = []
-    current = ""
-    for section in sections:
-        parts = split_message(section, limit) if len(section) > limit else [section]
-        for part in parts:
-            if not current:
-                current = part
-            elif len(current) + 2 + len(part) <= limit:
-                current += "\n\n" + part
-            else:
-                pieces.append(current)
-                current = part
-    if current:
-        pieces.append(current)
-    return pieces
+    parts = (
+        part
+        for section in sections
+        for part in (split_message(section, limit) if len(section) > limit else [section])
+    )
+    return join_pieces(parts, limit)
 
 
 def _label(text: str) -> str:
-    text = re.sub(r"\s+", " ", text).strip() or "…"
-    return text if len(text) <= LABEL_LIMIT else text[: LABEL_LIMIT - 1] + "…"
+    return short_label(text, LABEL_LIMIT)
 
 
 def buttons(reply: Reply, table: ActionTable | None = None) -> list[tuple[str, str]]:

@@ -7,13 +7,12 @@ balanced tags and a 【…】 citation is never cut.
 from __future__ import annotations
 
 import html
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from telegram import InlineKeyboardButton, InlineKeyboardMarkup
 
-from bot.render import split_message
+from bot.render import join_pieces, short_label, split_message
 from bot.render.stream import ActionTable
 from retrieval.reply import Block, Reply
 
@@ -126,25 +125,11 @@ def fit_lines(lines: list[str], limit: int = LIMIT) -> list[str]:
 
 
 def pack(parts: list[list[str]], limit: int = LIMIT) -> list[str]:
-    pieces: list[str] = []
-    current = ""
-    for section in parts:
-        for part in section:
-            if not current:
-                current = part
-            elif len(current) + 2 + len(part) <= limit:
-                current += "\n\n" + part
-            else:
-                pieces.append(current)
-                current = part
-    if current:
-        pieces.append(current)
-    return pieces
+    return join_pieces((part for section in parts for part in section), limit)
 
 
 def _label(text: str) -> str:
-    text = re.sub(r"\s+", " ", text).strip() or "…"
-    return text if len(text) <= LABEL_LIMIT else text[: LABEL_LIMIT - 1] + "…"
+    return short_label(text, LABEL_LIMIT)
 
 
 def keyboard(reply: Reply, table: ActionTable) -> InlineKeyboardMarkup | None:

@@ -318,3 +318,26 @@ async def test_send_posts_to_the_channel(env: Env) -> None:
     [post] = stub.find("POST", f"/channels/{CHANNEL_ID}/messages")
     assert post.json["allowed_mentions"] == {"parse": []}
     assert "@everyone" not in post.json["content"]
+
+
+async def test_a_429_is_honoured_and_the_message_still_arrives(env: Env) -> None:
+    transport, stub, _, _ = env
+    stub.rate_limit_once[f"/channels/{CHANNEL_ID}/messages"] = 0.3
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    await transport.send(Actor("discord", "g", "0", channel_id=CHANNEL_ID), Reply.text("第 4 章"))
+    waited = loop.time() - started
+    posts = stub.find("POST", f"/channels/{CHANNEL_ID}/messages")
+    assert len(posts) == 2  # the rate-limited attempt, then the retry after retry_after
+    assert waited >= 0.25
+    assert "第 4 章" in posts[-1].json["content"]
+
+
+async def test_a_429_on_a_followup_is_honoured(env: Env) -> None:
+    transport, stub, scholar, _ = env
+    stub.rate_limit_once[f"/webhooks/{APP_ID}/"] = 0.2
+    feed(transport, slash("ask", {"question": "什么是经纶？"}))
+    await settle(stub, "POST", f"/webhooks/{APP_ID}/", count=2)
+    posts = followups(stub)
+    assert len(posts) == 2 and posts[-1]["content"] == "answer"
+    assert len(scholar.calls) == 1  # retried at the HTTP layer, not re-run

@@ -54,6 +54,8 @@ class DiscordStub:
         self.calls: list[Call] = []
         self.attachments: dict[str, bytes] = {}
         self.gateway_frames: list[dict[str, Any]] = []
+        # path fragment -> retry_after seconds: the next matching request gets one 429.
+        self.rate_limit_once: dict[str, float] = {}
         self._runner: web.AppRunner | None = None
         self.port = 0
 
@@ -159,6 +161,30 @@ class DiscordStub:
         body, files = await self._read(request)
         self.calls.append(Call(request.method, path, dict(request.query), body, files))
         method = request.method
+        for fragment, retry_after in list(self.rate_limit_once.items()):
+            if fragment in path:
+                del self.rate_limit_once[fragment]
+                response = self._json(
+                    {
+                        "message": "You are being rate limited.",
+                        "retry_after": retry_after,
+                        "global": False,
+                    },
+                    status=429,
+                )
+                response.headers.update(
+                    {
+                        "X-RateLimit-Limit": "5",
+                        "X-RateLimit-Remaining": "0",
+                        "X-RateLimit-Reset-After": str(retry_after),
+                        "X-RateLimit-Bucket": "stub-bucket",
+                        "X-RateLimit-Scope": "user",
+                        "Retry-After": str(retry_after),
+                        # discord.py treats a 429 without Via as a Cloudflare ban, not a limit.
+                        "Via": "1.1 google",
+                    }
+                )
+                return response
         if path == "/users/@me":
             return self._json(_user(BOT_ID, "baibao", bot=True))
         if path == "/oauth2/applications/@me":

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import math
 import re
@@ -218,12 +219,20 @@ async def evaluate(
     configs: Sequence[str] = tuple(CONFIGS),
     books: str = "Eph",
     throughput: bool = True,
+    data_dir: Path | None = None,
     log: Callable[[str], None] = print,
 ) -> Run:
+    """`data_dir`: keep the prepared corpus there and reuse it on the next run (one directory
+    per embedder and book set; ingest is skipped when the corpus is already there, so
+    `ingest_s` is then near zero). None: a temporary directory."""
     run = Run(embedder_name, books)
     inner = make_embedder(embedder_name)
-    with tempfile.TemporaryDirectory(prefix="baibao-quality-") as tmp:
-        async with App(_settings(Path(tmp), books), embedder=inner, llm=None) as app:
+    with contextlib.ExitStack() as stack:
+        if data_dir is None:
+            tmp = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="baibao-quality-")))
+        else:
+            tmp = data_dir / f"{embedder_name}-{books.replace(',', '_')}"
+        async with App(_settings(tmp, books), embedder=inner, llm=None) as app:
             t0 = time.perf_counter()
             await app.prepare_samples()
             run.ingest_s = time.perf_counter() - t0
@@ -376,6 +385,12 @@ async def main(argv: Sequence[str] | None = None) -> None:
     p.add_argument("--no-throughput", action="store_true")
     p.add_argument("--out", type=Path, default=None, help="markdown tables here")
     p.add_argument("--json", type=Path, default=None, help="raw per-question scores here")
+    p.add_argument(
+        "--data-dir",
+        type=Path,
+        default=None,
+        help="keep prepared corpora here (<dir>/<embedder>-<books>) and reuse them",
+    )
     args = p.parse_args(argv)
     questions = load_questions()
     runs = []
@@ -388,6 +403,7 @@ async def main(argv: Sequence[str] | None = None) -> None:
                 fusion_ks=args.ks,
                 books=args.books,
                 throughput=not args.no_throughput,
+                data_dir=args.data_dir,
             )
         )
     text = report(runs, questions)

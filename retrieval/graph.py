@@ -686,9 +686,10 @@ class KnowledgeGraph:
     def walk(self, entry: Sequence[str], depth: int = 2, *, limit: int = 200) -> GraphWalk:
         """Score nodes within `depth` hops of the entry nodes (any edge direction): DECAY per
         hop, summed over entries, so a node near two entries outranks one near a single entry,
-        and nodes on a path between two entries get a bonus. Each chunk scores the sum of its
-        mentioned nodes' scores (weighted by kind, damped for nodes many chunks mention); the
-        best `limit` chunks are returned. Walks do not pass through hubs (HUB_DEGREE)."""
+        and nodes on a path between two entries get a bonus. A chunk scores its mentioned nodes'
+        scores (weighted by kind, damped for nodes many chunks mention) with diminishing
+        returns, boosted by the share of entry nodes it names (see `_chunk_scores`); the best
+        `limit` chunks are returned. Walks do not pass through hubs (HUB_DEGREE)."""
         entries = [e for e in dict.fromkeys(entry) if e in self._g]
         result = GraphWalk()
         if not entries:
@@ -706,20 +707,38 @@ class KnowledgeGraph:
         paths = between or self._paths_around(und, entries[0], dist[entries[0]], depth)
         result.nodes = dict(sorted(scores.items(), key=lambda kv: (-kv[1], kv[0])))
 
-        chunk_scores: dict[str, float] = {}
+        chunk_scores = self._chunk_scores(scores, entries)
+        best = sorted(chunk_scores.items(), key=lambda kv: (-kv[1], kv[0]))[:limit]
+        result.chunk_scores = dict(best)
+        result.paths = [[self.node_label(n) for n in path] for path in paths]
+        return result
+
+    def _chunk_scores(self, scores: dict[str, float], entries: list[str]) -> dict[str, float]:
+        """Each walked node passes its score (× kind weight × hub damping) to the chunks that
+        mention it. A chunk does not add up everything it mentions — that let long outlines,
+        summaries and reading lists, which mention many nearby nodes once each, outrank the
+        passage about the entity itself. Instead its gains count best first with diminishing
+        returns (the k-th best is multiplied by DECAY**k, as a hop is), so a chunk scores at
+        most twice its best link; and it is multiplied by (1 + the share of entry nodes it
+        mentions itself), so the chunk naming what the question names comes first."""
+        gains: dict[str, list[float]] = {}
         for node, score in scores.items():
             chunks = self._mentions.get(node)
             if not chunks:
                 continue
             weight = KIND_WEIGHT.get(str(self._g.nodes[node]["kind"]), 0.5)
-            damp = 1.0 / (1.0 + math.log1p(len(chunks)) / 4)
+            damp = 1.0 / (1.0 + math.log1p(len(chunks)) / 4)  # hubs: many chunks mention it
             gain = score * weight * damp
             for chunk in chunks:
-                chunk_scores[chunk] = chunk_scores.get(chunk, 0.0) + gain
-        best = sorted(chunk_scores.items(), key=lambda kv: (-kv[1], kv[0]))[:limit]
-        result.chunk_scores = dict(best)
-        result.paths = [[self.node_label(n) for n in path] for path in paths]
-        return result
+                gains.setdefault(chunk, []).append(gain)
+        wanted = set(entries)
+        out: dict[str, float] = {}
+        for chunk, values in gains.items():
+            values.sort(reverse=True)
+            total = sum(v * DECAY**i for i, v in enumerate(values))
+            named = len(wanted.intersection(self._chunk_nodes.get(chunk, ())))
+            out[chunk] = total * (1.0 + named / len(wanted))
+        return out
 
     def _bfs(self, und: nx.Graph, start: str, depth: int) -> dict[str, int]:
         seen = {start: 0}

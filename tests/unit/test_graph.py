@@ -348,6 +348,29 @@ async def test_walk_between_two_entries(kg: KnowledgeGraph) -> None:
     assert top == "concept:生命"
 
 
+async def test_walk_prefers_the_passage_naming_the_entry_over_a_long_survey(
+    kg: KnowledgeGraph,
+) -> None:
+    # An outline/reading-list chunk mentions many neighbours of the entry once each; summing
+    # them used to outrank the passage about the entry itself.
+    near = [ORGANIC, "concept:经纶", "concept:基督测不透的丰富", "scripture:Eph.1.10"]
+    far = ["concept:重生", "concept:变化", "concept:圣别", "concept:更新", "concept:荣化"]
+    await kg.add(
+        "doc",
+        [],
+        [],
+        [("c-survey", n) for n in near + far] + [("c-entry", DISPENSING)],
+    )
+    s = kg.walk([DISPENSING], depth=2).chunk_scores
+    assert s["c-entry"] > s["c-survey"]
+    # with two entries, the chunk naming both beats the one naming one of them
+    await kg.add(
+        "doc2", [], [], [("c-one", DISPENSING), ("c-two", DISPENSING), ("c-two", "concept:召会")]
+    )
+    both = kg.walk([DISPENSING, "concept:召会"]).chunk_scores
+    assert both["c-two"] > both["c-one"]
+
+
 def test_walk_ignores_unknown_entries(kg: KnowledgeGraph) -> None:
     walk = kg.walk(["concept:不存在"])
     assert walk.chunk_scores == {} and walk.paths == [] and walk.nodes == {}

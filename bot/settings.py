@@ -59,7 +59,10 @@ class Settings(BaseSettings):
     default_language: Literal["zh", "en"] = "zh"
     rate_limit_user_per_min: int = Field(6, ge=0)
     rate_limit_chat_per_min: int = Field(30, ge=0)
-    fusion_weights: str = "0.5,0.3,0.2"  # dense, graph, keyword
+    # dense, graph, keyword. Equal weights (plain RRF) measured best: with 30 candidates a track
+    # and k=60, 0.5/0.3/0.2 let no keyword- or graph-only hit outrank any dense candidate, and
+    # fused fell short of the keyword track alone (bench/results/quality.md).
+    fusion_weights: str = "1,1,1"
     fusion_k: int = Field(60, ge=1)
     novel_round_openers: Literal["admins", "members"] = "admins"
     novel_admin_role: str = ""  # a Discord role name that counts as admin for the novel

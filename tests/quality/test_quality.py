@@ -28,7 +28,7 @@ CHOSEN = "fused 1.0/1.0/1.0 k=60"
 FLOORS = {
     "keyword": (0.70, 0.68),
     "graph": (0.53, 0.35),
-    "fused": (0.57, 0.62),  # holds for the old 0.5/0.3/0.2 default and for 1/1/1
+    "fused": (0.70, 0.67),  # Settings ship 1/1/1 k=60
     CHOSEN: (0.70, 0.67),
 }
 KEYWORD_MARGIN = 0.03

@@ -4,6 +4,7 @@ one short book to keep the suite quick; `DEMO_BIBLE_BOOKS` is the only differenc
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -37,3 +38,13 @@ def test_first_run_prepares_the_samples_then_answers_offline() -> None:
     chat = _baibao("chat", stdin="/cite 弗1:10\n/ask What is God's economy?\n/quit\n")
     assert chat.returncode == 0, chat.stderr[-2000:]
     assert "注1" in chat.stdout and "No language model used" in chat.stdout
+
+    found = _baibao("search", "调和", "--json", "--filter", "type=message")
+    assert found.returncode == 0, found.stderr[-2000:]
+    result = json.loads(found.stdout)
+    assert result["hits"] and all(h["type"] == "message" for h in result["hits"])
+    assert all(set(h["tracks"]) <= {"dense", "keyword", "graph"} for h in result["hits"])
+    assert any(h["tracks"] for h in result["hits"])
+
+    bad = _baibao("search", "调和", "--filter", "colour=blue")
+    assert bad.returncode == 2 and "invalid filter" in bad.stderr

@@ -106,8 +106,8 @@ COMMANDS: tuple[Command, ...] = (
         subcommands=(
             Command(
                 "next",
-                "开启新一轮（提议→投票→写作）",
-                "Open a round (propose → vote → write)",
+                "开启新一轮（提议→投票→写作）；有待写的章节时重试写作",
+                "Open a round (propose → vote → write); retries a pending chapter",
                 "/chapter next",
             ),
             Command(
@@ -121,6 +121,7 @@ COMMANDS: tuple[Command, ...] = (
                     Param("notes", "写作要点", "notes", required=False, max_len=1000),
                 ),
                 pipe_split=True,
+                rate_limited=False,  # cheap, and a round's last minute must not lock people out
             ),
             Command(
                 "vote",
@@ -128,6 +129,7 @@ COMMANDS: tuple[Command, ...] = (
                 "Vote for a proposal (changeable)",
                 "/chapter vote 2",
                 (Param("option", "选项编号", "option number", "int"),),
+                rate_limited=False,
             ),
             Command(
                 "show",
@@ -135,6 +137,7 @@ COMMANDS: tuple[Command, ...] = (
                 "Show a chapter (latest by default)",
                 "/chapter show 12",
                 (Param("chapter", "章节号", "chapter number", "int", required=False),),
+                rate_limited=False,
             ),
             Command(
                 "revise",
@@ -160,6 +163,7 @@ COMMANDS: tuple[Command, ...] = (
                 "List a chapter's versions",
                 "/chapter history 12",
                 (_CH,),
+                rate_limited=False,
             ),
             Command(
                 "rollback",
@@ -187,8 +191,8 @@ COMMANDS: tuple[Command, ...] = (
             ),
             Command(
                 "close",
-                "提前结束本轮（管理员）",
-                "Close the current round early (admins)",
+                "提前结束当前阶段；放弃待写的一轮（管理员）",
+                "Close the current phase early; abandon a pending round (admins)",
                 "/chapter close",
             ),
         ),
@@ -428,7 +432,8 @@ class Router:
             args = validate(command, raw)
         except UsageError as err:
             return self._usage(lang, command, err)
-        if command.rate_limited:
+        # The console is the operator's own terminal: limits protect shared chats only.
+        if command.rate_limited and actor.platform != "console":
             wait = self._limiter.check(actor.platform, actor.chat_id, actor.user_id)
             if wait > 0:
                 return Reply.error(T(lang, "rate_limited", seconds=max(1, round(wait))))

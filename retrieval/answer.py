@@ -112,7 +112,12 @@ _DUPLICATE_LABELS = re.compile(r"(【[^【】]+】)(?:\s*\1)+")
 def citation_label(chunk: Chunk) -> str:
     """【书名，章节】 / 【信息题目，段落】 without the brackets (source alone when no chapter)."""
     source = chunk.source.strip() or chunk.doc_id
-    chapter = chunk.chapter.strip()
+    parts = [p.strip() for p in chunk.chapter.split(" > ") if p.strip()]
+    if parts and source in parts[0]:
+        # "第一篇　神圣的分赐与召会" under the source 神圣的分赐与召会 → "第一篇"
+        head = parts[0].replace(source, "").strip(" 　:：-—")
+        parts = [head, *parts[1:]] if head else parts[1:]
+    chapter = " > ".join(parts)
     return f"{source}，{chapter}" if chapter else source
 
 

@@ -173,12 +173,23 @@ async def test_rate_limit_replies_with_wait_time() -> None:
     router = Router(
         RecordingScholar(), RecordingNovels(), limiter=RateLimiter(per_user=1, per_chat=0)
     )
-    first = await router.handle_text(ACTOR, "/ask 一")
-    second = await router.handle_text(ACTOR, "/ask 二")
-    helped = await router.handle_text(ACTOR, "/help")
+    member = Actor("telegram", "g1", "u1")
+    first = await router.handle_text(member, "/ask 一")
+    second = await router.handle_text(member, "/ask 二")
+    helped = await router.handle_text(member, "/help")
+    votes = [await router.handle_text(member, f"/chapter vote {n}") for n in (1, 2, 1)]
     assert first is not None and not first.is_error
     assert second is not None and second.is_error and "请求太频繁" in second.plain()
     assert helped is not None and not helped.is_error
+    assert all(v is not None and not v.is_error for v in votes)  # cheap commands never wait
+
+
+async def test_the_console_is_never_rate_limited() -> None:
+    router = Router(
+        RecordingScholar(), RecordingNovels(), limiter=RateLimiter(per_user=1, per_chat=1)
+    )
+    replies = [await router.handle_text(ACTOR, "/ask 一") for _ in range(5)]
+    assert all(r is not None and not r.is_error for r in replies)
 
 
 async def test_a_failing_service_gives_an_error_reference_not_a_traceback() -> None:

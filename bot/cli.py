@@ -203,6 +203,8 @@ async def _run(app: App, settings: Settings) -> int:
     finally:
         for transport in reversed(started):
             await transport.stop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.remove_signal_handler(sig)
     return 0
 
 

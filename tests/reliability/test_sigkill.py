@@ -237,7 +237,9 @@ async def _check_novel(data: Path) -> dict[str, int]:
 
 @pytest.mark.skipif(RUNS <= 0, reason="BAIBAO_SIGKILL_RUNS=0")
 async def test_sigkill_campaign_leaves_consistent_stores(tmp_path: Path) -> None:
-    rng = random.Random(int(os.environ.get("BAIBAO_SIGKILL_SEED", str(time.time_ns()))))
+    seed = int(os.environ.get("BAIBAO_SIGKILL_SEED", str(time.time_ns())))
+    print(f"BAIBAO_SIGKILL_SEED={seed}")  # shown with a failure (kill times still vary)
+    rng = random.Random(seed)
     corpus, novel = tmp_path / "corpus", tmp_path / "novel"
     corpus.mkdir()
     novel.mkdir()

@@ -19,6 +19,7 @@ operation (the parent only uses it for diagnostics).
 from __future__ import annotations
 
 import asyncio
+import os
 import random
 import sys
 from collections.abc import Sequence
@@ -92,12 +93,12 @@ async def run_corpus(data: Path, rng: random.Random) -> None:
         print("READY", flush=True)
         while True:
             doc = rng.choice(DOCS)
-            (data / "next_k").write_text(str(k + 1))
+            _write_atomically(data / "next_k", str(k + 1))
             if rng.random() < 0.15:
                 await indexer.delete_document(f"文档{doc}")
             else:
                 path = src / f"{doc}.v{k}.md"
-                path.write_text(corpus_text(doc, k, rng.randint(2, 14)), encoding="utf-8")
+                _write_atomically(path, corpus_text(doc, k, rng.randint(2, 14)))
                 summary = await pipeline.ingest_paths([path])
                 if summary.skipped:
                     print("SKIPPED", summary.skipped, flush=True)
@@ -131,7 +132,7 @@ async def run_novel(data: Path, rng: random.Random) -> None:
         k = int((data / "next_k").read_text()) if (data / "next_k").exists() else 1
         print("READY", flush=True)
         while True:
-            (data / "next_k").write_text(str(k + 1))
+            _write_atomically(data / "next_k", str(k + 1))
             number = rng.randint(1, CHAPTERS)
             chapter = await service.repo.chapter(CHAT, number)
             versions = (
@@ -147,6 +148,13 @@ async def run_novel(data: Path, rng: random.Random) -> None:
                 print("ERROR", reply.plain(), flush=True)
             print("OP", k, flush=True)
             k += 1
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    """The child's own bookkeeping must survive SIGKILL too: write aside, then rename."""
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
 
 
 def main() -> None:

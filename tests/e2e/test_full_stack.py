@@ -15,10 +15,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-import discord
 import pytest
-import yarl
-from discord.gateway import DiscordWebSocket
 from telegram import Update
 
 from bot.app import App
@@ -171,18 +168,6 @@ async def test_ask_through_telegram_with_claude_keeps_only_verified_citations(
 
 
 # ---- Discord + OpenAI-compatible: a whole novel round ---------------------------------------
-
-
-@pytest.fixture
-async def discord_stub(monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[DiscordStub]:
-    stub = DiscordStub()
-    await stub.start()
-    monkeypatch.setattr(discord.http.Route, "BASE", stub.api)
-    monkeypatch.setattr(DiscordWebSocket, "DEFAULT_GATEWAY", yarl.URL(stub.gateway))
-    try:
-        yield stub
-    finally:
-        await stub.stop()
 
 
 def _content(stub: DiscordStub) -> str:

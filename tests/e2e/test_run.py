@@ -8,15 +8,10 @@ import asyncio
 import json
 import os
 import signal
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-import discord
-import pytest
-import yarl
 from aiohttp import web
-from discord.gateway import DiscordWebSocket
 
 from bot.app import App
 from bot.cli import _run
@@ -67,18 +62,6 @@ class BotApiServer:
         return web.Response(
             body=json.dumps({"ok": True, "result": result}), content_type="application/json"
         )
-
-
-@pytest.fixture
-async def discord_stub(monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[DiscordStub]:
-    stub = DiscordStub()
-    await stub.start()
-    monkeypatch.setattr(discord.http.Route, "BASE", stub.api)
-    monkeypatch.setattr(DiscordWebSocket, "DEFAULT_GATEWAY", yarl.URL(stub.gateway))
-    try:
-        yield stub
-    finally:
-        await stub.stop()
 
 
 async def test_run_serves_discord_and_telegram_together_and_stops_on_sigterm(

@@ -6,12 +6,8 @@ from __future__ import annotations
 
 import asyncio
 import io
-from collections.abc import AsyncIterator
 
-import discord
 import pytest
-import yarl
-from discord.gateway import DiscordWebSocket
 from telegram import Update
 
 from bot.ratelimit import RateLimiter
@@ -51,18 +47,6 @@ def router() -> tuple[Router, RecordingScholar]:
     scholar = RecordingScholar()
     scholar.reply = REPLY
     return Router(scholar, RecordingNovels(), limiter=RateLimiter(0, 0)), scholar
-
-
-@pytest.fixture
-async def discord_stub(monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[DiscordStub]:
-    stub = DiscordStub()
-    await stub.start()
-    monkeypatch.setattr(discord.http.Route, "BASE", stub.api)
-    monkeypatch.setattr(DiscordWebSocket, "DEFAULT_GATEWAY", yarl.URL(stub.gateway))
-    try:
-        yield stub
-    finally:
-        await stub.stop()
 
 
 async def test_console_discord_and_telegram_render_the_same_reply(

@@ -7,10 +7,7 @@ import asyncio
 from collections.abc import AsyncIterator
 from typing import Any
 
-import discord
 import pytest
-import yarl
-from discord.gateway import DiscordWebSocket
 
 from bot.ratelimit import RateLimiter
 from bot.router import Router
@@ -38,20 +35,13 @@ Env = tuple[DiscordTransport, DiscordStub, FakeScholar, FakeNovels]
 
 
 @pytest.fixture
-async def env(monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[Env]:
-    stub = DiscordStub()
-    await stub.start()
-    monkeypatch.setattr(discord.http.Route, "BASE", stub.api)
-    monkeypatch.setattr(DiscordWebSocket, "DEFAULT_GATEWAY", yarl.URL(stub.gateway))
+async def env(discord_stub: DiscordStub) -> AsyncIterator[Env]:
     scholar, novels = FakeScholar(), FakeNovels()
     router = Router(scholar, novels, limiter=RateLimiter(0, 0))
     transport = DiscordTransport(router, load_settings(discord_token="stub-token"))
     transport.edit_interval_s = 0.0
-    try:
-        async with transport:
-            yield transport, stub, scholar, novels
-    finally:
-        await stub.stop()
+    async with transport:
+        yield transport, discord_stub, scholar, novels
 
 
 def feed(transport: DiscordTransport, payload: dict[str, Any]) -> None:

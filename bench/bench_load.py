@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-import resource
 import statistics
 import sys
 import tempfile
@@ -22,6 +21,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench.measure import percentile as pct
+from bench.measure import rss_mb
 from bot.app import App
 from bot.settings import Settings
 from retrieval.fakes import HashEmbedder
@@ -55,19 +56,6 @@ class DelayedLLM:
     async def complete(self, request: LLMRequest, on_delta: OnDelta | None = None) -> LLMResponse:
         await asyncio.sleep(self.delay)
         return await self._inner.complete(request, on_delta)
-
-
-def rss_mb() -> float:
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-
-
-def pct(values: list[float], p: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1)))]
 
 
 async def run(n: int, delay: float) -> dict[str, float]:

@@ -16,12 +16,16 @@ import argparse
 import asyncio
 import random
 import statistics
+import sys
 import tempfile
 import time
 import uuid
 from datetime import UTC, datetime
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench.measure import percentile as pct
 from novel.blueprint import default_blueprint
 from novel.memory import PlotMemory
 from novel.repo import NovelRepo
@@ -41,11 +45,6 @@ def chapter(rng: random.Random, n: int) -> str:
         ]
         paras.append("".join(sent))
     return "\n\n".join(paras)
-
-
-def pct(values: list[float], p: float) -> float:
-    values = sorted(values)
-    return values[min(len(values) - 1, round(p / 100 * (len(values) - 1)))]
 
 
 async def run(chapters: int) -> str:

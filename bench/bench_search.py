@@ -47,6 +47,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.measure import percentile, rss_mb  # noqa: E402
 from retrieval.index import book_node_id, person_node_id, point_id, scripture_node_id  # noqa: E402
 from retrieval.types import CORPUS_NAMESPACE, Chunk, Filter, IndexedChunk  # noqa: E402
 
@@ -271,16 +272,9 @@ def make_queries(rows: list[Row], dense: np.ndarray) -> list[Query]:
 # ---- helpers --------------------------------------------------------------------------------
 
 
-def rss_mb() -> float:
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    return float("nan")
-
-
 def pct(samples: list[float], q: float) -> float:
-    s = sorted(samples)
-    return s[min(len(s) - 1, round(q * (len(s) - 1)))] * 1000
+    """Percentile `q` (0..1) of durations in seconds, in milliseconds."""
+    return percentile(samples, q * 100) * 1000
 
 
 def stats(samples: list[float]) -> dict[str, float]:

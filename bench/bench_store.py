@@ -34,6 +34,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench.measure import percentile, rss_mb
 from retrieval.types import Chunk, Filter, IndexedChunk, SparseVector
 
 DIM = 384
@@ -131,16 +132,9 @@ def filter_ok(chunk: Chunk) -> bool:
     return FILTER.matches(chunk.payload())
 
 
-def rss_mb() -> float:
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    return float("nan")
-
-
 def pct(samples: list[float], q: float) -> float:
-    s = sorted(samples)
-    return s[min(len(s) - 1, round(q * (len(s) - 1)))] * 1000
+    """Percentile `q` (0..1) of durations in seconds, in milliseconds."""
+    return percentile(samples, q * 100) * 1000
 
 
 async def run_ours(size: int) -> dict[str, Any]:

@@ -362,9 +362,10 @@ class Router:
         progress: Progress | None = None,
     ) -> Reply | None:
         """A raw chat line. None when it is not addressed to us (another bot's command)."""
+        actor = _with_lang(actor, self._lang_for(actor, line))
         reply = await self._handle_text(actor, line, bot_username, attachment, progress)
         if reply is not None:
-            reply.lang = self._lang_for(actor, line)
+            reply.lang = actor.lang
         return reply
 
     async def _handle_text(
@@ -375,8 +376,7 @@ class Router:
         attachment: bytes | None,
         progress: Progress | None,
     ) -> Reply | None:
-        lang = self._lang_for(actor, line)
-        actor = _with_lang(actor, lang)
+        lang = actor.lang
         split = split_text_command(line, bot_username)
         if split is None:
             if line.strip().startswith(("/", "／")):

@@ -367,7 +367,7 @@ async def run_ours(size: int) -> dict[str, Any]:
     g_rss = rss_mb()
     t0 = time.perf_counter()
     graph = await KnowledgeGraph.open(None)
-    terms = graph._term_index()
+    terms = graph.linker.term_index()
     by_doc: dict[str, list[Row]] = {}
     for r in rows:
         by_doc.setdefault(r.doc_id, []).append(r)

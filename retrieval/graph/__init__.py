@@ -1,0 +1,32 @@
+"""The knowledge graph: concepts, people, scripture, books and topics, with provenance.
+
+Modules, each with one job:
+- `model`: node/edge records, kinds, relations, scripture node ids;
+- `seed`: the curated seed file and its validation;
+- `storage`: SQLite rows tagged with the contributing document;
+- `contributions`: the in-memory networkx graph merged from every document's rows;
+- `linking`: which nodes a text names;
+- `walking`: from entry nodes to scored chunks and explaining paths;
+- `core`: `KnowledgeGraph`, the facade that keeps storage and memory in step.
+
+Search reads the graph through `retrieval.search.GraphReader` (link + walk).
+"""
+
+from retrieval.graph.core import KnowledgeGraph
+from retrieval.graph.model import KINDS, RELATIONS, SEED_DOC, Edge, Node, scripture_node_id
+from retrieval.graph.seed import DEFAULT_SEED, GraphSeedError, load_seed
+from retrieval.graph.walking import GraphWalk
+
+__all__ = [
+    "DEFAULT_SEED",
+    "KINDS",
+    "RELATIONS",
+    "SEED_DOC",
+    "Edge",
+    "GraphSeedError",
+    "GraphWalk",
+    "KnowledgeGraph",
+    "Node",
+    "load_seed",
+    "scripture_node_id",
+]

@@ -1,0 +1,169 @@
+"""The in-memory graph and who contributed what: the rows of every document, merged.
+
+A node or edge exists while at least one document contributes it, so dropping a document
+removes exactly its share: a node two documents added stays until both are gone. The seed
+(`SEED_DOC`) is a contributor like any other, except that its row decides a node's label and
+kind. An edge whose endpoint disappeared is hidden until the node returns.
+
+`graph` is a networkx `MultiDiGraph` (edge key = relation) that always matches the rows;
+`version` changes whenever a node appears, changes or goes (the linker's cache key).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import networkx as nx
+
+from retrieval.graph.model import KINDS, SEED_DOC
+
+EdgeKey = tuple[str, str, str]  # (src, dst, relation)
+NodeRow = tuple[str, str, tuple[str, ...]]  # (kind, label, aliases)
+
+
+class Contributions:
+    def __init__(self) -> None:
+        self.graph: nx.MultiDiGraph = nx.MultiDiGraph()
+        # A live undirected view (it follows every change): building one per walk cost ~5 ms
+        # on a 100k-chunk graph.
+        self.undirected: nx.MultiGraph = self.graph.to_undirected(as_view=True)
+        self.version = 0
+        self._node_rows: dict[str, dict[str, NodeRow]] = {}  # node → doc → row
+        self._edge_docs: dict[EdgeKey, set[str]] = {}
+        self._edges_at: dict[str, set[EdgeKey]] = {}  # node → edges touching it
+        self.mentions: dict[str, dict[str, set[str]]] = {}  # node → chunk → docs
+        self.chunk_nodes: dict[str, set[str]] = {}  # chunk → nodes
+
+    # ---- writes -----------------------------------------------------------------------------
+
+    def put_node(self, doc: str, node_id: str, row: NodeRow) -> None:
+        rows = self._node_rows.setdefault(node_id, {})
+        rows.pop(doc, None)  # a rewritten row goes last, as INSERT OR REPLACE gives it a new rowid
+        rows[doc] = row
+        self._sync_node(node_id)
+
+    def put_edge(self, doc: str, key: EdgeKey) -> None:
+        self._edge_docs.setdefault(key, set()).add(doc)
+        self._edges_at.setdefault(key[0], set()).add(key)
+        self._edges_at.setdefault(key[1], set()).add(key)
+        self._sync_edge(key)
+
+    def put_mention(self, doc: str, chunk: str, node: str) -> None:
+        self.mentions.setdefault(node, {}).setdefault(chunk, set()).add(doc)
+        self.chunk_nodes.setdefault(chunk, set()).add(node)
+
+    def drop_doc(self, doc: str) -> None:
+        for node_id in [n for n, rows in self._node_rows.items() if doc in rows]:
+            del self._node_rows[node_id][doc]
+            self._sync_node(node_id)
+        for key in [k for k, docs in self._edge_docs.items() if doc in docs]:
+            self._edge_docs[key].discard(doc)
+            self._sync_edge(key)
+        for node, by_chunk in list(self.mentions.items()):
+            for chunk, docs in list(by_chunk.items()):
+                docs.discard(doc)
+                if not docs:
+                    del by_chunk[chunk]
+                    self._unmention(chunk, node)
+            if not by_chunk:
+                del self.mentions[node]
+
+    def drop_chunks(self, chunk_ids: Iterable[str]) -> None:
+        """Forget which nodes these chunks mention (whatever document added the mention)."""
+        for chunk in chunk_ids:
+            for node in self.chunk_nodes.pop(chunk, set()):
+                by_chunk = self.mentions.get(node)
+                if by_chunk is not None:
+                    by_chunk.pop(chunk, None)
+                    if not by_chunk:
+                        del self.mentions[node]
+
+    def _unmention(self, chunk: str, node: str) -> None:
+        nodes = self.chunk_nodes.get(chunk)
+        if nodes is not None:
+            nodes.discard(node)
+            if not nodes:
+                del self.chunk_nodes[chunk]
+
+    def _sync_node(self, node_id: str) -> None:
+        """Make the networkx node match its rows: seed row first, else the earliest document;
+        aliases are the union of all rows."""
+        self.version += 1
+        rows = self._node_rows.get(node_id)
+        if not rows:
+            self._node_rows.pop(node_id, None)
+            if node_id in self.graph:
+                self.graph.remove_node(node_id)
+            return
+        first = rows.get(SEED_DOC) or next(iter(rows.values()))
+        aliases = tuple(dict.fromkeys(a for r in rows.values() for a in r[2]))
+        was_there = node_id in self.graph
+        self.graph.add_node(node_id, kind=first[0], label=first[1], aliases=aliases)
+        if not was_there:
+            for key in self._edges_at.get(node_id, ()):
+                self._sync_edge(key)
+
+    def _sync_edge(self, key: EdgeKey) -> None:
+        src, dst, relation = key
+        g = self.graph
+        present = bool(self._edge_docs.get(key)) and src in g and dst in g
+        if present:
+            if not g.has_edge(src, dst, key=relation):
+                g.add_edge(src, dst, key=relation, relation=relation)
+            return
+        if g.has_edge(src, dst, key=relation):
+            g.remove_edge(src, dst, key=relation)
+        if not self._edge_docs.get(key):
+            self._edge_docs.pop(key, None)
+            for end in (src, dst):
+                at = self._edges_at.get(end)
+                if at is not None:
+                    at.discard(key)
+                    if not at:
+                        del self._edges_at[end]
+
+    # ---- reads ------------------------------------------------------------------------------
+
+    def contribution(self, doc: str) -> tuple[dict[str, NodeRow], set[EdgeKey]]:
+        nodes = {n: rows[doc] for n, rows in self._node_rows.items() if doc in rows}
+        edges = {k for k, docs in self._edge_docs.items() if doc in docs}
+        return nodes, edges
+
+    def edge_docs(self, key: EdgeKey) -> set[str]:
+        """The documents that contribute an edge (empty when none does)."""
+        return set(self._edge_docs.get(key, ()))
+
+    def documents(self) -> set[str]:
+        docs = {d for rows in self._node_rows.values() for d in rows}
+        docs |= {d for ds in self._edge_docs.values() for d in ds}
+        docs |= {d for by in self.mentions.values() for ds in by.values() for d in ds}
+        return docs - {SEED_DOC}
+
+    def stats(self) -> dict[str, int]:
+        kinds: dict[str, int] = dict.fromkeys(sorted(KINDS), 0)
+        for _, kind in self.graph.nodes(data="kind"):
+            kinds[kind] = kinds.get(kind, 0) + 1
+        return {
+            "nodes": self.graph.number_of_nodes(),
+            "edges": self.graph.number_of_edges(),
+            "mentions": sum(len(by) for by in self.mentions.values()),
+            "chunks": len(self.chunk_nodes),
+            "documents": len(self.documents()),
+            **{f"nodes_{k}": v for k, v in kinds.items()},
+        }
+
+    def snapshot(self) -> tuple[object, ...]:
+        """A comparable picture of the whole graph (for tests and consistency checks)."""
+        g = self.graph
+        return (
+            sorted(
+                (n, d["kind"], d["label"], tuple(sorted(d["aliases"])))
+                for n, d in g.nodes(data=True)
+            ),
+            sorted(g.edges(keys=True)),
+            sorted(
+                (n, c, tuple(sorted(ds))) for n, by in self.mentions.items() for c, ds in by.items()
+            ),
+            sorted((n, d, r) for n, rows in self._node_rows.items() for d, r in rows.items()),
+            sorted((k, tuple(sorted(ds))) for k, ds in self._edge_docs.items()),
+        )

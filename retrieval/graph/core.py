@@ -1,0 +1,258 @@
+"""`KnowledgeGraph`: the facade search, the indexer and /cite use.
+
+It keeps the SQLite rows (`storage`) and the in-memory graph (`contributions`) in step —
+every `add` / `delete_*` is one transaction, and memory changes only after it commits — and
+answers reads through the linker (`linking`) and the walker (`walking`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from types import TracebackType
+
+import networkx as nx
+
+from retrieval import scripture
+from retrieval.graph.contributions import Contributions
+from retrieval.graph.linking import Linker
+from retrieval.graph.model import (
+    KINDS,
+    RELATIONS,
+    SEED_DOC,
+    Edge,
+    EdgeLike,
+    Node,
+    NodeLike,
+    scripture_label,
+    scripture_node_id,
+)
+from retrieval.graph.seed import DEFAULT_SEED, load_seed
+from retrieval.graph.storage import GraphDB
+from retrieval.graph.walking import GraphWalk, Walker
+
+
+class KnowledgeGraph:
+    """Open with `await KnowledgeGraph.open(db_path, seed)`; `db_path=None` keeps everything
+    in memory (the in-process fake for tests)."""
+
+    def __init__(self, db: GraphDB | None) -> None:
+        self._db = db
+        self._lock = asyncio.Lock()
+        self._c = Contributions()
+        self._linker = Linker(self._c)
+        self._walker = Walker(self._c)
+
+    # ---- life cycle ---------------------------------------------------------------------
+
+    @classmethod
+    async def open(cls, db_path: Path | None, seed: Path | None = DEFAULT_SEED) -> KnowledgeGraph:
+        """Load the graph from SQLite (created if missing) and bring the seed rows in line with
+        `seed` (None leaves stored seed rows alone). GraphSeedError for a malformed seed."""
+        seed_data = load_seed(seed) if seed is not None else None
+        db = await GraphDB.open(db_path) if db_path is not None else None
+        kg = cls(db)
+        try:
+            await kg._load()
+            if seed_data is not None:
+                await kg._replace_seed(*seed_data)
+        except BaseException:
+            await kg.close()
+            raise
+        return kg
+
+    async def close(self) -> None:
+        if self._db is not None:
+            await self._db.close()
+            self._db = None
+
+    async def __aenter__(self) -> KnowledgeGraph:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.close()
+
+    async def _load(self) -> None:
+        if self._db is None:
+            return
+        async for doc, node_id, kind, label, aliases in self._db.nodes():
+            self._c.put_node(doc, node_id, (kind, label, aliases))
+        async for doc, src, dst, relation in self._db.edges():
+            self._c.put_edge(doc, (src, dst, relation))
+        async for doc, chunk, node in self._db.mentions():
+            self._c.put_mention(doc, chunk, node)
+
+    async def _replace_seed(self, nodes: list[Node], edges: list[Edge]) -> None:
+        stored = self._c.contribution(SEED_DOC)
+        wanted = (
+            {n.id: (n.kind, n.label, n.aliases) for n in nodes},
+            {(e.src, e.dst, e.relation) for e in edges},
+        )
+        if stored == wanted:
+            return
+        async with self._lock:
+            await self._write(SEED_DOC, nodes, edges, [], replace=True)
+
+    # ---- writes -------------------------------------------------------------------------
+
+    async def add(
+        self,
+        doc_id: str,
+        nodes: Iterable[NodeLike],
+        edges: Iterable[EdgeLike],
+        mentions: Iterable[tuple[str, str]],
+    ) -> None:
+        """Add one document's nodes, edges and chunk→node mentions (one transaction).
+
+        Edge ends must be nodes of this call or already in the graph; ValueError otherwise,
+        and for unknown kinds or relations. Adding the same rows again changes nothing."""
+        if not doc_id or doc_id == SEED_DOC:
+            raise ValueError(f"doc_id must be a non-empty id other than {SEED_DOC!r}")
+        node_list = [
+            Node(n.id, n.kind, n.label, tuple(getattr(n, "aliases", ()) or ())) for n in nodes
+        ]
+        edge_list = [Edge(e.src, e.dst, e.relation) for e in edges]
+        mention_list = list(dict.fromkeys((str(c), str(n)) for c, n in mentions))
+        async with self._lock:
+            await self._write(doc_id, node_list, edge_list, mention_list, replace=False)
+
+    async def _write(
+        self,
+        doc: str,
+        nodes: list[Node],
+        edges: list[Edge],
+        mentions: list[tuple[str, str]],
+        *,
+        replace: bool,
+    ) -> None:
+        known = {n.id for n in nodes}
+        for n in nodes:
+            if n.kind not in KINDS:
+                raise ValueError(f"node {n.id!r}: unknown kind {n.kind!r}")
+            if not n.id or not n.label:
+                raise ValueError(f"node {n.id!r}: id and label must not be empty")
+        for e in edges:
+            if e.relation not in RELATIONS:
+                raise ValueError(f"edge {e.src} → {e.dst}: unknown relation {e.relation!r}")
+            for end in (e.src, e.dst):
+                if end not in known and end not in self._c.graph:
+                    raise ValueError(f"edge {e.src} → {e.dst}: no node {end!r}")
+        if self._db is not None:
+            await self._db.write(doc, nodes, edges, mentions, replace=replace)
+        if replace:
+            self._c.drop_doc(doc)
+        for n in nodes:
+            self._c.put_node(doc, n.id, (n.kind, n.label, n.aliases))
+        for e in edges:
+            self._c.put_edge(doc, (e.src, e.dst, e.relation))
+        for chunk, node_id in mentions:
+            self._c.put_mention(doc, chunk, node_id)
+
+    async def delete_document(self, doc_id: str) -> None:
+        """Remove exactly what `doc_id` contributed (one transaction). The seed stays."""
+        if doc_id == SEED_DOC:
+            raise ValueError("the seed graph cannot be deleted as a document")
+        async with self._lock:
+            if self._db is not None:
+                await self._db.delete_doc(doc_id)
+            self._c.drop_doc(doc_id)
+
+    async def delete_chunks(self, chunk_ids: Iterable[str]) -> None:
+        """Forget which nodes these chunks mention (whatever document added the mention)."""
+        ids = [c for c in dict.fromkeys(chunk_ids) if c in self._c.chunk_nodes]
+        if not ids:
+            return
+        async with self._lock:
+            if self._db is not None:
+                await self._db.delete_chunks(ids)
+            self._c.drop_chunks(ids)
+
+    # ---- reads --------------------------------------------------------------------------
+
+    @property
+    def graph(self) -> nx.MultiDiGraph:
+        """The live networkx graph (read it; change it only through add/delete)."""
+        return self._c.graph
+
+    def node_label(self, node_id: str) -> str:
+        """The node's label; for an unknown id, the part after "kind:"."""
+        g = self._c.graph
+        if node_id in g:
+            return str(g.nodes[node_id]["label"])
+        if node_id.startswith("scripture:"):
+            return scripture_label(node_id.partition(":")[2])
+        return node_id.partition(":")[2] or node_id
+
+    def node_kind(self, node_id: str) -> str | None:
+        g = self._c.graph
+        return str(g.nodes[node_id]["kind"]) if node_id in g else None
+
+    def chunks_for(self, node_id: str) -> set[str]:
+        """Chunk ids that mention the node."""
+        return set(self._c.mentions.get(node_id, {}))
+
+    def terms(self) -> set[str]:
+        """All labels and aliases of concept, person, book and topic nodes (for jieba)."""
+        out: set[str] = set()
+        for _, data in self._c.graph.nodes(data=True):
+            if data["kind"] != "scripture":
+                out.add(data["label"])
+                out.update(data["aliases"])
+        return out
+
+    def stats(self) -> dict[str, int]:
+        return self._c.stats()
+
+    def snapshot(self) -> tuple[object, ...]:
+        """A comparable picture of the whole graph (for tests and consistency checks)."""
+        return self._c.snapshot()
+
+    @property
+    def linker(self) -> Linker:
+        return self._linker
+
+    def link(self, text: str) -> list[str]:
+        """Node ids named in `text` (see `retrieval.graph.linking`)."""
+        return self._linker.link(text)
+
+    def walk(self, entry: Sequence[str], depth: int = 2, *, limit: int = 200) -> GraphWalk:
+        """Chunks and paths near the entry nodes (see `retrieval.graph.walking`)."""
+        return self._walker.walk(entry, depth, limit=limit)
+
+    # ---- scripture ----------------------------------------------------------------------
+
+    def concepts_for_scripture(self, osis: str) -> list[str]:
+        """Labels of the concepts (and topics) grounded in a verse ("Eph.1.10") or its chapter;
+        a range ("Eph.1.10-Eph.1.12") counts each of its verses."""
+        ids: list[str] = []
+        for part in _osis_ids(osis):
+            ids.append(scripture_node_id(part))
+            pieces = part.split(".")
+            if len(pieces) == 3:
+                ids.append(scripture_node_id(".".join(pieces[:2])))
+        g = self._c.graph
+        labels: dict[str, None] = {}
+        for node_id in dict.fromkeys(ids):
+            if node_id not in g:
+                continue
+            for other in sorted(nx.all_neighbors(g, node_id)):
+                if g.nodes[other]["kind"] in ("concept", "topic"):
+                    labels[str(g.nodes[other]["label"])] = None
+        return list(labels)
+
+
+def _osis_ids(osis: str) -> list[str]:
+    start, _, end = osis.partition("-")
+    if not end:
+        return [start]
+    try:
+        ranges = scripture.parse_reference(osis)
+    except scripture.ScriptureError:
+        return [start]
+    return [v for r in ranges for v in scripture.expand(r)][:500]

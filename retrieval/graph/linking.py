@@ -1,0 +1,136 @@
+"""Entity linking: which nodes a text names.
+
+Labels and aliases match Traditional/Simplified-insensitively, case-insensitively and
+leftmost-longest; English names only as whole words, one-character Chinese names only next
+to particles or punctuation; scripture references go through the one reference parser.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Callable
+
+import networkx as nx
+
+from retrieval import scripture
+from retrieval.graph.contributions import Contributions
+from retrieval.graph.model import scripture_node_id
+
+_SPACES = re.compile(r"\s+")
+_CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
+_WORD = re.compile(r"[a-z0-9]")
+# Characters next to which a one-character term (灵, 父, 子) still stands on its own.
+_PARTICLES = frozenset("的与和及是在里中同、之乃即或并就也都又而为")
+_STRIP = "《》〈〉「」『』\"'“”‘’ "
+_FULLWIDTH = {c: c - 0xFEE0 for c in range(0xFF01, 0xFF5F)} | {0x3000: 0x20}
+_KIND_ORDER = {"concept": 0, "topic": 1, "book": 2, "person": 3, "scripture": 4}
+
+
+@functools.cache
+def _t2s() -> Callable[[str], str]:
+    import opencc
+
+    convert: Callable[[str], str] = opencc.OpenCC("t2s").convert
+    return convert
+
+
+def fold(text: str) -> str:
+    """The matching form: Simplified, lowercase, one space between words, full width → ASCII."""
+    text = text.translate(_FULLWIDTH)
+    return _SPACES.sub(" ", _t2s()(text).lower())
+
+
+def term_key(name: str) -> str:
+    """The folded form a label or alias is indexed under ("" for a name with no letters)."""
+    return fold(name).strip(_STRIP)
+
+
+class Linker:
+    """Links text to the nodes of `contributions`; the term index is rebuilt lazily after
+    any node change."""
+
+    def __init__(self, contributions: Contributions) -> None:
+        self._c = contributions
+        self._terms: dict[str, set[str]] = {}
+        self._term_max = 0
+        self._built_at = -1
+
+    def term_index(self) -> dict[str, set[str]]:
+        """Folded label or alias → node ids (rebuilt after any node change)."""
+        if self._built_at != self._c.version:
+            terms: dict[str, set[str]] = {}
+            for node_id, data in self._c.graph.nodes(data=True):
+                if data["kind"] == "scripture":
+                    continue
+                for name in (data["label"], *data["aliases"]):
+                    key = term_key(name)
+                    if key:
+                        terms.setdefault(key, set()).add(node_id)
+            self._terms = terms
+            self._term_max = max((len(t) for t in terms), default=0)
+            self._built_at = self._c.version
+        return self._terms
+
+    def link(self, text: str) -> list[str]:
+        """Node ids named in `text`, in order of appearance: labels and aliases (the longest
+        name wins where names overlap) and scripture nodes for the references in it (a verse
+        node, and its chapter node when the graph has them)."""
+        if not text:
+            return []
+        terms = self.term_index()
+        g = self._c.graph
+        folded = fold(text)
+        found: dict[str, None] = {}
+        i, n = 0, len(folded)
+        while i < n:
+            hit = None
+            for length in range(min(self._term_max, n - i), 0, -1):
+                ids = terms.get(folded[i : i + length])
+                if ids and _stands_alone(folded, i, i + length):
+                    hit = (length, ids)
+                    break
+            if hit is None:
+                i += 1
+                continue
+            for node_id in sorted(hit[1], key=_kind_order(g)):
+                found[node_id] = None
+            i += hit[0]
+        for r in scripture.find_references(text):
+            for node_id in self._scripture_nodes(r):
+                found[node_id] = None
+        return list(found)
+
+    def _scripture_nodes(self, r: scripture.RefRange) -> list[str]:
+        out: list[str] = []
+        chapters = [f"{r.start.book}.{c}" for c in range(r.start.chapter, r.end.chapter + 1)]
+        verses = scripture.expand(r) if r.start.verse is not None else []
+        for osis in verses[:200] + chapters:
+            node_id = scripture_node_id(osis)
+            if node_id in self._c.graph:
+                out.append(node_id)
+        return out
+
+
+def _stands_alone(folded: str, start: int, end: int) -> bool:
+    """English names match whole words; one-character Chinese names only next to particles,
+    punctuation or the text's edges (灵 in "灵与生命", not in 心灵 or 灵魂)."""
+    term = folded[start:end]
+    before = folded[start - 1] if start > 0 else ""
+    after = folded[end] if end < len(folded) else ""
+    if _WORD.match(term[0]) and before and _WORD.match(before):
+        return False
+    if _WORD.match(term[-1]) and after and _WORD.match(after):
+        return False
+    if end - start == 1 and _CJK.match(term):
+        for ch in (before, after):
+            if ch and _CJK.match(ch) and ch not in _PARTICLES:
+                return False
+    return True
+
+
+def _kind_order(g: nx.MultiDiGraph) -> Callable[[str], tuple[int, str]]:
+    def key(node_id: str) -> tuple[int, str]:
+        return (_KIND_ORDER.get(str(g.nodes[node_id]["kind"]), 9), node_id)
+
+    return key

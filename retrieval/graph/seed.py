@@ -1,0 +1,112 @@
+"""The curated seed file: validation with messages that name the file and the entry."""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+from retrieval import scripture
+from retrieval.graph.model import KINDS, RELATIONS, Edge, Node, scripture_label, scripture_node_id
+
+DEFAULT_SEED = Path(__file__).parent.parent / "data" / "seed_graph.json"
+
+
+class GraphSeedError(ValueError):
+    """The seed file cannot be used; the message says which file and what is wrong."""
+
+
+def load_seed(path: Path) -> tuple[list[Node], list[Edge]]:
+    """Read a curated seed file; GraphSeedError says what is wrong and where.
+
+    Format: {"nodes": [{"kind", "label", "aliases"?, "id"?}], "edges": [[src, relation, dst]]}.
+    Edge ends are node labels or ids, or scripture references ("弗1:10", "林后13:14", "弗3:16-17"),
+    which become scripture nodes (one per verse; a chapter reference is one chapter node)."""
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as err:
+        raise GraphSeedError(f"seed graph {path}: cannot read it ({err.strerror})") from None
+    except json.JSONDecodeError as err:
+        raise GraphSeedError(
+            f"seed graph {path}: invalid JSON at line {err.lineno} column {err.colno}: {err.msg}"
+        ) from None
+    except UnicodeDecodeError:
+        raise GraphSeedError(f"seed graph {path}: not UTF-8 text") from None
+    if not isinstance(raw, dict) or not isinstance(raw.get("nodes"), list):
+        raise GraphSeedError(f'seed graph {path}: expected an object with a "nodes" list')
+    if not isinstance(raw.get("edges", []), list):
+        raise GraphSeedError(f'seed graph {path}: "edges" must be a list')
+
+    def fail(where: str, what: str) -> GraphSeedError:
+        return GraphSeedError(f"seed graph {path}: {where}: {what}")
+
+    nodes: dict[str, Node] = {}
+    by_name: dict[str, str] = {}
+    for i, item in enumerate(raw["nodes"]):
+        where = f"nodes[{i}]"
+        if not isinstance(item, dict):
+            raise fail(where, "expected an object")
+        kind, label = item.get("kind"), item.get("label")
+        if kind not in KINDS or kind == "scripture":
+            raise fail(where, f"kind must be one of concept, person, book, topic (got {kind!r})")
+        if not isinstance(label, str) or not label.strip():
+            raise fail(where, "label must be a non-empty string")
+        aliases = item.get("aliases", [])
+        if not isinstance(aliases, list) or not all(isinstance(a, str) for a in aliases):
+            raise fail(where, "aliases must be a list of strings")
+        node_id = item.get("id") or f"{kind}:{label.strip()}"
+        if not isinstance(node_id, str) or ":" not in node_id:
+            raise fail(where, f"id must look like kind:name (got {node_id!r})")
+        if node_id in nodes:
+            raise fail(where, f"duplicate node {node_id}")
+        nodes[node_id] = Node(node_id, kind, label.strip(), tuple(a.strip() for a in aliases))
+        for name in (node_id, label.strip()):
+            if by_name.setdefault(name, node_id) != node_id:
+                raise fail(where, f"label {name!r} is used by two nodes")
+
+    edges: list[Edge] = []
+    for i, item in enumerate(raw.get("edges", [])):
+        where = f"edges[{i}]"
+        if not (
+            isinstance(item, list) and len(item) == 3 and all(isinstance(x, str) for x in item)
+        ):
+            raise fail(where, "expected [source, relation, target]")
+        src, relation, dst = item
+        if relation not in RELATIONS:
+            raise fail(
+                where, f"unknown relation {relation!r} (use one of {', '.join(sorted(RELATIONS))})"
+            )
+        ends = [
+            _seed_end(name, by_name, nodes, functools.partial(fail, where)) for name in (src, dst)
+        ]
+        edges.extend(Edge(a, b, relation) for a in ends[0] for b in ends[1])
+    return list(nodes.values()), edges
+
+
+def _seed_end(
+    name: str,
+    by_name: dict[str, str],
+    nodes: dict[str, Node],
+    fail: Callable[[str], GraphSeedError],
+) -> list[str]:
+    if name in by_name:
+        return [by_name[name]]
+    try:
+        ranges = scripture.parse_reference(name)
+    except scripture.ScriptureError as err:
+        raise fail(
+            f"{name!r} is neither a node in this file nor a scripture reference ({err.en})"
+        ) from None
+    ids: list[str] = []
+    for r in ranges:
+        if r.start.verse is None:
+            osis_ids = [f"{r.start.book}.{c}" for c in range(r.start.chapter, r.end.chapter + 1)]
+        else:
+            osis_ids = scripture.expand(r)
+        for osis in osis_ids:
+            node_id = scripture_node_id(osis)
+            if node_id not in nodes:
+                nodes[node_id] = Node(node_id, "scripture", scripture_label(osis))
+            ids.append(node_id)
+    return ids

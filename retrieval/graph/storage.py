@@ -1,0 +1,151 @@
+"""SQLite persistence of the graph: every row tagged with the document that contributed it.
+
+    graph_nodes    (doc_id, id, kind, label, aliases)   one row per document per node
+    graph_edges    (doc_id, src, dst, relation)
+    graph_mentions (doc_id, chunk_id, node_id)           a chunk mentions a node
+
+Every write is one transaction (BEGIN IMMEDIATE … COMMIT, ROLLBACK on any error), so a
+crash leaves a document's contribution either whole or absent.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Iterable, Sequence
+from pathlib import Path
+
+import aiosqlite
+
+from retrieval.graph.model import Edge, Node
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS graph_nodes (
+    doc_id TEXT NOT NULL, id TEXT NOT NULL, kind TEXT NOT NULL, label TEXT NOT NULL,
+    aliases TEXT NOT NULL DEFAULT '[]', PRIMARY KEY (doc_id, id));
+CREATE INDEX IF NOT EXISTS graph_nodes_id ON graph_nodes (id);
+CREATE TABLE IF NOT EXISTS graph_edges (
+    doc_id TEXT NOT NULL, src TEXT NOT NULL, dst TEXT NOT NULL, relation TEXT NOT NULL,
+    PRIMARY KEY (doc_id, src, dst, relation));
+CREATE TABLE IF NOT EXISTS graph_mentions (
+    doc_id TEXT NOT NULL, chunk_id TEXT NOT NULL, node_id TEXT NOT NULL,
+    PRIMARY KEY (doc_id, chunk_id, node_id));
+CREATE INDEX IF NOT EXISTS graph_mentions_chunk ON graph_mentions (chunk_id);
+"""
+
+_TABLES = ("graph_nodes", "graph_edges", "graph_mentions")
+
+NodeRow = tuple[str, str, str, str, tuple[str, ...]]  # (doc, id, kind, label, aliases)
+EdgeRow = tuple[str, str, str, str]  # (doc, src, dst, relation)
+MentionRow = tuple[str, str, str]  # (doc, chunk, node)
+
+
+class GraphDB:
+    """The three tables on one aiosqlite connection. Open with `await GraphDB.open(path)`."""
+
+    def __init__(self, db: aiosqlite.Connection) -> None:
+        self._db = db
+
+    @classmethod
+    async def open(cls, path: Path) -> GraphDB:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        db = await aiosqlite.connect(path, isolation_level=None)
+        try:
+            await db.execute("PRAGMA journal_mode=WAL")
+            await db.execute("PRAGMA busy_timeout=5000")
+            await db.executescript(_SCHEMA)
+        except BaseException:
+            await db.close()
+            raise
+        return cls(db)
+
+    async def close(self) -> None:
+        await self._db.close()
+
+    # ---- reads (in insertion order, so a reload rebuilds the same picture) -------------------
+
+    async def nodes(self) -> AsyncIterator[NodeRow]:
+        async with self._db.execute(
+            "SELECT doc_id, id, kind, label, aliases FROM graph_nodes ORDER BY rowid"
+        ) as cur:
+            async for doc, node_id, kind, label, aliases in cur:
+                yield doc, node_id, kind, label, tuple(json.loads(aliases))
+
+    async def edges(self) -> AsyncIterator[EdgeRow]:
+        async with self._db.execute(
+            "SELECT doc_id, src, dst, relation FROM graph_edges ORDER BY rowid"
+        ) as cur:
+            async for doc, src, dst, relation in cur:
+                yield doc, src, dst, relation
+
+    async def mentions(self) -> AsyncIterator[MentionRow]:
+        async with self._db.execute(
+            "SELECT doc_id, chunk_id, node_id FROM graph_mentions ORDER BY rowid"
+        ) as cur:
+            async for doc, chunk, node in cur:
+                yield doc, chunk, node
+
+    # ---- writes ---------------------------------------------------------------------------
+
+    async def write(
+        self,
+        doc: str,
+        nodes: Sequence[Node],
+        edges: Sequence[Edge],
+        mentions: Sequence[tuple[str, str]],
+        *,
+        replace: bool,
+    ) -> None:
+        """Add one document's rows; `replace` first deletes everything it had."""
+        async with self._transaction() as db:
+            if replace:
+                await self._delete_doc(db, doc)
+            await db.executemany(
+                "INSERT OR REPLACE INTO graph_nodes (doc_id, id, kind, label, aliases) "
+                "VALUES (?, ?, ?, ?, ?)",
+                [(doc, n.id, n.kind, n.label, _aliases_json(n.aliases)) for n in nodes],
+            )
+            await db.executemany(
+                "INSERT OR IGNORE INTO graph_edges (doc_id, src, dst, relation) "
+                "VALUES (?, ?, ?, ?)",
+                [(doc, e.src, e.dst, e.relation) for e in edges],
+            )
+            await db.executemany(
+                "INSERT OR IGNORE INTO graph_mentions (doc_id, chunk_id, node_id) VALUES (?, ?, ?)",
+                [(doc, c, n) for c, n in mentions],
+            )
+
+    async def delete_doc(self, doc: str) -> None:
+        async with self._transaction() as db:
+            await self._delete_doc(db, doc)
+
+    async def delete_chunks(self, chunk_ids: Iterable[str]) -> None:
+        async with self._transaction() as db:
+            await db.executemany(
+                "DELETE FROM graph_mentions WHERE chunk_id = ?", [(c,) for c in chunk_ids]
+            )
+
+    @staticmethod
+    async def _delete_doc(db: aiosqlite.Connection, doc: str) -> None:
+        for table in _TABLES:
+            await db.execute(f"DELETE FROM {table} WHERE doc_id = ?", (doc,))
+
+    def _transaction(self) -> _Transaction:
+        return _Transaction(self._db)
+
+
+class _Transaction:
+    """`async with`: BEGIN IMMEDIATE, then COMMIT, or ROLLBACK when the body raises."""
+
+    def __init__(self, db: aiosqlite.Connection) -> None:
+        self._db = db
+
+    async def __aenter__(self) -> aiosqlite.Connection:
+        await self._db.execute("BEGIN IMMEDIATE")
+        return self._db
+
+    async def __aexit__(self, exc_type: type[BaseException] | None, *_: object) -> None:
+        await self._db.execute("COMMIT" if exc_type is None else "ROLLBACK")
+
+
+def _aliases_json(aliases: Iterable[str]) -> str:
+    return json.dumps(list(aliases), ensure_ascii=False)

@@ -57,6 +57,9 @@ class DelayedLLM:
         await asyncio.sleep(self.delay)
         return await self._inner.complete(request, on_delta)
 
+    async def aclose(self) -> None:
+        return None
+
 
 async def run(n: int, delay: float) -> dict[str, float]:
     with tempfile.TemporaryDirectory() as tmp:

@@ -301,6 +301,9 @@ class PrecomputedEmbedder:
     async def embed_query(self, text: str) -> list[float]:
         return self.vectors[text]
 
+    async def aclose(self) -> None:
+        return None
+
 
 def link_tokens(terms: dict[str, set[str]], tokens: list[str]) -> list[str]:
     found: dict[str, None] = {}

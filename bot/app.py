@@ -14,6 +14,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING
 
+from bot.admin import AdminPolicy
+from bot.commands import standard_registry
 from bot.lock import DataDirLock
 from bot.ratelimit import RateLimiter
 from bot.router import Router
@@ -25,6 +27,7 @@ from retrieval.requests import Actor
 if TYPE_CHECKING:
     from bot.transports.base import ChatTransport
     from ingest.pipeline import OnProgress
+    from novel.service import NovelService
     from retrieval.graph import KnowledgeGraph
     from retrieval.index import Indexer
     from retrieval.keyword import Bm25Encoder
@@ -63,6 +66,7 @@ class App:
         self.indexer: Indexer
         self.search: HybridSearch
         self.llm: LLM | None
+        self.novels: NovelService
 
     @property
     def db_path(self) -> Path:
@@ -108,10 +112,10 @@ class App:
             self.store, self.embedder, self.encoder, self.graph, synonyms, s.weights, s.fusion_k
         )
         self.llm = self._build_llm()
-        self._stack.push_async_callback(_close_quietly, self.llm)
-        self._stack.push_async_callback(_close_quietly, self.embedder)
+        if self.llm is not None:
+            self._stack.push_async_callback(self.llm.aclose)
         scholar = Scholar(self.search, self.indexer, self.graph, self.llm)
-        novels = await self._stack.enter_async_context(
+        self.novels = await self._stack.enter_async_context(
             NovelService(
                 self.db_path,
                 self.store,
@@ -129,7 +133,8 @@ class App:
             )
         )
         limiter = RateLimiter(s.rate_limit_user_per_min, s.rate_limit_chat_per_min)
-        self.router = Router(scholar, novels, limiter=limiter, default_lang=s.default_language)
+        registry = standard_registry(scholar, self.novels, openers=s.novel_round_openers)
+        self.router = Router(registry, limiter=limiter, policy=AdminPolicy(s.novel_admin_role))
 
     async def _open_embedder(self) -> Embedder:
         from retrieval.embed.cache import CachedEmbedder
@@ -159,6 +164,7 @@ class App:
         cached: Embedder = await self._stack.enter_async_context(
             CachedEmbedder(inner, self.db_path)
         )
+        self._stack.push_async_callback(cached.aclose)
         return cached
 
     async def _open_store(self, dim: int) -> VectorStore:
@@ -225,19 +231,3 @@ class App:
         tb: TracebackType | None,
     ) -> None:
         await self._stack.aclose()
-
-
-async def _close_quietly(component: object) -> None:
-    """Release a component's HTTP client / worker thread when it has a close method."""
-    inner = getattr(component, "inner", None)
-    for target in (component, inner):
-        for name in ("aclose", "close"):
-            method = getattr(target, name, None)
-            if callable(method):
-                try:
-                    result = method()
-                    if hasattr(result, "__await__"):
-                        await result
-                except Exception:
-                    log.debug("closing %r failed", target, exc_info=True)
-                break

@@ -48,6 +48,19 @@ T = Catalog(
             "这个按钮已失效。",
             "This button has expired.",
         ),
+        "admins_only": ("只有管理员可以这样做。", "Only admins can do that."),
+        "admin_unknown": (
+            "暂时无法确认管理员身份，请稍后再试。",
+            "Could not confirm admin status right now; please try again later.",
+        ),
+        "file_too_large": (
+            "文件太大了（{size} KB），上限 {limit} KB。",
+            "The file is too large ({size} KB; the limit is {limit} KB).",
+        ),
+        "file_failed": (
+            "无法下载附件，请稍后再试。",
+            "Could not download the attachment; please try again later.",
+        ),
         "help_header": ("百宝箱 · 可用命令", "Baibao · commands"),
         "help_footer": (
             "在 Discord 中使用斜杠命令；在 Telegram 和控制台中直接输入，例如 /ask 什么是经纶？",

@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Literal, Protocol
+from typing import Literal
 
 from ingest.chunkers import Piece, footnote_pieces, outline_pieces, prose_pieces
 from ingest.clean import tidy
@@ -43,7 +43,7 @@ from ingest.manifest import (
     load_manifest,
 )
 from ingest.structure import infer_type, parse_footnotes, parse_outline, prose_sections
-from retrieval.index import DocumentRecord, Indexer, IndexReport, VerseRow
+from retrieval.index import DocumentRecord, GraphIndex, Indexer, IndexReport, VerseRow
 from retrieval.scripture import book_name_zh, normalise_refs, sort_key
 from retrieval.text import search_form
 from retrieval.types import CORPUS_NAMESPACE, Chunk, ChunkType, chunk_id, content_hash
@@ -107,10 +107,6 @@ class IngestSummary:
 # ---- tagging ----------------------------------------------------------------------------------
 
 
-class _Linker(Protocol):
-    def link(self, text: str) -> list[str]: ...
-
-
 def synonym_tagger(groups: Iterable[Sequence[str]]) -> Tagger:
     """Canonical (first) term of every synonym group with a term in the text. CJK terms of
     two or more characters match as substrings of the search form; English terms as words."""
@@ -138,21 +134,20 @@ def synonym_tagger(groups: Iterable[Sequence[str]]) -> Tagger:
     return tag
 
 
-def default_tagger(graph: object | None = None) -> Tagger:
+def default_tagger(graph: GraphIndex | None = None) -> Tagger:
     """Synonym-table terms, plus the graph's concept labels when a graph is given."""
     from retrieval.synonyms import SynonymTable
 
     base = synonym_tagger(SynonymTable.load().groups)
-    label = getattr(graph, "node_label", None)
-    if graph is None or not hasattr(graph, "link") or label is None:
+    if graph is None:
         return base
-    linker: _Linker = graph
+    linker = graph
 
     def tag(text: str) -> tuple[str, ...]:
         tags = list(base(text))
         for node in linker.link(text):
             if node.startswith(("concept:", "topic:")):
-                tags.append(str(label(node)))
+                tags.append(linker.node_label(node))
         return tuple(dict.fromkeys(tags))
 
     return tag
@@ -478,32 +473,32 @@ class Pipeline:
         embed_books: BooksChoice = DEFAULT_EMBED_BOOKS,
         max_bytes: int = DEFAULT_MAX_BYTES,
         tagger: Tagger | None = None,
+        tagger_key: str = "custom",
     ) -> None:
+        """`tagger_key` names a custom `tagger` in every document's content hash: change it
+        when the tagger's output changes, so documents are re-tagged."""
         self.indexer = indexer
         self.embed_books: BooksChoice = embed_books
         self.max_bytes = max_bytes
         self._tagger = tagger
-        self._tagger_key: str | None = None
-        self.namespace = getattr(indexer, "namespace", CORPUS_NAMESPACE)
+        self._tagger_key: str | None = f"custom:{tagger_key}" if tagger is not None else None
+        self.namespace = indexer.namespace
 
     @property
     def tagger_key(self) -> str:
         """Identifies what the tagger produces (part of every document's content hash)."""
         if self._tagger_key is None:
-            if self._tagger is not None:
-                self._tagger_key = "custom:" + getattr(self._tagger, "__qualname__", "")
-            else:
-                from retrieval.synonyms import SynonymTable
+            from retrieval.synonyms import SynonymTable
 
-                groups = repr(SynonymTable.load().groups).encode("utf-8")
-                graph = "graph" if getattr(self.indexer, "graph", None) is not None else ""
-                self._tagger_key = hashlib.sha256(groups).hexdigest()[:16] + graph
+            groups = repr(SynonymTable.load().groups).encode("utf-8")
+            graph = "graph" if self.indexer.graph is not None else ""
+            self._tagger_key = hashlib.sha256(groups).hexdigest()[:16] + graph
         return self._tagger_key
 
     @property
     def tagger(self) -> Tagger:
         if self._tagger is None:
-            self._tagger = default_tagger(getattr(self.indexer, "graph", None))
+            self._tagger = default_tagger(self.indexer.graph)
         return self._tagger
 
     def _manifest_for(

@@ -174,9 +174,9 @@ class NovelService:
             )
             return await self._dispatch(actor, request, progress)
         except _Refused as refusal:
-            return Reply.error(T(actor.lang, refusal.key, **refusal.fields))
+            return Reply.error(T(actor.lang, refusal.key, **refusal.fields), lang=actor.lang)
         except BlueprintError as err:
-            return Reply.error(err.text(actor.lang))
+            return Reply.error(err.text(actor.lang), lang=actor.lang)
 
     async def _dispatch(
         self, actor: Actor, request: api.NovelRequest, progress: Progress | None
@@ -289,6 +289,7 @@ class NovelService:
         return Reply.text(
             T(actor.lang, "round_opened", n=number, minutes=self._minutes_left(deadline)),
             T(actor.lang, "how_to_propose"),
+            lang=actor.lang,
         )
 
     async def _propose(self, actor: Actor, req: api.Propose) -> Reply:
@@ -324,6 +325,7 @@ class NovelService:
                 n=count,
                 minutes=self._minutes_left(r.proposal_deadline),
             ),
+            lang=actor.lang,
         )
 
     async def _vote(self, actor: Actor, req: api.Vote) -> Reply:
@@ -351,7 +353,7 @@ class NovelService:
             head = T(actor.lang, "vote_same", n=req.option, title=chosen.title)
         else:
             head = T(actor.lang, "vote_changed", n=req.option, title=chosen.title)
-        return Reply.text(head, "\n".join(tally_lines(outcome.counts, actor.lang)))
+        return Reply.text(head, "\n".join(tally_lines(outcome.counts, actor.lang)), lang=actor.lang)
 
     async def _close(self, actor: Actor, progress: Progress | None) -> Reply:
         self._require_admin(actor)
@@ -360,7 +362,11 @@ class NovelService:
             raise _Refused("no_round")
         if r.phase == "proposal":
             reply = await self._close_proposals(r)
-            return reply if reply is not None else Reply.error(T(actor.lang, "proposals_closed"))
+            return (
+                reply
+                if reply is not None
+                else Reply.error(T(actor.lang, "proposals_closed"), lang=actor.lang)
+            )
         if r.phase == "voting":
             result = await self._close_votes(r)
             if result is None:
@@ -370,13 +376,14 @@ class NovelService:
                 await progress(T(actor.lang, "writing_progress", n=number))
             chapter = await self._write_round(r.id, actor.lang, progress, wait=False)
             return Reply(
-                blocks=[*result.blocks, *chapter.blocks],
+                blocks=(*result.blocks, *chapter.blocks),
                 attachments=chapter.attachments,
                 is_error=chapter.is_error,
+                lang=actor.lang,
             )
         if r.phase == "pending":
             if await self.repo.move_round(r.id, ("pending",), "abandoned", closed_at=self._clock()):
-                return Reply.text(T(actor.lang, "pending_abandoned"))
+                return Reply.text(T(actor.lang, "pending_abandoned"), lang=actor.lang)
         raise _Refused("busy_writing")
 
     async def _on_deadline(self, round_id: str) -> None:
@@ -394,7 +401,8 @@ class NovelService:
                 return
             await self._announce(target, result)
             number = len(await self.repo.chapters(r.chat_id)) + 1
-            await self._announce(target, Reply.text(T(target.lang, "writing_progress", n=number)))
+            progress = Reply.text(T(target.lang, "writing_progress", n=number), lang=target.lang)
+            await self._announce(target, progress)
             chapter = await self._write_round(r.id, target.lang, None, wait=True)
             await self._announce(target, chapter)
 
@@ -409,7 +417,7 @@ class NovelService:
         proposals = await self.repo.proposals(r.id)
         if not proposals:
             await self.repo.move_round(r.id, ("voting",), "empty", closed_at=now, outcome="empty")
-            return Reply.text(T(lang, "round_empty"))
+            return Reply.text(T(lang, "round_empty"), lang=lang)
         self._schedule(r.id, deadline)
         lines = [
             f"{i}. {p.title}"
@@ -418,11 +426,12 @@ class NovelService:
             for i, p in enumerate(proposals, start=1)
         ]
         return Reply(
-            blocks=[
+            lang=lang,
+            blocks=(
                 Block(T(lang, "ballot_heading"), "heading"),
                 Block("\n".join(lines)),
                 Block(T(lang, "ballot_help", minutes=self._minutes_left(deadline)), "note"),
-            ],
+            ),
             poll=Poll(
                 question=T(lang, "ballot_question"),
                 options=tuple(option_label(p) for p in proposals),
@@ -446,17 +455,18 @@ class NovelService:
         winner = outcome.winner
         why = T(lang, f"win_{outcome.reason}")
         return Reply(
-            blocks=[
+            lang=lang,
+            blocks=(
                 Block(T(lang, "result_heading"), "heading"),
                 Block("\n".join(tally_lines(outcome.counts, lang))),
                 Block(T(lang, "winner", title=winner.title, why=why)),
-            ]
+            ),
         )
 
     async def _retry_pending(self, actor: Actor, r: RoundRow, progress: Progress | None) -> Reply:
         self._busy(actor.chat_id)
         if self.llm is None:
-            return Reply.error(T(actor.lang, "needs_model_pending"))
+            return Reply.error(T(actor.lang, "needs_model_pending"), lang=actor.lang)
         if not await self.repo.move_round(r.id, ("pending",), "writing"):
             raise _Refused("busy_writing")
         number = len(await self.repo.chapters(actor.chat_id)) + 1
@@ -474,12 +484,12 @@ class NovelService:
         lock = self._lock(r.chat_id)
         if lock.locked() and not wait:
             await self.repo.move_round(round_id, ("writing",), "pending")
-            return Reply.error(T(lang, "busy_writing_pending"))
+            return Reply.error(T(lang, "busy_writing_pending"), lang=lang)
         async with lock:
             try:
                 if self.llm is None:
                     await self.repo.move_round(round_id, ("writing",), "pending")
-                    return Reply.error(T(lang, "needs_model_pending"))
+                    return Reply.error(T(lang, "needs_model_pending"), lang=lang)
                 winner = next(p for p in await self.repo.proposals(round_id) if p.id == r.winner_id)
                 goal = Goal(winner.title, winner.summary, winner.notes)
                 bp = await self._blueprint(r.chat_id)
@@ -499,11 +509,11 @@ class NovelService:
                 )
             except LLMError as err:
                 await self.repo.move_round(round_id, ("writing",), "pending")
-                return Reply.error(T(lang, "llm_failed_pending", kind=err.kind))
+                return Reply.error(T(lang, "llm_failed_pending", kind=err.kind), lang=lang)
             except Exception:
                 log.exception("writing round %s failed", round_id)
                 await self.repo.move_round(round_id, ("writing",), "pending")
-                return Reply.error(T(lang, "write_failed_pending"))
+                return Reply.error(T(lang, "write_failed_pending"), lang=lang)
         return self._chapter_reply(
             lang, number, goal.title, text, T(lang, "indexed", chunks=chunks)
         )
@@ -554,7 +564,7 @@ class NovelService:
             ]
             if footer:
                 blocks.append(Block(footer, "note"))
-            return Reply(blocks=blocks)
+            return Reply(blocks=tuple(blocks), lang=lang)
         md = f"# {heading}\n\n{text}\n".encode()
         blocks = [
             Block(heading, "heading"),
@@ -563,7 +573,8 @@ class NovelService:
         ]
         if footer:
             blocks.append(Block(footer, "note"))
-        return Reply(blocks=blocks, attachments=[Attachment(f"chapter-{number:03d}.md", md)])
+        attachment = Attachment(f"chapter-{number:03d}.md", md)
+        return Reply(blocks=tuple(blocks), attachments=(attachment,), lang=lang)
 
     # ---- chapters ------------------------------------------------------------------------------
 
@@ -594,10 +605,11 @@ class NovelService:
                 + mark
             )
         return Reply(
-            blocks=[
+            lang=actor.lang,
+            blocks=(
                 Block(T(actor.lang, "history_heading", n=number), "heading"),
                 Block("\n".join(lines)),
-            ]
+            ),
         )
 
     async def _revise(
@@ -669,7 +681,7 @@ class NovelService:
         self._busy(actor.chat_id)
         async with self._lock(actor.chat_id):
             await self.memory.rollback(actor.chat_id, chapter_id, number, req.version)
-        return Reply.text(T(actor.lang, "rolled_back", n=number, v=req.version))
+        return Reply.text(T(actor.lang, "rolled_back", n=number, v=req.version), lang=actor.lang)
 
     async def _delete(self, actor: Actor, req: api.DeleteChapter) -> Reply:
         self._require_admin(actor)
@@ -682,21 +694,23 @@ class NovelService:
         async with self._lock(actor.chat_id):
             renumbered = await self.memory.delete_chapter(actor.chat_id, chapter_id)
         if renumbered:
-            return Reply.text(T(actor.lang, "deleted_renumbered", n=number, count=len(renumbered)))
-        return Reply.text(T(actor.lang, "deleted", n=number))
+            text = T(actor.lang, "deleted_renumbered", n=number, count=len(renumbered))
+            return Reply.text(text, lang=actor.lang)
+        return Reply.text(T(actor.lang, "deleted", n=number), lang=actor.lang)
 
     # ---- blueprint and export ------------------------------------------------------------------
 
     async def _blueprint_show(self, actor: Actor) -> Reply:
         bp = await self._blueprint(actor.chat_id)
         return Reply(
-            blocks=[
+            lang=actor.lang,
+            blocks=(
                 Block(T(actor.lang, "blueprint_heading"), "heading"),
                 *(Block(line) for line in render_summary(bp, actor.lang)),
-            ],
-            attachments=[
-                Attachment("blueprint.json", bp.to_json().encode("utf-8"), "application/json")
-            ],
+            ),
+            attachments=(
+                Attachment("blueprint.json", bp.to_json().encode("utf-8"), "application/json"),
+            ),
         )
 
     async def _blueprint_set(self, actor: Actor, req: api.BlueprintSet) -> Reply:
@@ -704,7 +718,8 @@ class NovelService:
         bp = parse_upload(req.data, self.settings.max_blueprint_bytes)
         await self.repo.set_blueprint(actor.chat_id, bp.to_json(), actor.user_id, self._clock())
         return Reply.text(
-            T(actor.lang, "blueprint_saved", title=bp.title, chars=len(bp.characters))
+            T(actor.lang, "blueprint_saved", title=bp.title, chars=len(bp.characters)),
+            lang=actor.lang,
         )
 
     async def _blueprint_edit(self, actor: Actor, req: api.BlueprintEdit) -> Reply:
@@ -712,7 +727,8 @@ class NovelService:
         bp = edit(await self._blueprint(actor.chat_id), req.field, req.value)
         await self.repo.set_blueprint(actor.chat_id, bp.to_json(), actor.user_id, self._clock())
         return Reply.text(
-            T(actor.lang, "blueprint_edited", field=req.field, value=req.value.strip())
+            T(actor.lang, "blueprint_edited", field=req.field, value=req.value.strip()),
+            lang=actor.lang,
         )
 
     async def _export(self, actor: Actor, req: api.Export) -> Reply:
@@ -730,7 +746,5 @@ class NovelService:
         else:
             attachment = Attachment(f"{bp.title}.md", to_markdown(bp.title, chapters))
         chars = sum(len(c.text) for c in chapters)
-        return Reply(
-            blocks=[Block(T(actor.lang, "exported", title=bp.title, n=len(chapters), chars=chars))],
-            attachments=[attachment],
-        )
+        text = T(actor.lang, "exported", title=bp.title, n=len(chapters), chars=chars)
+        return Reply(blocks=(Block(text),), attachments=(attachment,), lang=actor.lang)

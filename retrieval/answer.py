@@ -514,7 +514,7 @@ def answer_reply(
         block = graph_block(graph_paths, lang)
         if block is not None:
             blocks.append(block)
-    return Reply(blocks=blocks, citations=citations, lang=lang)
+    return Reply(blocks=tuple(blocks), citations=tuple(citations), lang=lang)
 
 
 def excerpt(chunk_text: str, question: str, limit: int = EXCERPT_CHARS) -> str:
@@ -574,7 +574,7 @@ def extractive_reply(
         block = graph_block(graph_paths, lang)
         if block is not None:
             blocks.append(block)
-    return Reply(blocks=blocks, citations=citations, lang=lang)
+    return Reply(blocks=tuple(blocks), citations=tuple(citations), lang=lang)
 
 
 def failure_notice(kind: str, lang: Lang) -> str:
@@ -584,7 +584,7 @@ def failure_notice(kind: str, lang: Lang) -> str:
 
 
 def not_found_reply(lang: Lang) -> Reply:
-    return Reply(blocks=[Block(T(lang, "not_found"))], lang=lang)
+    return Reply(blocks=(Block(T(lang, "not_found")),), lang=lang)
 
 
 _PARTIAL_MARKER = re.compile(rf"\[{_NUMBERS}\]|【[^【】\n]*】|【[^【】\n]*$|\[[\d,，、\s]*$")

@@ -172,3 +172,6 @@ class HashEmbedder:
     async def embed_query(self, text: str) -> list[float]:
         self.calls += 1
         return self._embed(text)
+
+    async def aclose(self) -> None:
+        return None

@@ -84,6 +84,8 @@ class GraphIndex(Protocol):
 
     def link(self, text: str) -> list[str]: ...
 
+    def node_label(self, node_id: str) -> str: ...
+
 
 def book_node_id(source: str) -> str:
     return f"book:{source}"

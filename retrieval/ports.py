@@ -30,6 +30,10 @@ class Embedder(Protocol):
 
     async def embed_query(self, text: str) -> list[float]: ...
 
+    async def aclose(self) -> None:
+        """Release what the embedder holds (HTTP client, worker thread). Idempotent."""
+        ...
+
 
 @runtime_checkable
 class VectorStore(Protocol):
@@ -55,7 +59,9 @@ class VectorStore(Protocol):
 
     async def count(self, flt: Filter | None = None) -> int: ...
 
-    async def close(self) -> None: ...
+    async def close(self) -> None:
+        """Flush and release the store. Idempotent."""
+        ...
 
 
 # ---- language models -----------------------------------------------------------------------
@@ -129,6 +135,10 @@ class LLM(Protocol):
     async def complete(
         self, request: LLMRequest, on_delta: OnDelta | None = None
     ) -> LLMResponse: ...
+
+    async def aclose(self) -> None:
+        """Release the SDK's HTTP client. Idempotent."""
+        ...
 
 
 class LLMError(Exception):

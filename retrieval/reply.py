@@ -8,7 +8,7 @@ Text inside blocks is plain: renderers escape it.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Literal
 
 from retrieval.i18n import Lang
@@ -59,26 +59,35 @@ class Attachment:
     mime: str = "text/markdown"
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Reply:
-    blocks: list[Block] = field(default_factory=list)
-    citations: list[Citation] = field(default_factory=list)
-    buttons: list[Button] = field(default_factory=list)
+    """Immutable: a service builds the whole reply, in one language, at once. Sequences given
+    as lists are frozen into tuples."""
+
+    # The language the reply is written in; renderers label sources etc. in it.
+    lang: Lang
+    blocks: tuple[Block, ...] = ()
+    citations: tuple[Citation, ...] = ()
+    buttons: tuple[Button, ...] = ()
     poll: Poll | None = None
-    attachments: list[Attachment] = field(default_factory=list)
+    attachments: tuple[Attachment, ...] = ()
     # True for refusals and usage errors: rendered the same, but visible only to the caller
     # where the platform allows it (Discord ephemeral).
     is_error: bool = False
-    # The language the reply is written in; the router stamps the caller's language.
-    lang: Lang = "zh"
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "blocks", tuple(self.blocks))
+        object.__setattr__(self, "citations", tuple(self.citations))
+        object.__setattr__(self, "buttons", tuple(self.buttons))
+        object.__setattr__(self, "attachments", tuple(self.attachments))
 
     @classmethod
-    def text(cls, *paragraphs: str, is_error: bool = False) -> Reply:
-        return cls(blocks=[Block(p) for p in paragraphs], is_error=is_error)
+    def text(cls, *paragraphs: str, lang: Lang, is_error: bool = False) -> Reply:
+        return cls(blocks=tuple(Block(p) for p in paragraphs), is_error=is_error, lang=lang)
 
     @classmethod
-    def error(cls, message: str) -> Reply:
-        return cls(blocks=[Block(message)], is_error=True)
+    def error(cls, message: str, *, lang: Lang) -> Reply:
+        return cls(blocks=(Block(message),), is_error=True, lang=lang)
 
     def plain(self) -> str:
         """Everything as plain text (logs, tests, the non-interactive CLI)."""

@@ -169,7 +169,7 @@ class Scholar:
         lang = actor.lang
         question = request.question.strip()
         if not question:
-            return Reply.error(T(lang, "empty_question"))
+            return Reply.error(T(lang, "empty_question"), lang=lang)
         result = await self._search.search(
             question, flt=self._filter(request.filters), limit=self._passages
         )
@@ -253,14 +253,14 @@ class Scholar:
     async def cite(self, actor: Actor, request: CiteRequest) -> Reply:
         lang = actor.lang
         if not request.refs:
-            return Reply.error(T(lang, "no_refs"))
+            return Reply.error(T(lang, "no_refs"), lang=lang)
         ranges: list[_Range] = []
         for start, end in request.refs:
             try:
                 ref = scripture.RefRange(_verse_ref(start), _verse_ref(end))
                 ids = tuple(scripture.expand(ref))
             except (ValueError, KeyError):
-                return Reply.error(T(lang, "bad_ref", ref=f"{start}-{end}"))
+                return Reply.error(T(lang, "bad_ref", ref=f"{start}-{end}"), lang=lang)
             ranges.append(_Range(ref, ref.osis(), ids))
         ids = tuple(dict.fromkeys(i for r in ranges for i in r.ids))
         render = scripture.render_en if lang == "en" else scripture.render_zh
@@ -293,7 +293,7 @@ class Scholar:
         concepts = self._concepts(ranges)
         if concepts:
             blocks.append(Block(T(lang, "concepts", concepts=" · ".join(concepts)), "note"))
-        return Reply(blocks=blocks, citations=citations, lang=lang)
+        return Reply(blocks=tuple(blocks), citations=tuple(citations), lang=lang)
 
     async def _verse_blocks(self, ids: tuple[str, ...], lang: Lang, blocks: list[Block]) -> str:
         """Add the verse text blocks (or say why there are none); return the text shown."""

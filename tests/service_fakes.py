@@ -3,6 +3,9 @@ transport (not the services): they record every call and answer with a settable 
 
 from __future__ import annotations
 
+from bot.commands import standard_registry
+from bot.ratelimit import RateLimiter
+from bot.router import Router
 from novel import api as novel_api
 from retrieval.reply import Progress, Reply
 from retrieval.requests import Actor, AskRequest, CiteRequest
@@ -11,7 +14,7 @@ from retrieval.requests import Actor, AskRequest, CiteRequest
 class RecordingScholar:
     def __init__(self) -> None:
         self.calls: list[tuple[Actor, AskRequest | CiteRequest]] = []
-        self.reply: Reply = Reply.text("answer")
+        self.reply: Reply = Reply.text("answer", lang="zh")
         self.partials: list[str] = []  # streamed through `progress` before the reply
 
     @property
@@ -35,7 +38,7 @@ class RecordingScholar:
 class RecordingNovels:
     def __init__(self) -> None:
         self.calls: list[tuple[Actor, novel_api.NovelRequest]] = []
-        self.reply: Reply = Reply.text("ok")
+        self.reply: Reply = Reply.text("ok", lang="zh")
 
     @property
     def requests(self) -> list[novel_api.NovelRequest]:
@@ -46,3 +49,10 @@ class RecordingNovels:
     ) -> Reply:
         self.calls.append((actor, request))
         return self.reply
+
+
+def fake_router(
+    scholar: RecordingScholar, novels: RecordingNovels, *, limiter: RateLimiter | None = None
+) -> Router:
+    """The real router and command registry over the recording services."""
+    return Router(standard_registry(scholar, novels), limiter=limiter)

@@ -1,8 +1,8 @@
-"""Discord transport (discord.py): slash commands generated from the router's command table,
+"""Discord transport (discord.py): slash commands generated from the command registry,
 button clicks back to `Router.press`, replies rendered by `bot.render.discord`.
 
-Thin on purpose: parsing and validation live in the router; this module only turns interactions
-into `Router.dispatch` calls and replies into followups.
+Thin on purpose: parsing, validation, permissions and limits live in the router; this module
+turns interactions into `Router.dispatch` calls and replies into interaction responses.
 """
 
 from __future__ import annotations
@@ -18,6 +18,8 @@ from typing import Any, Optional
 import discord
 from discord import app_commands
 
+from bot.admin import Member
+from bot.registry import Command, Entry, Group, Param, Suggest, Upload, UploadFailed
 from bot.render.discord import (
     CUSTOM_ID_LIMIT,
     LIMIT,
@@ -28,25 +30,19 @@ from bot.render.discord import (
     render,
 )
 from bot.render.stream import DISCORD_EDIT_INTERVAL_S, ActionTable, StreamingEditor
-from bot.router import COMMANDS, Command, Param, Router, UsageError, validate
+from bot.router import Router
 from bot.settings import Settings
 from bot.transports.base import ChatTransport
-from retrieval import scripture
 from retrieval.i18n import Catalog, Lang
 from retrieval.reply import Reply
 from retrieval.requests import Actor
 
 log = logging.getLogger(__name__)
 
-MAX_UPLOAD_BYTES = 2 * 1024 * 1024
 DESCRIPTION_LIMIT = 100
 
 T = Catalog(
     {
-        "file_too_large": (
-            "文件太大了（{size} KB），上限 {limit} KB。",
-            "The file is too large ({size} KB; the limit is {limit} KB).",
-        ),
         "outdated": (
             "这个命令的定义已更新，请稍后重新输入命令。",
             "This command was updated; please type it again in a moment.",
@@ -54,10 +50,6 @@ T = Catalog(
         "failed": (
             "抱歉，处理命令时出错了。请稍后再试。",
             "Sorry, something went wrong. Please try again later.",
-        ),
-        "file_failed": (
-            "无法下载附件，请稍后再试。",
-            "Could not download the attachment; please try again later.",
         ),
     }
 )
@@ -96,24 +88,6 @@ def lang_of(locale: discord.Locale | str | None, default: Lang) -> Lang:
     return default
 
 
-def book_suggestions(current: str, limit: int = 25) -> list[tuple[str, str]]:
-    """(name, value) autocomplete suggestions for a scripture reference being typed."""
-    current = current.strip()
-    if re.search(r"\d|[一二三四五六七八九十]", current):
-        return [(current[:100], current[:100])] if current else []
-    short = dict(scripture.book_choices())
-    search = getattr(scripture, "search_books", None)
-    found: list[tuple[str, str]] = []
-    if callable(search):
-        for osis, label in search(current, limit):
-            found.append((str(label)[:100], short.get(osis, osis)))
-        return found
-    for osis, name in short.items():
-        if not current or name.startswith(current) or osis.lower().startswith(current.lower()):
-            found.append((f"{name} · {osis}", name))
-    return found[:limit]
-
-
 class ActionButton(discord.ui.DynamicItem[discord.ui.Button[Any]], template=r"(?P<action>.+)"):
     """A button whose custom_id is the reply's action: survives restarts (no stored view)."""
 
@@ -130,8 +104,8 @@ class ActionButton(discord.ui.DynamicItem[discord.ui.Button[Any]], template=r"(?
         match: re.Match[str],
         /,
     ) -> ActionButton:
-        label = getattr(item, "label", None) or "…"
-        return cls(label, match["action"])
+        label = item.label if isinstance(item, discord.ui.Button) else None
+        return cls(label or "…", match["action"])
 
     async def callback(self, interaction: discord.Interaction[discord.Client]) -> None:
         client = interaction.client
@@ -139,13 +113,17 @@ class ActionButton(discord.ui.DynamicItem[discord.ui.Button[Any]], template=r"(?
             await client.transport.on_press(interaction, self.item.custom_id or "")
 
 
-def build_view(message: DiscordMessage) -> discord.ui.View | None:
-    if not message.buttons:
-        return None
-    view = discord.ui.View(timeout=None)
-    for label, custom_id in message.buttons:
-        view.add_item(ActionButton(label, custom_id))
-    return view
+def _send_kwargs(message: DiscordMessage, *, files_key: str = "files") -> dict[str, Any]:
+    """A message's buttons and files as discord.py keyword arguments (send, followup, edit)."""
+    kwargs: dict[str, Any] = {"allowed_mentions": NO_MENTIONS}
+    if message.buttons:
+        view = discord.ui.View(timeout=None)
+        for label, custom_id in message.buttons:
+            view.add_item(ActionButton(label, custom_id))
+        kwargs["view"] = view
+    if message.files:
+        kwargs[files_key] = discord_files(message)
+    return kwargs
 
 
 class _Client(discord.Client):
@@ -176,8 +154,8 @@ class DiscordTransport(ChatTransport):
         self._started = False
         self.edit_interval_s = DISCORD_EDIT_INTERVAL_S
         self.synced: list[app_commands.AppCommand] = []
-        for command in COMMANDS:
-            self.tree.add_command(self._build(command, (command.name,)))
+        for entry in router.registry:
+            self.tree.add_command(self._build(entry, (entry.name,)))
         self.tree.error(self._on_tree_error)
 
     # ---- lifecycle --------------------------------------------------------------------------
@@ -234,8 +212,7 @@ class DiscordTransport(ChatTransport):
         )
         if not outdated:
             log.error("discord: command failed", exc_info=error)
-        reply = Reply.error(T(lang, "outdated" if outdated else "failed"))
-        reply.lang = lang
+        reply = Reply.error(T(lang, "outdated" if outdated else "failed"), lang=lang)
         with contextlib.suppress(discord.HTTPException):
             if interaction.response.is_done():
                 await interaction.followup.send(
@@ -244,24 +221,24 @@ class DiscordTransport(ChatTransport):
             else:
                 await self._respond_now(interaction, reply)
 
-    # ---- command table → app commands -------------------------------------------------------
+    # ---- registry → app commands ------------------------------------------------------------
 
     def _build(
-        self, command: Command, path: tuple[str, ...]
+        self, entry: Entry, path: tuple[str, ...]
     ) -> app_commands.Command[Any, ..., None] | app_commands.Group:
-        description = _loc(command.zh, command.en)
-        if command.subcommands:
-            group = app_commands.Group(name=command.name, description=description)
-            for sub in command.subcommands:
-                group.add_command(self._build(sub, (*path, sub.name)))
+        description = _loc(entry.help.zh, entry.help.en)
+        if isinstance(entry, Group):
+            group = app_commands.Group(name=entry.name, description=description)
+            for child in entry.children:
+                group.add_command(self._build(child, (*path, child.name)))
             return group
         return app_commands.Command(
-            name=command.name, description=description, callback=self._callback(command, path)
+            name=entry.name, description=description, callback=self._callback(entry, path)
         )
 
-    def _callback(self, command: Command, path: tuple[str, ...]) -> Callback:
+    def _callback(self, command: Command[Any], path: tuple[str, ...]) -> Callback:
         async def callback(interaction: discord.Interaction[_Client], **options: Any) -> None:
-            await self.on_command(interaction, command, path, options)
+            await self.on_command(interaction, path, options)
 
         parameters = [
             inspect.Parameter(
@@ -291,10 +268,9 @@ class DiscordTransport(ChatTransport):
         }
         if choices:
             callback.__discord_app_commands_param_choices__ = choices  # type: ignore[attr-defined]
-        if path == ("cite",):
-            callback.__discord_app_commands_param_autocomplete__ = {  # type: ignore[attr-defined]
-                "reference": _autocomplete_reference
-            }
+        suggest = {p.name: _autocomplete(p.suggest) for p in command.params if p.suggest}
+        if suggest:
+            callback.__discord_app_commands_param_autocomplete__ = suggest  # type: ignore[attr-defined]
         return callback
 
     # ---- interactions -----------------------------------------------------------------------
@@ -303,64 +279,43 @@ class DiscordTransport(ChatTransport):
         user = interaction.user
         guild_id = interaction.guild_id
         roles: tuple[str, ...] = ()
-        is_admin = guild_id is None
         if isinstance(user, discord.Member):
             roles = tuple(r.name for r in user.roles if not r.is_default())
-            perms = interaction.permissions
-            role = self._settings.novel_admin_role
-            is_admin = perms.administrator or perms.manage_guild or bool(role and role in roles)
         return Actor(
             "discord",
             str(guild_id) if guild_id else f"dm:{user.id}",
             str(user.id),
             user.display_name,
             channel_id=str(interaction.channel_id or ""),
-            is_admin=is_admin,
             roles=roles,
             lang=lang_of(interaction.locale, self._settings.default_language),
         )
 
+    @staticmethod
+    def member(interaction: discord.Interaction[Any]) -> Member:
+        """What Discord says about the member; `bot.admin.AdminPolicy` decides what it means."""
+        user = interaction.user
+        if not isinstance(user, discord.Member):  # a DM: the user's own chat
+            return Member(private_chat=True)
+        perms = interaction.permissions
+        guild = interaction.guild
+        return Member(
+            owner=guild is not None and guild.owner_id == user.id,
+            administrator=perms.administrator,
+            manage_server=perms.manage_guild,
+            roles=tuple(r.name for r in user.roles if not r.is_default()),
+        )
+
     async def on_command(
-        self,
-        interaction: discord.Interaction[Any],
-        command: Command,
-        path: tuple[str, ...],
-        options: dict[str, Any],
+        self, interaction: discord.Interaction[Any], path: tuple[str, ...], options: dict[str, Any]
     ) -> None:
-        actor = self.actor(interaction)
-        raw: dict[str, str | int | bytes | None] = {}
-        uploads: dict[str, discord.Attachment] = {}
-        for param in command.params:
-            value = options.get(param.name)
+        raw: dict[str, str | int | None] = {}
+        upload: Upload | None = None
+        for name, value in options.items():
             if isinstance(value, discord.Attachment):
-                if value.size > MAX_UPLOAD_BYTES:
-                    size, limit = value.size // 1024, MAX_UPLOAD_BYTES // 1024
-                    error = Reply.error(T(actor.lang, "file_too_large", size=size, limit=limit))
-                    error.lang = actor.lang
-                    await self._respond_now(interaction, error)
-                    return
-                uploads[param.name] = value
-                raw[param.name] = b""  # placeholder for the quick check below
+                upload = _upload(value)
             elif value is not None:
-                raw[param.name] = value if isinstance(value, str | int) else str(value)
-        # A malformed invocation is answered at once, privately (before any public "thinking").
-        try:
-            validate(command, raw)
-        except UsageError:
-            for name in uploads:
-                raw.pop(name, None)
-            await self._respond_now(interaction, await self.router.dispatch(actor, path, raw))
-            return
-        await interaction.response.defer(thinking=True)
-        for name, attachment in uploads.items():
-            try:
-                raw[name] = await attachment.read()
-            except discord.HTTPException:
-                log.warning("discord: attachment download failed", exc_info=True)
-                failed = Reply.error(T(actor.lang, "file_failed"))
-                failed.lang = actor.lang
-                await self._deliver(interaction, failed, None, None)
-                return
+                raw[name] = value if isinstance(value, str | int) else str(value)
         state = _EditState()
         editor = self._editor(interaction, state)
 
@@ -368,46 +323,51 @@ class DiscordTransport(ChatTransport):
             text = esc(partial)
             await editor.update(text if len(text) <= LIMIT else text[: LIMIT - 1] + "…")
 
-        reply = await self.router.dispatch(actor, path, raw, progress=progress)
-        await self._deliver(interaction, reply, editor, state)
+        async def ack() -> None:
+            await interaction.response.defer(thinking=True)
+
+        async def member() -> Member:
+            return self.member(interaction)
+
+        reply = await self.router.dispatch(
+            self.actor(interaction),
+            path,
+            raw,
+            upload=upload,
+            progress=progress,
+            member=member,
+            ack=ack,
+        )
+        if not interaction.response.is_done():  # refused before acknowledging: answer at once
+            await self._respond_now(interaction, reply)
+        else:
+            await self._deliver(interaction, reply, editor, state)
 
     async def on_press(self, interaction: discord.Interaction[Any], custom_id: str) -> None:
-        actor = self.actor(interaction)
         action = self._actions.decode(custom_id)
         await interaction.response.defer(ephemeral=True, thinking=True)
-        reply = await self.router.press(actor, action)
+
+        async def member() -> Member:
+            return self.member(interaction)
+
+        reply = await self.router.press(self.actor(interaction), action, member=member)
         for message in render(reply, self._actions):
             await self._followup(interaction, message, ephemeral=True)
 
     def _editor(self, interaction: discord.Interaction[Any], state: _EditState) -> StreamingEditor:
         async def edit(text: str) -> None:
-            kwargs: dict[str, Any] = {}
+            kwargs: dict[str, Any] = {"allowed_mentions": NO_MENTIONS}
             if state.final is not None:
-                view = build_view(state.final)
-                if view is not None:
-                    kwargs["view"] = view
-                if state.final.files:
-                    kwargs["attachments"] = discord_files(state.final)
-            await interaction.edit_original_response(
-                content=text, allowed_mentions=NO_MENTIONS, **kwargs
-            )
+                kwargs = _send_kwargs(state.final, files_key="attachments")
+            await interaction.edit_original_response(content=text, **kwargs)
 
         return StreamingEditor(edit, edit, self.edit_interval_s)
 
     async def _respond_now(self, interaction: discord.Interaction[Any], reply: Reply) -> None:
         messages = render(reply, self._actions)
         first, rest = messages[0], messages[1:]
-        kwargs: dict[str, Any] = {}
-        view = build_view(first)
-        if view is not None:
-            kwargs["view"] = view
-        if first.files:
-            kwargs["files"] = discord_files(first)
         await interaction.response.send_message(
-            first.content or "…",
-            ephemeral=reply.is_error,
-            allowed_mentions=NO_MENTIONS,
-            **kwargs,
+            first.content or "…", ephemeral=reply.is_error, **_send_kwargs(first)
         )
         for message in rest:
             await self._followup(interaction, message, ephemeral=reply.is_error)
@@ -416,8 +376,8 @@ class DiscordTransport(ChatTransport):
         self,
         interaction: discord.Interaction[Any],
         reply: Reply,
-        editor: StreamingEditor | None,
-        state: _EditState | None,
+        editor: StreamingEditor,
+        state: _EditState,
     ) -> None:
         messages = render(reply, self._actions)
         if reply.is_error:
@@ -427,7 +387,7 @@ class DiscordTransport(ChatTransport):
             for message in messages:
                 await self._followup(interaction, message, ephemeral=True)
             return
-        if editor is not None and state is not None and editor.started:
+        if editor.started:
             state.final = messages[0]
             await editor.finish(messages[0].content or "…")
             messages = messages[1:]
@@ -437,18 +397,8 @@ class DiscordTransport(ChatTransport):
     async def _followup(
         self, interaction: discord.Interaction[Any], message: DiscordMessage, *, ephemeral: bool
     ) -> None:
-        kwargs: dict[str, Any] = {}
-        view = build_view(message)
-        if view is not None:
-            kwargs["view"] = view
-        if message.files:
-            kwargs["files"] = discord_files(message)
         await interaction.followup.send(
-            message.content or "…",
-            ephemeral=ephemeral,
-            allowed_mentions=NO_MENTIONS,
-            wait=True,
-            **kwargs,
+            message.content or "…", ephemeral=ephemeral, wait=True, **_send_kwargs(message)
         )
 
     # ---- unsolicited ------------------------------------------------------------------------
@@ -465,18 +415,33 @@ class DiscordTransport(ChatTransport):
         else:
             raise ValueError(f"no channel to post to for chat {target.chat_id}")
         for message in render(reply, self._actions):
-            kwargs: dict[str, Any] = {}
-            view = build_view(message)
-            if view is not None:
-                kwargs["view"] = view
-            if message.files:
-                kwargs["files"] = discord_files(message)
-            await channel.send(message.content or "…", allowed_mentions=NO_MENTIONS, **kwargs)
+            await channel.send(message.content or "…", **_send_kwargs(message))
 
 
 class _EditState:
     def __init__(self) -> None:
         self.final: DiscordMessage | None = None
+
+
+def _upload(attachment: discord.Attachment) -> Upload:
+    async def read() -> bytes:
+        try:
+            return await attachment.read()
+        except discord.HTTPException as err:
+            raise UploadFailed(f"discord: {err}") from err
+
+    return Upload(attachment.filename, attachment.size, read)
+
+
+def _autocomplete(
+    suggest: Suggest,
+) -> Callable[[discord.Interaction[Any], str], Coroutine[Any, Any, list[app_commands.Choice[str]]]]:
+    async def complete(
+        interaction: discord.Interaction[Any], current: str
+    ) -> list[app_commands.Choice[str]]:
+        return [app_commands.Choice(name=n, value=v) for n, v in suggest(current)][:25]
+
+    return complete
 
 
 def _annotation(param: Param) -> Any:
@@ -485,9 +450,3 @@ def _annotation(param: Param) -> Any:
     if param.kind == "file":
         return discord.Attachment
     return str
-
-
-async def _autocomplete_reference(
-    interaction: discord.Interaction[Any], current: str
-) -> list[app_commands.Choice[str]]:
-    return [app_commands.Choice(name=n, value=v) for n, v in book_suggestions(current)]

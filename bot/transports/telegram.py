@@ -6,18 +6,18 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import time
 from collections import OrderedDict
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 
-from telegram import BotCommand, Chat, InlineKeyboardMarkup, Message, Update, User
+from telegram import BotCommand, Chat, Document, InlineKeyboardMarkup, Message, Update, User
 from telegram.constants import ChatAction, ChatMemberStatus, ChatType, ParseMode
 from telegram.error import RetryAfter, TelegramError
 from telegram.ext import (
     Application,
     ApplicationBuilder,
     CallbackQueryHandler,
+    ChatMemberHandler,
     CommandHandler,
     ContextTypes,
     MessageHandler,
@@ -26,34 +26,22 @@ from telegram.ext import (
 )
 from telegram.request import BaseRequest
 
+from bot.admin import AdminCache, AdminUnknown, Member
+from bot.registry import Upload, UploadFailed
 from bot.render.stream import TELEGRAM_EDIT_INTERVAL_S, ActionTable, StreamingEditor, as_seconds
 from bot.render.telegram import CALLBACK_LIMIT, TelegramMessage, plain_preview, render
-from bot.router import COMMANDS, Router
+from bot.router import Router
 from bot.settings import Settings
 from bot.transports.base import ChatTransport
-from retrieval.i18n import Catalog, Lang
+from retrieval.i18n import Lang
 from retrieval.reply import Reply
 from retrieval.requests import Actor
 
 log = logging.getLogger(__name__)
 
-MAX_UPLOAD_BYTES = 2 * 1024 * 1024
 TYPING_EVERY_S = 4.0
-ADMIN_CACHE_S = 120.0
+ADMIN_CACHE_S = 600.0
 POLL_MEMORY = 1000
-
-T = Catalog(
-    {
-        "file_too_large": (
-            "文件太大了（{size} KB），上限 {limit} KB。",
-            "The file is too large ({size} KB; the limit is {limit} KB).",
-        ),
-        "file_failed": (
-            "无法下载附件，请稍后再试。",
-            "Could not download the attachment; please try again later.",
-        ),
-    }
-)
 
 Context = ContextTypes.DEFAULT_TYPE
 
@@ -97,7 +85,7 @@ class TelegramTransport(ChatTransport):
         self._edit_interval = edit_interval_s
         self._actions = ActionTable(CALLBACK_LIMIT)
         self._polls: OrderedDict[str, _PollTarget] = OrderedDict()
-        self._admins: dict[tuple[int, int], tuple[bool, float]] = {}
+        self.admins = AdminCache(self._fetch_admins, ttl_s=ADMIN_CACHE_S)
         self._running = False
         base = settings.telegram_api_base
         builder = (
@@ -110,7 +98,7 @@ class TelegramTransport(ChatTransport):
         if request is not None:
             builder = builder.request(request).get_updates_request(request)
         self.app: Application = builder.build()  # type: ignore[type-arg]
-        names = [c.name for c in COMMANDS]
+        names = [entry.name for entry in router.registry]
         self.app.add_handler(CommandHandler(names, self._on_command))
         self.app.add_handler(
             MessageHandler(
@@ -119,6 +107,9 @@ class TelegramTransport(ChatTransport):
         )
         self.app.add_handler(CallbackQueryHandler(self._on_callback))
         self.app.add_handler(PollAnswerHandler(self._on_poll_answer))
+        self.app.add_handler(
+            ChatMemberHandler(self._on_chat_member, ChatMemberHandler.ANY_CHAT_MEMBER)
+        )
         self.app.add_error_handler(self._on_error)
 
     # ---- lifecycle --------------------------------------------------------------------------
@@ -130,7 +121,10 @@ class TelegramTransport(ChatTransport):
         await self._set_commands()
         await self.app.start()
         if self.app.updater is not None:
-            await self.app.updater.start_polling(drop_pending_updates=False)
+            # chat_member updates (admin changes) are only sent when asked for by name.
+            await self.app.updater.start_polling(
+                drop_pending_updates=False, allowed_updates=Update.ALL_TYPES
+            )
         self._running = True
         log.info("telegram: polling as @%s", self.app.bot.username)
 
@@ -145,13 +139,18 @@ class TelegramTransport(ChatTransport):
         await self.app.shutdown()
 
     async def _set_commands(self) -> None:
-        try:
-            await self.app.bot.set_my_commands([BotCommand(c.name, c.zh) for c in COMMANDS])
-            await self.app.bot.set_my_commands(
-                [BotCommand(c.name, c.en) for c in COMMANDS], language_code="en"
-            )
-        except TelegramError:
-            log.warning("telegram: set_my_commands failed", exc_info=True)
+        """The command menu in the default language, and in the other for clients set to it.
+        Each is its own request: one failing never skips the other."""
+        default = self._settings.default_language
+        other: Lang = "en" if default == "zh" else "zh"
+        for lang, code in ((default, None), (other, other)):
+            commands = [
+                BotCommand(entry.name, entry.help.describe(lang)) for entry in self.router.registry
+            ]
+            try:
+                await self.app.bot.set_my_commands(commands, language_code=code)
+            except TelegramError as err:
+                log.warning("telegram: set_my_commands (%s) failed: %s", code or "default", err)
 
     # ---- outgoing ---------------------------------------------------------------------------
 
@@ -251,7 +250,7 @@ class TelegramTransport(ChatTransport):
 
     # ---- incoming ---------------------------------------------------------------------------
 
-    async def _actor(self, chat: Chat, user: User | None) -> Actor:
+    def _actor(self, chat: Chat, user: User | None) -> Actor:
         user_id = user.id if user else chat.id
         name = (user.full_name or user.username or "") if user else (chat.title or "")
         return Actor(
@@ -259,28 +258,39 @@ class TelegramTransport(ChatTransport):
             str(chat.id),
             str(user_id),
             name,
-            is_admin=await self._is_admin(chat.id, chat.type, user_id),
             lang=_lang(user, self._settings.default_language),
         )
 
-    async def _is_admin(self, chat_id: int, chat_type: str, user_id: int) -> bool:
-        if chat_type == ChatType.PRIVATE:
-            return True
-        key = (chat_id, user_id)
-        cached = self._admins.get(key)
-        now = time.monotonic()
-        if cached is not None and cached[1] > now:
-            return cached[0]
+    def _member(
+        self, chat_id: int, chat_type: str, user_id: int
+    ) -> Callable[[], Awaitable[Member]]:
+        """The lookup the router calls when a command needs an admin (never otherwise)."""
+
+        async def lookup() -> Member:
+            if chat_type == ChatType.PRIVATE:
+                return Member(private_chat=True)
+            return await self.admins.member(chat_id, user_id)
+
+        return lookup
+
+    async def _fetch_admins(self, chat_id: int) -> dict[int, Member]:
         try:
-            member = await self.app.bot.get_chat_member(chat_id, user_id)
-        except TelegramError:
-            log.warning("telegram: get_chat_member failed", exc_info=True)
-            return False
-        admin = member.status in (ChatMemberStatus.OWNER, ChatMemberStatus.ADMINISTRATOR)
-        self._admins[key] = (admin, now + ADMIN_CACHE_S)
-        if len(self._admins) > 10_000:
-            self._admins = {k: v for k, v in self._admins.items() if v[1] > now}
-        return admin
+            admins = await self.app.bot.get_chat_administrators(chat_id)
+        except TelegramError as err:
+            raise AdminUnknown(f"telegram getChatAdministrators: {err}") from err
+        return {
+            a.user.id: Member(
+                owner=a.status == ChatMemberStatus.OWNER,
+                administrator=a.status == ChatMemberStatus.ADMINISTRATOR,
+            )
+            for a in admins
+        }
+
+    async def _on_chat_member(self, update: Update, context: Context) -> None:
+        """Someone was promoted, demoted, joined or left: the next check asks again."""
+        chat = update.effective_chat
+        if chat is not None:
+            self.admins.forget(chat.id)
 
     async def _on_command(self, update: Update, context: Context) -> None:
         message = update.effective_message
@@ -294,29 +304,18 @@ class TelegramTransport(ChatTransport):
         chat = update.effective_chat
         if message is None or chat is None or message.document is None or not message.caption:
             return
-        doc = message.document
-        actor_lang = _lang(update.effective_user, self._settings.default_language)
-        thread = message.message_thread_id if message.is_topic_message else None
-        size = doc.file_size or 0
-        if size > MAX_UPLOAD_BYTES:
-            error = Reply.error(
-                T(actor_lang, "file_too_large", size=size // 1024, limit=MAX_UPLOAD_BYTES // 1024)
-            )
-            error.lang = actor_lang
-            await self._post(chat.id, thread, error)
-            return
-        try:
-            file = await context.bot.get_file(doc.file_id)
-            data = bytes(await file.download_as_bytearray())
-        except TelegramError:
-            log.warning("telegram: download failed", exc_info=True)
-            failed = Reply.error(T(actor_lang, "file_failed"))
-            failed.lang = actor_lang
-            await self._post(chat.id, thread, failed)
-            return
-        if len(data) > MAX_UPLOAD_BYTES:
-            return
-        await self._run(chat, update.effective_user, message, message.caption, data)
+        upload = self._upload(message.document)
+        await self._run(chat, update.effective_user, message, message.caption, upload)
+
+    def _upload(self, doc: Document) -> Upload:
+        async def read() -> bytes:
+            try:
+                file = await self.app.bot.get_file(doc.file_id)
+                return bytes(await file.download_as_bytearray())
+            except TelegramError as err:
+                raise UploadFailed(f"telegram: {err}") from err
+
+        return Upload(doc.file_name or "upload", doc.file_size or 0, read)
 
     async def _run(
         self,
@@ -324,9 +323,9 @@ class TelegramTransport(ChatTransport):
         user: User | None,
         message: Message,
         text: str,
-        attachment: bytes | None,
+        upload: Upload | None,
     ) -> None:
-        actor = await self._actor(chat, user)
+        actor = self._actor(chat, user)
         thread = message.message_thread_id if message.is_topic_message else None
         state = _EditState()
         editor = self._editor(chat.id, thread, state)
@@ -334,13 +333,19 @@ class TelegramTransport(ChatTransport):
         async def progress(partial: str) -> None:
             await editor.update(plain_preview(partial))
 
-        async with self._typing(chat.id, thread):
+        async with contextlib.AsyncExitStack() as stack:
+
+            async def ack() -> None:  # accepted: show "typing…" until the reply is sent
+                await stack.enter_async_context(self._typing(chat.id, thread))
+
             reply = await self.router.handle_text(
                 actor,
                 text,
                 bot_username=self.app.bot.username or self._settings.telegram_bot_username,
-                attachment=attachment,
+                upload=upload,
                 progress=progress,
+                member=self._member(chat.id, chat.type, int(actor.user_id)),
+                ack=ack,
             )
         if reply is None:  # addressed to another bot
             return
@@ -376,8 +381,9 @@ class TelegramTransport(ChatTransport):
         if chat is None:
             await query.answer()
             return
-        actor = await self._actor(chat, query.from_user)
-        reply = await self.router.press(actor, action)
+        user = query.from_user
+        member = self._member(chat.id, chat.type, user.id)
+        reply = await self.router.press(self._actor(chat, user), action, member=member)
         text = reply.plain()
         short = len(text) <= 190 and not reply.buttons and not reply.poll and not reply.attachments
         if short:
@@ -405,10 +411,11 @@ class TelegramTransport(ChatTransport):
             str(target.chat_id),
             str(user.id),
             user.full_name or user.username or "",
-            is_admin=await self._is_admin(target.chat_id, target.chat_type, user.id),
             lang=_lang(user, self._settings.default_language),
         )
-        reply = await self.router.press(actor, f"{target.prefix}{answer.option_ids[0] + 1}")
+        member = self._member(target.chat_id, target.chat_type, user.id)
+        action = f"{target.prefix}{answer.option_ids[0] + 1}"
+        reply = await self.router.press(actor, action, member=member)
         if reply.is_error:  # success shows in the poll itself; failures need words
             await self._post(target.chat_id, target.thread_id, reply)
 

@@ -83,6 +83,11 @@ class CachedEmbedder:
     def inner(self) -> Embedder:
         return self._inner
 
+    async def aclose(self) -> None:
+        """The cache owns its inner embedder: closing one closes both (the SQLite connection
+        closes with `async with`)."""
+        await self._inner.aclose()
+
     def _conn(self) -> aiosqlite.Connection:
         if self._db is None:
             raise RuntimeError("CachedEmbedder is not open: use `async with CachedEmbedder(...)`")

@@ -80,6 +80,9 @@ class LocalEmbedder(abc.ABC):
         """Stop the worker thread (pending batches finish first)."""
         self._worker.shutdown(wait=False)
 
+    async def aclose(self) -> None:
+        self.close()
+
 
 def _normalised(matrix: Any) -> Any:
     norms = np.linalg.norm(matrix, axis=1, keepdims=True)

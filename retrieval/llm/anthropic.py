@@ -81,7 +81,7 @@ class ClaudeLLM(RetryingLLM):
             policy=policy,
         )
 
-    async def close(self) -> None:
+    async def aclose(self) -> None:
         await self._client.close()
 
     async def _attempt(self, request: LLMRequest, on_delta: OnDelta | None) -> LLMResponse:

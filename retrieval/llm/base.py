@@ -84,7 +84,7 @@ def kind_for_status(status: int) -> str | None:
 class RetryingLLM(abc.ABC):
     """The shared work of every model adapter: retries with jittered backoff, the per-attempt
     timeout, the process-wide concurrency cap and the context window. A subclass fills in one
-    attempt (`_attempt`, plain or streamed) and `close`."""
+    attempt (`_attempt`, plain or streamed) and `aclose`."""
 
     name = "llm"
 
@@ -120,7 +120,7 @@ class RetryingLLM(abc.ABC):
         """One call to the provider; raise `Transient` for what a retry may fix."""
 
     @abc.abstractmethod
-    async def close(self) -> None:
+    async def aclose(self) -> None:
         """Release the SDK's HTTP client."""
 
 

@@ -102,7 +102,7 @@ class OpenAICompatLLM(RetryingLLM):
             policy=policy,
         )
 
-    async def close(self) -> None:
+    async def aclose(self) -> None:
         await self._client.close()
 
     async def _attempt(self, request: LLMRequest, on_delta: OnDelta | None) -> LLMResponse:

@@ -45,6 +45,9 @@ class ScriptedLLM:
     def context_tokens(self) -> int:
         return self._context_tokens
 
+    async def aclose(self) -> None:
+        return None
+
     def push(self, *items: ScriptItem) -> None:
         self._script.extend(items)
 

@@ -79,7 +79,7 @@ def _openai(server: LLMStubServer, policy: RetryPolicy = FAST, **kw: Any) -> Ope
 async def _close_clients() -> AsyncIterator[None]:
     yield
     while _OPEN:
-        await _OPEN.pop().close()
+        await _OPEN.pop().aclose()
 
 
 HARNESSES = [

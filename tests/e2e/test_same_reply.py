@@ -18,11 +18,12 @@ from bot.transports.discord import DiscordTransport
 from bot.transports.telegram import TelegramTransport
 from retrieval.reply import Block, Citation, Poll, Reply
 from retrieval.requests import AskRequest
-from tests.service_fakes import RecordingNovels, RecordingScholar
+from tests.service_fakes import RecordingNovels, RecordingScholar, fake_router
 from tests.stubs.discord_stub import APP_ID, DiscordStub, slash
 from tests.stubs.telegram_stub import TelegramStub, command_update
 
 REPLY = Reply(
+    lang="zh",
     blocks=[
         Block("职事明确教导", "heading"),
         Block("召会乃是神圣分赐的结果。"),
@@ -46,7 +47,7 @@ PARTS = [
 def router() -> tuple[Router, RecordingScholar]:
     scholar = RecordingScholar()
     scholar.reply = REPLY
-    return Router(scholar, RecordingNovels(), limiter=RateLimiter(0, 0)), scholar
+    return fake_router(scholar, RecordingNovels(), limiter=RateLimiter(0, 0)), scholar
 
 
 async def test_console_discord_and_telegram_render_the_same_reply(

@@ -4,6 +4,7 @@ loopback Bot API stand-in (`TelegramStub`), updates fed through `Application.pro
 from __future__ import annotations
 
 import asyncio
+import logging
 import re
 from collections.abc import AsyncIterator
 
@@ -11,13 +12,12 @@ import pytest
 from telegram import Update
 
 from bot.ratelimit import RateLimiter
-from bot.router import Router
 from bot.settings import load_settings
 from bot.transports.telegram import TelegramTransport
 from novel import api as novel_api
 from retrieval.reply import Block, Button, Poll, Reply
 from retrieval.requests import Actor, AskRequest
-from tests.service_fakes import RecordingNovels, RecordingScholar
+from tests.service_fakes import RecordingNovels, RecordingScholar, fake_router
 from tests.stubs.telegram_stub import (
     TelegramStub,
     callback_update,
@@ -33,7 +33,7 @@ FakeNovels = RecordingNovels
 @pytest.fixture
 async def env() -> AsyncIterator[tuple[TelegramTransport, TelegramStub, FakeScholar, FakeNovels]]:
     stub, scholar, novels = TelegramStub(), FakeScholar(), FakeNovels()
-    router = Router(scholar, novels, limiter=RateLimiter(0, 0))
+    router = fake_router(scholar, novels, limiter=RateLimiter(0, 0))
     settings = load_settings(telegram_token="123:TEST")
     transport = TelegramTransport(router, settings, request=stub, edit_interval_s=0.0)
     async with transport:
@@ -60,7 +60,7 @@ async def test_start_sets_commands_and_polls(env: tuple) -> None:
 
 async def test_stop_is_idempotent() -> None:
     stub = TelegramStub()
-    router = Router(FakeScholar(), FakeNovels(), limiter=RateLimiter(0, 0))
+    router = fake_router(FakeScholar(), FakeNovels(), limiter=RateLimiter(0, 0))
     transport = TelegramTransport(router, load_settings(telegram_token="1:x"), request=stub)
     await transport.start()
     await transport.stop()
@@ -71,12 +71,13 @@ async def test_stop_is_idempotent() -> None:
 async def test_ask_sends_escaped_html(env: tuple) -> None:
     transport, stub, scholar, _ = env
     scholar.reply = Reply(
-        blocks=[Block("经纶 <b>&</b>", "heading"), Block("a < b & c"), Block("引文", "quote")]
+        lang="zh",
+        blocks=[Block("经纶 <b>&</b>", "heading"), Block("a < b & c"), Block("引文", "quote")],
     )
     await feed(transport, command_update("/ask 什么是经纶？"))
     assert [c[1] for c in scholar.calls] == [AskRequest("什么是经纶？")]
     actor = scholar.calls[0][0]
-    assert actor.platform == "telegram" and actor.chat_id == "42" and actor.is_admin
+    assert actor.platform == "telegram" and actor.chat_id == "42"
     [sent] = stub.named("sendMessage")
     assert sent.params["parse_mode"] == "HTML"
     text = sent.params["text"]
@@ -86,14 +87,19 @@ async def test_ask_sends_escaped_html(env: tuple) -> None:
 
 
 async def test_group_command_with_bot_suffix_and_admin_lookup(env: tuple) -> None:
-    transport, stub, scholar, _ = env
+    transport, stub, scholar, novels = env
     stub.member_status[(-100, 7)] = "administrator"
     await feed(transport, command_update("/ask@baibao_bot 神圣分赐", chat_id=-100, user_id=7))
     await feed(transport, command_update("/ask@baibao_bot 再问", chat_id=-100, user_id=7))
     assert [c[1] for c in scholar.calls] == [AskRequest("神圣分赐"), AskRequest("再问")]
-    assert scholar.calls[0][0].is_admin and scholar.calls[0][0].chat_id == "-100"
-    assert len(stub.named("getChatMember")) == 1  # cached
+    assert scholar.calls[0][0].chat_id == "-100"
+    assert stub.named("getChatAdministrators") == []  # /ask needs no admin
     assert stub.named("sendMessage")[0].params["chat_id"] == -100
+    for _ in range(2):
+        await feed(transport, command_update("/chapter close", chat_id=-100, user_id=7))
+    assert [a.is_admin for a, _ in novels.calls] == [True, True]
+    assert len(stub.named("getChatAdministrators")) == 1  # cached
+    assert stub.named("getChatMember") == []
 
 
 async def test_command_for_another_bot_is_ignored(env: tuple) -> None:
@@ -112,7 +118,7 @@ async def test_english_user_gets_english_usage_error(env: tuple) -> None:
 
 async def test_callback_query_presses_and_answers(env: tuple) -> None:
     transport, stub, _, novels = env
-    novels.reply = Reply.text("已投给第 2 项")
+    novels.reply = Reply.text("已投给第 2 项", lang="zh")
     await feed(transport, callback_update("vote:r1:2"))
     assert [c[1] for c in novels.calls] == [novel_api.Vote(2, "r1")]
     [answer] = stub.named("answerCallbackQuery")
@@ -122,12 +128,14 @@ async def test_callback_query_presses_and_answers(env: tuple) -> None:
 async def test_long_callback_data_goes_through_the_table(env: tuple) -> None:
     transport, stub, _, novels = env
     round_id = "r" * 80
-    novels.reply = Reply(blocks=[Block("投票")], buttons=[Button("二", f"vote:{round_id}:2")])
+    novels.reply = Reply(
+        lang="zh", blocks=[Block("投票")], buttons=[Button("二", f"vote:{round_id}:2")]
+    )
     await feed(transport, command_update("/chapter next"))
     markup = stub.named("sendMessage")[0].params["reply_markup"]
     data = markup["inline_keyboard"][0][0]["callback_data"]
     assert len(data.encode()) <= 64
-    novels.reply = Reply.text("ok")
+    novels.reply = Reply.text("ok", lang="zh")
     await feed(transport, callback_update(data))
     assert novels.calls[-1][1] == novel_api.Vote(2, round_id)
 
@@ -135,7 +143,7 @@ async def test_long_callback_data_goes_through_the_table(env: tuple) -> None:
 async def test_long_reply_split_in_order(env: tuple) -> None:
     transport, stub, scholar, _ = env
     paragraphs = [f"第{i:03d}段。" + "道" * 240 for i in range(40)]  # ~10,000 characters
-    scholar.reply = Reply(blocks=[Block(p) for p in paragraphs])
+    scholar.reply = Reply(lang="zh", blocks=[Block(p) for p in paragraphs])
     await feed(transport, command_update("/ask 长回答"))
     texts = [c.params["text"] for c in stub.named("sendMessage")]
     assert len(texts) >= 3 and all(len(t) <= 4096 for t in texts)
@@ -146,9 +154,11 @@ async def test_long_reply_split_in_order(env: tuple) -> None:
 async def test_poll_is_native_with_keyboard_fallback_and_answers_vote(env: tuple) -> None:
     transport, stub, _, novels = env
     novels.reply = Reply(
+        lang="zh",
         blocks=[Block("第 3 章投票开始")],
         poll=Poll("下一章写什么？", ("夜渡", "山门"), "vote:r9:", "r9"),
     )
+    stub.member_status[(-100, 7)] = "creator"  # opening a round takes an admin
     await feed(transport, command_update("/chapter next", chat_id=-100, user_id=7))
     [message] = stub.named("sendMessage")
     keyboard = message.params["reply_markup"]["inline_keyboard"]
@@ -159,7 +169,7 @@ async def test_poll_is_native_with_keyboard_fallback_and_answers_vote(env: tuple
         "夜渡",
         "山门",
     ]
-    novels.reply = Reply.text("已投票")
+    novels.reply = Reply.text("已投票", lang="zh")
     await feed(transport, poll_answer_update("poll1", 1, user_id=8))
     actor, request = novels.calls[-1]
     assert request == novel_api.Vote(2, "r9")
@@ -185,7 +195,7 @@ async def test_oversized_document_is_refused(env: tuple) -> None:
 async def test_streaming_edits_honour_retry_after(env: tuple) -> None:
     transport, stub, scholar, _ = env
     scholar.partials = ["神圣", "神圣的分赐"]
-    scholar.reply = Reply.text("神圣的分赐是三一神的工作。")
+    scholar.reply = Reply.text("神圣的分赐是三一神的工作。", lang="zh")
     stub.flood("editMessageText", retry_after=1)
     await feed(transport, command_update("/ask 分赐"))
     assert stub.named("sendMessage")[0].params["text"] == "神圣"
@@ -197,6 +207,61 @@ async def test_streaming_edits_honour_retry_after(env: tuple) -> None:
 
 async def test_send_posts_to_the_chat(env: tuple) -> None:
     transport, stub, _, _ = env
-    await transport.send(Actor("telegram", "-100", "0"), Reply.text("第 3 章已完成"))
+    await transport.send(Actor("telegram", "-100", "0"), Reply.text("第 3 章已完成", lang="zh"))
     [sent] = stub.named("sendMessage")
     assert sent.params["chat_id"] == -100 and sent.params["text"] == "第 3 章已完成"
+
+
+async def test_admin_lookup_failure_is_a_clear_message_and_one_log_line(
+    env: tuple, caplog: pytest.LogCaptureFixture
+) -> None:
+    transport, stub, _, novels = env
+    stub.member_status[(-100, 7)] = "creator"
+    bad_gateway = {"ok": False, "error_code": 502, "description": "Bad Gateway"}
+    stub.failures["getChatAdministrators"] = [(502, bad_gateway)]
+    with caplog.at_level(logging.INFO):
+        await feed(transport, command_update("/chapter close", chat_id=-100, user_id=7))
+    [sent] = stub.named("sendMessage")
+    assert sent.params["text"] == "暂时无法确认管理员身份，请稍后再试。"
+    assert novels.calls == []
+    warnings = [r for r in caplog.records if r.levelno >= logging.WARNING]
+    assert len(warnings) == 1 and warnings[0].exc_info is None
+    await feed(transport, command_update("/chapter close", chat_id=-100, user_id=7))
+    assert [a.is_admin for a, _ in novels.calls] == [True]  # the creator, once it can tell
+
+
+async def test_chat_member_update_refreshes_the_admin_list(env: tuple) -> None:
+    transport, stub, _, novels = env
+    stub.member_status[(-100, 7)] = "administrator"
+    await feed(transport, command_update("/chapter close", chat_id=-100, user_id=7))
+    stub.member_status[(-100, 7)] = "member"  # demoted …
+    await feed(transport, chat_member_update(-100, 7, "administrator", "member"))
+    await feed(transport, command_update("/chapter close", chat_id=-100, user_id=7))
+    assert len(stub.named("getChatAdministrators")) == 2
+    assert len(novels.calls) == 1
+    assert "只有管理员可以" in stub.named("sendMessage")[-1].params["text"]
+
+
+def chat_member_update(chat_id: int, user_id: int, old: str, new: str) -> dict[str, object]:
+    user = {"id": user_id, "is_bot": False, "first_name": "U"}
+    return {
+        "update_id": 990_000 + user_id,
+        "chat_member": {
+            "chat": {"id": chat_id, "type": "supergroup", "title": "读经小组"},
+            "from": {"id": 1, "is_bot": False, "first_name": "群主"},
+            "date": 1_700_000_000,
+            "old_chat_member": {"status": old, "user": user, **_admin_rights(old)},
+            "new_chat_member": {"status": new, "user": user, **_admin_rights(new)},
+        },
+    }
+
+
+def _admin_rights(status: str) -> dict[str, object]:
+    if status != "administrator":
+        return {}
+    rights = (
+        "can_manage_chat can_delete_messages can_manage_video_chats can_restrict_members "
+        "can_promote_members can_change_info can_invite_users can_post_stories "
+        "can_edit_stories can_delete_stories"
+    ).split()
+    return {"can_be_edited": False, "is_anonymous": False, **dict.fromkeys(rights, True)}

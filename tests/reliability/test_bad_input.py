@@ -12,9 +12,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bot.app import App
+from bot.commands import standard_registry
+from bot.registry import Upload
 from bot.render import discord as dr
 from bot.render import telegram as tr
-from bot.router import COMMANDS
 from novel import api as novel_api
 from novel.blueprint import default_blueprint, parse_upload, validate
 from retrieval import scripture
@@ -22,6 +23,7 @@ from retrieval.reply import Block, Button, Citation, Reply
 from retrieval.requests import Actor
 from retrieval.types import Filter
 from tests.reliability.helpers.stack import Loop, with_app
+from tests.service_fakes import RecordingNovels, RecordingScholar
 
 FUZZ = settings(
     max_examples=60,
@@ -62,10 +64,11 @@ NASTY = st.sampled_from(
     ]
 )
 TEXT = st.lists(st.one_of(st.text(max_size=40), NASTY), max_size=12).map("".join)
+REGISTRY = standard_registry(RecordingScholar(), RecordingNovels())
 HEADS = st.sampled_from(
     ["", "/", "／", "/ask ", "/cite ", "/help ", "/nosuch ", "/ask@baibao_bot ", "/ask@other "]
-    + [f"/{c.name} {s.name} " for c in COMMANDS for s in c.subcommands]
-    + [f"/{c.name} " for c in COMMANDS]
+    + [f"/{' '.join(path)} " for path, _ in REGISTRY.commands() if len(path) > 1]
+    + [f"/{e.name} " for e in REGISTRY]
 )
 ACTORS = st.sampled_from(
     [
@@ -84,7 +87,10 @@ def test_router_never_raises_on_arbitrary_lines(tmp_path: Path) -> None:
             line = head + text
             reply = loop.run(
                 app.router.handle_text(
-                    actor, line, bot_username="baibao_bot", attachment=attachment
+                    actor,
+                    line,
+                    bot_username="baibao_bot",
+                    upload=None if attachment is None else Upload.of(attachment),
                 )
             )
             if reply is None:  # only for a command addressed to another bot, or a bare "/"
@@ -164,7 +170,7 @@ def test_blueprint_upload_clear_message_and_unchanged(tmp_path: Path) -> None:
     admin = Actor("telegram", "g-bp", "admin", is_admin=True)
 
     def body(app: App, loop: Loop) -> None:
-        novels = app.router._novels
+        novels = app.novels
         repo = novels.repo  # type: ignore[attr-defined]
 
         @FUZZ
@@ -252,6 +258,7 @@ class _Tags(html.parser.HTMLParser):
 
 REPLIES = st.builds(
     lambda blocks, cites, error: Reply(
+        lang="zh",
         blocks=[Block(t, k) for t, k in blocks],
         citations=[Citation(a, b, c, d) for a, b, c, d in cites],
         buttons=[Button("投票 <1> @everyone", "vote:r1:1")],

@@ -97,7 +97,7 @@ async def test_model_failure_while_writing_saves_no_chapter(tmp_path: Path) -> N
             failed = await app.router.handle_text(ADMIN, "/chapter close")
             assert failed is not None and failed.is_error
             assert "没有保存任何内容" in failed.plain()
-            novels = app.router._novels
+            novels = app.novels
             assert await novels.repo.chapters("g1") == []  # type: ignore[attr-defined]
             assert await app.store.count(Filter(equals={"namespace": "novel:g1"})) == 0
         finally:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.router import COMMAND_INDEX, COMMANDS
+from bot.registry import Upload
 from novel.blueprint import default_blueprint
 from retrieval.llm.scripted import ScriptedLLM
 from retrieval.requests import Actor
@@ -49,10 +49,11 @@ async def test_non_admin_is_refused_every_time(
         done = await app.router.handle_text(ADMIN, "/chapter close")
         assert done is not None and not done.is_error, done.plain() if done else ""
         assert not (await app.router.handle_text(ADMIN, "/chapter revise 1 改")).is_error  # type: ignore[union-attr]
-        repo = app.router._novels.repo  # type: ignore[attr-defined]
+        repo = app.novels.repo
         before = (await repo.blueprint_json("g1"), await repo.current_map("g1"))
         for _ in range(2):  # checked on every call, not once
-            reply = await app.router.handle_text(MEMBER, line, attachment=attachment)
+            upload = None if attachment is None else Upload.of(attachment)
+            reply = await app.router.handle_text(MEMBER, line, upload=upload)
             assert reply is not None and reply.is_error
             assert "只有管理员可以" in reply.plain()
         assert (await repo.blueprint_json("g1"), await repo.current_map("g1")) == before
@@ -65,7 +66,7 @@ async def test_one_servers_novel_is_never_retrieved_in_another(tmp_path: Path) -
     async with open_app(tmp_path / "data", llm) as app:
         for step in ("/chapter next", "/chapter propose 夜渡", "/chapter close", "/chapter close"):
             assert not (await app.router.handle_text(ADMIN, step)).is_error  # type: ignore[union-attr]
-        memory = app.router._novels.memory  # type: ignore[attr-defined]
+        memory = app.novels.memory
         assert await memory.search("g1", "林远 渡口 灯笼")
         assert await memory.search("g2", "林远 渡口 灯笼") == []
         other = await app.router.handle_text(OTHER_GUILD, "/chapter show 1")
@@ -74,15 +75,17 @@ async def test_one_servers_novel_is_never_retrieved_in_another(tmp_path: Path) -
         assert found.hits and all("青岚渡口" not in h.chunk.text for h in found.hits)
 
 
-def test_ingest_exists_only_in_the_cli() -> None:
-    names = {c.name for c in COMMANDS} | {s.name for c in COMMANDS for s in c.subcommands}
-    assert not {"ingest", "upload", "import", "delete_source"} & names
-    assert "ingest" not in COMMAND_INDEX
+async def test_ingest_exists_only_in_the_cli(tmp_path: Path) -> None:
+    async with open_app(tmp_path / "data", corpus=False) as app:
+        registry = app.router.registry
+        names = {name for path, _ in registry.commands() for name in path}
+        assert not {"ingest", "upload", "import", "delete_source"} & names
+        assert registry.get("ingest") is None
 
 
 async def test_ingest_command_in_chat_is_unknown(tmp_path: Path) -> None:
     async with open_app(tmp_path / "data", corpus=False) as app:
-        reply = await app.router.handle_text(ADMIN, "/ingest /etc/passwd", attachment=b"x")
+        reply = await app.router.handle_text(ADMIN, "/ingest /etc/passwd", upload=Upload.of(b"x"))
         assert reply is not None and reply.is_error
         assert "/ingest" in reply.plain() and (
             "未知命令" in reply.plain() or "Unknown" in reply.plain()

@@ -142,31 +142,16 @@ class TelegramStub(BaseRequest):
                     "members_only": False,
                 },
             )
+        if name == "getChatAdministrators":
+            chat_id = int(params["chat_id"])
+            return [
+                self._member(user_id, status)
+                for (chat, user_id), status in self.member_status.items()
+                if chat == chat_id and status in ("creator", "administrator")
+            ]
         if name == "getChatMember":
             key = (int(params["chat_id"]), int(params["user_id"]))
-            status = self.member_status.get(key, "member")
-            user = {"id": key[1], "is_bot": False, "first_name": "U"}
-            member: dict[str, Any] = {"status": status, "user": user}
-            if status == "administrator":
-                member.update(
-                    {
-                        "can_be_edited": False,
-                        "is_anonymous": False,
-                        "can_manage_chat": True,
-                        "can_delete_messages": True,
-                        "can_manage_video_chats": True,
-                        "can_restrict_members": True,
-                        "can_promote_members": False,
-                        "can_change_info": True,
-                        "can_invite_users": True,
-                        "can_post_stories": False,
-                        "can_edit_stories": False,
-                        "can_delete_stories": False,
-                    }
-                )
-            elif status == "creator":
-                member["is_anonymous"] = False
-            return member
+            return self._member(key[1], self.member_status.get(key, "member"))
         if name == "getFile":
             file_id = str(params["file_id"])
             return {
@@ -176,6 +161,31 @@ class TelegramStub(BaseRequest):
                 "file_path": file_id,
             }
         return True  # setMyCommands, answerCallbackQuery, sendChatAction, deleteWebhook …
+
+    @staticmethod
+    def _member(user_id: int, status: str) -> dict[str, Any]:
+        user = {"id": user_id, "is_bot": False, "first_name": "U"}
+        member: dict[str, Any] = {"status": status, "user": user}
+        if status == "administrator":
+            member.update(
+                {
+                    "can_be_edited": False,
+                    "is_anonymous": False,
+                    "can_manage_chat": True,
+                    "can_delete_messages": True,
+                    "can_manage_video_chats": True,
+                    "can_restrict_members": True,
+                    "can_promote_members": False,
+                    "can_change_info": True,
+                    "can_invite_users": True,
+                    "can_post_stories": False,
+                    "can_edit_stories": False,
+                    "can_delete_stories": False,
+                }
+            )
+        elif status == "creator":
+            member["is_anonymous"] = False
+        return member
 
 
 # ---- update builders ------------------------------------------------------------------------

@@ -49,6 +49,9 @@ class CountingEmbedder:
     async def embed_query(self, text: str) -> list[float]:
         return await self.inner.embed_query(text)
 
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
 
 class FlakyGraph:
     """Delegates to a real KnowledgeGraph; `add` raises while `fail_add` is set (a crash)."""

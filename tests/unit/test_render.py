@@ -20,11 +20,12 @@ from retrieval.reply import Attachment, Block, Button, Citation, Poll, Reply
 
 def test_discord_escapes_markdown_and_mentions() -> None:
     reply = Reply(
+        lang="zh",
         blocks=[
             Block("标题 *粗*", "heading"),
             Block("@everyone 看 <@123> __x__"),
             Block("引", "quote"),
-        ]
+        ],
     )
     [message] = dr.render(reply)
     assert message.content.startswith("**标题 \\*粗\\***")
@@ -33,12 +34,13 @@ def test_discord_escapes_markdown_and_mentions() -> None:
 
 
 def test_discord_code_block_cannot_be_closed_early() -> None:
-    [message] = dr.render(Reply(blocks=[Block("a```b", "code")]))
+    [message] = dr.render(Reply(lang="zh", blocks=[Block("a```b", "code")]))
     assert message.content.count("```") == 2
 
 
 def test_discord_citations_poll_buttons_files() -> None:
     reply = Reply(
+        lang="zh",
         blocks=[Block("答")],
         citations=[Citation("1", "神的经纶", "第三章", "神圣的分赐")],
         poll=Poll("选哪个？", ("甲", "乙" * 100), "vote:r1:", "r1"),
@@ -55,7 +57,7 @@ def test_discord_citations_poll_buttons_files() -> None:
 def test_discord_long_custom_ids_are_shortened_and_restored() -> None:
     table = ActionTable(100)
     action = "vote:" + "r" * 120 + ":1"
-    [message] = dr.render(Reply(buttons=[Button("x", action)]), table)
+    [message] = dr.render(Reply(lang="zh", buttons=[Button("x", action)]), table)
     [(_, custom_id)] = message.buttons
     assert len(custom_id) <= 100 and table.decode(custom_id) == action
     assert ActionTable(100).decode(custom_id) == ""  # unknown after a restart: expired
@@ -63,13 +65,13 @@ def test_discord_long_custom_ids_are_shortened_and_restored() -> None:
 
 def test_discord_split_keeps_citations_and_order() -> None:
     text = "神圣的分赐是三一神的工作。【神的经纶，第三章】" * 300
-    messages = dr.render(Reply(blocks=[Block(text)]))
+    messages = dr.render(Reply(lang="zh", blocks=[Block(text)]))
     assert all(len(m.content) <= 2000 for m in messages)
     assert all(m.content.count("【") == m.content.count("】") for m in messages)
 
 
 def test_discord_very_long_reply_goes_as_a_file() -> None:
-    reply = Reply(blocks=[Block(f"第{i}段 " + "道" * 1900) for i in range(20)])
+    reply = Reply(lang="zh", blocks=[Block(f"第{i}段 " + "道" * 1900) for i in range(20)])
     messages = dr.render(reply)
     assert len(messages) == dr.MAX_PIECES
     assert messages[-1].files and messages[-1].files[0][0] == "reply.md"
@@ -101,6 +103,7 @@ def balanced(html: str) -> bool:
 
 def test_telegram_html_escapes_and_tags() -> None:
     reply = Reply(
+        lang="zh",
         blocks=[
             Block("<标题> & co", "heading"),
             Block("x < y", "quote"),
@@ -137,14 +140,14 @@ def test_telegram_english_citation_heading() -> None:
     )
 )
 def test_telegram_pieces_fit_and_stay_balanced(blocks: list[tuple[str, str]]) -> None:
-    reply = Reply(blocks=[Block(t, k) for t, k in blocks])  # type: ignore[arg-type]
+    reply = Reply(lang="zh", blocks=[Block(t, k) for t, k in blocks])  # type: ignore[arg-type]
     for message in tr.render(reply).messages:
         assert len(message.html) <= tr.LIMIT
         assert balanced(message.html), message.html[:200]
 
 
 def test_telegram_quote_full_of_ampersands_still_fits() -> None:
-    reply = Reply(blocks=[Block("&" * 2000, "quote")])
+    reply = Reply(lang="zh", blocks=[Block("&" * 2000, "quote")])
     messages = tr.render(reply).messages
     assert all(len(m.html) <= tr.LIMIT and balanced(m.html) for m in messages)
     text = "".join(re.sub(r"</?blockquote>", "", m.html) for m in messages)
@@ -154,6 +157,7 @@ def test_telegram_quote_full_of_ampersands_still_fits() -> None:
 def test_telegram_keyboard_and_native_poll() -> None:
     table = ActionTable(tr.CALLBACK_LIMIT)
     reply = Reply(
+        lang="zh",
         blocks=[Block("投票")],
         poll=Poll("下一章？", ("甲", "乙"), "vote:" + "x" * 70 + ":", "r"),
         buttons=[Button("关闭", "close:r")],
@@ -169,7 +173,7 @@ def test_telegram_keyboard_and_native_poll() -> None:
 
 
 def test_telegram_single_option_poll_is_keyboard_only() -> None:
-    out = tr.render(Reply(poll=Poll("?", ("甲",), "vote:r:")))
+    out = tr.render(Reply(lang="zh", poll=Poll("?", ("甲",), "vote:r:")))
     assert out.poll is None and out.messages[-1].keyboard is not None
 
 

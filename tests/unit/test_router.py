@@ -4,21 +4,24 @@ from __future__ import annotations
 
 import pytest
 
+from bot.commands import standard_registry
+from bot.parsing import parse_args, split_text_command
 from bot.ratelimit import RateLimiter
-from bot.router import COMMANDS, Router, parse_args, split_text_command
+from bot.registry import Command, Group, Upload
+from bot.router import Router
 from novel import api as novel_api
 from retrieval.reply import Progress, Reply
 from retrieval.requests import Actor, AskRequest
-from tests.service_fakes import RecordingNovels, RecordingScholar
+from tests.service_fakes import RecordingNovels, RecordingScholar, fake_router
 
 
 @pytest.fixture
 def parts() -> tuple[Router, RecordingScholar, RecordingNovels]:
     scholar, novels = RecordingScholar(), RecordingNovels()
-    return Router(scholar, novels, limiter=RateLimiter(0, 0)), scholar, novels
+    return fake_router(scholar, novels, limiter=RateLimiter(0, 0)), scholar, novels
 
 
-ACTOR = Actor("console", "c1", "u1")
+ACTOR = Actor("console", "c1", "u1", is_admin=True)  # like ConsoleTransport's operator
 
 
 def test_split_text_command_handles_bot_suffix() -> None:
@@ -29,8 +32,10 @@ def test_split_text_command_handles_bot_suffix() -> None:
 
 
 def test_pipe_split_for_proposals() -> None:
-    propose = next(c for c in COMMANDS if c.name == "chapter").sub("propose")
-    assert propose is not None
+    chapter = standard_registry(RecordingScholar(), RecordingNovels()).get("chapter")
+    assert isinstance(chapter, Group)
+    propose = chapter.child("propose")
+    assert isinstance(propose, Command)
     assert parse_args(propose, "夜渡 | 渡河 | 少对白") == {
         "title": "夜渡",
         "summary": "渡河",
@@ -151,8 +156,8 @@ async def test_uploads_reach_blueprint_set_and_revise(
     parts: tuple[Router, RecordingScholar, RecordingNovels],
 ) -> None:
     router, _, novels = parts
-    await router.handle_text(ACTOR, "/novel blueprint set", attachment=b'{"title": "x"}')
-    await router.handle_text(ACTOR, "/chapter revise 2", attachment="新文本".encode())
+    await router.handle_text(ACTOR, "/novel blueprint set", upload=Upload.of(b'{"title": "x"}'))
+    await router.handle_text(ACTOR, "/chapter revise 2", upload=Upload.of("新文本".encode()))
     assert novels.requests == [
         novel_api.BlueprintSet(b'{"title": "x"}'),
         novel_api.ReviseChapter(2, "", "新文本"),
@@ -170,7 +175,7 @@ async def test_button_actions_route_votes(
 
 
 async def test_rate_limit_replies_with_wait_time() -> None:
-    router = Router(
+    router = fake_router(
         RecordingScholar(), RecordingNovels(), limiter=RateLimiter(per_user=1, per_chat=0)
     )
     member = Actor("telegram", "g1", "u1")
@@ -185,7 +190,7 @@ async def test_rate_limit_replies_with_wait_time() -> None:
 
 
 async def test_the_console_is_never_rate_limited() -> None:
-    router = Router(
+    router = fake_router(
         RecordingScholar(), RecordingNovels(), limiter=RateLimiter(per_user=1, per_chat=1)
     )
     replies = [await router.handle_text(ACTOR, "/ask 一") for _ in range(5)]
@@ -199,7 +204,7 @@ async def test_a_failing_service_gives_an_error_reference_not_a_traceback() -> N
         ) -> Reply:
             raise RuntimeError("boom")
 
-    router = Router(Broken(), RecordingNovels(), limiter=RateLimiter(0, 0))
+    router = fake_router(Broken(), RecordingNovels(), limiter=RateLimiter(0, 0))
     reply = await router.handle_text(ACTOR, "/ask 一")
     assert reply is not None and reply.is_error and "错误编号" in reply.plain()
     assert "boom" not in reply.plain()

@@ -240,7 +240,7 @@ async def test_ask_through_claude_and_the_stub(env: Env) -> None:
             )
         )
         reply = await scholar.ask(ZH, AskRequest("神的经纶是什么？"))
-        await llm.close()
+        await llm.aclose()
     text = reply.plain()
     assert f"职事如此说【{doc0['title']}】" in text
     assert "又有杜撰〔未经证实〕" in text

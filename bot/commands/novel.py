@@ -1,0 +1,259 @@
+"""The writers' room commands: `/chapter …`, `/novel …`, and the vote buttons."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Literal
+
+from bot.registry import Action, Call, Command, Group, Help, Param, Permission, UsageError, Values
+from novel import api as novel_api
+from novel.api import NovelRequest, Novels
+from retrieval.reply import Reply
+
+_CH = Param("chapter", "章节号", "chapter number", "int")
+_OPEN_DENIED = ("只有管理员可以开启新一轮。", "Only admins can open a round.")
+
+
+def _decode_upload(data: bytes | None) -> str | None:
+    if data is None:
+        return None
+    for encoding in ("utf-8-sig", "gb18030"):
+        try:
+            return data.decode(encoding)
+        except UnicodeDecodeError:
+            continue
+    raise UsageError("need_file")
+
+
+def _blueprint_request(values: Values) -> NovelRequest:
+    action = values.text("action")
+    if action == "show":
+        return novel_api.BlueprintShow()
+    if action == "set":
+        data = values.file("file")
+        if data is None:
+            raise UsageError("need_file")
+        return novel_api.BlueprintSet(data)
+    if not values.text("field") or not values.has("value"):
+        raise UsageError("missing_arg", param=Param("value", "字段和值", "field and value"))
+    return novel_api.BlueprintEdit(values.text("field"), values.text("value"))
+
+
+def _blueprint_permission(values: Values) -> Permission:
+    return "anyone" if values.text("action") == "show" else "admins"
+
+
+def decode_vote(payload: str) -> novel_api.Vote | None:
+    """`{round_id}:{option}` (what `Poll.action_prefix` + option number spell) → a vote."""
+    round_id, _, option = payload.rpartition(":")
+    return novel_api.Vote(int(option), round_id) if option.isdigit() else None
+
+
+def novel_commands(
+    novels: Novels, *, openers: Literal["admins", "members"] = "admins"
+) -> tuple[Group, ...]:
+    async def run(call: Call, request: NovelRequest) -> Reply:
+        return await novels.handle(call.actor, request, call.progress)
+
+    def command(
+        help: Help,
+        parse: Callable[[Values], NovelRequest],
+        params: tuple[Param, ...] = (),
+        *,
+        permission: Permission | Callable[[Values], Permission] = "anyone",
+        denied: tuple[str, str] | None = None,
+        rate_limited: bool = True,
+        pipe_split: bool = False,
+    ) -> Command[NovelRequest]:
+        return Command(
+            help=help,
+            params=params,
+            parse=parse,
+            run=run,
+            permission=permission,
+            denied=denied,
+            rate_limited=rate_limited,
+            pipe_split=pipe_split,
+        )
+
+    chapter = Group(
+        Help(
+            "chapter",
+            "小说接龙：提议、投票、写作与修订章节",
+            "Collaborative novel: propose, vote, write and revise chapters",
+            "/chapter next | propose | vote | show | revise | history | rollback | delete | close",
+        ),
+        (
+            command(
+                Help(
+                    "next",
+                    "开启新一轮（提议→投票→写作）；有待写的章节时重试写作",
+                    "Open a round (propose → vote → write); retries a pending chapter",
+                    "/chapter next",
+                ),
+                lambda v: novel_api.NextRound(),
+                permission="admins" if openers == "admins" else "anyone",
+                denied=_OPEN_DENIED,
+            ),
+            command(
+                Help(
+                    "propose",
+                    "提议下一章目标：标题 | 摘要 | 写作要点",
+                    "Propose the next chapter's goal: title | summary | notes",
+                    "/chapter propose 夜渡 | 林远夜里渡河寻找师父 | 多写环境，少写对白",
+                ),
+                lambda v: novel_api.Propose(v.text("title"), v.text("summary"), v.text("notes")),
+                (
+                    Param("title", "标题", "title", max_len=100),
+                    Param("summary", "摘要", "summary", required=False, max_len=1000),
+                    Param("notes", "写作要点", "notes", required=False, max_len=1000),
+                ),
+                pipe_split=True,
+                rate_limited=False,  # cheap, and a round's last minute must not lock people out
+            ),
+            command(
+                Help(
+                    "vote",
+                    "为提议投票（可改票）",
+                    "Vote for a proposal (changeable)",
+                    "/chapter vote 2",
+                ),
+                lambda v: novel_api.Vote(v.number("option")),
+                (Param("option", "选项编号", "option number", "int"),),
+                rate_limited=False,
+            ),
+            command(
+                Help(
+                    "show",
+                    "查看章节（默认最新一章）",
+                    "Show a chapter (latest by default)",
+                    "/chapter show 12",
+                ),
+                lambda v: novel_api.ShowChapter(v.maybe_number("chapter")),
+                (Param("chapter", "章节号", "chapter number", "int", required=False),),
+                rate_limited=False,
+            ),
+            command(
+                Help(
+                    "revise",
+                    "重写某章（可附说明或上传文本）",
+                    "Rewrite a chapter (with instructions or an uploaded text)",
+                    "/chapter revise 12 让结尾更有悬念",
+                ),
+                lambda v: novel_api.ReviseChapter(
+                    v.number("chapter"), v.text("instructions"), _decode_upload(v.file("file"))
+                ),
+                (
+                    _CH,
+                    Param(
+                        "instructions",
+                        "修改说明",
+                        "instructions",
+                        required=False,
+                        rest=True,
+                        max_len=1000,
+                    ),
+                    Param("file", "替换文本", "replacement text", "file", required=False),
+                ),
+                permission="admins",
+            ),
+            command(
+                Help(
+                    "history", "查看某章的版本", "List a chapter's versions", "/chapter history 12"
+                ),
+                lambda v: novel_api.ChapterHistory(v.number("chapter")),
+                (_CH,),
+                rate_limited=False,
+            ),
+            command(
+                Help(
+                    "rollback",
+                    "回滚某章到指定版本",
+                    "Roll a chapter back to a version",
+                    "/chapter rollback 12 2",
+                ),
+                lambda v: novel_api.RollbackChapter(v.number("chapter"), v.number("version")),
+                (_CH, Param("version", "版本号", "version", "int")),
+                permission="admins",
+            ),
+            command(
+                Help(
+                    "delete",
+                    "删除最后一章（删除更早的章节需加 confirm 并重新编号）",
+                    "Delete the last chapter (earlier ones need confirm; later ones renumber)",
+                    "/chapter delete  或  /chapter delete 5 confirm",
+                ),
+                lambda v: novel_api.DeleteChapter(v.maybe_number("chapter"), v.has("confirm")),
+                (
+                    Param("chapter", "章节号", "chapter number", "int", required=False),
+                    Param(
+                        "confirm",
+                        "确认",
+                        "confirm",
+                        "choice",
+                        required=False,
+                        choices=("confirm", "确认"),
+                    ),
+                ),
+                permission="admins",
+            ),
+            command(
+                Help(
+                    "close",
+                    "提前结束当前阶段；放弃待写的一轮（管理员）",
+                    "Close the current phase early; abandon a pending round (admins)",
+                    "/chapter close",
+                ),
+                lambda v: novel_api.CloseRound(),
+                permission="admins",
+            ),
+        ),
+    )
+    novel = Group(
+        Help(
+            "novel",
+            "小说设定与导出",
+            "Novel blueprint and export",
+            "/novel blueprint show | set | edit · /novel export",
+        ),
+        (
+            command(
+                Help(
+                    "blueprint",
+                    "世界设定：show 查看 · set 上传 JSON · edit 字段 值",
+                    "World blueprint: show · set (upload JSON) · edit FIELD VALUE",
+                    "/novel blueprint edit characters.林远.status 已死亡",
+                ),
+                _blueprint_request,
+                (
+                    Param("action", "操作", "action", "choice", choices=("show", "set", "edit")),
+                    Param("field", "字段", "field", required=False, max_len=200),
+                    Param("value", "值", "value", required=False, rest=True),
+                    Param("file", "JSON 文件", "JSON file", "file", required=False),
+                ),
+                permission=_blueprint_permission,
+            ),
+            command(
+                Help(
+                    "export",
+                    "导出全文（md 或 epub）",
+                    "Export the novel (md or epub)",
+                    "/novel export epub",
+                ),
+                lambda v: novel_api.Export(v.text("format", "md")),
+                (
+                    Param(
+                        "format", "格式", "format", "choice", required=False, choices=("md", "epub")
+                    ),
+                ),
+            ),
+        ),
+    )
+    return chapter, novel
+
+
+def vote_action(novels: Novels) -> Action[novel_api.Vote]:
+    async def run(call: Call, vote: novel_api.Vote) -> Reply:
+        return await novels.handle(call.actor, vote)
+
+    return Action(prefix="vote", decode=decode_vote, run=run)

@@ -1,0 +1,245 @@
+"""The one registry of chat commands and button actions.
+
+A `Command` is a small object holding everything about one command: its name and help (zh/en),
+its parameters (which drive text parsing, validation, Discord's option schema and
+autocomplete), who may run it, whether it is rate-limited, how its validated arguments become
+a typed request (`parse`) and what runs it (`run`). `Group`s nest commands (`/chapter vote`).
+An `Action` decodes the `prefix:payload` strings a feature puts on buttons, keyboards and
+polls, and runs them.
+
+Features contribute their commands from `bot/commands/<room>.py`; the composition root adds
+them to one `Registry`; the router, `/help`, both platforms' command menus and Discord's slash
+commands all read it. Nothing here knows about a platform.
+
+    registry = Registry()
+    registry.add(*scholar_commands(scholar), *novel_commands(novels))
+    registry.add_action(vote_action(novels))
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Generic, Literal, TypeVar
+
+from retrieval.i18n import Lang
+from retrieval.reply import Progress, Reply
+from retrieval.requests import Actor
+
+A = TypeVar("A")
+
+MAX_FIELD = 2000
+MAX_UPLOAD_BYTES = 2 * 1024 * 1024
+
+ParamKind = Literal["text", "int", "choice", "file"]
+Permission = Literal["anyone", "admins"]
+# Autocomplete: what the user has typed so far → (label shown, value inserted) suggestions.
+Suggest = Callable[[str], Sequence[tuple[str, str]]]
+
+
+class UsageError(Exception):
+    """Bad arguments: answered with the message and the command's usage line.
+
+    Either a catalogue key of `bot.i18n.T` with its fields, or a ready message in both
+    languages (`UsageError.say`), e.g. the scripture parser's own explanation."""
+
+    def __init__(self, key: str, **fields: object) -> None:
+        super().__init__(key)
+        self.key = key
+        self.fields = fields
+        self.text: tuple[str, str] | None = None
+
+    @classmethod
+    def say(cls, zh: str, en: str) -> UsageError:
+        err = cls("")
+        err.text = (zh, en)
+        return err
+
+
+class UploadFailed(Exception):
+    """The platform could not hand over an uploaded file."""
+
+
+@dataclass(frozen=True, slots=True)
+class Upload:
+    """A file that came with a command, not yet downloaded: commands that take no file never
+    cost a download, and the size is checked before reading."""
+
+    filename: str
+    size: int  # as the platform reports it; 0 = unknown (checked again after reading)
+    read: Callable[[], Awaitable[bytes]]  # raises UploadFailed
+
+    @classmethod
+    def of(cls, data: bytes, filename: str = "upload") -> Upload:
+        async def read() -> bytes:
+            return data
+
+        return cls(filename, len(data), read)
+
+
+@dataclass(frozen=True, slots=True)
+class Param:
+    name: str
+    zh: str
+    en: str
+    kind: ParamKind = "text"
+    required: bool = True
+    rest: bool = False  # text form: takes the remainder of the line
+    max_len: int = MAX_FIELD
+    choices: tuple[str, ...] = ()
+    max_bytes: int = MAX_UPLOAD_BYTES  # file parameters
+    suggest: Suggest | None = None  # autocomplete provider (Discord)
+
+    def label(self, lang: Lang) -> str:
+        return self.en if lang == "en" else self.zh
+
+
+class Values:
+    """A command's validated arguments by parameter name: what `Command.parse` reads."""
+
+    def __init__(self, values: Mapping[str, str | int | bytes]) -> None:
+        self._values = dict(values)
+
+    def has(self, name: str) -> bool:
+        return name in self._values
+
+    def text(self, name: str, default: str = "") -> str:
+        value = self._values.get(name)
+        return value if isinstance(value, str) else default
+
+    def number(self, name: str) -> int:
+        value = self._values[name]  # a required parameter: validation guarantees it
+        assert isinstance(value, int)
+        return value
+
+    def maybe_number(self, name: str) -> int | None:
+        value = self._values.get(name)
+        return value if isinstance(value, int) else None
+
+    def file(self, name: str) -> bytes | None:
+        value = self._values.get(name)
+        return value if isinstance(value, bytes) else None
+
+
+@dataclass(frozen=True, slots=True)
+class Call:
+    """What a handler gets besides its arguments: who asked, and where to stream progress."""
+
+    actor: Actor
+    progress: Progress | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Help:
+    name: str
+    zh: str
+    en: str
+    usage: str
+
+    def describe(self, lang: Lang) -> str:
+        return self.en if lang == "en" else self.zh
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Command(Generic[A]):
+    """One runnable command. `parse` turns validated values into the handler's typed request
+    (raising `UsageError` for combinations a single parameter cannot express); `run` answers."""
+
+    help: Help
+    params: tuple[Param, ...] = ()
+    parse: Callable[[Values], A]
+    run: Callable[[Call, A], Awaitable[Reply]]
+    # Who may run it; a function of the values when it depends on them (blueprint show / set).
+    permission: Permission | Callable[[Values], Permission] = "anyone"
+    # The refusal a non-admin gets (zh, en); None = the generic one.
+    denied: tuple[str, str] | None = None
+    rate_limited: bool = True
+    # Text form: split the remainder on "|" into the params, in order (e.g. a proposal).
+    pipe_split: bool = False
+
+    @property
+    def name(self) -> str:
+        return self.help.name
+
+    @property
+    def file_param(self) -> Param | None:
+        return next((p for p in self.params if p.kind == "file"), None)
+
+    def needs_admin(self, values: Values) -> bool:
+        permission = self.permission if isinstance(self.permission, str) else None
+        if permission is None:
+            assert callable(self.permission)
+            permission = self.permission(values)
+        return permission == "admins"
+
+
+@dataclass(frozen=True, slots=True)
+class Group:
+    """A command with subcommands (`/chapter next`); children may be groups themselves."""
+
+    help: Help
+    children: tuple[Command[Any] | Group, ...]
+
+    @property
+    def name(self) -> str:
+        return self.help.name
+
+    def child(self, name: str) -> Command[Any] | Group | None:
+        return next((c for c in self.children if c.name == name), None)
+
+
+Entry = Command[Any] | Group
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Action(Generic[A]):
+    """A button / keyboard / poll choice coming back as `f"{prefix}:{payload}"`. The feature
+    that emits the strings owns `decode` (None = stale or garbled → "this button has expired")."""
+
+    prefix: str
+    decode: Callable[[str], A | None]
+    run: Callable[[Call, A], Awaitable[Reply]]
+
+
+class Registry:
+    """Commands and actions by name; iteration yields the top-level commands in order."""
+
+    def __init__(self) -> None:
+        self._entries: dict[str, Entry] = {}
+        self._actions: dict[str, Action[Any]] = {}
+
+    def add(self, *entries: Entry) -> Registry:
+        for entry in entries:
+            if entry.name in self._entries:
+                raise ValueError(f"command /{entry.name} is registered twice")
+            self._entries[entry.name] = entry
+        return self
+
+    def add_action(self, *actions: Action[Any]) -> Registry:
+        for action in actions:
+            if ":" in action.prefix or action.prefix in self._actions:
+                raise ValueError(f"bad or duplicate action prefix {action.prefix!r}")
+            self._actions[action.prefix] = action
+        return self
+
+    def __iter__(self) -> Iterator[Entry]:
+        return iter(self._entries.values())
+
+    def get(self, name: str) -> Entry | None:
+        return self._entries.get(name)
+
+    def commands(self) -> Iterator[tuple[tuple[str, ...], Command[Any]]]:
+        """Every runnable command with its path, groups walked: (("chapter", "vote"), …)."""
+
+        def walk(entry: Entry, path: tuple[str, ...]) -> Iterator[tuple[tuple[str, ...], Any]]:
+            if isinstance(entry, Group):
+                for child in entry.children:
+                    yield from walk(child, (*path, child.name))
+            else:
+                yield path, entry
+
+        for entry in self:
+            yield from walk(entry, (entry.name,))
+
+    def action(self, prefix: str) -> Action[Any] | None:
+        return self._actions.get(prefix)

@@ -42,12 +42,15 @@ from tests.reliability.helpers.sigkill_child import (
 ROOT = Path(__file__).resolve().parents[2]
 RUNS = int(os.environ.get("BAIBAO_SIGKILL_RUNS", "20"))
 WINDOW_S = float(os.environ.get("BAIBAO_SIGKILL_WINDOW_S", "1.5"))
+# Read at import, like the two knobs above: a fixture's environment scrub can never hide it.
+SEED = int(os.environ.get("BAIBAO_SIGKILL_SEED", str(time.time_ns())))
 MARK = re.compile(r"〔(.)-(\d{5})〕")
 
 
 def _spawn(mode: str, data: Path, seed: int) -> subprocess.Popen[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "ANTHROPIC_"))}
-    env["PYTHONPATH"] = str(ROOT)
+    # ROOT for `-m tests.…`, after whatever the suite put first (its network block for children).
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (env.get("PYTHONPATH"), str(ROOT)) if p)
     return subprocess.Popen(
         [
             sys.executable,
@@ -57,7 +60,7 @@ def _spawn(mode: str, data: Path, seed: int) -> subprocess.Popen[str]:
             str(data),
             str(seed),
         ],
-        cwd=ROOT,
+        cwd=data.parent,
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -237,9 +240,8 @@ async def _check_novel(data: Path) -> dict[str, int]:
 
 @pytest.mark.skipif(RUNS <= 0, reason="BAIBAO_SIGKILL_RUNS=0")
 async def test_sigkill_campaign_leaves_consistent_stores(tmp_path: Path) -> None:
-    seed = int(os.environ.get("BAIBAO_SIGKILL_SEED", str(time.time_ns())))
-    print(f"BAIBAO_SIGKILL_SEED={seed}")  # shown with a failure (kill times still vary)
-    rng = random.Random(seed)
+    print(f"BAIBAO_SIGKILL_SEED={SEED}")  # shown with a failure (kill times still vary)
+    rng = random.Random(SEED)
     corpus, novel = tmp_path / "corpus", tmp_path / "novel"
     corpus.mkdir()
     novel.mkdir()

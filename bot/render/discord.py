@@ -7,6 +7,7 @@ messages are sent with `AllowedMentions.none()` as well, so nothing in a reply c
 from __future__ import annotations
 
 import io
+import re
 from dataclasses import dataclass, field
 
 import discord
@@ -44,8 +45,9 @@ def esc(text: str) -> str:
 
 
 def _code(text: str) -> str:
-    # A fence inside the text would end the block early; a zero-width space defuses it.
-    return "```\n" + text.replace("```", "`\u200b``") + "\n```"
+    # A fence inside the text would end the block early: a zero-width space after every backtick
+    # that starts a run of three defuses it ("````" → "`\u200b`\u200b``", no run of three left).
+    return "```\n" + re.sub(r"`(?=``)", "`\u200b", text) + "\n```"
 
 
 def render_block(block: Block, lang: Lang) -> str:

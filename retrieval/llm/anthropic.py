@@ -20,6 +20,7 @@ from typing import Any
 from retrieval.llm.base import (
     RetryingLLM,
     RetryPolicy,
+    Sleep,
     Transient,
     kind_for_status,
     retry_after_seconds,
@@ -64,6 +65,7 @@ class ClaudeLLM(RetryingLLM):
         semaphore: asyncio.Semaphore | None = None,
         context_tokens: int = 0,
         policy: RetryPolicy | None = None,
+        sleep: Sleep = asyncio.sleep,
     ) -> None:
         import anthropic  # lazy: only this module knows the SDK
 
@@ -79,6 +81,7 @@ class ClaudeLLM(RetryingLLM):
             max_retries=max_retries,
             semaphore=semaphore,
             policy=policy,
+            sleep=sleep,
         )
 
     async def aclose(self) -> None:

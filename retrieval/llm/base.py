@@ -97,8 +97,10 @@ class RetryingLLM(abc.ABC):
         max_retries: int,
         semaphore: asyncio.Semaphore | None,
         policy: RetryPolicy | None,
+        sleep: Sleep = asyncio.sleep,
     ) -> None:
         self.model = model
+        self._sleep = sleep
         self._context_tokens = context_tokens
         self._policy = policy or RetryPolicy(max_retries=max_retries, timeout_s=timeout_s)
         self._semaphore = semaphore
@@ -112,6 +114,7 @@ class RetryingLLM(abc.ABC):
             lambda: self._attempt(request, on_delta),
             self._policy,
             semaphore=self._semaphore,
+            sleep=self._sleep,
             name=self.name,
         )
 

@@ -16,6 +16,7 @@ from typing import Any
 from retrieval.llm.base import (
     RetryingLLM,
     RetryPolicy,
+    Sleep,
     Transient,
     kind_for_status,
     retry_after_seconds,
@@ -83,6 +84,7 @@ class OpenAICompatLLM(RetryingLLM):
         semaphore: asyncio.Semaphore | None = None,
         context_tokens: int = 0,
         policy: RetryPolicy | None = None,
+        sleep: Sleep = asyncio.sleep,
     ) -> None:
         import openai  # lazy: only this module knows the SDK
 
@@ -100,6 +102,7 @@ class OpenAICompatLLM(RetryingLLM):
             max_retries=max_retries,
             semaphore=semaphore,
             policy=policy,
+            sleep=sleep,
         )
 
     async def aclose(self) -> None:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import socket
-import time
 from collections import deque
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
@@ -30,7 +29,8 @@ from tests.stubs.llm_server import (
     openai_stream,
 )
 
-FAST = RetryPolicy(max_retries=2, timeout_s=2.0, base_delay_s=0.01, max_delay_s=0.05)
+# Timeouts only end stalled answers (Scripted.stalled), so they can be generous.
+FAST = RetryPolicy(max_retries=2, timeout_s=30.0, base_delay_s=0.01, max_delay_s=0.05)
 
 DOCS = (
     SourceDocument(1, "示例书，第一章", "神圣的分赐是神把自己分赐到人里面。这是测试用的原创文字。"),
@@ -148,12 +148,16 @@ async def test_streamed_reply_forwards_deltas_in_order(server: LLMStubServer, h:
 
 async def test_429_with_retry_after_then_success(server: LLMStubServer, h: Harness) -> None:
     queue = h.queue(server)
-    queue.append(Scripted.error(429, h.error("429"), retry_after=0.3))
+    queue.append(Scripted.error(429, h.error("429"), retry_after=7))
     queue.append(Scripted.json(h.plain(ANSWER)))
-    started = time.monotonic()
-    response = await h.make(server).complete(REQUEST)
+    waits: list[float] = []
+
+    async def sleep(seconds: float) -> None:
+        waits.append(seconds)
+
+    response = await h.make(server, sleep=sleep).complete(REQUEST)
     assert response.text == ANSWER
-    assert time.monotonic() - started >= 0.3  # honoured retry-after, not the 10 ms backoff
+    assert waits == [pytest.approx(7.0)]  # honoured retry-after, not the 10 ms backoff
     assert len(server.requests_to(h.path)) == 2
 
 
@@ -190,20 +194,20 @@ async def test_client_error_is_final(server: LLMStubServer, h: Harness) -> None:
 
 
 async def test_timeout(server: LLMStubServer, h: Harness) -> None:
-    h.queue(server).append(Scripted.slow(h.plain(ANSWER), delay_s=1.0))
+    h.queue(server).append(Scripted.stalled())  # only the client's timeout can end this
     policy = RetryPolicy(max_retries=0, timeout_s=0.2)
-    started = time.monotonic()
     with pytest.raises(LLMError) as err:
         await h.make(server, policy).complete(REQUEST)
     assert err.value.kind == "timeout"
-    assert time.monotonic() - started < 0.9
+    assert len(server.requests_to(h.path)) == 1
 
 
 async def test_timeout_retried_then_success(server: LLMStubServer, h: Harness) -> None:
     queue = h.queue(server)
-    queue.append(Scripted.slow(h.plain("late"), delay_s=1.0))
+    queue.append(Scripted.stalled())
     queue.append(Scripted.json(h.plain(ANSWER)))
-    policy = RetryPolicy(max_retries=1, timeout_s=0.25, base_delay_s=0.01)
+    # The second attempt must finish within the timeout: 1 s is ~20x a loopback round trip.
+    policy = RetryPolicy(max_retries=1, timeout_s=1.0, base_delay_s=0.01)
     assert (await h.make(server, policy).complete(REQUEST)).text == ANSWER
 
 
@@ -252,11 +256,20 @@ async def test_connection_refused(h: Harness) -> None:
 
 async def test_concurrency_cap(server: LLMStubServer, h: Harness) -> None:
     for _ in range(3):
-        h.queue(server).append(Scripted.slow(h.plain(ANSWER), delay_s=0.15))
+        h.queue(server).append(Scripted.slow(h.plain(ANSWER), delay_s=0.05))
     llm = h.make(server, semaphore=asyncio.Semaphore(1))
-    started = time.monotonic()
     await asyncio.gather(*(llm.complete(REQUEST) for _ in range(3)))
-    assert time.monotonic() - started >= 0.45  # one at a time
+    assert len(server.requests_to(h.path)) == 3
+    assert server.max_in_flight == 1  # one at a time
+
+
+async def test_without_a_cap_requests_overlap(server: LLMStubServer, h: Harness) -> None:
+    """The control for `test_concurrency_cap`: the stub does see concurrent requests."""
+    for _ in range(3):
+        h.queue(server).append(Scripted.slow(h.plain(ANSWER), delay_s=0.3))
+    llm = h.make(server)
+    await asyncio.gather(*(llm.complete(REQUEST) for _ in range(3)))
+    assert server.max_in_flight > 1
 
 
 # ---- what each adapter sends ----------------------------------------------------------------
@@ -366,7 +379,9 @@ async def test_claude_citation_outside_documents_is_kept_out_of_range(
     server.anthropic.append(Scripted.json(anthropic_message([("x", [(7, "虚构")])])))
     response = await _claude(server).complete(REQUEST)
     (citation,) = response.segments[0].citations
-    assert citation.document_index not in (1, 2)
+    # 0-based 7 names no document sent: it becomes a number no passage has (2 + 1 + 7), which
+    # the verifier then rejects; never a clamp onto document 1 or 2.
+    assert citation.document_index == len(DOCS) + 1 + 7
 
 
 async def test_claude_skips_thinking_blocks(server: LLMStubServer) -> None:

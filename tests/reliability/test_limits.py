@@ -6,7 +6,6 @@ import asyncio
 from pathlib import Path
 
 import pytest
-from aiohttp import web
 
 from bot.app import App
 from retrieval.fakes import HashEmbedder
@@ -15,28 +14,11 @@ from tests.reliability.helpers.stack import open_app, settings
 from tests.stubs.llm_server import LLMStubServer, Scripted, openai_completion
 
 
-class CountingServer(LLMStubServer):
-    """The loopback model, counting requests in flight at the server."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.in_flight = 0
-        self.peak = 0
-
-    async def _openai(self, request: web.Request) -> web.StreamResponse:
-        self.in_flight += 1
-        self.peak = max(self.peak, self.in_flight)
-        try:
-            return await super()._openai(request)
-        finally:
-            self.in_flight -= 1
-
-
 async def test_global_cap_on_concurrent_model_calls(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     n = 8
-    server = CountingServer()
+    server = LLMStubServer()  # counts the requests it is answering at once
     async with server:
         server.openai.extend([Scripted.slow(openai_completion("神圣的分赐。[1]"), delay_s=0.3)] * n)
         s = settings(
@@ -62,7 +44,7 @@ async def test_global_cap_on_concurrent_model_calls(
         errors = [r.getMessage() + "\n" + (r.exc_text or "") for r in caplog.records if r.exc_info]
         assert all(r is not None and not r.is_error for r in replies), errors
         assert len(server.requests_to("/v1/chat/completions")) == n
-        assert server.peak == 2, server.peak
+        assert server.max_in_flight == 2, server.max_in_flight
 
 
 async def test_rate_limits_per_user_and_per_chat(tmp_path: Path) -> None:

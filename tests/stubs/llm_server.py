@@ -38,6 +38,7 @@ class Scripted:
     # SSE: (event name or None, data) pairs; data dicts are JSON-encoded, strings sent as is.
     events: list[tuple[str | None, Any]] | None = None
     event_gap_s: float = 0.0
+    stall: bool = False  # never answer: the client's own timeout has to end the request
 
     @classmethod
     def json(cls, payload: Any, status: int = 200, **headers: str) -> Scripted:
@@ -61,6 +62,11 @@ class Scripted:
         return cls(body=json.dumps(payload).encode(), delay_s=delay_s)
 
     @classmethod
+    def stalled(cls) -> Scripted:
+        """No answer at all, until the server shuts down (a hung provider)."""
+        return cls(stall=True)
+
+    @classmethod
     def malformed(cls) -> Scripted:
         return cls(body=b'{"id": "msg_broken", "content": [ {"type": "text", "text": ')
 
@@ -79,6 +85,9 @@ class LLMStubServer:
         self.anthropic: deque[Scripted] = deque()
         self.openai: deque[Scripted] = deque()
         self.received: list[Received] = []
+        self.in_flight = 0
+        self.max_in_flight = 0  # the most requests being answered at once
+        self._closing = asyncio.Event()
         self._runner: web.AppRunner | None = None
         self.port = 0
 
@@ -114,6 +123,7 @@ class LLMStubServer:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
+        self._closing.set()
         if self._runner is not None:
             await self._runner.cleanup()
 
@@ -124,6 +134,16 @@ class LLMStubServer:
         return await self._answer(request, self.openai, done_marker=True)
 
     async def _answer(
+        self, request: web.Request, queue: deque[Scripted], *, done_marker: bool
+    ) -> web.StreamResponse:
+        self.in_flight += 1
+        self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        try:
+            return await self._answer_one(request, queue, done_marker=done_marker)
+        finally:
+            self.in_flight -= 1
+
+    async def _answer_one(
         self, request: web.Request, queue: deque[Scripted], *, done_marker: bool
     ) -> web.StreamResponse:
         raw = await request.read()
@@ -138,6 +158,9 @@ class LLMStubServer:
                 status=500,
             )
         item = queue.popleft()
+        if item.stall:
+            await self._closing.wait()
+            raise web.HTTPServiceUnavailable()
         if item.delay_s:
             await asyncio.sleep(item.delay_s)
         if item.events is None:

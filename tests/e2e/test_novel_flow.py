@@ -1,5 +1,10 @@
 """The writers' room end to end: NovelService on real SQLite + Qdrant Edge, scripted model,
-real apscheduler deadlines (short windows)."""
+real apscheduler deadlines driven by an injected clock.
+
+No test waits for time to pass: the service's clock is a `FakeClock` the test moves forward
+while the service is down; on start-up the service re-schedules every open round and a deadline
+already past by its clock fires at once (through apscheduler, like any deadline). Proposals and
+votes can therefore never race a deadline, however slow the machine."""
 
 from __future__ import annotations
 
@@ -7,6 +12,7 @@ import asyncio
 import json
 import re
 from collections.abc import AsyncIterator, Callable
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -59,11 +65,31 @@ def fake_model(request: LLMRequest) -> str:
     return "\n\n".join(para * 3 for _ in range(6))
 
 
+class FakeClock:
+    """The service's clock; only the test moves it."""
+
+    def __init__(self) -> None:
+        self.now = datetime(2026, 11, 1, 20, 0, tzinfo=UTC)
+
+    def __call__(self) -> datetime:
+        return self.now
+
+    def advance(self, minutes: float) -> None:
+        self.now += timedelta(minutes=minutes)
+
+
 class Room:
-    def __init__(self, tmp: Path, llm: ScriptedLLM | None, settings: NovelSettings) -> None:
+    def __init__(
+        self,
+        tmp: Path,
+        llm: ScriptedLLM | None,
+        settings: NovelSettings,
+        clock: FakeClock | None = None,
+    ) -> None:
         self.tmp = tmp
         self.llm = llm
         self.settings = settings
+        self.clock = clock or FakeClock()
         self.announced: asyncio.Queue[tuple[Actor, Reply]] = asyncio.Queue()
         self.service: NovelService
         self.store: EdgeStore
@@ -81,6 +107,7 @@ class Room:
             self.llm,
             self.settings,
             self.announce,
+            clock=self.clock,
         )
         await self.service.__aenter__()
         return self
@@ -90,7 +117,7 @@ class Room:
         await self.store.close()
 
     async def next_announcement(self) -> tuple[Actor, Reply]:
-        async with asyncio.timeout(10):
+        async with asyncio.timeout(60):  # a hang guard, not a time limit under test
             return await self.announced.get()
 
     async def wait_for(self, pred: Callable[[Reply], bool]) -> Reply:
@@ -100,8 +127,8 @@ class Room:
                 return reply
 
 
-FAST = NovelSettings(proposal_minutes=0.6 / 60, vote_minutes=1.0 / 60)
 SLOW = NovelSettings(proposal_minutes=60, vote_minutes=60)
+PAST_A_DEADLINE = 61  # minutes
 
 
 @pytest.fixture
@@ -111,7 +138,9 @@ async def room(tmp_path: Path) -> AsyncIterator[Room]:
 
 
 async def test_whole_round_with_deadlines(tmp_path: Path) -> None:
-    async with Room(tmp_path, ScriptedLLM([fake_model], repeat_last=True), FAST) as room:
+    clock = FakeClock()
+    llm = ScriptedLLM([fake_model], repeat_last=True)
+    async with Room(tmp_path, llm, SLOW, clock) as room:
         s = room.service
         refused = await s.handle(member(1), api.NextRound())
         assert refused.is_error and "管理员" in refused.plain()
@@ -124,7 +153,11 @@ async def test_whole_round_with_deadlines(tmp_path: Path) -> None:
         assert "更新" in updated.plain()
         early = await s.handle(member(1), api.Vote(1))
         assert early.is_error and "投票尚未开始" in early.plain()
+        assert room.announced.empty()  # no deadline has passed by the service's clock
 
+    clock.advance(PAST_A_DEADLINE)  # the proposal deadline passes
+    async with Room(tmp_path, llm, SLOW, clock) as room:
+        s = room.service
         target, ballot = await room.next_announcement()
         assert target.chat_id == "g1" and target.channel_id == "c1"
         assert ballot.poll is not None and ballot.poll.options == ("夜渡", "寻师", "江心岛")
@@ -145,7 +178,11 @@ async def test_whole_round_with_deadlines(tmp_path: Path) -> None:
         assert stale.is_error and "已经结束的一轮" in stale.plain()
         bad = await s.handle(member(5), api.Vote(9, round_id))
         assert bad.is_error and "1–3" in bad.plain()
+        assert room.announced.empty()
 
+    clock.advance(PAST_A_DEADLINE)  # the vote deadline passes
+    async with Room(tmp_path, llm, SLOW, clock) as room:
+        s = room.service
         # Tie 2:2 between 寻师 (earlier) and 江心岛 → the earliest wins, announced.
         result = await room.next_announcement()
         assert "胜出：《寻师》" in result[1].plain() and "平票" in result[1].plain()
@@ -158,7 +195,7 @@ async def test_whole_round_with_deadlines(tmp_path: Path) -> None:
         hits = await s.memory.search("g1", "寻师 林远 渡口")
         assert hits and hits[0].chapter_no == 1 and hits[0].title == "寻师"
         # The prompt carried the layers.
-        write_prompt = next(q for q in room.llm.requests if q.system != SUMMARY_SYSTEM)  # type: ignore[union-attr]
+        write_prompt = next(q for q in llm.requests if q.system != SUMMARY_SYSTEM)
         text = write_prompt.messages[0].content
         assert (
             "【世界设定（L1）】" in text and "【本章目标（L5）：第1章】" in text and "寻师" in text
@@ -175,16 +212,18 @@ async def test_whole_round_with_deadlines(tmp_path: Path) -> None:
 
 
 async def test_deadline_fires_after_restart(tmp_path: Path) -> None:
-    settings = NovelSettings(proposal_minutes=0.5 / 60, vote_minutes=0.5 / 60)
+    clock = FakeClock()
     llm = ScriptedLLM([fake_model], repeat_last=True)
-    async with Room(tmp_path, llm, settings) as room:
+    async with Room(tmp_path, llm, SLOW, clock) as room:
         await room.service.handle(ADMIN, api.NextRound())
         await room.service.handle(member(1), api.Propose("夜渡"))
         await room.service.handle(member(2), api.Propose("寻师"))
-    await asyncio.sleep(0.7)  # the proposal deadline passes while the service is down
-    async with Room(tmp_path, llm, settings) as room:
+    clock.advance(PAST_A_DEADLINE)  # the proposal deadline passes while the service is down
+    async with Room(tmp_path, llm, SLOW, clock) as room:
         _, ballot = await room.next_announcement()  # fires at once on start-up
         assert ballot.poll is not None and ballot.poll.options == ("夜渡", "寻师")
+    clock.advance(PAST_A_DEADLINE)  # and the vote deadline, again while it is down
+    async with Room(tmp_path, llm, SLOW, clock) as room:
         # No votes → the earliest proposal wins.
         _, result = await room.next_announcement()
         assert "胜出：《夜渡》" in result.plain() and "无人投票" in result.plain()

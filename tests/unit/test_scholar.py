@@ -1,4 +1,4 @@
-"""Scholar over the in-process fakes (MemoryStore, HashEmbedder), a real SQLite Indexer, the
+"""Scholar over Qdrant Edge and the in-process HashEmbedder, a real SQLite Indexer, the
 seeded knowledge graph and HybridSearch; the model is ScriptedLLM, or ClaudeLLM through the
 loopback stub. All corpus text here is original test prose."""
 
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from retrieval.fakes import HashEmbedder, MemoryStore
+from retrieval.fakes import HashEmbedder
 from retrieval.graph import KnowledgeGraph
 from retrieval.index import DocumentRecord, Indexer, VerseRow
 from retrieval.keyword import Bm25Encoder
@@ -21,6 +21,7 @@ from retrieval.ports import LLM, LLMError, LLMRequest, LLMResponse, ModelCitatio
 from retrieval.requests import Actor, AskRequest, CiteRequest
 from retrieval.scholar import Scholar, one_per_source_first
 from retrieval.search import HybridSearch
+from retrieval.store.edge import EdgeStore
 from retrieval.synonyms import SynonymTable
 from retrieval.text import search_form
 from retrieval.types import Chunk, chunk_id, content_hash
@@ -103,14 +104,17 @@ async def _index(ix: Indexer) -> None:
 
 @pytest.fixture
 async def env(tmp_path: Path) -> AsyncIterator[Env]:
-    store = MemoryStore(DIM)
+    store = await EdgeStore.open(tmp_path / "qdrant", DIM)
     embedder = HashEmbedder(DIM)
     encoder = Bm25Encoder(avgdl=12)
     graph = await KnowledgeGraph.open(None)
-    async with Indexer(tmp_path / "db.sqlite3", store, embedder, encoder, graph) as ix:
-        await _index(ix)
-        search = HybridSearch(store, embedder, encoder, graph, SynonymTable.load())
-        yield Env(search, ix, graph)
+    try:
+        async with Indexer(tmp_path / "db.sqlite3", store, embedder, encoder, graph) as ix:
+            await _index(ix)
+            search = HybridSearch(store, embedder, encoder, graph, SynonymTable.load())
+            yield Env(search, ix, graph)
+    finally:
+        await store.close()
 
 
 def _cite_by_title(title_part: str, claim: str) -> object:

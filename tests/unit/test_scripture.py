@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -307,14 +305,11 @@ def test_sort_key() -> None:
     ]
 
 
-def test_prose_is_fast() -> None:
+def test_long_prose_finds_each_reference_once() -> None:
+    # Speed is a benchmark's business (bench/), not a timed unit test's.
     text = "神的经纶是要将祂自己分赐到人里面，参弗1:10；约14:20，23。我们来到这里，加上东西。" * 200
-    sc.find_references(text)  # warm
-    t0 = time.perf_counter()
     refs = sc.find_references(text)
-    elapsed = time.perf_counter() - t0
-    assert len(refs) == 3
-    assert elapsed < 0.5, elapsed
+    assert [sc.render_zh(r) for r in refs] == ["弗1:10", "约14:20", "约14:23"]
 
 
 # ---- properties -------------------------------------------------------------------------

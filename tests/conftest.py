@@ -24,7 +24,7 @@ from tests.sandbox.netblock import NetworkBlocked
 
 __all__ = ["NetworkBlocked"]
 
-pytest_plugins = ["pytester"]
+pytest_plugins = ["pytester", "tests.stubs.fixtures"]
 
 SANDBOX = Path(__file__).resolve().parent / "sandbox"
 

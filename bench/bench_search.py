@@ -48,7 +48,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.measure import percentile, rss_mb  # noqa: E402
-from retrieval.index import book_node_id, person_node_id, point_id, scripture_node_id  # noqa: E402
+from retrieval.graph import book_node_id, person_node_id, scripture_node_id  # noqa: E402
+from retrieval.index import point_id  # noqa: E402
 from retrieval.types import CORPUS_NAMESPACE, Chunk, Filter, IndexedChunk  # noqa: E402
 
 DIM = 384
@@ -323,8 +324,9 @@ FILTERS: dict[str, Filter | None] = {
 
 
 async def run_ours(size: int) -> dict[str, Any]:
+    from retrieval.graph import Edge as GraphEdge
     from retrieval.graph import KnowledgeGraph
-    from retrieval.index import GraphEdge, GraphNode
+    from retrieval.graph import Node as GraphNode
     from retrieval.keyword import Bm25Encoder
     from retrieval.search import HybridSearch
     from retrieval.store.edge import EdgeStore
@@ -370,7 +372,7 @@ async def run_ours(size: int) -> dict[str, Any]:
     g_rss = rss_mb()
     t0 = time.perf_counter()
     graph = await KnowledgeGraph.open(None)
-    terms = graph.linker.term_index()
+    terms = graph.linker.term_index().terms
     by_doc: dict[str, list[Row]] = {}
     for r in rows:
         by_doc.setdefault(r.doc_id, []).append(r)

@@ -160,7 +160,11 @@ async def _search(app: App, args: argparse.Namespace) -> int:
     if args.json:
         print(
             json.dumps(
-                {"query": query, "hits": rows, "graph_paths": result.graph_paths},
+                {
+                    "query": query,
+                    "hits": rows,
+                    "graph_paths": [p.to_json() for p in result.graph_paths],
+                },
                 ensure_ascii=False,
                 indent=2,
             )
@@ -171,7 +175,7 @@ async def _search(app: App, args: argparse.Namespace) -> int:
         print(f"{row['rank']}. [{row['score']}] {row['source']} · {row['chapter']}  {tracks}")
         print(f"   {row['text'][:120]}")
     for path in result.graph_paths[:3]:
-        print("graph: " + " → ".join(path))
+        print("graph: " + path.render())
     if not rows:
         print("（没有结果 / no results）")
     return 0

@@ -33,7 +33,7 @@ from retrieval.ports import (
 )
 from retrieval.reply import Block, Citation, Reply
 from retrieval.text import to_simplified
-from retrieval.types import Chunk, Hit
+from retrieval.types import Chunk, GraphPath, Hit
 
 log = logging.getLogger(__name__)
 
@@ -481,8 +481,8 @@ def _answer_blocks(text: str) -> list[Block]:
     return blocks
 
 
-def graph_block(paths: Sequence[Sequence[str]], lang: Lang, limit: int = 2) -> Block | None:
-    shown = [" → ".join(p) for p in paths if len(p) >= 2][:limit]
+def graph_block(paths: Sequence[GraphPath], lang: Lang, limit: int = 2) -> Block | None:
+    shown = [p.render(lang) for p in paths if len(p.nodes) >= 2][:limit]
     if not shown:
         return None
     return Block(
@@ -497,7 +497,7 @@ def _graph_contributed(passages: Sequence[Passage]) -> bool:
 def answer_reply(
     verified: Verified,
     passages: Sequence[Passage],
-    graph_paths: Sequence[Sequence[str]],
+    graph_paths: Sequence[GraphPath],
     lang: Lang,
 ) -> Reply:
     """The verified answer, then its sources, then the graph path when the graph helped."""
@@ -546,7 +546,7 @@ def extractive_reply(
     hits: Sequence[Hit],
     lang: Lang,
     *,
-    graph_paths: Sequence[Sequence[str]] = (),
+    graph_paths: Sequence[GraphPath] = (),
     notice: str = "",
     limit: int = 5,
 ) -> Reply:

@@ -12,7 +12,8 @@ ingest chunk id + gen (so two versions never share a point), and `x_cid` = the p
    readers never see half a version);
 2. delete the document's points whose `x_gen` is not the new gen;
 3. write the registry row (`gen` = new, `graph_gen` = the graph's generation so far);
-4. replace the document's graph contribution (delete, then add);
+4. replace the document's graph contribution (one transaction: what it grows, see
+   `retrieval.graph.grow`);
 5. set `graph_gen` = gen.
 
 A crash before 3 leaves the old version fully retrievable plus orphan new points that
@@ -55,79 +56,19 @@ SCROLL_LIMIT = 100_000
 Progress = Callable[[int, int], Awaitable[None] | None]
 
 
-@dataclass(frozen=True, slots=True)
-class GraphNode:
-    id: str
-    kind: str  # book | person | scripture | concept | topic
-    label: str
-
-
-@dataclass(frozen=True, slots=True)
-class GraphEdge:
-    src: str
-    dst: str
-    relation: str
-
-
 class GraphIndex(Protocol):
     """What the indexer needs from the knowledge graph (`retrieval.graph.KnowledgeGraph`)."""
 
-    async def add(
-        self,
-        doc_id: str,
-        nodes: Iterable[GraphNode],
-        edges: Iterable[GraphEdge],
-        mentions: Iterable[tuple[str, str]],
-    ) -> None: ...
+    async def index_document(self, doc_id: str, chunks: Sequence[Chunk]) -> int:
+        """Replace the document's contribution with what its chunks give; returns its
+        concept-mention count."""
+        ...
 
     async def delete_document(self, doc_id: str) -> None: ...
 
     def link(self, text: str) -> list[str]: ...
 
     def node_label(self, node_id: str) -> str: ...
-
-
-def book_node_id(source: str) -> str:
-    return f"book:{source}"
-
-
-def person_node_id(name: str) -> str:
-    return f"person:{name}"
-
-
-def scripture_node_id(osis: str) -> str:
-    return f"scripture:{osis}"
-
-
-def graph_contribution(
-    graph: GraphIndex, chunks: Sequence[Chunk]
-) -> tuple[list[GraphNode], list[GraphEdge], list[tuple[str, str]], int]:
-    """Nodes, edges and chunk→node mentions a document adds; plus its concept-mention count.
-
-    Book and author nodes (person 著作 book), scripture nodes for every cited verse, and
-    mentions of whatever `graph.link` finds in each chunk's search text (seed concepts and
-    topics, other books and people, verses). Node ids follow `retrieval.graph`:
-    `book:<title>`, `person:<name>`, `scripture:<osis>`."""
-    nodes: dict[str, GraphNode] = {}
-    edges: set[GraphEdge] = set()
-    mentions: list[tuple[str, str]] = []
-    concepts = 0
-    for c in chunks:
-        book = book_node_id(c.source)
-        nodes.setdefault(book, GraphNode(book, "book", c.source))
-        mentions.append((c.id, book))
-        if c.author:
-            person = person_node_id(c.author)
-            nodes.setdefault(person, GraphNode(person, "person", c.author))
-            edges.add(GraphEdge(person, book, "著作"))
-        for osis in c.scripture_refs:
-            node = scripture_node_id(osis)
-            nodes.setdefault(node, GraphNode(node, "scripture", osis))
-            mentions.append((c.id, node))
-        for node in dict.fromkeys(graph.link(c.search_text or c.text)):
-            mentions.append((c.id, node))
-            concepts += node.startswith(("concept:", "topic:"))
-    return list(nodes.values()), sorted(edges, key=lambda e: (e.src, e.dst)), mentions, concepts
 
 
 @dataclass(slots=True)
@@ -406,12 +347,10 @@ class Indexer:
     async def _update_graph(self, doc_id: str, chunks: Sequence[Chunk]) -> int:
         if self.graph is None:
             return 0
-        await self.graph.delete_document(doc_id)
         if not chunks:
+            await self.graph.delete_document(doc_id)
             return 0
-        nodes, edges, mentions, concepts = graph_contribution(self.graph, chunks)
-        await self.graph.add(doc_id, nodes, edges, mentions)
-        return concepts
+        return await self.graph.index_document(doc_id, chunks)
 
     async def delete_document(self, doc_id_or_source: str) -> DocumentRecord | None:
         """Remove a document (by id, else by source title): points, graph, verses, registry."""

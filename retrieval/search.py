@@ -21,7 +21,7 @@ from retrieval.ports import Embedder, VectorStore
 from retrieval.scripture import normalise_refs
 from retrieval.synonyms import SynonymTable
 from retrieval.text import search_form
-from retrieval.types import CORPUS_NAMESPACE, Chunk, Filter, Hit, ScoredChunk
+from retrieval.types import CORPUS_NAMESPACE, Chunk, Filter, GraphPath, Hit, ScoredChunk
 
 Track = Literal["dense", "graph", "keyword"]
 TRACKS: tuple[Track, ...] = ("dense", "graph", "keyword")
@@ -35,7 +35,12 @@ class GraphWalkResult(Protocol):
     def chunk_scores(self) -> Mapping[str, float]: ...
 
     @property
-    def paths(self) -> Sequence[Sequence[str]]: ...
+    def paths(self) -> Sequence[GraphPath]: ...
+
+    @property
+    def entries(self) -> Sequence[str]:
+        """The entry nodes the graph knows; empty: the query named nothing in the graph."""
+        ...
 
 
 class GraphReader(Protocol):
@@ -49,7 +54,7 @@ class GraphReader(Protocol):
 @dataclass(slots=True)
 class SearchResult:
     hits: list[Hit]
-    graph_paths: list[list[str]] = field(default_factory=list)
+    graph_paths: list[GraphPath] = field(default_factory=list)
     expansions: dict[str, float] = field(default_factory=dict)
     refs: tuple[str, ...] = ()
 
@@ -57,7 +62,8 @@ class SearchResult:
 @dataclass(slots=True)
 class _TrackResult:
     ranked: list[ScoredChunk] = field(default_factory=list)
-    paths: list[list[str]] = field(default_factory=list)
+    paths: list[GraphPath] = field(default_factory=list)
+    entries: list[str] = field(default_factory=list)  # graph track: the linked entry nodes
 
 
 class HybridSearch:
@@ -140,7 +146,8 @@ class HybridSearch:
 
     async def _graph(self, q: str, refs: tuple[str, ...], base: Filter) -> _TrackResult:
         walk_scores: dict[str, float] = {}
-        paths: list[list[str]] = []
+        paths: list[GraphPath] = []
+        entries: list[str] = []
         if self.graph is not None:
             # link() names the query's concepts, people, books and its verses' scripture
             # nodes; the walk reaches the concepts grounded in those verses from there.
@@ -154,7 +161,8 @@ class HybridSearch:
             if entry:
                 walk = self.graph.walk(entry, depth=2)
                 walk_scores = dict(walk.chunk_scores)
-                paths = [list(p) for p in walk.paths]
+                paths = list(walk.paths)
+                entries = list(walk.entries)
 
         async def fetch_walked() -> list[Chunk]:
             top = sorted(walk_scores, key=lambda c: (-walk_scores[c], c))[:DEPTH]
@@ -186,7 +194,7 @@ class HybridSearch:
         )
         hits = [ScoredChunk(found[c], score[c]) for c in ranked[:DEPTH]]
         # Paths explain graph hits; with none in this namespace/filter they explain nothing.
-        return _TrackResult(hits, paths if hits else [])
+        return _TrackResult(hits, paths if hits else [], entries)
 
 
 def _stitch(first: str, second: str) -> str | None:

@@ -162,6 +162,7 @@ class Tokenizer:
         self._terms: set[str] = set()
         self._pending: list[str] = []
         self._with_synonyms = synonyms
+        self._base_key: Path | None = None
         self.add_terms(terms)
 
     @property
@@ -195,7 +196,8 @@ class Tokenizer:
         with self._lock:
             if self._jieba is not None:
                 return self._jieba
-            tok = _fresh_jieba(self._cache_dir or _default_cache_dir())
+            self._base_key = self._cache_dir or _default_cache_dir()
+            tok = _fresh_jieba(self._base_key)
             for line in _load_lines(self._userdict):
                 word, *rest = line.split()
                 t = _dictionary_term(word)
@@ -221,6 +223,20 @@ class Tokenizer:
 
     def __call__(self, s: str) -> list[str]:
         return self.tokenize(s)
+
+    @property
+    def jieba(self) -> Any:
+        """The underlying `jieba.Tokenizer` with the domain dictionary (loaded on first use),
+        e.g. for `jieba.posseg.POSTokenizer`."""
+        return self._ensure()
+
+    def general_frequency(self, word: str) -> float:
+        """How common `word` is in general Chinese: its share of jieba's main dictionary (0 for
+        a word it does not have); the domain dictionary does not count."""
+        self._ensure()
+        assert self._base_key is not None
+        freq, total = _BASE[self._base_key]
+        return freq.get(word, 0) / total if total else 0.0
 
     def tokenize(self, s: str) -> list[str]:
         """Tokens of `s` (expected in `search_form`), in order, duplicates kept."""

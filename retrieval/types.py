@@ -182,3 +182,59 @@ class Hit:
     score: float
     ranks: dict[str, int] = field(default_factory=dict)
     track_scores: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class PathStep:
+    """One hop of a graph path: the relation (Chinese and English names), whether the edge
+    points along the path, and the titles of the documents behind it ("seed" = curated)."""
+
+    relation: str
+    relation_en: str
+    forward: bool = True
+    sources: tuple[str, ...] = ()
+    symmetric: bool = False  # 对应, 相关: no arrow
+
+
+@dataclass(frozen=True, slots=True)
+class GraphPath:
+    """A path through the knowledge graph that explains a graph hit.
+
+    `render("zh")` → "神圣分赐 —发展→ 有机救恩 ←包含— 重生" (a symmetric relation has no arrow:
+    "召会 —相关— 帐幕"); `render("en")` uses the nodes' English labels (a node without one
+    keeps its Chinese label) and English relation names."""
+
+    nodes: tuple[str, ...]  # node ids
+    labels: tuple[str, ...]
+    labels_en: tuple[str, ...]
+    steps: tuple[PathStep, ...]  # one fewer than nodes
+
+    def render(self, lang: str = "zh") -> str:
+        en = lang == "en"
+        labels = self.labels_en if en else self.labels
+        out = labels[0] if labels else ""
+        for step, label in zip(self.steps, labels[1:], strict=True):
+            name = step.relation_en if en else step.relation
+            if step.symmetric:
+                out += f" —{name}— {label}"
+            else:
+                out += f" —{name}→ {label}" if step.forward else f" ←{name}— {label}"
+        return out
+
+    def to_json(self) -> dict[str, Any]:
+        """The path for `baibao search --json`: both renderings and each hop's provenance."""
+        return {
+            "path": self.render("zh"),
+            "path_en": self.render("en"),
+            "nodes": list(self.nodes),
+            "steps": [
+                {
+                    "from": self.nodes[i] if s.forward else self.nodes[i + 1],
+                    "to": self.nodes[i + 1] if s.forward else self.nodes[i],
+                    "relation": s.relation,
+                    "relation_en": s.relation_en,
+                    "sources": list(s.sources),
+                }
+                for i, s in enumerate(self.steps)
+            ],
+        }

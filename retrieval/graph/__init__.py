@@ -7,13 +7,24 @@ Modules, each with one job:
 - `contributions`: the in-memory networkx graph merged from every document's rows;
 - `linking`: which nodes a text names;
 - `walking`: from entry nodes to scored chunks and explaining paths;
+- `grow`: what an ingested document adds (new concepts, aliases, relations), offline;
 - `core`: `KnowledgeGraph`, the facade that keeps storage and memory in step.
 
 Search reads the graph through `retrieval.search.GraphReader` (link + walk).
 """
 
 from retrieval.graph.core import KnowledgeGraph
-from retrieval.graph.model import KINDS, RELATIONS, SEED_DOC, Edge, Node, scripture_node_id
+from retrieval.graph.model import (
+    KINDS,
+    RELATION_INFO,
+    RELATIONS,
+    SEED_DOC,
+    Edge,
+    Node,
+    book_node_id,
+    person_node_id,
+    scripture_node_id,
+)
 from retrieval.graph.seed import DEFAULT_SEED, GraphSeedError, load_seed
 from retrieval.graph.walking import GraphWalk
 
@@ -21,12 +32,15 @@ __all__ = [
     "DEFAULT_SEED",
     "KINDS",
     "RELATIONS",
+    "RELATION_INFO",
     "SEED_DOC",
     "Edge",
     "GraphSeedError",
     "GraphWalk",
     "KnowledgeGraph",
     "Node",
+    "book_node_id",
     "load_seed",
+    "person_node_id",
     "scripture_node_id",
 ]

@@ -2,11 +2,16 @@
 
 A node or edge exists while at least one document contributes it, so dropping a document
 removes exactly its share: a node two documents added stays until both are gone. The seed
-(`SEED_DOC`) is a contributor like any other, except that its row decides a node's label and
-kind. An edge whose endpoint disappeared is hidden until the node returns.
+(`SEED_DOC`) is a contributor like any other, except that it wins conflicts: its row decides
+a node's label and kind, and where the seed relates two nodes, edges documents add between
+the same two are hidden (kept in the rows, shown again if the seed stops relating them). An
+edge whose endpoint disappeared is hidden until the node returns. An edge's weight is the
+largest any contributor gives it.
 
-`graph` is a networkx `MultiDiGraph` (edge key = relation) that always matches the rows;
-`version` changes whenever a node appears, changes or goes (the linker's cache key).
+`graph` is a networkx `MultiDiGraph` (edge key = relation, attributes relation and weight)
+that always matches the rows; `version` changes whenever a node appears, changes or goes (the
+linker's cache key). Also kept per document: its title (`sources`) and its candidate terms
+(`term_frequency`, the statistics growing uses across documents).
 """
 
 from __future__ import annotations
@@ -29,8 +34,12 @@ class Contributions:
         self.undirected: nx.MultiGraph = self.graph.to_undirected(as_view=True)
         self.version = 0
         self._node_rows: dict[str, dict[str, NodeRow]] = {}  # node → doc → row
-        self._edge_docs: dict[EdgeKey, set[str]] = {}
+        self._edge_docs: dict[EdgeKey, dict[str, float]] = {}  # edge → doc → weight
         self._edges_at: dict[str, set[EdgeKey]] = {}  # node → edges touching it
+        self._seed_pairs: dict[frozenset[str], int] = {}  # node pairs the seed relates
+        self.titles: dict[str, str] = {}  # doc → title
+        self._doc_terms: dict[str, dict[str, int]] = {}  # doc → candidate term → frequency
+        self._term_docs: dict[str, int] = {}  # candidate term → documents using it
         self.mentions: dict[str, dict[str, set[str]]] = {}  # node → chunk → docs
         self.chunk_nodes: dict[str, set[str]] = {}  # chunk → nodes
 
@@ -42,11 +51,46 @@ class Contributions:
         rows[doc] = row
         self._sync_node(node_id)
 
-    def put_edge(self, doc: str, key: EdgeKey) -> None:
-        self._edge_docs.setdefault(key, set()).add(doc)
+    def put_edge(self, doc: str, key: EdgeKey, weight: float = 1.0) -> None:
+        docs = self._edge_docs.setdefault(key, {})
+        new_seed_pair = doc == SEED_DOC and SEED_DOC not in docs
+        docs[doc] = weight
         self._edges_at.setdefault(key[0], set()).add(key)
         self._edges_at.setdefault(key[1], set()).add(key)
-        self._sync_edge(key)
+        if new_seed_pair:
+            self._count_seed_pair(key, +1)
+        else:
+            self._sync_edge(key)
+
+    def put_source(self, doc: str, title: str) -> None:
+        self.titles[doc] = title
+
+    def put_terms(self, doc: str, terms: dict[str, int]) -> None:
+        self._drop_terms(doc)
+        self._doc_terms[doc] = dict(terms)
+        for term in terms:
+            self._term_docs[term] = self._term_docs.get(term, 0) + 1
+
+    def _drop_terms(self, doc: str) -> None:
+        for term in self._doc_terms.pop(doc, {}):
+            left = self._term_docs[term] - 1
+            if left:
+                self._term_docs[term] = left
+            else:
+                del self._term_docs[term]
+
+    def _count_seed_pair(self, key: EdgeKey, change: int) -> None:
+        """The seed starts or stops relating key's two nodes: resync every edge between them."""
+        pair = frozenset(key[:2])
+        count = self._seed_pairs.get(pair, 0) + change
+        if count > 0:
+            self._seed_pairs[pair] = count
+        else:
+            self._seed_pairs.pop(pair, None)
+        src, dst = key[0], key[1]
+        for other in list(self._edges_at.get(src, ())):
+            if {other[0], other[1]} == {src, dst}:
+                self._sync_edge(other)
 
     def put_mention(self, doc: str, chunk: str, node: str) -> None:
         self.mentions.setdefault(node, {}).setdefault(chunk, set()).add(doc)
@@ -57,8 +101,13 @@ class Contributions:
             del self._node_rows[node_id][doc]
             self._sync_node(node_id)
         for key in [k for k, docs in self._edge_docs.items() if doc in docs]:
-            self._edge_docs[key].discard(doc)
-            self._sync_edge(key)
+            del self._edge_docs[key][doc]
+            if doc == SEED_DOC:
+                self._count_seed_pair(key, -1)
+            else:
+                self._sync_edge(key)
+        self.titles.pop(doc, None)
+        self._drop_terms(doc)
         for node, by_chunk in list(self.mentions.items()):
             for chunk, docs in list(by_chunk.items()):
                 docs.discard(doc)
@@ -106,10 +155,12 @@ class Contributions:
     def _sync_edge(self, key: EdgeKey) -> None:
         src, dst, relation = key
         g = self.graph
-        present = bool(self._edge_docs.get(key)) and src in g and dst in g
-        if present:
-            if not g.has_edge(src, dst, key=relation):
-                g.add_edge(src, dst, key=relation, relation=relation)
+        docs = self._edge_docs.get(key)
+        outranked = (
+            docs is not None and SEED_DOC not in docs and frozenset((src, dst)) in self._seed_pairs
+        )
+        if docs and not outranked and src in g and dst in g:
+            g.add_edge(src, dst, key=relation, relation=relation, weight=max(docs.values()))
             return
         if g.has_edge(src, dst, key=relation):
             g.remove_edge(src, dst, key=relation)
@@ -129,9 +180,21 @@ class Contributions:
         edges = {k for k, docs in self._edge_docs.items() if doc in docs}
         return nodes, edges
 
-    def edge_docs(self, key: EdgeKey) -> set[str]:
-        """The documents that contribute an edge (empty when none does)."""
-        return set(self._edge_docs.get(key, ()))
+    def contributes(self, doc: str, node_id: str) -> bool:
+        return doc in self._node_rows.get(node_id, {})
+
+    def edge_docs(self, key: EdgeKey) -> list[str]:
+        """The documents that contribute an edge, in the order they added it."""
+        return list(self._edge_docs.get(key, ()))
+
+    @property
+    def term_documents(self) -> int:
+        """How many documents have candidate-term statistics."""
+        return len(self._doc_terms)
+
+    def term_frequency(self, term: str) -> int:
+        """In how many documents `term` is a candidate."""
+        return self._term_docs.get(term, 0)
 
     def documents(self) -> set[str]:
         docs = {d for rows in self._node_rows.values() for d in rows}
@@ -165,5 +228,7 @@ class Contributions:
                 (n, c, tuple(sorted(ds))) for n, by in self.mentions.items() for c, ds in by.items()
             ),
             sorted((n, d, r) for n, rows in self._node_rows.items() for d, r in rows.items()),
-            sorted((k, tuple(sorted(ds))) for k, ds in self._edge_docs.items()),
+            sorted((k, tuple(sorted(ds.items()))) for k, ds in self._edge_docs.items()),
+            sorted(self.titles.items()),
+            sorted((d, tuple(sorted(ts.items()))) for d, ts in self._doc_terms.items()),
         )

@@ -1,14 +1,15 @@
 """`KnowledgeGraph`: the facade search, the indexer and /cite use.
 
 It keeps the SQLite rows (`storage`) and the in-memory graph (`contributions`) in step —
-every `add` / `delete_*` is one transaction, and memory changes only after it commits — and
-answers reads through the linker (`linking`) and the walker (`walking`).
+every `add` / `index_document` / `delete_*` is one transaction, and memory changes only after
+it commits — grows the graph from ingested documents (`grow`), and answers reads through the
+linker (`linking`) and the walker (`walking`).
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 
@@ -16,7 +17,8 @@ import networkx as nx
 
 from retrieval import scripture
 from retrieval.graph.contributions import Contributions
-from retrieval.graph.linking import Linker
+from retrieval.graph.grow import Lexicon, default_lexicon, grow
+from retrieval.graph.linking import Linker, TermIndex
 from retrieval.graph.model import (
     KINDS,
     RELATIONS,
@@ -31,14 +33,16 @@ from retrieval.graph.model import (
 from retrieval.graph.seed import DEFAULT_SEED, load_seed
 from retrieval.graph.storage import GraphDB
 from retrieval.graph.walking import GraphWalk, Walker
+from retrieval.types import Chunk
 
 
 class KnowledgeGraph:
     """Open with `await KnowledgeGraph.open(db_path, seed)`; `db_path=None` keeps everything
     in memory (the in-process fake for tests)."""
 
-    def __init__(self, db: GraphDB | None) -> None:
+    def __init__(self, db: GraphDB | None, lexicon: Lexicon | None = None) -> None:
         self._db = db
+        self._lexicon = lexicon
         self._lock = asyncio.Lock()
         self._c = Contributions()
         self._linker = Linker(self._c)
@@ -47,12 +51,20 @@ class KnowledgeGraph:
     # ---- life cycle ---------------------------------------------------------------------
 
     @classmethod
-    async def open(cls, db_path: Path | None, seed: Path | None = DEFAULT_SEED) -> KnowledgeGraph:
+    async def open(
+        cls,
+        db_path: Path | None,
+        seed: Path | None = DEFAULT_SEED,
+        *,
+        lexicon: Lexicon | None = None,
+    ) -> KnowledgeGraph:
         """Load the graph from SQLite (created if missing) and bring the seed rows in line with
-        `seed` (None leaves stored seed rows alone). GraphSeedError for a malformed seed."""
+        `seed` (None leaves stored seed rows alone). GraphSeedError for a malformed seed.
+        `lexicon`: the language tools growing uses (default: jieba with the domain dictionary
+        and the graph's terms, the bundled stop words and synonym table, OpenCC)."""
         seed_data = load_seed(seed) if seed is not None else None
         db = await GraphDB.open(db_path) if db_path is not None else None
-        kg = cls(db)
+        kg = cls(db, lexicon)
         try:
             await kg._load()
             if seed_data is not None:
@@ -83,10 +95,17 @@ class KnowledgeGraph:
             return
         async for doc, node_id, kind, label, aliases in self._db.nodes():
             self._c.put_node(doc, node_id, (kind, label, aliases))
-        async for doc, src, dst, relation in self._db.edges():
-            self._c.put_edge(doc, (src, dst, relation))
+        async for doc, src, dst, relation, weight in self._db.edges():
+            self._c.put_edge(doc, (src, dst, relation), weight)
         async for doc, chunk, node in self._db.mentions():
             self._c.put_mention(doc, chunk, node)
+        async for doc, title in self._db.sources():
+            self._c.put_source(doc, title)
+        terms: dict[str, dict[str, int]] = {}
+        async for doc, term, freq in self._db.terms():
+            terms.setdefault(doc, {})[term] = freq
+        for doc, by_term in terms.items():
+            self._c.put_terms(doc, by_term)
 
     async def _replace_seed(self, nodes: list[Node], edges: list[Edge]) -> None:
         stored = self._c.contribution(SEED_DOC)
@@ -107,20 +126,61 @@ class KnowledgeGraph:
         nodes: Iterable[NodeLike],
         edges: Iterable[EdgeLike],
         mentions: Iterable[tuple[str, str]],
+        *,
+        title: str = "",
     ) -> None:
-        """Add one document's nodes, edges and chunk→node mentions (one transaction).
+        """Add one document's nodes, edges and chunk→node mentions (one transaction); `title`
+        names the document where paths and pictures show an edge's sources.
 
         Edge ends must be nodes of this call or already in the graph; ValueError otherwise,
         and for unknown kinds or relations. Adding the same rows again changes nothing."""
-        if not doc_id or doc_id == SEED_DOC:
-            raise ValueError(f"doc_id must be a non-empty id other than {SEED_DOC!r}")
+        _check_doc(doc_id)
         node_list = [
             Node(n.id, n.kind, n.label, tuple(getattr(n, "aliases", ()) or ())) for n in nodes
         ]
-        edge_list = [Edge(e.src, e.dst, e.relation) for e in edges]
+        edge_list = [
+            Edge(e.src, e.dst, e.relation, float(getattr(e, "weight", 1.0))) for e in edges
+        ]
         mention_list = list(dict.fromkeys((str(c), str(n)) for c, n in mentions))
         async with self._lock:
-            await self._write(doc_id, node_list, edge_list, mention_list, replace=False)
+            await self._write(
+                doc_id, node_list, edge_list, mention_list, replace=False, title=title
+            )
+
+    async def index_document(self, doc_id: str, chunks: Sequence[Chunk]) -> int:
+        """Replace what `doc_id` contributes with what its chunks grow (`retrieval.graph.grow`):
+        its book, author and verses, the concepts it names — new ones found by term statistics
+        among them — and the relations its structure gives. Returns its concept mentions."""
+        _check_doc(doc_id)
+        if not chunks:
+            async with self._lock:
+                await self._write(doc_id, [], [], [], replace=True)
+            return 0
+        async with self._lock:
+            lexicon = await self._ensure_lexicon()
+            vocabulary = _Vocabulary(self._c, self._linker)
+            growth = await asyncio.to_thread(grow, chunks, vocabulary, lexicon, self._c)
+            await self._write(
+                doc_id,
+                list(growth.nodes.values()),
+                [Edge(s, d, r, w) for (s, d, r), w in growth.edges.items()],
+                list(dict.fromkeys(growth.mentions)),
+                replace=True,
+                title=chunks[0].source,
+                terms=growth.terms,
+            )
+        self._new_terms([n.label for n in growth.nodes.values() if n.kind == "concept"])
+        return growth.concepts
+
+    async def _ensure_lexicon(self) -> Lexicon:
+        if self._lexicon is None:
+            self._lexicon = await asyncio.to_thread(default_lexicon, self.terms())
+        return self._lexicon
+
+    def _new_terms(self, labels: Iterable[str]) -> None:
+        """Later documents segment the concepts this one grew as whole words."""
+        if self._lexicon is not None:
+            self._lexicon.add_terms(labels)
 
     async def _write(
         self,
@@ -130,6 +190,8 @@ class KnowledgeGraph:
         mentions: list[tuple[str, str]],
         *,
         replace: bool,
+        title: str = "",
+        terms: Mapping[str, int] | None = None,
     ) -> None:
         known = {n.id for n in nodes}
         for n in nodes:
@@ -144,15 +206,21 @@ class KnowledgeGraph:
                 if end not in known and end not in self._c.graph:
                     raise ValueError(f"edge {e.src} → {e.dst}: no node {end!r}")
         if self._db is not None:
-            await self._db.write(doc, nodes, edges, mentions, replace=replace)
+            await self._db.write(
+                doc, nodes, edges, mentions, replace=replace, title=title, terms=terms
+            )
         if replace:
             self._c.drop_doc(doc)
         for n in nodes:
             self._c.put_node(doc, n.id, (n.kind, n.label, n.aliases))
         for e in edges:
-            self._c.put_edge(doc, (e.src, e.dst, e.relation))
+            self._c.put_edge(doc, (e.src, e.dst, e.relation), e.weight)
         for chunk, node_id in mentions:
             self._c.put_mention(doc, chunk, node_id)
+        if title:
+            self._c.put_source(doc, title)
+        if terms:
+            self._c.put_terms(doc, dict(terms))
 
     async def delete_document(self, doc_id: str) -> None:
         """Remove exactly what `doc_id` contributed (one transaction). The seed stays."""
@@ -245,6 +313,43 @@ class KnowledgeGraph:
                 if g.nodes[other]["kind"] in ("concept", "topic"):
                     labels[str(g.nodes[other]["label"])] = None
         return list(labels)
+
+
+def _check_doc(doc_id: str) -> None:
+    if not doc_id or doc_id == SEED_DOC:
+        raise ValueError(f"doc_id must be a non-empty id other than {SEED_DOC!r}")
+
+
+class _Vocabulary:
+    """The graph as growing sees it (`grow.Vocabulary`)."""
+
+    def __init__(self, contributions: Contributions, linker: Linker) -> None:
+        self._c = contributions
+        self._linker = linker
+
+    def term_index(self) -> TermIndex:
+        return self._linker.term_index()
+
+    def scripture_nodes(self, text: str) -> list[str]:
+        return self._linker.scripture_nodes(text)
+
+    def kind(self, node_id: str) -> str | None:
+        g = self._c.graph
+        return str(g.nodes[node_id]["kind"]) if node_id in g else None
+
+    def node(self, node_id: str) -> Node | None:
+        g = self._c.graph
+        if node_id not in g:
+            return None
+        data = g.nodes[node_id]
+        return Node(node_id, str(data["kind"]), str(data["label"]))
+
+    def seeded(self, node_id: str) -> bool:
+        return self._c.contributes(SEED_DOC, node_id)
+
+    def connected(self, a: str, b: str) -> bool:
+        g = self._c.graph
+        return a in g and b in g and (g.has_edge(a, b) or g.has_edge(b, a))
 
 
 def _osis_ids(osis: str) -> list[str]:

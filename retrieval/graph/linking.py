@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 
 import networkx as nx
 
@@ -46,18 +47,56 @@ def term_key(name: str) -> str:
     return fold(name).strip(_STRIP)
 
 
+@dataclass(frozen=True, slots=True)
+class Span:
+    """Where a name stands in a folded text, and the nodes it names."""
+
+    start: int
+    end: int
+    nodes: tuple[str, ...]
+
+
+class TermIndex:
+    """Folded label or alias → node ids, scanned leftmost-longest."""
+
+    def __init__(self, terms: Mapping[str, set[str]]) -> None:
+        self.terms = terms
+        self.longest = max((len(t) for t in terms), default=0)
+
+    def with_terms(self, more: Mapping[str, str]) -> TermIndex:
+        """This index plus `more` (folded name → node id)."""
+        terms = dict(self.terms)
+        for key, node_id in more.items():
+            terms[key] = terms.get(key, set()) | {node_id}
+        return TermIndex(terms)
+
+    def spans(self, folded: str) -> list[Span]:
+        """The names in `folded` (a `fold`ed text), leftmost-longest, each standing alone."""
+        found: list[Span] = []
+        i, n = 0, len(folded)
+        while i < n:
+            for length in range(min(self.longest, n - i), 0, -1):
+                ids = self.terms.get(folded[i : i + length])
+                if ids and _stands_alone(folded, i, i + length):
+                    found.append(Span(i, i + length, tuple(sorted(ids))))
+                    i += length
+                    break
+            else:
+                i += 1
+        return found
+
+
 class Linker:
     """Links text to the nodes of `contributions`; the term index is rebuilt lazily after
     any node change."""
 
     def __init__(self, contributions: Contributions) -> None:
         self._c = contributions
-        self._terms: dict[str, set[str]] = {}
-        self._term_max = 0
+        self._index = TermIndex({})
         self._built_at = -1
 
-    def term_index(self) -> dict[str, set[str]]:
-        """Folded label or alias → node ids (rebuilt after any node change)."""
+    def term_index(self) -> TermIndex:
+        """Every non-scripture node's label and aliases (rebuilt after any node change)."""
         if self._built_at != self._c.version:
             terms: dict[str, set[str]] = {}
             for node_id, data in self._c.graph.nodes(data=True):
@@ -67,10 +106,9 @@ class Linker:
                     key = term_key(name)
                     if key:
                         terms.setdefault(key, set()).add(node_id)
-            self._terms = terms
-            self._term_max = max((len(t) for t in terms), default=0)
+            self._index = TermIndex(terms)
             self._built_at = self._c.version
-        return self._terms
+        return self._index
 
     def link(self, text: str) -> list[str]:
         """Node ids named in `text`, in order of appearance: labels and aliases (the longest
@@ -78,30 +116,20 @@ class Linker:
         node, and its chapter node when the graph has them)."""
         if not text:
             return []
-        terms = self.term_index()
         g = self._c.graph
-        folded = fold(text)
         found: dict[str, None] = {}
-        i, n = 0, len(folded)
-        while i < n:
-            hit = None
-            for length in range(min(self._term_max, n - i), 0, -1):
-                ids = terms.get(folded[i : i + length])
-                if ids and _stands_alone(folded, i, i + length):
-                    hit = (length, ids)
-                    break
-            if hit is None:
-                i += 1
-                continue
-            for node_id in sorted(hit[1], key=_kind_order(g)):
+        for span in self.term_index().spans(fold(text)):
+            for node_id in sorted(span.nodes, key=_kind_order(g)):
                 found[node_id] = None
-            i += hit[0]
-        for r in scripture.find_references(text):
-            for node_id in self._scripture_nodes(r):
-                found[node_id] = None
+        for node_id in self.scripture_nodes(text):
+            found[node_id] = None
         return list(found)
 
-    def _scripture_nodes(self, r: scripture.RefRange) -> list[str]:
+    def scripture_nodes(self, text: str) -> list[str]:
+        """The graph's scripture nodes for the references in `text` (verse and chapter)."""
+        return [n for r in scripture.find_references(text) for n in self._range_nodes(r)]
+
+    def _range_nodes(self, r: scripture.RefRange) -> list[str]:
         out: list[str] = []
         chapters = [f"{r.start.book}.{c}" for c in range(r.start.chapter, r.end.chapter + 1)]
         verses = scripture.expand(r) if r.start.verse is not None else []

@@ -10,8 +10,37 @@ from retrieval import scripture
 SEED_DOC = "seed"
 
 KINDS = frozenset({"concept", "person", "scripture", "book", "topic"})
-# 著作 (person wrote book) is what the indexer adds for authors.
-RELATIONS = frozenset({"发展自", "根基于", "阐明", "发展", "对应", "包含", "著作"})
+
+
+@dataclass(frozen=True, slots=True)
+class Relation:
+    """A relation type: its English name, and how much of a node's score a walk carries
+    along an edge of this type (`forward`, src → dst) or against it (`backward`)."""
+
+    name: str
+    en: str
+    forward: float
+    backward: float
+    symmetric: bool = False
+
+
+# Direction matters for 包含 (a whole leads to its parts far more than a part to its whole,
+# which would flood every sibling) and for 发展自 / 发展 (a concept's origin explains it better
+# than its offshoots). 相关 is grown from co-occurrence; its edges carry their own weight too.
+RELATION_INFO: dict[str, Relation] = {
+    r.name: r
+    for r in (
+        Relation("发展自", "develops from", 0.9, 0.7),
+        Relation("发展", "develops", 0.9, 0.7),
+        Relation("包含", "includes", 0.9, 0.5),
+        Relation("根基于", "is based on", 0.8, 0.8),
+        Relation("阐明", "expounds", 0.6, 0.7),
+        Relation("对应", "corresponds to", 0.8, 0.8, symmetric=True),
+        Relation("著作", "wrote", 0.4, 0.4),  # person wrote book: the indexer adds it
+        Relation("相关", "is related to", 0.6, 0.6, symmetric=True),
+    )
+}
+RELATIONS = frozenset(RELATION_INFO)
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,6 +56,7 @@ class Edge:
     src: str
     dst: str
     relation: str
+    weight: float = 1.0  # grown edges (相关) carry their strength; curated ones are 1
 
 
 class NodeLike(Protocol):
@@ -53,11 +83,21 @@ def scripture_node_id(osis: str) -> str:
     return f"scripture:{osis}"
 
 
-def scripture_label(osis: str) -> str:
-    """ "Eph.1.10" → "弗1:10"; an id the parser does not know stays as it is."""
+def book_node_id(source: str) -> str:
+    return f"book:{source}"
+
+
+def person_node_id(name: str) -> str:
+    return f"person:{name}"
+
+
+def scripture_label(osis: str, lang: str = "zh") -> str:
+    """ "Eph.1.10" → "弗1:10" ("Eph 1:10" in English); an unknown id stays as it is."""
     parts = osis.split(".")
     try:
         b = scripture.book(parts[0])
     except scripture.ScriptureError:
         return osis
+    if lang == "en":
+        return f"{b.en_short} " + ":".join(parts[1:])
     return b.zh_short + ":".join(parts[1:])

@@ -1,8 +1,10 @@
 """SQLite persistence of the graph: every row tagged with the document that contributed it.
 
     graph_nodes    (doc_id, id, kind, label, aliases)   one row per document per node
-    graph_edges    (doc_id, src, dst, relation)
+    graph_edges    (doc_id, src, dst, relation, weight)
     graph_mentions (doc_id, chunk_id, node_id)           a chunk mentions a node
+    graph_sources  (doc_id, title)                       what to call the document
+    graph_terms    (doc_id, term, freq)                  its candidate terms (statistics)
 
 Every write is one transaction (BEGIN IMMEDIATE … COMMIT, ROLLBACK on any error), so a
 crash leaves a document's contribution either whole or absent.
@@ -11,7 +13,7 @@ crash leaves a document's contribution either whole or absent.
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Iterable, Sequence
+from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from pathlib import Path
 
 import aiosqlite
@@ -30,12 +32,16 @@ CREATE TABLE IF NOT EXISTS graph_mentions (
     doc_id TEXT NOT NULL, chunk_id TEXT NOT NULL, node_id TEXT NOT NULL,
     PRIMARY KEY (doc_id, chunk_id, node_id));
 CREATE INDEX IF NOT EXISTS graph_mentions_chunk ON graph_mentions (chunk_id);
+CREATE TABLE IF NOT EXISTS graph_sources (doc_id TEXT PRIMARY KEY, title TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS graph_terms (
+    doc_id TEXT NOT NULL, term TEXT NOT NULL, freq INTEGER NOT NULL,
+    PRIMARY KEY (doc_id, term));
 """
 
-_TABLES = ("graph_nodes", "graph_edges", "graph_mentions")
+_TABLES = ("graph_nodes", "graph_edges", "graph_mentions", "graph_sources", "graph_terms")
 
 NodeRow = tuple[str, str, str, str, tuple[str, ...]]  # (doc, id, kind, label, aliases)
-EdgeRow = tuple[str, str, str, str]  # (doc, src, dst, relation)
+EdgeRow = tuple[str, str, str, str, float]  # (doc, src, dst, relation, weight)
 MentionRow = tuple[str, str, str]  # (doc, chunk, node)
 
 
@@ -53,6 +59,12 @@ class GraphDB:
             await db.execute("PRAGMA journal_mode=WAL")
             await db.execute("PRAGMA busy_timeout=5000")
             await db.executescript(_SCHEMA)
+            async with db.execute("PRAGMA table_info(graph_edges)") as cur:
+                columns = {row[1] async for row in cur}
+            if "weight" not in columns:  # a data dir from before edge weights
+                await db.execute(
+                    "ALTER TABLE graph_edges ADD COLUMN weight REAL NOT NULL DEFAULT 1.0"
+                )
         except BaseException:
             await db.close()
             raise
@@ -72,10 +84,10 @@ class GraphDB:
 
     async def edges(self) -> AsyncIterator[EdgeRow]:
         async with self._db.execute(
-            "SELECT doc_id, src, dst, relation FROM graph_edges ORDER BY rowid"
+            "SELECT doc_id, src, dst, relation, weight FROM graph_edges ORDER BY rowid"
         ) as cur:
-            async for doc, src, dst, relation in cur:
-                yield doc, src, dst, relation
+            async for doc, src, dst, relation, weight in cur:
+                yield doc, src, dst, relation, float(weight)
 
     async def mentions(self) -> AsyncIterator[MentionRow]:
         async with self._db.execute(
@@ -83,6 +95,16 @@ class GraphDB:
         ) as cur:
             async for doc, chunk, node in cur:
                 yield doc, chunk, node
+
+    async def sources(self) -> AsyncIterator[tuple[str, str]]:
+        async with self._db.execute("SELECT doc_id, title FROM graph_sources") as cur:
+            async for doc, title in cur:
+                yield doc, title
+
+    async def terms(self) -> AsyncIterator[tuple[str, str, int]]:
+        async with self._db.execute("SELECT doc_id, term, freq FROM graph_terms") as cur:
+            async for doc, term, freq in cur:
+                yield doc, term, int(freq)
 
     # ---- writes ---------------------------------------------------------------------------
 
@@ -94,6 +116,8 @@ class GraphDB:
         mentions: Sequence[tuple[str, str]],
         *,
         replace: bool,
+        title: str = "",
+        terms: Mapping[str, int] | None = None,
     ) -> None:
         """Add one document's rows; `replace` first deletes everything it had."""
         async with self._transaction() as db:
@@ -105,14 +129,24 @@ class GraphDB:
                 [(doc, n.id, n.kind, n.label, _aliases_json(n.aliases)) for n in nodes],
             )
             await db.executemany(
-                "INSERT OR IGNORE INTO graph_edges (doc_id, src, dst, relation) "
-                "VALUES (?, ?, ?, ?)",
-                [(doc, e.src, e.dst, e.relation) for e in edges],
+                "INSERT OR REPLACE INTO graph_edges (doc_id, src, dst, relation, weight) "
+                "VALUES (?, ?, ?, ?, ?)",
+                [(doc, e.src, e.dst, e.relation, e.weight) for e in edges],
             )
             await db.executemany(
                 "INSERT OR IGNORE INTO graph_mentions (doc_id, chunk_id, node_id) VALUES (?, ?, ?)",
                 [(doc, c, n) for c, n in mentions],
             )
+            if title:
+                await db.execute(
+                    "INSERT OR REPLACE INTO graph_sources (doc_id, title) VALUES (?, ?)",
+                    (doc, title),
+                )
+            if terms:
+                await db.executemany(
+                    "INSERT OR REPLACE INTO graph_terms (doc_id, term, freq) VALUES (?, ?, ?)",
+                    [(doc, t, f) for t, f in terms.items()],
+                )
 
     async def delete_doc(self, doc: str) -> None:
         async with self._transaction() as db:

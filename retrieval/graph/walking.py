@@ -1,89 +1,196 @@
-"""The walk: from the question's entities to scored chunks and the paths that explain them."""
+"""The walk: from the question's entities to scored chunks and the paths that explain them.
+
+From each entry node the walk reaches nodes up to `depth` hops away along typed edges: a hop
+carries DECAY × the relation's weight in the direction travelled (`model.RELATION_INFO`: a
+whole leads to its parts more than a part to its whole) × the edge's own weight (grown
+co-occurrence edges), and a node keeps the best score any route gives it. Scores add up over
+the entries, so a node near two entries outranks a node near one, and nodes on the best path
+between two entries (meeting in the middle, up to `depth` hops from each) get a bonus. The
+walk does not pass through hubs (HUB_DEGREE edges) it did not start from.
+
+Chunks then score what they mention (see `Walker._chunk_scores`), and the paths come back as
+`GraphPath`s with relation names, directions, English labels and each edge's sources.
+"""
 
 from __future__ import annotations
 
 import heapq
 import math
-from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-import networkx as nx
-
 from retrieval.graph.contributions import Contributions
+from retrieval.graph.model import RELATION_INFO, SEED_DOC, scripture_label
+from retrieval.types import GraphPath, PathStep
 
-DECAY = 0.5  # score factor per hop
-HUB_DEGREE = 60  # do not walk through nodes with more neighbours than this (unless entered)
+DECAY = 0.5  # score factor per hop along the strongest relation
+HUB_DEGREE = 60  # do not walk through nodes with more edges than this (unless entered)
+MANY_CHUNKS = 1000  # nodes mentioned by more chunks than this are scored lazily (see below)
+BETWEEN_BONUS = 0.5
 KIND_WEIGHT = {"concept": 1.0, "topic": 0.8, "scripture": 1.0, "book": 0.5, "person": 0.3}
 
 
 @dataclass(slots=True)
 class GraphWalk:
-    """What a walk found: chunk scores for fusion, node scores, and label paths to explain it."""
+    """What a walk found: chunk scores for fusion, node scores, the paths that explain them,
+    and the entry nodes the graph knows (empty: the question named nothing in the graph)."""
 
     chunk_scores: dict[str, float] = field(default_factory=dict)
-    paths: list[list[str]] = field(default_factory=list)
+    paths: list[GraphPath] = field(default_factory=list)
     nodes: dict[str, float] = field(default_factory=dict)  # node id → score, best first
+    entries: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class _Reach:
+    """One route from an entry: its score and length, the node it ends at, and its last hop
+    (the route to the previous node, the relation, whether the edge points along the route)."""
+
+    score: float
+    hops: int
+    node: str
+    via: _Reach | None = None
+    relation: str = ""
+    forward: bool = True
 
 
 class Walker:
     def __init__(self, contributions: Contributions) -> None:
         self._c = contributions
 
-    def label(self, node_id: str) -> str:
-        return str(self._c.graph.nodes[node_id]["label"])
-
     def walk(self, entry: Sequence[str], depth: int = 2, *, limit: int = 200) -> GraphWalk:
-        """Score nodes within `depth` hops of the entry nodes (any edge direction): DECAY per
-        hop, summed over entries, so a node near two entries outranks one near a single entry,
-        and nodes on a path between two entries get a bonus. A chunk scores its mentioned nodes'
-        scores (weighted by kind, damped for nodes many chunks mention) with diminishing
-        returns, boosted by the share of entry nodes it names (see `_chunk_scores`); the best
-        `limit` chunks are returned. Walks do not pass through hubs (HUB_DEGREE)."""
-        entries = [e for e in dict.fromkeys(entry) if e in self._c.graph]
-        result = GraphWalk()
+        g = self._c.graph
+        entries = [e for e in dict.fromkeys(entry) if e in g]
+        result = GraphWalk(entries=entries)
         if not entries:
             return result
-        und = self._c.undirected
-        dist: dict[str, dict[str, int]] = {e: _bfs(und, e, depth) for e in entries}
+        reach = {e: self._reach(e, depth) for e in entries}
         scores: dict[str, float] = {}
-        for d in dist.values():
-            for node, hops in d.items():
-                scores[node] = scores.get(node, 0.0) + DECAY**hops
-        between = _paths_between(und, entries, dist)
-        for path in between:  # nodes that connect two entries
-            for node in path[1:-1]:
-                scores[node] = scores.get(node, 0.0) + 0.5
-        paths = between or self._paths_around(und, entries[0], dist[entries[0]], depth)
+        for by_node in reach.values():
+            for node, r in by_node.items():
+                scores[node] = scores.get(node, 0.0) + r.score
+        between = self._paths_between(entries, reach)
+        for nodes, _ in between:
+            for node in nodes[1:-1]:
+                scores[node] = scores.get(node, 0.0) + BETWEEN_BONUS
+        traced = between or self._paths_around(entries[0], reach[entries[0]], depth)
         result.nodes = dict(sorted(scores.items(), key=lambda kv: (-kv[1], kv[0])))
-
-        chunk_scores = self._chunk_scores(scores, entries)
-        # Top `limit` by a heap: a common word can attach tens of thousands of chunks, and a
-        # full sort of those dominated the slowest walks.
+        chunk_scores = self._chunk_scores(scores, entries, limit)
+        # Top `limit` by a heap: a full sort of every scored chunk dominated the slowest walks.
         best = heapq.nsmallest(limit, chunk_scores.items(), key=lambda kv: (-kv[1], kv[0]))
         result.chunk_scores = dict(best)
-        result.paths = [[self.label(n) for n in path] for path in paths]
+        result.paths = [self.path(nodes, steps) for nodes, steps in traced]
         return result
 
-    def _chunk_scores(self, scores: dict[str, float], entries: list[str]) -> dict[str, float]:
+    # ---- reaching -----------------------------------------------------------------------------
+
+    def _reach(self, start: str, depth: int) -> dict[str, _Reach]:
+        """The best route (of at most `depth` hops) from `start` to every node it reaches.
+        Layer by layer, so a route's every prefix is itself a route of that length."""
+        g = self._c.graph
+        layer = {start: _Reach(1.0, 0, start)}
+        best = dict(layer)
+        for hops in range(1, depth + 1):
+            following: dict[str, _Reach] = {}
+            for node, route in layer.items():
+                if hops > 1 and g.degree(node) > HUB_DEGREE:
+                    continue
+                for forward, neighbours in ((True, g.succ[node]), (False, g.pred[node])):
+                    for other, edges in neighbours.items():
+                        if other == start:
+                            continue
+                        for relation, attrs in edges.items():
+                            info = RELATION_INFO[relation]
+                            w = info.forward if forward else info.backward
+                            score = route.score * DECAY * w * float(attrs.get("weight", 1.0))
+                            known = following.get(other)
+                            if known is None or score > known.score:
+                                following[other] = _Reach(
+                                    score, hops, other, route, relation, forward
+                                )
+            for node, route in following.items():
+                if node not in best or route.score > best[node].score:
+                    best[node] = route
+            layer = following
+        return best
+
+    def _paths_between(
+        self, entries: list[str], reach: dict[str, dict[str, _Reach]]
+    ) -> list[tuple[list[str], list[tuple[str, bool]]]]:
+        """The best path for each pair of entries that meet within the walked depth."""
+        found: list[tuple[float, int, list[str], list[tuple[str, bool]]]] = []
+        for i, a in enumerate(entries):
+            for b in entries[i + 1 :]:
+                ra, rb = reach[a], reach[b]
+                meet = [n for n in ra if n in rb]
+                if not meet:
+                    continue
+                mid = min(
+                    meet,
+                    key=lambda n: (-ra[n].score * rb[n].score, ra[n].hops + rb[n].hops, n),
+                )
+                left_nodes, left_steps = _trace(ra, mid)
+                right_nodes, right_steps = _trace(rb, mid)
+                nodes = left_nodes + right_nodes[::-1][1:]
+                steps = left_steps + [(rel, not fwd) for rel, fwd in right_steps[::-1]]
+                found.append((-ra[mid].score * rb[mid].score, len(nodes), nodes, steps))
+        found.sort(key=lambda f: (f[1], f[0], f[2]))
+        return [(nodes, steps) for _, _, nodes, steps in found[:5]]
+
+    def _paths_around(
+        self, entry: str, reach: dict[str, _Reach], depth: int
+    ) -> list[tuple[list[str], list[tuple[str, bool]]]]:
+        """With nothing to connect: paths from the entry to its best-reached far neighbours."""
+        far_hops = min(depth, max(r.hops for r in reach.values()))
+        if far_hops == 0:
+            return []
+        g = self._c.graph
+        far = [
+            n for n, r in reach.items() if r.hops == far_hops and g.nodes[n]["kind"] != "scripture"
+        ]
+        far.sort(key=lambda n: (-reach[n].score, -len(self._c.mentions.get(n, {})), n))
+        return [_trace(reach, n) for n in far[:3]]
+
+    # ---- chunks -------------------------------------------------------------------------------
+
+    def _chunk_scores(
+        self, scores: dict[str, float], entries: list[str], limit: int
+    ) -> dict[str, float]:
         """Each walked node passes its score (× kind weight × hub damping) to the chunks that
         mention it. A chunk does not add up everything it mentions — that let long outlines,
         summaries and reading lists, which mention many nearby nodes once each, outrank the
         passage about the entity itself. Instead its gains count best first with diminishing
         returns (the k-th best is multiplied by DECAY**k, as a hop is), so a chunk scores at
         most twice its best link; and it is multiplied by (1 + the share of entry nodes it
-        mentions itself), so the chunk naming what the question names comes first."""
-        gains: dict[str, list[float]] = {}
+        mentions itself), so the chunk naming what the question names comes first.
+
+        Nodes go smallest first. A node that more than MANY_CHUNKS chunks mention (灵 in a
+        Bible-sized corpus: tens of thousands) gives its gain to the chunks already scored
+        that mention it, and to `limit` more of its own: all its other chunks would score the
+        same, so they could not reach the top `limit` anyway. This bounds the walk's cost by
+        the small nodes, not by the most common word."""
         g = self._c.graph
-        for node, score in scores.items():
-            chunks = self._c.mentions.get(node)
-            if not chunks:
-                continue
+        gains: dict[str, list[float]] = {}
+        walked = sorted((len(self._c.mentions[n]), n) for n in scores if self._c.mentions.get(n))
+        for size, node in walked:
+            chunks = self._c.mentions[node]
             weight = KIND_WEIGHT.get(str(g.nodes[node]["kind"]), 0.5)
-            damp = 1.0 / (1.0 + math.log1p(len(chunks)) / 4)  # hubs: many chunks mention it
-            gain = score * weight * damp
+            damp = 1.0 / (1.0 + math.log1p(size) / 4)  # hubs: many chunks mention it
+            gain = scores[node] * weight * damp
+            if size <= MANY_CHUNKS:
+                for chunk in chunks:
+                    gains.setdefault(chunk, []).append(gain)
+                continue
+            for chunk, values in gains.items():
+                if chunk in chunks:
+                    values.append(gain)
+            fresh = 0
             for chunk in chunks:
-                gains.setdefault(chunk, []).append(gain)
+                if fresh >= limit:
+                    break
+                if chunk not in gains:
+                    gains[chunk] = [gain]
+                    fresh += 1
         wanted = set(entries)
         out: dict[str, float] = {}
         for chunk, values in gains.items():
@@ -93,58 +200,41 @@ class Walker:
             out[chunk] = total * (1.0 + named / len(wanted))
         return out
 
-    def _paths_around(
-        self, und: nx.MultiGraph, entry: str, dist: dict[str, int], depth: int
-    ) -> list[list[str]]:
-        """With nothing to connect: paths from the entry to its best-attested far neighbours."""
-        reach = min(depth, max(dist.values()))
-        if reach == 0:
-            return []
-        g = self._c.graph
-        far = [n for n, h in dist.items() if h == reach and g.nodes[n]["kind"] != "scripture"]
-        far.sort(key=lambda n: (-len(self._c.mentions.get(n, {})), -und.degree(n), n))
-        return [_trace(und, entry, n, dist) for n in far[:3]]
+    # ---- paths --------------------------------------------------------------------------------
+
+    def path(self, nodes: Sequence[str], steps: Sequence[tuple[str, bool]]) -> GraphPath:
+        """A `GraphPath` for nodes joined by (relation, edge points along the path) steps."""
+        out_steps = []
+        for i, (relation, forward) in enumerate(steps):
+            src, dst = (nodes[i], nodes[i + 1]) if forward else (nodes[i + 1], nodes[i])
+            docs = self._c.edge_docs((src, dst, relation))
+            sources = tuple(d if d == SEED_DOC else self._c.titles.get(d, d) for d in docs)
+            info = RELATION_INFO[relation]
+            out_steps.append(PathStep(relation, info.en, forward, sources, info.symmetric))
+        return GraphPath(
+            tuple(nodes),
+            tuple(self.label(n) for n in nodes),
+            tuple(self.label(n, "en") for n in nodes),
+            tuple(out_steps),
+        )
+
+    def label(self, node_id: str, lang: str = "zh") -> str:
+        data = self._c.graph.nodes[node_id]
+        if lang != "en":
+            return str(data["label"])
+        if data["kind"] == "scripture":
+            return scripture_label(node_id.partition(":")[2], "en")
+        return next((str(a) for a in data["aliases"] if str(a).isascii()), str(data["label"]))
 
 
-def _bfs(und: nx.MultiGraph, start: str, depth: int) -> dict[str, int]:
-    seen = {start: 0}
-    queue = deque([start])
-    while queue:
-        node = queue.popleft()
-        hops = seen[node]
-        if hops >= depth or (hops > 0 and und.degree(node) > HUB_DEGREE):
-            continue
-        for nxt in und.neighbors(node):
-            if nxt not in seen:
-                seen[nxt] = hops + 1
-                queue.append(nxt)
-    return seen
-
-
-def _paths_between(
-    und: nx.MultiGraph, entries: list[str], dist: dict[str, dict[str, int]]
-) -> list[list[str]]:
-    """A shortest path for each pair of entries that meet within the walked depth."""
-    paths: list[list[str]] = []
-    for i, a in enumerate(entries):
-        for b in entries[i + 1 :]:
-            meet = [n for n in dist[a] if n in dist[b]]
-            if not meet:
-                continue
-            mid = min(meet, key=lambda n: (dist[a][n] + dist[b][n], n))
-            left = _trace(und, a, mid, dist[a])
-            right = _trace(und, b, mid, dist[b])
-            paths.append(left + right[::-1][1:])
-    paths.sort(key=len)
-    return paths[:5]
-
-
-def _trace(und: nx.MultiGraph, start: str, goal: str, dist: dict[str, int]) -> list[str]:
-    """A shortest path start → goal inside a BFS distance map (deterministic)."""
-    path = [goal]
-    node = goal
-    while node != start:
-        hops = dist[node]
-        node = min(n for n in und.neighbors(node) if dist.get(n) == hops - 1)
-        path.append(node)
-    return path[::-1]
+def _trace(reach: dict[str, _Reach], goal: str) -> tuple[list[str], list[tuple[str, bool]]]:
+    """The best route from the entry to `goal`: its nodes and (relation, forward) steps."""
+    nodes: list[str] = []
+    steps: list[tuple[str, bool]] = []
+    route: _Reach | None = reach[goal]
+    while route is not None:
+        nodes.append(route.node)
+        if route.via is not None:
+            steps.append((route.relation, route.forward))
+        route = route.via
+    return nodes[::-1], steps[::-1]

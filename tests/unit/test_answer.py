@@ -36,7 +36,7 @@ from retrieval.llm.base import (
     with_retries,
 )
 from retrieval.ports import LLMError, LLMResponse, ModelCitation, TextSegment
-from retrieval.types import Chunk, Hit
+from retrieval.types import Chunk, GraphPath, Hit, PathStep
 
 A = "神圣的分赐是神把祂自己一点一点供应到人里面。这供应不是外面的改良，乃是里面的长大。"
 B = "召會是基督的身體，是那在萬有中充滿萬有者的豐滿。身體需要生命的供應。"  # Traditional
@@ -313,15 +313,24 @@ def test_native_segments_join_in_order() -> None:
 # ---- replies ---------------------------------------------------------------------------------
 
 
+def graph_path(*labels: str, relation: str = "发展", relation_en: str = "develops") -> GraphPath:
+    return GraphPath(
+        tuple(f"concept:{x}" for x in labels),
+        labels,
+        labels,
+        tuple(PathStep(relation, relation_en) for _ in labels[1:]),
+    )
+
+
 def test_answer_reply_structure() -> None:
     ps = passages()
     text = "职事明确教导\n\n召会是「基督的身体」[2]。神把自己供应到人里面[1]。\n\n推论\n\n因此召会需要供应[2]。又如[8]。"
     v = verify(reply_of(text), ps)
-    reply = answer_reply(v, ps, [["神圣分赐", "有机救恩", "召会"]], "zh")
+    reply = answer_reply(v, ps, [graph_path("神圣分赐", "有机救恩", "召会")], "zh")
     kinds = [(b.kind, b.text[:6]) for b in reply.blocks]
     assert kinds[0] == ("heading", "职事明确教导")
     assert ("heading", "推论") in kinds
-    assert reply.blocks[-1].text == "知识图谱路径：神圣分赐 → 有机救恩 → 召会"
+    assert reply.blocks[-1].text == "知识图谱路径：神圣分赐 —发展→ 有机救恩 —发展→ 召会"
     assert any("1 处引用" in b.text for b in reply.blocks if b.kind == "note")
     assert [c.label for c in reply.citations] == [
         "召会的实际，二　身体与丰满",
@@ -340,7 +349,7 @@ def test_answer_reply_structure() -> None:
 def test_graph_block_only_when_the_graph_contributed() -> None:
     hits = [Hit(chunk(1, A, "书", "章"), 1.0, {"dense": 1})]
     ps = build_prompt("问", hits).passages
-    reply = answer_reply(verify(reply_of("供应[1]。"), ps), ps, [["甲", "乙"]], "zh")
+    reply = answer_reply(verify(reply_of("供应[1]。"), ps), ps, [graph_path("甲", "乙")], "zh")
     assert not any("知识图谱" in b.text for b in reply.blocks)
 
 
@@ -352,7 +361,9 @@ def test_quote_at_picks_the_cited_spot() -> None:
 
 
 def test_extractive_reply_shows_only_retrieved_text() -> None:
-    reply = extractive_reply("什么是神圣的分赐？", HITS, "zh", graph_paths=[["甲", "乙"]])
+    reply = extractive_reply(
+        "什么是神圣的分赐？", HITS, "zh", graph_paths=[graph_path("甲", "乙", relation="包含")]
+    )
     assert reply.blocks[0].text == "（未使用语言模型：以下为检索到的原文摘录）"
     quotes = [b.text for b in reply.blocks if b.kind == "quote"]
     assert len(quotes) == 3
@@ -361,7 +372,7 @@ def test_extractive_reply_shows_only_retrieved_text() -> None:
         body = q.rsplit("【", 1)[0].strip("…")
         assert body in hit.chunk.text  # verbatim
     assert [c.chunk_id for c in reply.citations] == ["c1", "c2", "c3"]
-    assert reply.blocks[-1].kind == "note" and "甲 → 乙" in reply.blocks[-1].text
+    assert reply.blocks[-1].kind == "note" and "甲 —包含→ 乙" in reply.blocks[-1].text
     en = extractive_reply("What is the economy?", HITS, "en", notice="x")
     assert en.blocks[0].text == "x" and en.blocks[1].text.startswith("(No language model used")
 

@@ -333,14 +333,15 @@ async def test_walk_finds_a_two_hop_path_and_scores_chunks(kg: KnowledgeGraph) -
     s = walk.chunk_scores
     assert s["c-both"] > s["c-entry"] > s["c-1hop"] > s["c-2hop"]
     assert "c-far" not in s
-    assert any(p[0] == "神圣分赐" and len(p) == 3 for p in walk.paths)
+    assert any(p.labels[0] == "神圣分赐" and len(p.nodes) == 3 for p in walk.paths)
     assert next(iter(walk.nodes)) == DISPENSING
 
 
 async def test_walk_between_two_entries(kg: KnowledgeGraph) -> None:
     await kg.add("doc", [], [], [("c-mid", "concept:召会的生命"), ("c-side", "concept:神的家")])
     walk = kg.walk(kg.link("神圣分赐和召会"))
-    assert walk.paths[0] == ["神圣分赐", "有机救恩", "召会的生命", "召会"]
+    assert walk.paths[0].labels == ("神圣分赐", "有机救恩", "召会的生命", "召会")
+    assert walk.paths[0].render() == "神圣分赐 —发展→ 有机救恩 —发展→ 召会的生命 —发展→ 召会"
     # a node on the path between both entries outranks a neighbour of one entry
     assert walk.chunk_scores["c-mid"] > walk.chunk_scores["c-side"]
     shared = kg.walk(["concept:灵", "concept:生命树"])  # both next to 生命

@@ -2,23 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterable, Sequence
+from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 
 import pytest
 
 from retrieval.fakes import HashEmbedder
-from retrieval.graph import KnowledgeGraph
-from retrieval.index import (
-    DocumentRecord,
-    GraphEdge,
-    GraphNode,
-    Indexer,
-    VerseRow,
-    book_node_id,
-    person_node_id,
-    scripture_node_id,
-)
+from retrieval.graph import KnowledgeGraph, book_node_id, person_node_id, scripture_node_id
+from retrieval.index import DocumentRecord, Indexer, VerseRow
 from retrieval.keyword import Bm25Encoder
 from retrieval.store.edge import EdgeStore
 from retrieval.text import search_form
@@ -54,22 +45,17 @@ class CountingEmbedder:
 
 
 class FlakyGraph:
-    """Delegates to a real KnowledgeGraph; `add` raises while `fail_add` is set (a crash)."""
+    """Delegates to a real KnowledgeGraph; `index_document` raises while `fail_add` is set
+    (a crash)."""
 
     def __init__(self, inner: KnowledgeGraph) -> None:
         self.inner = inner
         self.fail_add = False
 
-    async def add(
-        self,
-        doc_id: str,
-        nodes: Iterable[GraphNode],
-        edges: Iterable[GraphEdge],
-        mentions: Iterable[tuple[str, str]],
-    ) -> None:
+    async def index_document(self, doc_id: str, chunks: Sequence[Chunk]) -> int:
         if self.fail_add:
-            raise RuntimeError("simulated crash in graph.add")
-        await self.inner.add(doc_id, nodes, edges, mentions)
+            raise RuntimeError("simulated crash in graph.index_document")
+        return await self.inner.index_document(doc_id, chunks)
 
     async def delete_document(self, doc_id: str) -> None:
         await self.inner.delete_document(doc_id)
@@ -253,11 +239,13 @@ async def test_reconcile_rebuilds_lagging_graph_and_drops_unregistered(
 ) -> None:
     ix, store, _, graph = env
     await ix.replace_document(*make_doc("d1", OLD))
+    old_chunks = graph.book_chunks("书 d1")
     graph.fail_add = True
-    with pytest.raises(RuntimeError, match=r"graph\.add"):
+    with pytest.raises(RuntimeError, match=r"graph\.index_document"):
         await ix.replace_document(*make_doc("d1", NEW))
     graph.fail_add = False
-    assert graph.book_chunks("书 d1") == set()
+    # The graph's replace is one transaction: the crash left the old contribution whole.
+    assert old_chunks and graph.book_chunks("书 d1") == old_chunks
     # a brand-new document whose registry row was never written
     _, orphan_chunks = make_doc("d9", ["孤儿段落"])
     await ix._upsert(ix._stamp(orphan_chunks, make_doc("d9", ["孤儿段落"])[0], 1), None)

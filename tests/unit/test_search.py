@@ -87,7 +87,7 @@ async def test_every_track_reports_rank_and_score(
     assert top.chunk.source == "分赐信息"
     assert set(top.ranks) == {"dense", "graph", "keyword"}
     assert set(top.track_scores) == set(top.ranks)
-    assert result.graph_paths and result.graph_paths[0][0] == "神圣分赐"
+    assert result.graph_paths and result.graph_paths[0].labels[0] == "神圣分赐"
     assert [h.score for h in result.hits] == sorted((h.score for h in result.hits), reverse=True)
     assert len(result.hits) <= 6
 

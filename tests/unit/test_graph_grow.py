@@ -1,0 +1,184 @@
+"""Growing the graph from ingested documents: concepts, aliases, structure, provenance; the
+typed walk and its paths. Real jieba, OpenCC, synonym table and SQLite."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import aiosqlite
+import pytest
+
+from ingest.manifest import DocMeta
+from ingest.pipeline import build_document
+from retrieval.graph import KnowledgeGraph, Node
+from retrieval.graph.model import Edge
+from retrieval.types import Chunk
+
+DATA = Path(__file__).parent.parent / "data"
+TABERNACLE = "concept:帐幕"
+CHURCH = "concept:召会"
+
+
+def chunks_of(path: Path, title: str, doc_type: str = "message", **meta: object) -> list[Chunk]:
+    built = build_document(
+        path,
+        DocMeta(title=title, type=doc_type, **meta),  # type: ignore[arg-type]
+        max_bytes=10**7,
+        tagger=lambda _: (),
+    )
+    return built.chunks
+
+
+def write(tmp_path: Path, name: str, text: str) -> Path:
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+async def test_a_document_grows_a_concept_and_deleting_it_removes_exactly_that(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "g.sqlite3"
+    kg = await KnowledgeGraph.open(db)
+    before = kg.snapshot()
+    assert TABERNACLE not in kg.graph
+    chunks = chunks_of(DATA / "message-tabernacle.md", "帐幕与召会", author="作者甲")
+    doc = chunks[0].doc_id
+    mentions = await kg.index_document(doc, chunks)
+    assert mentions > 0
+    g = kg.graph
+    assert g.nodes[TABERNACLE]["kind"] == "concept"
+    assert "帳幕" in g.nodes[TABERNACLE]["aliases"]  # OpenCC: the Traditional form
+    assert kg.chunks_for(TABERNACLE) <= {c.id for c in chunks}
+    assert len(kg.chunks_for(TABERNACLE)) >= 3
+    # the book treats it at length; its author develops it; it meets 召会 in the sections
+    assert g.has_edge("book:帐幕与召会", TABERNACLE, key="阐明")
+    assert g.has_edge("person:作者甲", TABERNACLE, key="发展")
+    assert g.has_edge(CHURCH, TABERNACLE, key="相关") or g.has_edge(TABERNACLE, CHURCH, key="相关")
+    assert kg.link("帐幕是什么？") == [TABERNACLE]
+    # the path names the relation and its source document
+    walk = kg.walk(kg.link("帐幕和召会是什么关系？"))
+    path = walk.paths[0]
+    assert set(path.nodes) == {TABERNACLE, CHURCH}
+    assert path.render() in ("帐幕 —相关— 召会", "召会 —相关— 帐幕")
+    assert path.steps[0].sources == ("帐幕与召会",)
+    assert "church" in path.render("en")
+    await kg.close()
+
+    again = await KnowledgeGraph.open(db)
+    assert TABERNACLE in again.graph
+    await again.delete_document(doc)
+    assert TABERNACLE not in again.graph
+    assert again.snapshot() == before
+    await again.close()
+    async with aiosqlite.connect(db) as conn:
+        for table in ("graph_nodes", "graph_edges", "graph_mentions", "graph_terms"):
+            async with conn.execute(f"SELECT count(*) FROM {table} WHERE doc_id = ?", (doc,)) as c:
+                assert (await c.fetchone()) == (0,)
+
+
+async def test_a_second_document_sharing_the_concept_keeps_it(tmp_path: Path) -> None:
+    kg = await KnowledgeGraph.open(None)
+    first = chunks_of(DATA / "message-tabernacle.md", "帐幕甲")
+    second = chunks_of(DATA / "message-tabernacle.md", "帐幕乙")
+    await kg.index_document("doc-a", first)
+    await kg.index_document("doc-b", second)
+    await kg.delete_document("doc-a")
+    assert TABERNACLE in kg.graph
+    await kg.delete_document("doc-b")
+    assert TABERNACLE not in kg.graph
+
+
+OUTLINE = """灯台的见证
+壹　灯台是神的见证
+一、灯台包括灯盏与金油——亚四2
+（一）灯盏发展自灯台的枝子
+（二）金油是灯台发光的供应
+二、金油是那灵的供应——亚四6
+三、灯盏盛满金油，灯盏就发光
+贰　众灯台与金油
+一、灯台表征召会
+二、金油使灯台发光
+"""
+
+
+async def test_outline_hierarchy_and_sentences_give_typed_relations(tmp_path: Path) -> None:
+    kg = await KnowledgeGraph.open(None)
+    chunks = chunks_of(write(tmp_path, "o.txt", OUTLINE), "灯台的见证", "outline")
+    await kg.index_document("doc-o", chunks)
+    g = kg.graph
+    assert {"concept:灯台", "concept:灯盏", "concept:金油"} <= set(g)
+    assert g.has_edge("concept:灯台", "concept:灯盏", key="包含")  # "灯台包括灯盏与金油"
+    assert g.has_edge("concept:灯台", "concept:金油", key="包含")
+    assert g.has_edge("concept:灯盏", "concept:灯台", key="发展自")  # the sub-point says so
+
+
+FOOTNOTES = """# 撒迦利亚书注解（测试）
+
+## 亚4:2
+
+> 他问我说：「你看见了什么？」我说：「我看见了一个纯金的灯台，顶上有灯盏，灯台上有七盏灯，每盏有七个管子。
+
+注1　金灯台是神的见证。金灯台的金表征神圣的性情；金灯台发光，是因为里面有金油。
+
+## 亚4:6
+
+> 他对我说：「这是耶和华指示所罗巴伯的。万军之耶和华说：不是倚靠势力，不是倚靠才能，乃是倚靠我的灵方能成事。」
+
+注1　金油是灵的供应。金灯台不是靠自己发光，乃是靠金油的供应；金油一断，金灯台就暗了。
+"""
+
+
+async def test_a_footnote_grounds_its_concepts_in_its_verse(tmp_path: Path) -> None:
+    kg = await KnowledgeGraph.open(None)
+    chunks = chunks_of(write(tmp_path, "f.md", FOOTNOTES), "撒迦利亚书注解（测试）", "footnote")
+    await kg.index_document("doc-f", chunks)
+    assert kg.graph.has_edge("concept:金灯台", "scripture:Zech.4.2", key="根基于")
+    assert "金灯台" in kg.concepts_for_scripture("Zech.4.2")
+
+
+async def test_a_synonym_of_an_existing_node_becomes_its_alias(tmp_path: Path) -> None:
+    # 生机的救恩 is a seed alias of 有机救恩 already; 有机的救恩 (的-insensitive) and the
+    # synonym table's terms map onto existing nodes instead of growing duplicates.
+    text = "# 一　救恩\n\n" + "有机的救恩是生命的过程。" * 4
+    kg = await KnowledgeGraph.open(None)
+    await kg.index_document("doc-s", chunks_of(write(tmp_path, "s.md", text), "救恩"))
+    assert "concept:有机的救恩" not in kg.graph
+    assert "有机的救恩" in kg.graph.nodes["concept:有机救恩"]["aliases"]
+    await kg.delete_document("doc-s")
+    assert "有机的救恩" not in kg.graph.nodes["concept:有机救恩"]["aliases"]
+
+
+async def test_the_seed_wins_a_conflicting_edge() -> None:
+    kg = await KnowledgeGraph.open(None)
+    g = kg.graph
+    assert g.has_edge("concept:有机救恩", "concept:重生", key="包含")
+    # a document claims the opposite between the same two concepts, and a new pair
+    await kg.add(
+        "doc",
+        [Node("concept:新甲", "concept", "新甲")],
+        [
+            Edge("concept:重生", "concept:有机救恩", "包含"),
+            Edge("concept:新甲", "concept:重生", "相关", 0.5),
+        ],
+        [],
+    )
+    assert not g.has_edge("concept:重生", "concept:有机救恩", key="包含")  # hidden
+    assert g.has_edge("concept:有机救恩", "concept:重生", key="包含")
+    assert g.edges["concept:新甲", "concept:重生", "相关"]["weight"] == pytest.approx(0.5)
+
+
+async def test_the_walk_follows_direction_and_renders_english() -> None:
+    kg = await KnowledgeGraph.open(None)
+    # 有机救恩 包含 重生: from the whole, the part is near; from the part, the whole is further
+    down = kg.walk(["concept:有机救恩"]).nodes["concept:重生"]
+    up = kg.walk(["concept:重生"]).nodes["concept:有机救恩"]
+    assert down > up
+    walk = kg.walk(kg.link("神圣分赐和召会"))
+    assert walk.paths[0].render("en") == (
+        "divine dispensing —develops→ organic salvation —develops→ church life —develops→ church"
+    )
+    assert walk.entries == ["concept:神圣分赐", "concept:召会"]
+    # walking up a 包含 edge shows the arrow against the reading direction
+    part = kg.walk(["concept:重生", "concept:变化"])
+    assert part.paths[0].render() == "重生 ←包含— 有机救恩 —包含→ 变化"

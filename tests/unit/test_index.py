@@ -63,6 +63,9 @@ class FlakyGraph:
     def link(self, text: str) -> list[str]:
         return self.inner.link(text)
 
+    def node_label(self, node_id: str) -> str:
+        return self.inner.node_label(node_id)
+
     def book_chunks(self, source: str) -> set[str]:
         return self.inner.chunks_for(book_node_id(source))
 

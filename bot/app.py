@@ -84,6 +84,7 @@ class App:
         from novel.service import NovelService
         from novel.settings import NovelSettings
         from retrieval.graph import KnowledgeGraph
+        from retrieval.graph.view import GraphViewer
         from retrieval.index import Indexer
         from retrieval.keyword import Bm25Encoder
         from retrieval.scholar import Scholar
@@ -97,7 +98,7 @@ class App:
 
         self.embedder = await self._open_embedder()
         self.store = await self._open_store(self.embedder.dim)
-        self.graph = await KnowledgeGraph.open(self.db_path)
+        self.graph = await KnowledgeGraph.open(self.db_path, growth=s.graph_growth)
         self._stack.push_async_callback(self.graph.close)
         synonyms = SynonymTable.load()
         tokenizer = Tokenizer(terms=self.graph.terms())
@@ -133,7 +134,9 @@ class App:
             )
         )
         limiter = RateLimiter(s.rate_limit_user_per_min, s.rate_limit_chat_per_min)
-        registry = standard_registry(scholar, self.novels, openers=s.novel_round_openers)
+        registry = standard_registry(
+            scholar, self.novels, openers=s.novel_round_openers, graph=GraphViewer(self.graph)
+        )
         self.router = Router(registry, limiter=limiter, policy=AdminPolicy(s.novel_admin_role))
 
     async def _open_embedder(self) -> Embedder:

@@ -64,6 +64,9 @@ class Settings(BaseSettings):
     # fused fell short of the keyword track alone (bench/results/quality.md).
     fusion_weights: str = "1,1,1"
     fusion_k: int = Field(60, ge=1)
+    # Grow the knowledge graph from ingested documents (new concepts and relations); false
+    # keeps it to the curated seed plus books, authors and verses.
+    graph_growth: bool = True
     novel_round_openers: Literal["admins", "members"] = "admins"
     novel_admin_role: str = ""  # a Discord role name that counts as admin for the novel
     novel_proposal_minutes: float = Field(60.0, gt=0)

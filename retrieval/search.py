@@ -26,6 +26,9 @@ from retrieval.types import CORPUS_NAMESPACE, Chunk, Filter, GraphPath, Hit, Sco
 Track = Literal["dense", "graph", "keyword"]
 TRACKS: tuple[Track, ...] = ("dense", "graph", "keyword")
 DEPTH = 30  # candidates per track
+# The graph track's evidence is sparser: past its first ten its candidates only dilute the
+# fusion (labelled set, hash embedder: fused recall@5 0.717 with 30, 0.753 with 10).
+GRAPH_DEPTH = 10
 MAX_REF_TOKENS = 50  # verse ids of the query added to the keyword track
 MIN_OVERLAP = 20  # characters two adjacent chunks must share to be stitched into one hit
 
@@ -192,7 +195,7 @@ class HybridSearch:
         ranked = sorted(
             found, key=lambda cid: (-score[cid], found[cid].doc_id, found[cid].position)
         )
-        hits = [ScoredChunk(found[c], score[c]) for c in ranked[:DEPTH]]
+        hits = [ScoredChunk(found[c], score[c]) for c in ranked[:GRAPH_DEPTH]]
         # Paths explain graph hits; with none in this namespace/filter they explain nothing.
         return _TrackResult(hits, paths if hits else [], entries)
 

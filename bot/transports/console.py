@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import sys
+import tempfile
+from pathlib import Path
 from typing import TextIO
 
 from bot.render.console import actions, render
 from bot.router import Router
 from bot.transports.base import ChatTransport
 from retrieval.i18n import Lang
-from retrieval.reply import Reply
+from retrieval.reply import Attachment, Reply
 from retrieval.requests import Actor
 
 PROMPT = "百宝箱> "
@@ -32,11 +35,14 @@ class ConsoleTransport(ChatTransport):
         stdout: TextIO | None = None,
         lang: Lang = "zh",
         user: str = "console",
+        files: Path | None = None,
     ) -> None:
         super().__init__(router)
         self._in = stdin or sys.stdin
         self._out = stdout or sys.stdout
         self._actor = Actor("console", "console", user, user, is_admin=True, lang=lang)
+        # Pictures (/graph) go to files here; the console prints their paths.
+        self._files = files or Path(tempfile.gettempdir()) / "baibao-console"
         self._last_actions: list[str] = []
         self._stopped = asyncio.Event()
 
@@ -81,17 +87,26 @@ class ConsoleTransport(ChatTransport):
         self._last_actions = actions(reply) or self._last_actions
         text = render(reply, reply.lang)
         for attachment in reply.attachments:
-            text += (
-                f"\n{attachment.data.decode('utf-8', errors='replace')}"
-                if (attachment.mime.startswith("text/"))
-                else ""
-            )
+            if attachment.mime.startswith("text/"):
+                text += f"\n{attachment.data.decode('utf-8', errors='replace')}"
+            else:  # a picture on a terminal: written to a file, its path shown
+                text += f"\n{self._save(attachment)}"
         self._write(text)
         return text
 
     async def _progress(self, partial: str) -> None:
         # A terminal shows the final answer; partial text would only be printed twice.
         return None
+
+    def _save(self, attachment: Attachment) -> Path:
+        self._files.mkdir(parents=True, exist_ok=True)
+        stem, dot, suffix = attachment.filename.rpartition(".")
+        fd, name = tempfile.mkstemp(
+            prefix=f"{stem or 'file'}-", suffix=dot + suffix, dir=self._files
+        )
+        with os.fdopen(fd, "wb") as out:
+            out.write(attachment.data)
+        return Path(name)
 
     def _write(self, text: str) -> None:
         self._out.write(text + "\n")

@@ -178,6 +178,11 @@ class TelegramTransport(ChatTransport):
         for message in messages:
             await self._send_message(chat_id, thread_id, message)
         for filename, data in out.files:
+            if filename.endswith(".png"):  # a picture (/graph) shows inline as a photo
+                await bot.send_photo(
+                    chat_id, photo=data, filename=filename, message_thread_id=thread_id
+                )
+                continue
             await bot.send_document(
                 chat_id, document=data, filename=filename, message_thread_id=thread_id
             )

@@ -40,9 +40,12 @@ class KnowledgeGraph:
     """Open with `await KnowledgeGraph.open(db_path, seed)`; `db_path=None` keeps everything
     in memory (the in-process fake for tests)."""
 
-    def __init__(self, db: GraphDB | None, lexicon: Lexicon | None = None) -> None:
+    def __init__(
+        self, db: GraphDB | None, lexicon: Lexicon | None = None, *, growth: bool = True
+    ) -> None:
         self._db = db
         self._lexicon = lexicon
+        self._growth = growth
         self._lock = asyncio.Lock()
         self._c = Contributions()
         self._linker = Linker(self._c)
@@ -57,14 +60,17 @@ class KnowledgeGraph:
         seed: Path | None = DEFAULT_SEED,
         *,
         lexicon: Lexicon | None = None,
+        growth: bool = True,
     ) -> KnowledgeGraph:
         """Load the graph from SQLite (created if missing) and bring the seed rows in line with
         `seed` (None leaves stored seed rows alone). GraphSeedError for a malformed seed.
         `lexicon`: the language tools growing uses (default: jieba with the domain dictionary
-        and the graph's terms, the bundled stop words and synonym table, OpenCC)."""
+        and the graph's terms, the bundled stop words and synonym table, OpenCC).
+        `growth=False`: documents add only books, authors, verses and mentions of existing
+        nodes (the curated-only graph), no new concepts or relations."""
         seed_data = load_seed(seed) if seed is not None else None
         db = await GraphDB.open(db_path) if db_path is not None else None
-        kg = cls(db, lexicon)
+        kg = cls(db, lexicon, growth=growth)
         try:
             await kg._load()
             if seed_data is not None:
@@ -159,7 +165,9 @@ class KnowledgeGraph:
         async with self._lock:
             lexicon = await self._ensure_lexicon()
             vocabulary = _Vocabulary(self._c, self._linker)
-            growth = await asyncio.to_thread(grow, chunks, vocabulary, lexicon, self._c)
+            growth = await asyncio.to_thread(
+                grow, chunks, vocabulary, lexicon, self._c, concepts=self._growth
+            )
             await self._write(
                 doc_id,
                 list(growth.nodes.values()),
@@ -260,6 +268,14 @@ class KnowledgeGraph:
     def node_kind(self, node_id: str) -> str | None:
         g = self._c.graph
         return str(g.nodes[node_id]["kind"]) if node_id in g else None
+
+    def label(self, node_id: str, lang: str = "zh") -> str:
+        """The node's label in a reply's language (English: its first English alias)."""
+        return self._walker.label(node_id, lang)
+
+    def edge_sources(self, src: str, dst: str, relation: str) -> tuple[str, ...]:
+        """Where an edge comes from: "seed" (curated) or the titles of the documents."""
+        return self._walker.sources((src, dst, relation))
 
     def chunks_for(self, node_id: str) -> set[str]:
         """Chunk ids that mention the node."""

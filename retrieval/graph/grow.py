@@ -191,12 +191,27 @@ def max_new_concepts(chunks: int) -> int:
 
 
 def grow(
-    chunks: Sequence[Chunk], vocabulary: Vocabulary, lexicon: Lexicon, stats: TermStats
+    chunks: Sequence[Chunk],
+    vocabulary: Vocabulary,
+    lexicon: Lexicon,
+    stats: TermStats,
+    *,
+    concepts: bool = True,
 ) -> Growth:
+    """What the document adds; `concepts=False` keeps to the base (the curated-only graph:
+    books, authors, verses and mentions of the nodes the graph already has)."""
     out = Growth()
     if not chunks:
         return out
     _base(chunks, out)
+    if not concepts:
+        for c in chunks:
+            text = c.search_text or c.text
+            found = [n for s in vocabulary.term_index().spans(fold(text)) for n in s.nodes]
+            for node_id in dict.fromkeys([*found, *vocabulary.scripture_nodes(text)]):
+                out.mentions.append((c.id, node_id))
+                out.concepts += vocabulary.kind(node_id) in ("concept", "topic")
+        return out
     known = vocabulary.term_index()
     counts = _candidates(chunks, known, lexicon)
     out.terms = {t: c.freq for t, c in counts.items() if c.freq >= 2}

@@ -1,6 +1,7 @@
 """The walk: from the question's entities to scored chunks and the paths that explain them.
 
-From each entry node the walk reaches nodes up to `depth` hops away along typed edges: a hop
+From each entry node (weighted down when a large share of the corpus mentions it) the walk
+reaches nodes up to `depth` hops away along typed edges: a hop
 carries DECAY × the relation's weight in the direction travelled (`model.RELATION_INFO`: a
 whole leads to its parts more than a part to its whole) × the edge's own weight (grown
 co-occurrence edges), and a node keeps the best score any route gives it. Scores add up over
@@ -27,6 +28,9 @@ DECAY = 0.5  # score factor per hop along the strongest relation
 HUB_DEGREE = 60  # do not walk through nodes with more edges than this (unless entered)
 MANY_CHUNKS = 1000  # nodes mentioned by more chunks than this are scored lazily (see below)
 BETWEEN_BONUS = 0.5
+# An entry mentioned by more than this share of all chunks counts less (measured on the
+# labelled set: graph recall@5 0.619 → 0.669 with the grown graph).
+COMMON_SHARE = 0.05
 KIND_WEIGHT = {"concept": 1.0, "topic": 0.8, "scripture": 1.0, "book": 0.5, "person": 0.3}
 
 
@@ -64,7 +68,7 @@ class Walker:
         result = GraphWalk(entries=entries)
         if not entries:
             return result
-        reach = {e: self._reach(e, depth) for e in entries}
+        reach = {e: self._reach(e, depth, self._entry_weight(e)) for e in entries}
         scores: dict[str, float] = {}
         for by_node in reach.values():
             for node, r in by_node.items():
@@ -84,11 +88,17 @@ class Walker:
 
     # ---- reaching -----------------------------------------------------------------------------
 
-    def _reach(self, start: str, depth: int) -> dict[str, _Reach]:
+    def _entry_weight(self, node: str) -> float:
+        """How much a named entity counts: 1, less for one that more than COMMON_SHARE of all
+        chunks mention (a word that common says little about what the question wants)."""
+        share = len(self._c.mentions.get(node, ())) / max(1, len(self._c.chunk_nodes))
+        return 1.0 if share <= COMMON_SHARE else COMMON_SHARE / share
+
+    def _reach(self, start: str, depth: int, weight: float = 1.0) -> dict[str, _Reach]:
         """The best route (of at most `depth` hops) from `start` to every node it reaches.
         Layer by layer, so a route's every prefix is itself a route of that length."""
         g = self._c.graph
-        layer = {start: _Reach(1.0, 0, start)}
+        layer = {start: _Reach(weight, 0, start)}
         best = dict(layer)
         for hops in range(1, depth + 1):
             following: dict[str, _Reach] = {}
@@ -207,8 +217,7 @@ class Walker:
         out_steps = []
         for i, (relation, forward) in enumerate(steps):
             src, dst = (nodes[i], nodes[i + 1]) if forward else (nodes[i + 1], nodes[i])
-            docs = self._c.edge_docs((src, dst, relation))
-            sources = tuple(d if d == SEED_DOC else self._c.titles.get(d, d) for d in docs)
+            sources = self.sources((src, dst, relation))
             info = RELATION_INFO[relation]
             out_steps.append(PathStep(relation, info.en, forward, sources, info.symmetric))
         return GraphPath(
@@ -217,6 +226,11 @@ class Walker:
             tuple(self.label(n, "en") for n in nodes),
             tuple(out_steps),
         )
+
+    def sources(self, key: tuple[str, str, str]) -> tuple[str, ...]:
+        """ "seed" for the curated seed, else the titles of the documents behind an edge."""
+        docs = self._c.edge_docs(key)
+        return tuple(d if d == SEED_DOC else self._c.titles.get(d, d) for d in docs)
 
     def label(self, node_id: str, lang: str = "zh") -> str:
         data = self._c.graph.nodes[node_id]

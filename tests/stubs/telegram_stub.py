@@ -121,6 +121,9 @@ class TelegramStub(BaseRequest):
             return self._message(
                 params, document={"file_id": "doc1", "file_unique_id": "u-doc1", "file_size": 1}
             )
+        if name == "sendPhoto":
+            size = {"file_id": "ph1", "file_unique_id": "u-ph1", "width": 1, "height": 1}
+            return self._message(params, photo=[size])
         if name == "sendPoll":
             options = params.get("options", [])
             poll_id = f"poll{next(self._polls)}"

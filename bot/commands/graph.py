@@ -1,0 +1,46 @@
+"""The graph's command: `/graph 神圣分赐` answers with a picture of the concept's
+neighbourhood and a short list of its relations."""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+from bot.registry import Call, Command, Help, Param, UsageError, Values
+from retrieval.i18n import Lang
+from retrieval.reply import Reply
+
+MAX_CONCEPT = 100
+
+
+class GraphView(Protocol):
+    """What `/graph` needs (`retrieval.graph.view.GraphViewer`)."""
+
+    async def show(self, text: str, lang: Lang) -> Reply: ...
+
+
+def _concept(values: Values) -> str:
+    text = values.text("concept").strip()
+    if not text:
+        raise UsageError.say(
+            "请写出要查看的概念，例如：/graph 神圣分赐", "Name a concept, e.g. /graph 神圣分赐"
+        )
+    return text
+
+
+def graph_commands(view: GraphView) -> tuple[Command[Any], ...]:
+    async def show(call: Call, concept: str) -> Reply:
+        return await view.show(concept, call.actor.lang)
+
+    return (
+        Command(
+            help=Help(
+                "graph",
+                "查看知识图谱：概念的关系图（图片）与关系列表",
+                "See the knowledge graph: a concept's relations as a picture and a list",
+                "/graph 神圣分赐",
+            ),
+            params=(Param("concept", "概念", "concept", rest=True, max_len=MAX_CONCEPT),),
+            parse=_concept,
+            run=show,
+        ),
+    )

@@ -1,0 +1,97 @@
+"""`/graph` end to end: the real router, registry, GraphViewer and knowledge graph (the curated
+seed), out through the console (a file path), Discord (discord.py against the loopback REST
+stub: a file on the follow-up) and Telegram (PTB against the Bot API stub: sendPhoto)."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from telegram import Update
+
+from bot.commands import standard_registry
+from bot.ratelimit import RateLimiter
+from bot.router import Router
+from bot.settings import load_settings
+from bot.transports.console import ConsoleTransport
+from bot.transports.discord import DiscordTransport
+from bot.transports.telegram import TelegramTransport
+from retrieval.graph import KnowledgeGraph
+from retrieval.graph.view import GraphViewer
+from retrieval.requests import Actor
+from tests.service_fakes import RecordingNovels, RecordingScholar
+from tests.stubs.discord_stub import APP_ID, DiscordStub, slash
+from tests.stubs.telegram_stub import TelegramStub, command_update
+
+PNG = b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.fixture
+async def router() -> AsyncIterator[Router]:
+    graph = await KnowledgeGraph.open(None)
+    registry = standard_registry(RecordingScholar(), RecordingNovels(), graph=GraphViewer(graph))
+    yield Router(registry, limiter=RateLimiter(0, 0))
+    await graph.close()
+
+
+async def test_console_shows_the_list_and_the_picture_as_a_file(
+    router: Router, tmp_path: Path
+) -> None:
+    out = io.StringIO()
+    console = ConsoleTransport(router, stdin=io.StringIO(), stdout=out, files=tmp_path)
+    text = await console.handle_line("/graph 神圣分赐")
+    assert "「神圣分赐」在知识图谱中的关系" in text
+    assert "神圣分赐 —发展→ 有机救恩〔精选〕" in text
+    [picture] = list(tmp_path.glob("graph-*.png"))  # noqa: ASYNC240
+    assert str(picture) in text and picture.read_bytes().startswith(PNG)
+
+
+async def test_english_and_unknown_and_empty(router: Router, tmp_path: Path) -> None:
+    console = ConsoleTransport(
+        router, stdin=io.StringIO(), stdout=io.StringIO(), lang="en", files=tmp_path
+    )
+    text = await console.handle_line("/graph divine dispensing")
+    assert "divine dispensing —develops→ organic salvation〔curated〕" in text
+    unknown = await router.handle_text(Actor("console", "c", "u", lang="zh"), "/graph 不存在的词")
+    assert unknown is not None and unknown.is_error
+    assert "知识图谱中没有「不存在的词」" in unknown.plain()
+    similar = await router.handle_text(Actor("console", "c", "u", lang="zh"), "/graph 分赐")
+    assert similar is not None and "您是否要找" in similar.plain()
+    empty = await router.handle_text(Actor("console", "c", "u", lang="zh"), "/graph")
+    assert empty is not None and empty.is_error and "/graph 神圣分赐" in empty.plain()
+    long = await router.handle_text(Actor("console", "c", "u", lang="zh"), "/graph " + "灵" * 300)
+    assert long is not None and long.is_error
+
+
+async def test_discord_sends_the_picture_as_a_file(
+    router: Router, discord_stub: DiscordStub
+) -> None:
+    transport = DiscordTransport(router, load_settings(discord_token="stub-token"))
+    transport.edit_interval_s = 0.0
+    async with transport:
+        payload: dict[str, Any] = slash("graph", {"concept": "神圣分赐"})
+        transport.client._connection.parse_interaction_create(payload)  # type: ignore[arg-type]
+        calls = await discord_stub.wait_for("POST", f"/webhooks/{APP_ID}/", 1)
+        await asyncio.sleep(0.05)
+    files = {name: data for call in calls for name, data in call.files.items()}
+    assert files["graph.png"].startswith(PNG)
+    assert any("有机救恩" in (call.json or {}).get("content", "") for call in calls)
+
+
+async def test_telegram_sends_the_picture_as_a_photo(router: Router) -> None:
+    stub = TelegramStub()
+    transport = TelegramTransport(
+        router, load_settings(telegram_token="123:TEST"), request=stub, edit_interval_s=0.0
+    )
+    async with transport:
+        update = command_update("/graph 神圣分赐")
+        await transport.app.process_update(Update.de_json(update, transport.app.bot))
+    [photo] = stub.named("sendPhoto")
+    data = photo.files["photo"]
+    content = data[1] if isinstance(data, tuple) else data
+    assert bytes(content).startswith(PNG) or PNG in bytes(content)
+    assert any("有机救恩" in str(c.params.get("text", "")) for c in stub.named("sendMessage"))

@@ -15,6 +15,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING
 
 from bot.admin import AdminPolicy
+from bot.chats import ChatSettings
 from bot.commands import standard_registry
 from bot.lock import DataDirLock
 from bot.ratelimit import RateLimiter
@@ -67,6 +68,7 @@ class App:
         self.search: HybridSearch
         self.llm: LLM | None
         self.novels: NovelService
+        self.chats: ChatSettings
 
     @property
     def db_path(self) -> Path:
@@ -81,6 +83,7 @@ class App:
         return self
 
     async def _open(self) -> None:
+        from ingest.uploads import CorpusUploads
         from novel.service import NovelService
         from novel.settings import NovelSettings
         from retrieval.graph import KnowledgeGraph
@@ -134,10 +137,23 @@ class App:
             )
         )
         limiter = RateLimiter(s.rate_limit_user_per_min, s.rate_limit_chat_per_min)
-        registry = standard_registry(
-            scholar, self.novels, openers=s.novel_round_openers, graph=GraphViewer(self.graph)
+        self.chats = await self._stack.enter_async_context(
+            ChatSettings(self.db_path, s.default_language)
         )
-        self.router = Router(registry, limiter=limiter, policy=AdminPolicy(s.novel_admin_role))
+        upload_max = int(s.chat_upload_max_mb * 1024 * 1024)
+        corpus = CorpusUploads(self.indexer, s.data_dir / "uploads", max_bytes=upload_max)
+        registry = standard_registry(
+            scholar,
+            self.novels,
+            chats=self.chats,
+            corpus=corpus,
+            graph=GraphViewer(self.graph),
+            openers=s.novel_round_openers,
+            upload_max_bytes=upload_max,
+        )
+        self.router = Router(
+            registry, limiter=limiter, policy=AdminPolicy(s.novel_admin_role), chats=self.chats
+        )
 
     async def _open_embedder(self) -> Embedder:
         from retrieval.embed.cache import CachedEmbedder

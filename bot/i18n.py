@@ -36,6 +36,14 @@ T = Catalog(
             "请随命令附上一个 JSON 文件。",
             "Please attach a JSON file to the command.",
         ),
+        "need_upload": (
+            "请把命令写在文件的说明（caption）里，随文件一起发送；支持 {formats}。",
+            "Send the command as the file's caption, with the file attached; {formats} work.",
+        ),
+        "bad_file_type": (
+            "不支持这种文件；支持 {formats}。",
+            "That kind of file is not supported; {formats} work.",
+        ),
         "rate_limited": (
             "请求太频繁了，请 {seconds} 秒后再试。",
             "Too many requests; please try again in {seconds} s.",
@@ -60,6 +68,12 @@ T = Catalog(
         "file_failed": (
             "无法下载附件，请稍后再试。",
             "Could not download the attachment; please try again later.",
+        ),
+        "welcome": (
+            "你好！我是百宝箱：用 /ask 向职事语料提问（回答附出处），用 /cite 查经文，"
+            "用 /chapter 和大家一起写小说。",
+            "Hello! I am Baibao: /ask questions of the ministry corpus (answers cite their "
+            "sources), /cite looks up a verse, and /chapter writes a novel together.",
         ),
         "help_header": ("百宝箱 · 可用命令", "Baibao · commands"),
         "help_footer": (

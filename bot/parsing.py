@@ -33,6 +33,12 @@ def split_text_command(line: str, bot_username: str = "") -> tuple[str, str] | N
     return name.lower(), rest.strip()
 
 
+def addressed(line: str) -> bool:
+    """`/ask@bot …`: the command names a bot (ours, once `split_text_command` accepted it)."""
+    head = line.strip()[1:].split(maxsplit=1)
+    return bool(head) and "@" in head[0]
+
+
 def first_word(rest: str) -> tuple[str, str]:
     """("next", "the rest") — the subcommand word normalised (full width, case)."""
     word, _, rest = rest.strip().partition(" ")
@@ -74,6 +80,8 @@ def validate(command: Command[Any], raw: RawArgs, *, has_file: bool) -> dict[str
     for param in command.params:
         if param.kind == "file":
             if param.required and not has_file:
+                if param.extensions:
+                    raise UsageError("need_upload", formats=param.formats())
                 raise UsageError("need_file")
             continue
         value = raw.get(param.name)

@@ -88,16 +88,33 @@ class Param:
     max_len: int = MAX_FIELD
     choices: tuple[str, ...] = ()
     max_bytes: int = MAX_UPLOAD_BYTES  # file parameters
+    extensions: tuple[str, ...] = ()  # file parameters: accepted suffixes (".pdf"); () = any
     suggest: Suggest | None = None  # autocomplete provider (Discord)
 
     def label(self, lang: Lang) -> str:
         return self.en if lang == "en" else self.zh
 
+    def formats(self) -> str:
+        """ "PDF / EPUB / TXT / MD" — the accepted file types, for messages."""
+        return " / ".join(dict.fromkeys(e.lstrip(".").upper() for e in self.extensions))
+
+    def accepts(self, filename: str) -> bool:
+        name = filename.lower()
+        return not self.extensions or name.endswith(self.extensions)
+
+
+@dataclass(frozen=True, slots=True)
+class File:
+    """An upload, read: its name as the user's client gave it, and its bytes."""
+
+    name: str
+    data: bytes
+
 
 class Values:
     """A command's validated arguments by parameter name: what `Command.parse` reads."""
 
-    def __init__(self, values: Mapping[str, str | int | bytes]) -> None:
+    def __init__(self, values: Mapping[str, str | int | File]) -> None:
         self._values = dict(values)
 
     def has(self, name: str) -> bool:
@@ -118,7 +135,11 @@ class Values:
 
     def file(self, name: str) -> bytes | None:
         value = self._values.get(name)
-        return value if isinstance(value, bytes) else None
+        return value.data if isinstance(value, File) else None
+
+    def upload(self, name: str) -> File | None:
+        value = self._values.get(name)
+        return value if isinstance(value, File) else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,9 +156,13 @@ class Help:
     zh: str
     en: str
     usage: str
+    usage_en: str = ""  # when the usage line has Chinese words or examples
 
     def describe(self, lang: Lang) -> str:
         return self.en if lang == "en" else self.zh
+
+    def usage_in(self, lang: Lang) -> str:
+        return self.usage_en if lang == "en" and self.usage_en else self.usage
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -179,6 +204,9 @@ class Group:
 
     help: Help
     children: tuple[Command[Any] | Group, ...]
+    # Text form: the child that runs when the first word names no child (`/ingest 书名` is
+    # `/ingest add 书名`). Slash commands always name the child.
+    default: str = ""
 
     @property
     def name(self) -> str:
@@ -186,6 +214,9 @@ class Group:
 
     def child(self, name: str) -> Command[Any] | Group | None:
         return next((c for c in self.children if c.name == name), None)
+
+    def fallback(self) -> Command[Any] | Group | None:
+        return self.child(self.default) if self.default else None
 
 
 Entry = Command[Any] | Group

@@ -6,8 +6,16 @@ Discord hands in already-split slash-command options. Both go through the same s
     resolve the command → validate each parameter → admin check (only when the command needs
     it) → rate limit → `ack()` → read the upload → `parse` into a typed request → `run`
 
-Every failure becomes a `Reply` in the user's language: nothing raises out of the router.
+Every failure becomes a `Reply` in the chat's language: nothing raises out of the router.
 Replies produced before `ack` are quick refusals (Discord answers them privately at once).
+
+Language: the chat's setting (`/settings language`, default `DEFAULT_LANGUAGE`), except that
+words clearly written in the other language (an English question in a Chinese group) are
+answered in theirs. The sender's app language plays no part: a group reads one language.
+
+Silence: in a group the bot answers only its own commands (a known command, or any command
+addressed `/x@bot`); plain talk and other bots' commands get nothing. A private chat always
+gets an answer: unknown commands and plain text get a one-line pointer to /help.
 """
 
 from __future__ import annotations
@@ -16,16 +24,25 @@ import dataclasses
 import logging
 import uuid
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, Protocol
 
 from bot.admin import AdminPolicy, AdminUnknown, MemberLookup
 from bot.i18n import T
-from bot.parsing import SLASHES, RawArgs, first_word, parse_args, split_text_command, validate
+from bot.parsing import (
+    SLASHES,
+    RawArgs,
+    addressed,
+    first_word,
+    parse_args,
+    split_text_command,
+    validate,
+)
 from bot.ratelimit import RateLimiter
 from bot.registry import (
     Call,
     Command,
     Entry,
+    File,
     Group,
     Param,
     Registry,
@@ -44,6 +61,12 @@ log = logging.getLogger(__name__)
 Ack = Callable[[], Awaitable[None]]
 
 
+class ChatLanguages(Protocol):
+    """Where a chat's language setting comes from (`bot.chats.ChatSettings`)."""
+
+    async def language(self, platform: str, chat_id: str) -> Lang: ...
+
+
 class Router:
     """Turns invocations into command runs and replies. Holds no platform code."""
 
@@ -53,10 +76,13 @@ class Router:
         *,
         limiter: RateLimiter | None = None,
         policy: AdminPolicy | None = None,
+        chats: ChatLanguages | None = None,
     ) -> None:
+        """Without `chats`, `Actor.lang` as the transport set it is the chat's language."""
         self.registry = registry
         self._limiter = limiter or RateLimiter()
         self._policy = policy or AdminPolicy()
+        self._chats = chats
 
     # ---- entry points -------------------------------------------------------------------
 
@@ -66,28 +92,32 @@ class Router:
         line: str,
         *,
         bot_username: str = "",
+        private: bool = True,
         upload: Upload | None = None,
         progress: Progress | None = None,
         member: MemberLookup | None = None,
         ack: Ack | None = None,
     ) -> Reply | None:
-        """A raw chat line. None when it is not addressed to us (another bot's command)."""
+        """A raw chat line. None means stay quiet (see the module docstring)."""
+        actor = await self._in_chat_language(actor)
         split = split_text_command(line, bot_username)
         if split is None:
-            if line.strip().startswith(SLASHES):
+            if not private or line.strip().startswith(SLASHES):
                 return None
             lang = self._lang(actor, line)
             return Reply.error(T(lang, "not_a_command"), lang=lang)
         name, rest = split
         entry = self.registry.get(name)
-        path = [name]
+        if entry is None and not private and not addressed(line):
+            return None  # `/x` in a group may be another bot's command
         while isinstance(entry, Group):
             word, after = first_word(rest)
             child = entry.child(word)
+            if child is None and entry.fallback() is not None:
+                child, after = entry.fallback(), rest
             if child is None:
                 return self._sub_error(self._lang(actor, after), entry, word)
             entry, rest = child, after
-            path.append(word)
         actor = self._with_lang(actor, self._lang(actor, rest))
         if entry is None:
             return Reply.error(T(actor.lang, "unknown_command", name=name[:40]), lang=actor.lang)
@@ -106,6 +136,9 @@ class Router:
         ack: Ack | None = None,
     ) -> Reply:
         """Structured form (Discord options): the path names the command, `raw` its options."""
+        actor = await self._in_chat_language(actor)
+        words = " ".join(v for v in raw.values() if isinstance(v, str))
+        actor = self._with_lang(actor, self._lang(actor, words))
         lang = actor.lang
         entry: Entry | None = self.registry.get(path[0]) if path else None
         if entry is None:
@@ -125,6 +158,7 @@ class Router:
         self, actor: Actor, action: str, *, member: MemberLookup | None = None
     ) -> Reply:
         """A button / keyboard / poll choice coming back (`f"{prefix}:{payload}"`)."""
+        actor = await self._in_chat_language(actor)
         prefix, _, payload = action.partition(":")
         codec = self.registry.action(prefix)
         request = codec.decode(payload) if codec is not None else None
@@ -154,8 +188,12 @@ class Router:
             values = validate(command, raw, has_file=upload is not None)
         except UsageError as err:
             return self._usage(lang, command, err)
-        if file_param is not None and upload is not None and upload.size > file_param.max_bytes:
-            return self._too_large(lang, upload.size, file_param)
+        if file_param is not None and upload is not None:
+            if not file_param.accepts(upload.filename):
+                bad = UsageError("bad_file_type", formats=file_param.formats())
+                return self._usage(lang, command, bad)
+            if upload.size > file_param.max_bytes:
+                return self._too_large(lang, upload.size, file_param)
         if command.needs_admin(Values(values)):
             try:
                 admin = await self._is_admin(actor, member)
@@ -176,12 +214,12 @@ class Router:
         if ack is not None:
             await ack()
         try:
-            data: dict[str, str | int | bytes] = dict(values)
+            data: dict[str, str | int | File] = dict(values)
             if file_param is not None and upload is not None:
                 content = await upload.read()
                 if len(content) > file_param.max_bytes:
                     return self._too_large(lang, len(content), file_param)
-                data[file_param.name] = content
+                data[file_param.name] = File(upload.filename, content)
             request = command.parse(Values(data))
             return await command.run(Call(actor, progress), request)
         except UsageError as err:
@@ -199,6 +237,11 @@ class Router:
 
     # ---- language and errors --------------------------------------------------------------
 
+    async def _in_chat_language(self, actor: Actor) -> Actor:
+        if self._chats is None:
+            return actor
+        return self._with_lang(actor, await self._chats.language(actor.platform, actor.chat_id))
+
     @staticmethod
     def _lang(actor: Actor, words: str) -> Lang:
         """The language of the user's own words (arguments, not command names)."""
@@ -212,7 +255,9 @@ class Router:
         choices = " | ".join(c.name for c in group.children)
         key = "need_sub" if not sub else "unknown_sub"
         text = T(lang, key, name=group.name, sub=sub[:40], choices=choices)
-        return Reply.error(f"{text}\n{T(lang, 'usage', usage=group.help.usage)}", lang=lang)
+        return Reply.error(
+            f"{text}\n{T(lang, 'usage', usage=group.help.usage_in(lang))}", lang=lang
+        )
 
     def _usage(self, lang: Lang, command: Command[Any], err: UsageError) -> Reply:
         if err.text is not None:
@@ -222,7 +267,9 @@ class Router:
                 k: (v.label(lang) if isinstance(v, Param) else v) for k, v in err.fields.items()
             }
             text = T(lang, err.key, **fields)
-        return Reply.error(f"{text}\n{T(lang, 'usage', usage=command.help.usage)}", lang=lang)
+        return Reply.error(
+            f"{text}\n{T(lang, 'usage', usage=command.help.usage_in(lang))}", lang=lang
+        )
 
     @staticmethod
     def _too_large(lang: Lang, size: int, param: Param) -> Reply:

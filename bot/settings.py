@@ -57,6 +57,8 @@ class Settings(BaseSettings):
 
     # --- behaviour ----------------------------------------------------------------------
     default_language: Literal["zh", "en"] = "zh"
+    # /ingest in chat: the largest file accepted (Telegram's Bot API serves bots up to 20 MB).
+    chat_upload_max_mb: float = Field(20.0, gt=0, le=100)
     rate_limit_user_per_min: int = Field(6, ge=0)
     rate_limit_chat_per_min: int = Field(30, ge=0)
     # dense, graph, keyword. Equal weights (plain RRF) measured best: with 30 candidates a track

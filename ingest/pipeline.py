@@ -89,6 +89,8 @@ class IngestSummary:
     concepts: int = 0  # concept mentions linked in the graph
     unchanged: int = 0
     skipped: list[tuple[Path, str]] = field(default_factory=list)
+    # The same skips with the reason in each language apart (chat replies pick one).
+    problems: list[tuple[Path, LoadError]] = field(default_factory=list)
     seconds: float = 0.0
     verses: int = 0  # Bible verses put into the verse table
     results: list[tuple[Path, str, IndexReport]] = field(default_factory=list)
@@ -546,11 +548,14 @@ class Pipeline:
                 await self._ingest_file(path, manifest, cache, summary, state, report)
             except LoadError as err:
                 summary.skipped.append((path, err.reason))
+                summary.problems.append((path, err))
             except Exception as err:
                 log.warning("ingest of %s failed", path, exc_info=True)
                 summary.skipped.append(
                     (path, f"索引失败 (indexing failed): {type(err).__name__}: {err}")
                 )
+                failed = LoadError("索引失败", f"indexing failed: {type(err).__name__}")
+                summary.problems.append((path, failed))
             state.files_done += 1
             report(path.name)
         summary.seconds = time.perf_counter() - started

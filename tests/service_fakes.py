@@ -3,6 +3,7 @@ transport (not the services): they record every call and answer with a settable 
 
 from __future__ import annotations
 
+from bot.chats import ChatSettings
 from bot.commands import standard_registry
 from bot.ratelimit import RateLimiter
 from bot.router import Router
@@ -52,7 +53,13 @@ class RecordingNovels:
 
 
 def fake_router(
-    scholar: RecordingScholar, novels: RecordingNovels, *, limiter: RateLimiter | None = None
+    scholar: RecordingScholar,
+    novels: RecordingNovels,
+    *,
+    limiter: RateLimiter | None = None,
+    chats: ChatSettings | None = None,
 ) -> Router:
-    """The real router and command registry over the recording services."""
-    return Router(standard_registry(scholar, novels), limiter=limiter)
+    """The real router and command registry over the recording services (and, when given,
+    real chat settings: `/settings` and the chat's language)."""
+    registry = standard_registry(scholar, novels, chats=chats)
+    return Router(registry, limiter=limiter, chats=chats)

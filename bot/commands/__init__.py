@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from typing import Literal
 
+from bot.commands.corpus import Corpus, corpus_commands
 from bot.commands.graph import GraphView, graph_commands
-from bot.commands.help import help_command
+from bot.commands.help import help_command, start_command
 from bot.commands.novel import novel_commands, vote_action
 from bot.commands.scholar import Scholar, scholar_commands
-from bot.registry import Registry
+from bot.commands.settings import LanguageSetting, settings_commands
+from bot.registry import MAX_UPLOAD_BYTES, Registry
 from novel.api import Novels
 
 
@@ -16,13 +18,22 @@ def standard_registry(
     scholar: Scholar,
     novels: Novels,
     *,
-    openers: Literal["admins", "members"] = "admins",
+    chats: LanguageSetting | None = None,
+    corpus: Corpus | None = None,
     graph: GraphView | None = None,
+    openers: Literal["admins", "members"] = "admins",
+    upload_max_bytes: int = MAX_UPLOAD_BYTES,
 ) -> Registry:
+    """The commands of the rooms this process serves; `/settings` and `/ingest` only when
+    their stores are given (the one-shot CLI and some tests run without them)."""
     registry = Registry()
     registry.add(*scholar_commands(scholar), *novel_commands(novels, openers=openers))
     if graph is not None:
         registry.add(*graph_commands(graph))
-    registry.add(help_command(registry))
+    if corpus is not None:
+        registry.add(*corpus_commands(corpus, max_bytes=upload_max_bytes))
+    if chats is not None:
+        registry.add(*settings_commands(chats))
+    registry.add(start_command(registry), help_command(registry))
     registry.add_action(vote_action(novels))
     return registry

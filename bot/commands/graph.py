@@ -38,6 +38,7 @@ def graph_commands(view: GraphView) -> tuple[Command[Any], ...]:
                 "查看知识图谱：概念的关系图（图片）与关系列表",
                 "See the knowledge graph: a concept's relations as a picture and a list",
                 "/graph 神圣分赐",
+                "/graph economy",
             ),
             params=(Param("concept", "概念", "concept", rest=True, max_len=MAX_CONCEPT),),
             parse=_concept,

@@ -101,6 +101,7 @@ def novel_commands(
                     "提议下一章目标：标题 | 摘要 | 写作要点",
                     "Propose the next chapter's goal: title | summary | notes",
                     "/chapter propose 夜渡 | 林远夜里渡河寻找师父 | 多写环境，少写对白",
+                    "/chapter propose Night crossing | Lin crosses the river | more scenery",
                 ),
                 lambda v: novel_api.Propose(v.text("title"), v.text("summary"), v.text("notes")),
                 (
@@ -139,6 +140,7 @@ def novel_commands(
                     "重写某章（可附说明或上传文本）",
                     "Rewrite a chapter (with instructions or an uploaded text)",
                     "/chapter revise 12 让结尾更有悬念",
+                    "/chapter revise 12 make the ending more suspenseful",
                 ),
                 lambda v: novel_api.ReviseChapter(
                     v.number("chapter"), v.text("instructions"), _decode_upload(v.file("file"))
@@ -182,6 +184,7 @@ def novel_commands(
                     "删除最后一章（删除更早的章节需加 confirm 并重新编号）",
                     "Delete the last chapter (earlier ones need confirm; later ones renumber)",
                     "/chapter delete  或  /chapter delete 5 confirm",
+                    "/chapter delete  or  /chapter delete 5 confirm",
                 ),
                 lambda v: novel_api.DeleteChapter(v.maybe_number("chapter"), v.has("confirm")),
                 (
@@ -223,6 +226,7 @@ def novel_commands(
                     "世界设定：show 查看 · set 上传 JSON · edit 字段 值",
                     "World blueprint: show · set (upload JSON) · edit FIELD VALUE",
                     "/novel blueprint edit characters.林远.status 已死亡",
+                    "/novel blueprint edit characters.Lin.status dead",
                 ),
                 _blueprint_request,
                 (

@@ -56,6 +56,7 @@ def scholar_commands(scholar: Scholar) -> tuple[Command[Any], ...]:
                 "向职事语料提问，回答附出处",
                 "Ask the ministry corpus; answers cite their sources",
                 "/ask 神圣分赐与召会有什么关系？",
+                "/ask How is the divine dispensing related to the church?",
             ),
             params=(Param("question", "问题", "question", rest=True, max_len=MAX_QUESTION),),
             parse=lambda v: AskRequest(v.text("question")),
@@ -67,6 +68,7 @@ def scholar_commands(scholar: Scholar) -> tuple[Command[Any], ...]:
                 "查经文：经文、注解及阐述它的职事段落",
                 "Look up a verse: text, footnotes and passages that expound it",
                 "/cite 弗1:10",
+                "/cite Eph. 1:10",
             ),
             params=(
                 Param(

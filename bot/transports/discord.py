@@ -288,7 +288,7 @@ class DiscordTransport(ChatTransport):
             user.display_name,
             channel_id=str(interaction.channel_id or ""),
             roles=roles,
-            lang=lang_of(interaction.locale, self._settings.default_language),
+            lang=self._settings.default_language,  # the router applies the server's setting
         )
 
     @staticmethod

@@ -18,7 +18,6 @@ from telegram.ext import (
     ApplicationBuilder,
     CallbackQueryHandler,
     ChatMemberHandler,
-    CommandHandler,
     ContextTypes,
     MessageHandler,
     PollAnswerHandler,
@@ -48,15 +47,6 @@ Context = ContextTypes.DEFAULT_TYPE
 
 def _retry_after(exc: BaseException) -> float | None:
     return as_seconds(exc.retry_after) if isinstance(exc, RetryAfter) else None
-
-
-def _lang(user: User | None, default: Lang) -> Lang:
-    code = (user.language_code or "") if user else ""
-    if code.startswith("zh"):
-        return "zh"
-    if code.startswith("en"):
-        return "en"
-    return default
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,11 +88,12 @@ class TelegramTransport(ChatTransport):
         if request is not None:
             builder = builder.request(request).get_updates_request(request)
         self.app: Application = builder.build()  # type: ignore[type-arg]
-        names = [entry.name for entry in router.registry]
-        self.app.add_handler(CommandHandler(names, self._on_command))
+        # Every new message goes to the router, which decides what deserves an answer (any
+        # command or text in a private chat; only our own commands in a group).
         self.app.add_handler(
             MessageHandler(
-                filters.Document.ALL & filters.CaptionRegex(r"^\s*[/／]"), self._on_document
+                filters.UpdateType.MESSAGE & (filters.TEXT | filters.Document.ALL),
+                self._on_message,
             )
         )
         self.app.add_handler(CallbackQueryHandler(self._on_callback))
@@ -263,7 +254,7 @@ class TelegramTransport(ChatTransport):
             str(chat.id),
             str(user_id),
             name,
-            lang=_lang(user, self._settings.default_language),
+            lang=self._settings.default_language,  # the router applies the chat's setting
         )
 
     def _member(
@@ -297,20 +288,15 @@ class TelegramTransport(ChatTransport):
         if chat is not None:
             self.admins.forget(chat.id)
 
-    async def _on_command(self, update: Update, context: Context) -> None:
+    async def _on_message(self, update: Update, context: Context) -> None:
+        """A text, or a file whose caption may be a command (`/ingest 书名`)."""
         message = update.effective_message
         chat = update.effective_chat
-        if message is None or chat is None or not message.text:
+        if message is None or chat is None:
             return
-        await self._run(chat, update.effective_user, message, message.text, None)
-
-    async def _on_document(self, update: Update, context: Context) -> None:
-        message = update.effective_message
-        chat = update.effective_chat
-        if message is None or chat is None or message.document is None or not message.caption:
-            return
-        upload = self._upload(message.document)
-        await self._run(chat, update.effective_user, message, message.caption, upload)
+        upload = self._upload(message.document) if message.document is not None else None
+        text = message.text or message.caption or ""
+        await self._run(chat, update.effective_user, message, text, upload)
 
     def _upload(self, doc: Document) -> Upload:
         async def read() -> bytes:
@@ -347,6 +333,7 @@ class TelegramTransport(ChatTransport):
                 actor,
                 text,
                 bot_username=self.app.bot.username or self._settings.telegram_bot_username,
+                private=chat.type == ChatType.PRIVATE,
                 upload=upload,
                 progress=progress,
                 member=self._member(chat.id, chat.type, int(actor.user_id)),
@@ -416,7 +403,7 @@ class TelegramTransport(ChatTransport):
             str(target.chat_id),
             str(user.id),
             user.full_name or user.username or "",
-            lang=_lang(user, self._settings.default_language),
+            lang=self._settings.default_language,
         )
         member = self._member(target.chat_id, target.chat_type, user.id)
         action = f"{target.prefix}{answer.option_ids[0] + 1}"

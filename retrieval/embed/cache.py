@@ -19,6 +19,7 @@ import numpy as np
 
 from retrieval.embed import DimProbe
 from retrieval.ports import Embedder
+from retrieval.sqlite import open_sqlite
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS embed_cache (
@@ -46,13 +47,8 @@ class CachedEmbedder:
         self.misses = 0
 
     async def __aenter__(self) -> CachedEmbedder:
-        self._db_path.parent.mkdir(parents=True, exist_ok=True)
-        db = await aiosqlite.connect(self._db_path)
+        db = await open_sqlite(self._db_path, _SCHEMA)
         try:
-            await db.execute("PRAGMA journal_mode=WAL")
-            await db.execute("PRAGMA busy_timeout=5000")
-            await db.execute(_SCHEMA)
-            await db.commit()
             if isinstance(self._inner, DimProbe):
                 await self._inner.probe()
         except BaseException:

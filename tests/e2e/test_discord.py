@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from bot.chats import ChatSettings
 from bot.commands.scholar import book_suggestions
 from bot.ratelimit import RateLimiter
 from bot.settings import load_settings
@@ -36,13 +38,14 @@ Env = tuple[DiscordTransport, DiscordStub, FakeScholar, FakeNovels]
 
 
 @pytest.fixture
-async def env(discord_stub: DiscordStub) -> AsyncIterator[Env]:
+async def env(discord_stub: DiscordStub, tmp_path: Path) -> AsyncIterator[Env]:
     scholar, novels = FakeScholar(), FakeNovels()
-    router = fake_router(scholar, novels, limiter=RateLimiter(0, 0))
-    transport = DiscordTransport(router, load_settings(discord_token="stub-token"))
-    transport.edit_interval_s = 0.0
-    async with transport:
-        yield transport, discord_stub, scholar, novels
+    async with ChatSettings(tmp_path / "chats.sqlite3") as chats:
+        router = fake_router(scholar, novels, limiter=RateLimiter(0, 0), chats=chats)
+        transport = DiscordTransport(router, load_settings(discord_token="stub-token"))
+        transport.edit_interval_s = 0.0
+        async with transport:
+            yield transport, discord_stub, scholar, novels
 
 
 def feed(transport: DiscordTransport, payload: dict[str, Any]) -> None:
@@ -63,7 +66,7 @@ async def test_start_syncs_commands_from_the_table_and_connects(env: Env) -> Non
     _, stub, _, _ = env
     [sync] = stub.find("PUT", f"/applications/{APP_ID}/commands")
     commands = {c["name"]: c for c in sync.json}
-    assert set(commands) == {"ask", "cite", "chapter", "novel", "help"}
+    assert set(commands) == {"ask", "cite", "chapter", "novel", "settings", "start", "help"}
     chapter = commands["chapter"]
     subs = {o["name"]: o for o in chapter["options"]}
     assert set(subs) == {
@@ -135,11 +138,19 @@ async def test_bad_options_get_an_ephemeral_chinese_usage_error(
     assert scholar.calls == [] and novels.calls == []
 
 
-async def test_english_locale_gets_english_errors(env: Env) -> None:
-    transport, stub, _, _ = env
+async def test_the_servers_language_decides_not_the_users_locale(env: Env) -> None:
+    transport, stub, scholar, _ = env
     feed(transport, slash("ask", {"question": " "}, locale="en-US"))
     [callback] = await settle(stub, "POST", "/callback")
-    assert "Missing argument" in callback.json["data"]["content"]
+    assert "缺少参数「问题」" in callback.json["data"]["content"]
+    feed(transport, slash("settings", {"value": "en"}, sub="language", permissions=MANAGE_GUILD))
+    await settle(stub, "POST", "/callback", 2)
+    feed(transport, slash("ask", {"question": " "}))  # a zh-CN client
+    calls = await settle(stub, "POST", "/callback", 3)
+    assert "Missing argument" in calls[-1].json["data"]["content"]
+    feed(transport, slash("ask", {"question": "什么是经纶？"}))  # Chinese words: Chinese
+    await settle(stub, "POST", f"/webhooks/{APP_ID}/")
+    assert scholar.calls[-1][0].lang == "zh"
 
 
 async def test_outdated_command_signature_gets_a_private_notice(env: Env) -> None:

@@ -7,10 +7,12 @@ import asyncio
 import logging
 import re
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 import pytest
 from telegram import Update
 
+from bot.chats import ChatSettings
 from bot.ratelimit import RateLimiter
 from bot.settings import load_settings
 from bot.transports.telegram import TelegramTransport
@@ -31,13 +33,16 @@ FakeNovels = RecordingNovels
 
 
 @pytest.fixture
-async def env() -> AsyncIterator[tuple[TelegramTransport, TelegramStub, FakeScholar, FakeNovels]]:
+async def env(
+    tmp_path: Path,
+) -> AsyncIterator[tuple[TelegramTransport, TelegramStub, FakeScholar, FakeNovels]]:
     stub, scholar, novels = TelegramStub(), FakeScholar(), FakeNovels()
-    router = fake_router(scholar, novels, limiter=RateLimiter(0, 0))
-    settings = load_settings(telegram_token="123:TEST")
-    transport = TelegramTransport(router, settings, request=stub, edit_interval_s=0.0)
-    async with transport:
-        yield transport, stub, scholar, novels
+    async with ChatSettings(tmp_path / "chats.sqlite3") as chats:
+        router = fake_router(scholar, novels, limiter=RateLimiter(0, 0), chats=chats)
+        settings = load_settings(telegram_token="123:TEST")
+        transport = TelegramTransport(router, settings, request=stub, edit_interval_s=0.0)
+        async with transport:
+            yield transport, stub, scholar, novels
 
 
 async def feed(transport: TelegramTransport, data: dict[str, object]) -> None:
@@ -108,12 +113,17 @@ async def test_command_for_another_bot_is_ignored(env: tuple) -> None:
     assert scholar.calls == [] and stub.named("sendMessage") == []
 
 
-async def test_english_user_gets_english_usage_error(env: tuple) -> None:
+async def test_the_chats_language_decides_not_the_senders_app(env: tuple) -> None:
     transport, stub, _, _ = env
-    await feed(transport, command_update("/chapter rollback 3", lang="en"))
-    assert "Missing argument" in stub.named("sendMessage")[0].params["text"]
-    await feed(transport, command_update("/chapter rollback 3"))
-    assert "缺少参数「版本号」" in stub.named("sendMessage")[1].params["text"]
+    stub.member_status[(-100, 7)] = "creator"
+    await feed(transport, command_update("/chapter rollback 3", chat_id=-100, lang="en"))
+    assert "缺少参数「版本号」" in stub.named("sendMessage")[0].params["text"]
+    await feed(transport, command_update("/settings language en", chat_id=-100, user_id=7))
+    assert stub.named("sendMessage")[1].params["text"].startswith("Done: this chat now")
+    await feed(transport, command_update("/chapter rollback 3", chat_id=-100))  # a zh app
+    assert "Missing argument" in stub.named("sendMessage")[2].params["text"]
+    await feed(transport, command_update("/chapter rollback 3"))  # another chat: default
+    assert "缺少参数「版本号」" in stub.named("sendMessage")[3].params["text"]
 
 
 async def test_callback_query_presses_and_answers(env: tuple) -> None:
@@ -265,3 +275,48 @@ def _admin_rights(status: str) -> dict[str, object]:
         "can_edit_stories can_delete_stories"
     ).split()
     return {"can_be_edited": False, "is_anonymous": False, **dict.fromkeys(rights, True)}
+
+
+async def test_start_answers_in_private_chats_and_groups(env: tuple) -> None:
+    transport, stub, _, _ = env
+    await feed(transport, command_update("/start"))
+    await feed(transport, command_update("/start@baibao_bot", chat_id=-100, user_id=7))
+    texts = [c.params["text"] for c in stub.named("sendMessage")]
+    assert len(texts) == 2 and all("我是百宝箱" in t and "/ask" in t for t in texts)
+    assert stub.named("sendMessage")[1].params["chat_id"] == -100
+
+
+async def test_a_private_chat_never_meets_silence(env: tuple) -> None:
+    transport, stub, scholar, _ = env
+    for text in ("你好", "what can you do for me", "/nosuch 1"):
+        await feed(transport, command_update(text))
+    texts = [c.params["text"] for c in stub.named("sendMessage")]
+    assert len(texts) == 3 and all("/help" in t and "\n" not in t for t in texts)
+    assert texts[1].startswith("Commands start with /")
+    assert "未知命令：/nosuch" in texts[2]
+    assert scholar.calls == []
+
+
+async def test_a_group_hears_only_its_own_commands(env: tuple) -> None:
+    transport, stub, scholar, _ = env
+    for text in ("大家好", "/nosuch 1", "/roll@dice_bot", "/ask@baibao_bot 什么是经纶？"):
+        await feed(transport, command_update(text, chat_id=-100, user_id=7))
+    assert len(stub.named("sendMessage")) == 1 and len(scholar.calls) == 1
+    assert stub.named("sendChatAction") and len(stub.named("sendChatAction")) == 1
+    await feed(transport, command_update("/nosuch@baibao_bot", chat_id=-100, user_id=7))
+    assert "未知命令：/nosuch" in stub.named("sendMessage")[-1].params["text"]
+    await feed(transport, command_update("/ask 再问", chat_id=-100, user_id=7))
+    assert len(scholar.calls) == 2  # a known command needs no @
+
+
+async def test_menus_are_set_per_language_independently(tmp_path: Path) -> None:
+    stub = TelegramStub()
+    stub.failures["setMyCommands"] = [(500, {"ok": False, "error_code": 500, "description": "x"})]
+    router = fake_router(FakeScholar(), FakeNovels())
+    transport = TelegramTransport(router, load_settings(telegram_token="1:x"), request=stub)
+    async with transport:
+        pass
+    first, second = stub.named("setMyCommands")  # the first failed, the second still went
+    assert "language_code" not in first.params and second.params["language_code"] == "en"
+    en = {c["command"]: c["description"] for c in second.params["commands"]}
+    assert en["ask"].startswith("Ask the ministry corpus") and en["start"].startswith("Get")

@@ -75,19 +75,14 @@ async def test_one_servers_novel_is_never_retrieved_in_another(tmp_path: Path) -
         assert found.hits and all("青岚渡口" not in h.chunk.text for h in found.hits)
 
 
-async def test_ingest_exists_only_in_the_cli(tmp_path: Path) -> None:
+async def test_ingest_in_chat_is_for_admins_and_reads_only_the_upload(tmp_path: Path) -> None:
     async with open_app(tmp_path / "data", corpus=False) as app:
-        registry = app.router.registry
-        names = {name for path, _ in registry.commands() for name in path}
-        assert not {"ingest", "upload", "import", "delete_source"} & names
-        assert registry.get("ingest") is None
-
-
-async def test_ingest_command_in_chat_is_unknown(tmp_path: Path) -> None:
-    async with open_app(tmp_path / "data", corpus=False) as app:
+        for line in ("/ingest delete 神圣的分赐", "/ingest 书名"):
+            refused = await app.router.handle_text(MEMBER, line, upload=Upload.of(b"# x", "a.md"))
+            assert refused is not None and refused.is_error
+            assert "只有管理员可以" in refused.plain()
+        # A path in the arguments is only a title: nothing on the server is read.
         reply = await app.router.handle_text(ADMIN, "/ingest /etc/passwd", upload=Upload.of(b"x"))
         assert reply is not None and reply.is_error
-        assert "/ingest" in reply.plain() and (
-            "未知命令" in reply.plain() or "Unknown" in reply.plain()
-        )
+        assert "That kind of file is not supported" in reply.plain()  # Latin words: English
         assert await app.indexer.documents() == []

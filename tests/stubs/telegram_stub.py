@@ -209,22 +209,29 @@ def _chat(chat_id: int) -> dict[str, Any]:
 def command_update(
     text: str, *, chat_id: int = 42, user_id: int = 42, lang: str = "zh-hans"
 ) -> dict[str, Any]:
+    """A text message; a leading `/word` is marked as a bot command, as Telegram does."""
     head = text.split(" ", 1)[0]
-    return {
-        "update_id": next(_update_ids),
-        "message": {
-            "message_id": next(_update_ids),
-            "date": int(time.time()),
-            "chat": _chat(chat_id),
-            "from": _user(user_id, lang),
-            "text": text,
-            "entities": [{"type": "bot_command", "offset": 0, "length": len(head)}],
-        },
+    message: dict[str, Any] = {
+        "message_id": next(_update_ids),
+        "date": int(time.time()),
+        "chat": _chat(chat_id),
+        "from": _user(user_id, lang),
+        "text": text,
     }
+    if head.startswith("/"):
+        message["entities"] = [{"type": "bot_command", "offset": 0, "length": len(head)}]
+    return {"update_id": next(_update_ids), "message": message}
 
 
 def document_update(
-    caption: str, file_id: str, size: int, *, chat_id: int = 42, user_id: int = 42
+    caption: str,
+    file_id: str,
+    size: int,
+    *,
+    chat_id: int = 42,
+    user_id: int = 42,
+    file_name: str = "blueprint.json",
+    lang: str = "zh-hans",
 ) -> dict[str, Any]:
     return {
         "update_id": next(_update_ids),
@@ -232,12 +239,12 @@ def document_update(
             "message_id": next(_update_ids),
             "date": int(time.time()),
             "chat": _chat(chat_id),
-            "from": _user(user_id),
+            "from": _user(user_id, lang),
             "caption": caption,
             "document": {
                 "file_id": file_id,
                 "file_unique_id": f"u-{file_id}",
-                "file_name": "blueprint.json",
+                "file_name": file_name,
                 "mime_type": "application/json",
                 "file_size": size,
             },

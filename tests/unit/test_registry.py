@@ -17,6 +17,7 @@ from retrieval.llm import build_llm
 from retrieval.llm.scripted import ScriptedLLM
 from retrieval.ports import LLM, Embedder
 from retrieval.reply import Reply
+from tests.reliability.helpers.stack import open_app
 from tests.service_fakes import RecordingNovels, RecordingScholar
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -93,3 +94,18 @@ async def test_every_llm_and_embedder_declares_aclose(tmp_path: Path) -> None:
         for embedder in (inner, cached):
             assert isinstance(embedder, Embedder)
         await cached.aclose()
+
+
+async def test_english_help_and_usage_have_no_chinese(tmp_path: Path) -> None:
+    """An English reply shows usage lines: they must be English too (every room the app
+    assembles, /settings and /ingest included)."""
+    async with open_app(tmp_path / "data", corpus=False) as app:
+        full = app.router.registry
+    assert full.get("ingest") is not None and full.get("settings") is not None
+    entries: list[Command[object] | Group] = list(full)
+    entries += [c for _, c in full.commands()]
+    cjk = re.compile(r"[\u3400-\u9fff\uff01-\uff5e]")
+    for entry in entries:
+        assert not cjk.search(entry.help.en + entry.help.usage_in("en")), entry.name
+        if isinstance(entry, Command):
+            assert all(not cjk.search(p.en) for p in entry.params), entry.name

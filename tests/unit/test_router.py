@@ -208,3 +208,29 @@ async def test_a_failing_service_gives_an_error_reference_not_a_traceback() -> N
     reply = await router.handle_text(ACTOR, "/ask 一")
     assert reply is not None and reply.is_error and "错误编号" in reply.plain()
     assert "boom" not in reply.plain()
+
+
+async def test_groups_stay_quiet_except_for_our_commands(
+    parts: tuple[Router, RecordingScholar, RecordingNovels],
+) -> None:
+    router, scholar, _ = parts
+    member = Actor("telegram", "-100", "7")
+    for line in ("大家好", "/nosuch", "/roll@dice_bot 2", "hello there everyone"):
+        assert (
+            await router.handle_text(member, line, bot_username="baibao_bot", private=False) is None
+        )
+    unknown = await router.handle_text(
+        member, "/nosuch@baibao_bot", bot_username="baibao_bot", private=False
+    )
+    assert unknown is not None and "未知命令：/nosuch" in unknown.plain()
+    asked = await router.handle_text(member, "/ask 经纶", bot_username="baibao_bot", private=False)
+    assert asked is not None and scholar.requests == [AskRequest("经纶")]
+
+
+async def test_an_english_question_gets_an_english_actor(
+    parts: tuple[Router, RecordingScholar, RecordingNovels],
+) -> None:
+    router, scholar, _ = parts
+    await router.handle_text(ACTOR, "/ask What is the divine dispensing?")
+    await router.handle_text(ACTOR, "/ask 什么是神圣的分赐？")
+    assert [a.lang for a, _ in scholar.calls] == ["en", "zh"]

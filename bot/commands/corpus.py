@@ -1,0 +1,256 @@
+"""Corpus management in chat (admins): `/ingest` with a file, `/ingest delete`, and `/sources`.
+
+`/ingest 书名 | 作者 | 年份 | 类型` is the text form (the file rides along: a Telegram document
+whose caption is the command); on Discord, `/ingest add file:… title:…`. Progress is edited
+into the chat while the file is chunked and embedded; a summary follows.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol, cast
+
+from bot.registry import Call, Command, Group, Help, Param, UsageError, Values
+from ingest.manifest import DocMeta
+from ingest.pipeline import IngestProgress, OnProgress
+from ingest.uploads import IngestBusy, UploadResult
+from retrieval.i18n import Catalog, Lang
+from retrieval.index import DocumentRecord
+from retrieval.reply import Block, Reply
+from retrieval.types import ChunkType
+
+UPLOAD_TYPES = (".pdf", ".epub", ".txt", ".md", ".markdown")
+DOC_TYPES = ("book", "message", "outline", "footnote")
+MAX_LISTED = 50
+
+T = Catalog(
+    {
+        "reading": ("正在读取 {name}……", "Reading {name}…"),
+        "embedding": (
+            "正在导入 {name}：{done}/{total} 块",
+            "Ingesting {name}: {done}/{total} chunks",
+        ),
+        "ingested": (
+            "已导入《{title}》：{chunks} 块，{refs} 处经文，{concepts} 个概念（{seconds} 秒）。"
+            "现在可以用 /ask 提问了。",
+            "Ingested “{title}”: {chunks} chunks, {refs} scripture references, {concepts} "
+            "concepts ({seconds} s). Ask about it with /ask.",
+        ),
+        "replaced": ("（替换了先前的版本）", "(It replaced the earlier version.)"),
+        "unchanged": (
+            "《{title}》已经导入过，内容没有变化。",
+            "“{title}” is already in the corpus, unchanged.",
+        ),
+        "refused": (
+            "无法导入 {name}：{reason}。没有写入任何内容。",
+            "Could not ingest {name}: {reason}. Nothing was written.",
+        ),
+        "busy": (
+            "另一个文件正在导入，请等它完成后再试。",
+            "Another file is being ingested; please try again when it is done.",
+        ),
+        "deleted": (
+            "已删除《{title}》及其全部索引（{chunks} 块）。",
+            "Deleted “{title}” and everything indexed from it ({chunks} chunks).",
+        ),
+        "not_found": (
+            "找不到文档「{source}」。用 /sources 查看已导入的文档。",
+            "No document “{source}”. /sources lists what is in the corpus.",
+        ),
+        "sources_heading": ("已导入的文档（{n}）", "Documents in the corpus ({n})"),
+        "sources_more": ("……另有 {n} 份未列出。", "…and {n} more."),
+        "sources_empty": (
+            "还没有导入任何文档。管理员可以用 /ingest 上传。",
+            "No documents yet. Admins can upload one with /ingest.",
+        ),
+        "chunks": ("{n} 块", "{n} chunks"),
+    }
+)
+
+
+class Corpus(Protocol):
+    """What the commands need (`ingest.uploads.CorpusUploads`)."""
+
+    async def add(
+        self,
+        filename: str,
+        data: bytes,
+        meta: DocMeta | None = None,
+        on_progress: OnProgress | None = None,
+    ) -> UploadResult: ...
+
+    async def delete(self, source: str) -> DocumentRecord | None: ...
+
+    async def documents(self) -> list[DocumentRecord]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class IngestUpload:
+    filename: str
+    data: bytes
+    meta: DocMeta
+
+
+def _upload_request(values: Values) -> IngestUpload:
+    file = values.upload("file")
+    if file is None:  # validation requires the file; this guards the type
+        raise UsageError("need_upload", formats="PDF / EPUB / TXT / MD")
+    doc_type = values.text("type") or None
+    meta = DocMeta(
+        title=values.text("title") or None,
+        author=values.text("author") or None,
+        year=values.maybe_number("year"),
+        type=cast(ChunkType | None, doc_type),
+    )
+    return IngestUpload(file.name, file.data, meta)
+
+
+def _progress_text(lang: Lang, name: str, p: IngestProgress) -> str:
+    if p.doc_chunks_total:
+        return T(lang, "embedding", name=name, done=p.doc_chunks_done, total=p.doc_chunks_total)
+    return T(lang, "reading", name=name)
+
+
+def _summary(lang: Lang, name: str, result: UploadResult) -> Reply:
+    s, record = result.summary, result.record
+    if s.problems or record is None:
+        reason = s.problems[0][1] if s.problems else None
+        why = (reason.en if lang == "en" else reason.zh) if reason else "?"
+        return Reply.error(T(lang, "refused", name=name, reason=why), lang=lang)
+    report = s.results[0][2]
+    if report.status == "unchanged":
+        return Reply.text(T(lang, "unchanged", title=record.source), lang=lang)
+    text = T(
+        lang,
+        "ingested",
+        title=record.source,
+        chunks=report.chunks,
+        refs=report.refs,
+        concepts=report.concepts,
+        seconds=f"{s.seconds:.0f}",
+    )
+    if report.status == "replaced":
+        text += T(lang, "replaced")
+    return Reply.text(text, lang=lang)
+
+
+def _sources_reply(lang: Lang, records: Sequence[DocumentRecord]) -> Reply:
+    if not records:
+        return Reply.text(T(lang, "sources_empty"), lang=lang)
+    lines = []
+    for r in records[:MAX_LISTED]:
+        parts = [r.source, r.author, str(r.year or ""), r.type, T(lang, "chunks", n=r.chunk_count)]
+        lines.append(" · ".join(p for p in parts if p))
+    blocks = [
+        Block(T(lang, "sources_heading", n=len(records)), "heading"),
+        Block("\n".join(lines)),
+    ]
+    if len(records) > MAX_LISTED:
+        blocks.append(Block(T(lang, "sources_more", n=len(records) - MAX_LISTED), "note"))
+    return Reply(blocks=tuple(blocks), lang=lang)
+
+
+def corpus_commands(corpus: Corpus, *, max_bytes: int) -> tuple[Group | Command[Any], ...]:
+    async def add(call: Call, request: IngestUpload) -> Reply:
+        lang = call.actor.lang
+        latest: list[str] = []
+        changed = asyncio.Event()
+        done = False
+
+        def on_progress(p: IngestProgress) -> None:
+            latest[:] = [_progress_text(lang, request.filename, p)]
+            changed.set()
+
+        async def pump() -> None:  # the pipeline reports synchronously; edits are async
+            while True:
+                await changed.wait()
+                changed.clear()
+                if done:
+                    return
+                if call.progress is not None:
+                    await call.progress(latest[0])
+
+        task = asyncio.create_task(pump())
+        try:
+            result = await corpus.add(request.filename, request.data, request.meta, on_progress)
+        except IngestBusy:
+            return Reply.error(T(lang, "busy"), lang=lang)
+        finally:
+            done = True
+            changed.set()
+            await task
+        return _summary(lang, request.filename, result)
+
+    async def delete(call: Call, source: str) -> Reply:
+        lang = call.actor.lang
+        record = await corpus.delete(source)
+        if record is None:
+            return Reply.error(T(lang, "not_found", source=source), lang=lang)
+        return Reply.text(
+            T(lang, "deleted", title=record.source, chunks=record.chunk_count), lang=lang
+        )
+
+    async def sources(call: Call, _: None) -> Reply:
+        return _sources_reply(call.actor.lang, await corpus.documents())
+
+    ingest = Group(
+        Help(
+            "ingest",
+            "管理语料（管理员）：上传文件导入，或 delete 删除",
+            "Manage the corpus (admins): upload a file, or delete a document",
+            "/ingest [书名 | 作者 | 年份 | 类型]（随文件发送）· /ingest delete 书名",
+            "/ingest [title | author | year | type] (with the file) · /ingest delete TITLE",
+        ),
+        (
+            Command(
+                help=Help(
+                    "add",
+                    "导入随命令上传的 PDF、EPUB、TXT 或 Markdown 文件",
+                    "Ingest the PDF, EPUB, TXT or Markdown file sent with the command",
+                    "/ingest 神的经纶 | 某某 | 1984 | book（写在文件的说明里）",
+                    "/ingest God's Economy | A. Author | 1984 | book (as the file's caption)",
+                ),
+                params=(
+                    Param(
+                        "file",
+                        "文件",
+                        "file",
+                        "file",
+                        max_bytes=max_bytes,
+                        extensions=UPLOAD_TYPES,
+                    ),
+                    Param("title", "书名", "title", required=False, max_len=200),
+                    Param("author", "作者", "author", required=False, max_len=100),
+                    Param("year", "年份", "year", "int", required=False),
+                    Param("type", "类型", "type", "choice", required=False, choices=DOC_TYPES),
+                ),
+                parse=_upload_request,
+                run=add,
+                permission="admins",
+                pipe_split=True,
+            ),
+            Command(
+                help=Help(
+                    "delete",
+                    "删除一份文档及其全部索引",
+                    "Delete a document and everything indexed from it",
+                    "/ingest delete 神的经纶",
+                    "/ingest delete God's Economy",
+                ),
+                params=(Param("source", "书名或文档 ID", "title or document id", rest=True),),
+                parse=lambda v: v.text("source"),
+                run=delete,
+                permission="admins",
+            ),
+        ),
+        default="add",
+    )
+    listing = Command(
+        help=Help("sources", "列出已导入的文档", "List the documents in the corpus", "/sources"),
+        parse=lambda v: None,
+        run=sources,
+        rate_limited=False,
+    )
+    return ingest, listing

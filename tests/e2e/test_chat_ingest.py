@@ -1,0 +1,244 @@
+"""Corpus management in chat, on the real stack (Qdrant Edge + SQLite + the ingest pipeline)
+behind the Telegram and Discord transports: upload with /ingest, progress, summary, /sources,
+/ingest delete; and every refusal leaves nothing behind."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from telegram import Update
+
+from bot.app import App
+from bot.registry import Upload
+from bot.settings import load_settings
+from bot.transports.discord import DiscordTransport
+from bot.transports.telegram import TelegramTransport
+from ingest.uploads import safe_filename
+from retrieval.fakes import HashEmbedder
+from retrieval.requests import Actor
+from tests.reliability.helpers.stack import DIM, DOC, open_app, settings
+from tests.stubs.discord_stub import APP_ID, DiscordStub, slash, snowflake
+from tests.stubs.telegram_stub import TelegramStub, command_update, document_update
+
+GROUP, ADMIN, MEMBER = -100, 7, 8
+
+
+@dataclass
+class Env:
+    app: App
+    transport: TelegramTransport
+    stub: TelegramStub
+
+    async def feed(self, data: dict[str, object]) -> None:
+        await self.transport.app.process_update(Update.de_json(data, self.transport.app.bot))
+
+    def texts(self) -> list[str]:
+        return [
+            str(c.params["text"])
+            for c in self.stub.calls
+            if c.method in ("sendMessage", "editMessageText")
+        ]
+
+    async def nothing_written(self) -> bool:
+        uploads = self.app.settings.data_dir / "uploads"
+        leftovers = list(uploads.rglob("*")) if uploads.exists() else []
+        documents = await self.app.indexer.documents()
+        return not documents and await self.app.store.count() == 0 and not leftovers
+
+
+@pytest.fixture
+async def env(tmp_path: Path) -> AsyncIterator[Env]:
+    async with open_app(tmp_path / "data", corpus=False, chat_upload_max_mb=0.05) as app:
+        stub = TelegramStub()
+        stub.member_status[(GROUP, ADMIN)] = "administrator"
+        transport = TelegramTransport(
+            app.router, load_settings(telegram_token="1:x"), request=stub, edit_interval_s=0.0
+        )
+        async with transport:
+            yield Env(app, transport, stub)
+
+
+async def test_an_admin_uploads_lists_and_deletes_a_book(env: Env) -> None:
+    env.stub.files["doc1"] = DOC.encode()
+    caption = "/ingest 测试之书 | 某某 | 1984 | message"
+    await env.feed(document_update(caption, "doc1", len(DOC.encode()), file_name="分赐.md"))
+    texts = env.texts()
+    assert texts[0].startswith(("正在读取 分赐.md", "正在导入 分赐.md"))  # progress first …
+    assert "已导入《测试之书》" in texts[-1] and "/ask" in texts[-1]  # … edited into a summary
+    assert len(env.stub.named("sendMessage")) == 1  # one message, edited in place
+    [record] = await env.app.indexer.documents()
+    assert (record.source, record.author, record.year, record.type) == (
+        "测试之书",
+        "某某",
+        1984,
+        "message",
+    )
+    await env.feed(command_update("/sources", chat_id=GROUP, user_id=MEMBER))
+    assert "测试之书 · 某某 · 1984 · message" in env.texts()[-1]
+    await env.feed(command_update("/ingest delete 测试之书", chat_id=GROUP, user_id=ADMIN))
+    assert "已删除《测试之书》" in env.texts()[-1]
+    assert await env.nothing_written()
+    await env.feed(command_update("/ingest delete 测试之书", chat_id=GROUP, user_id=ADMIN))
+    assert "找不到文档「测试之书」" in env.texts()[-1]
+
+
+async def test_a_member_is_refused_before_anything_is_downloaded(env: Env) -> None:
+    env.stub.files["doc1"] = DOC.encode()
+    upload = document_update(
+        "/ingest", "doc1", 100, chat_id=GROUP, user_id=MEMBER, file_name="a.md"
+    )
+    await env.feed(upload)
+    await env.feed(command_update("/ingest delete 测试之书", chat_id=GROUP, user_id=MEMBER))
+    assert env.texts() == ["只有管理员可以这样做。"] * 2
+    assert env.stub.named("getFile") == [] and await env.nothing_written()
+
+
+@pytest.mark.parametrize(
+    ("file_name", "size", "data", "needle"),
+    [
+        ("big.md", 60 * 1024, b"x", "文件太大了（60 KB），上限 51 KB。"),
+        ("tool.exe", 10, b"MZ", "不支持这种文件；支持 PDF / EPUB / TXT / MD / MARKDOWN。"),
+        ("broken.pdf", 20, b"%PDF-1.4 not really", "无法导入 broken.pdf"),
+        ("empty.md", 1, b"\n", "无法导入 empty.md"),
+    ],
+)
+async def test_bad_files_are_refused_and_nothing_is_half_written(
+    env: Env, file_name: str, size: int, data: bytes, needle: str
+) -> None:
+    env.stub.files["f"] = data
+    await env.feed(document_update("/ingest", "f", size, file_name=file_name))
+    assert needle in env.texts()[-1]
+    assert "没有写入任何内容" in env.texts()[-1] or env.stub.named("getFile") == []
+    assert await env.nothing_written()
+
+
+async def test_ingest_without_a_file_says_how(env: Env) -> None:
+    await env.feed(command_update("/ingest 测试之书"))
+    assert "请把命令写在文件的说明（caption）里" in env.texts()[-1]
+    assert await env.nothing_written()
+
+
+async def test_an_english_chat_gets_an_english_summary(env: Env) -> None:
+    await env.feed(command_update("/settings language en"))
+    env.stub.files["doc1"] = DOC.encode()
+    await env.feed(document_update("/ingest Test Book", "doc1", 100, file_name="d.md"))
+    texts = env.texts()
+    assert texts[1].startswith(("Reading d.md", "Ingesting d.md"))
+    assert texts[-1].startswith("Ingested “Test Book”:") and "块" not in texts[-1]
+
+
+async def test_discord_attachment_ingests_through_the_same_command(
+    tmp_path: Path, discord_stub: DiscordStub
+) -> None:
+    async with open_app(tmp_path / "data", corpus=False) as app:
+        transport = DiscordTransport(app.router, load_settings(discord_token="stub-token"))
+        transport.edit_interval_s = 0.0
+        discord_stub.attachments["d.md"] = DOC.encode()
+        att_id = snowflake()
+        resolved: dict[str, dict[str, Any]] = {
+            att_id: {
+                "id": att_id,
+                "filename": "d.md",
+                "size": len(DOC.encode()),
+                "url": f"{discord_stub.base}/cdn/d.md",
+                "proxy_url": f"{discord_stub.base}/cdn/d.md",
+            }
+        }
+        async with transport:
+            transport.client._connection.parse_interaction_create(  # type: ignore[arg-type]
+                slash(
+                    "ingest",
+                    {"file": ("attachment", att_id), "title": "测试之书"},
+                    sub="add",
+                    attachments=resolved,
+                    permissions=1 << 5,
+                )
+            )
+            for _ in range(3000):  # until the summary replaces the progress line
+                edits = discord_stub.find("PATCH", "/messages/@original")
+                if edits and "已导入" in edits[-1].json["content"]:
+                    break
+                await asyncio.sleep(0.01)
+        assert len(edits) >= 2 and edits[0].json["content"].startswith(("正在读取", "正在导入"))
+        assert "已导入《测试之书》" in edits[-1].json["content"]
+        assert discord_stub.find("POST", "/callback")[0].json["type"] == 5  # deferred first
+        assert [d.source for d in await app.indexer.documents()] == ["测试之书"]
+        assert not discord_stub.find("POST", f"/webhooks/{APP_ID}/")
+
+
+@pytest.mark.parametrize(
+    ("caption", "needle"),
+    [
+        ("/ingest 书 | 某某 | 一九八四年", "「年份」应为正整数"),
+        (
+            "/ingest 书 | 某某 | 1984 | novel",
+            "「类型」应为以下之一：book / message / outline / footnote",
+        ),
+        ("/ingest " + "长" * 201, "「书名」太长了"),
+    ],
+)
+async def test_malformed_ingest_arguments_get_usage(env: Env, caption: str, needle: str) -> None:
+    env.stub.files["doc1"] = DOC.encode()
+    await env.feed(document_update(caption, "doc1", 100, file_name="d.md"))
+    assert needle in env.texts()[-1] and "用法：/ingest" in env.texts()[-1]
+    assert env.stub.named("getFile") == [] and await env.nothing_written()
+
+
+async def test_malformed_delete_and_settings(env: Env) -> None:
+    await env.feed(command_update("/ingest delete"))
+    await env.feed(command_update("/settings language fr"))
+    await env.feed(command_update("/settings colour red"))
+    texts = env.texts()
+    assert "缺少参数「书名或文档 ID」" in texts[0]
+    assert "「语言」应为以下之一：zh / en" in texts[1]
+    assert "/settings 没有子命令「colour」" in texts[2]
+    await env.feed(command_update("/settings language"))
+    assert env.texts()[-1].startswith("本聊天的语言：中文")
+
+
+def test_the_default_upload_limit_is_telegrams_20_mb() -> None:
+    assert load_settings(_env_file=None).chat_upload_max_mb == 20
+
+
+class HeldEmbedder(HashEmbedder):
+    """A real embedder held at its first batch until released (an ingest in progress)."""
+
+    def __init__(self, dim: int) -> None:
+        super().__init__(dim)
+        self.entered = asyncio.Event()
+        self.release = asyncio.Event()
+
+    async def embed_passages(self, texts: Sequence[str]) -> list[list[float]]:
+        self.entered.set()
+        await self.release.wait()
+        return await super().embed_passages(texts)
+
+
+async def test_one_upload_at_a_time(tmp_path: Path) -> None:
+    embedder = HeldEmbedder(DIM)
+    async with App(settings(tmp_path / "data"), embedder=embedder, llm=None) as app:
+        admin = Actor("telegram", "42", "42", is_admin=True)
+        first = asyncio.create_task(
+            app.router.handle_text(admin, "/ingest 甲", upload=Upload.of(DOC.encode(), "a.md"))
+        )
+        await embedder.entered.wait()
+        second = await app.router.handle_text(
+            admin, "/ingest 乙", upload=Upload.of(DOC.encode() + b"\n\n", "b.md")
+        )
+        assert second is not None and second.plain() == "另一个文件正在导入，请等它完成后再试。"
+        embedder.release.set()
+        done = await first
+        assert done is not None and "已导入《甲》" in done.plain()
+        assert [d.source for d in await app.indexer.documents()] == ["甲"]
+
+
+def test_upload_names_are_made_safe() -> None:
+    assert safe_filename("../../etc/passwd.MD") == "passwd.md"
+    assert safe_filename("C:\\\\docs\\\\书.PDF") == "书.pdf"
+    assert safe_filename(".hidden.txt") == "hidden.txt"
+    assert safe_filename("\x00\n.md") == "upload.md"

@@ -40,6 +40,17 @@ def _parser() -> argparse.ArgumentParser:
     from ingest.cli import add_ingest_arguments
 
     add_ingest_arguments(ingest)
+    graph = sub.add_parser("graph", help="knowledge-graph tools")
+    graph_sub = graph.add_subparsers(dest="graph_cmd", required=True)
+    extract = graph_sub.add_parser(
+        "extract",
+        help="extract typed entities and relations with the configured language model "
+        "(optional; cached, resumable; shows the token cost before and after)",
+    )
+    extract.add_argument("--source", help="only this document (title or id)")
+    extract.add_argument(
+        "--dry-run", action="store_true", help="only estimate the cost; send nothing"
+    )
     return p
 
 
@@ -87,6 +98,8 @@ async def _main(args: argparse.Namespace, settings: Settings) -> int:
             return await _one_shot(app, args)
         if args.cmd == "search":
             return await _search(app, args)
+        if args.cmd == "graph":
+            return await _graph_extract(app, args)
         if args.cmd == "chat":
             from bot.transports.console import ConsoleTransport
 
@@ -178,6 +191,56 @@ async def _search(app: App, args: argparse.Namespace) -> int:
         print("graph: " + path.render())
     if not rows:
         print("（没有结果 / no results）")
+    return 0
+
+
+async def _graph_extract(app: App, args: argparse.Namespace) -> int:
+    from retrieval.graph.extract_llm import LLMExtractor
+    from retrieval.types import CORPUS_NAMESPACE, Filter
+
+    if app.llm is None:
+        print(
+            "没有配置语言模型（LLM_PROVIDER 与密钥）；离线生长的图谱不需要它。\n"
+            "No language model configured (LLM_PROVIDER and a key); the offline graph needs none.",
+            file=sys.stderr,
+        )
+        return 2
+    docs = [d for d in await app.indexer.documents() if d.type != "bible"]
+    if args.source:
+        docs = [d for d in docs if args.source in (d.doc_id, d.source)]
+        if not docs:
+            print(f"没有这份文档 / no such document: {args.source}", file=sys.stderr)
+            return 2
+    model = app.settings.llm_model or app.settings.resolved_llm_provider
+    extractor = LLMExtractor(app.llm, app.graph.answer_cache(), model)
+    plans = []
+    for d in docs:
+        chunks = await app.store.scroll(
+            Filter(equals={"namespace": CORPUS_NAMESPACE, "doc_id": d.doc_id}), limit=100_000
+        )
+        plans.append((d, await extractor.plan(sorted(chunks, key=lambda c: c.position))))
+    batches = sum(len(p.batches) for _, p in plans)
+    send = sum(len(p.to_send) for _, p in plans)
+    print(
+        f"预计 / estimated: {len(plans)} documents, {batches} batches, {send} to send "
+        f"({batches - send} cached), ≈{sum(p.estimated_tokens for _, p in plans):,} tokens"
+    )
+    if args.dry_run:
+        return 0
+    sent = tokens_in = tokens_out = entities = relations = 0
+    for d, plan in plans:
+        extraction, report = await extractor.run(plan)
+        await app.graph.add_extraction(d.doc_id, d.source, extraction)
+        sent += report.sent
+        tokens_in += report.input_tokens
+        tokens_out += report.output_tokens
+        entities += report.entities
+        relations += report.relations
+        print(f"  {d.source}: {report.entities} entities, {report.relations} relations")
+    print(
+        f"实际 / actual: {sent} batches sent, {tokens_in:,} input + {tokens_out:,} output "
+        f"tokens; {entities} entities, {relations} relations"
+    )
     return 0
 
 

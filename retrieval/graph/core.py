@@ -17,6 +17,7 @@ import networkx as nx
 
 from retrieval import scripture
 from retrieval.graph.contributions import Contributions
+from retrieval.graph.extract_llm import AnswerCache, Extraction, MemoryAnswers, llm_doc
 from retrieval.graph.grow import Lexicon, default_lexicon, grow
 from retrieval.graph.linking import Linker, TermIndex
 from retrieval.graph.model import (
@@ -46,6 +47,7 @@ class KnowledgeGraph:
         self._db = db
         self._lexicon = lexicon
         self._growth = growth
+        self._answers: MemoryAnswers | None = None
         self._lock = asyncio.Lock()
         self._c = Contributions()
         self._linker = Linker(self._c)
@@ -163,6 +165,10 @@ class KnowledgeGraph:
                 await self._write(doc_id, [], [], [], replace=True)
             return 0
         async with self._lock:
+            # The chunks changed (new ids): an LLM extraction of the old text no longer fits.
+            if self._db is not None:
+                await self._db.delete_doc(llm_doc(doc_id))
+            self._c.drop_doc(llm_doc(doc_id))
             lexicon = await self._ensure_lexicon()
             vocabulary = _Vocabulary(self._c, self._linker)
             growth = await asyncio.to_thread(
@@ -179,6 +185,27 @@ class KnowledgeGraph:
             )
         self._new_terms([n.label for n in growth.nodes.values() if n.kind == "concept"])
         return growth.concepts
+
+    def answer_cache(self) -> AnswerCache:
+        """Where the LLM extraction keeps the model's answers (the graph's SQLite file)."""
+        if self._db is None:
+            if self._answers is None:
+                self._answers = MemoryAnswers()
+            return self._answers
+        return self._db
+
+    async def add_extraction(self, doc_id: str, title: str, extraction: Extraction) -> None:
+        """Replace the LLM extraction of `doc_id` (stored as `llm:<doc_id>`)."""
+        _check_doc(doc_id)
+        async with self._lock:
+            await self._write(
+                llm_doc(doc_id),
+                list(extraction.nodes.values()),
+                sorted(extraction.edges, key=lambda e: (e.src, e.dst, e.relation)),
+                sorted(extraction.mentions),
+                replace=True,
+                title=f"{title} (LLM)",
+            )
 
     async def _ensure_lexicon(self) -> Lexicon:
         if self._lexicon is None:
@@ -231,13 +258,15 @@ class KnowledgeGraph:
             self._c.put_terms(doc, dict(terms))
 
     async def delete_document(self, doc_id: str) -> None:
-        """Remove exactly what `doc_id` contributed (one transaction). The seed stays."""
+        """Remove exactly what `doc_id` contributed, its LLM extraction included. The seed
+        stays."""
         if doc_id == SEED_DOC:
             raise ValueError("the seed graph cannot be deleted as a document")
         async with self._lock:
-            if self._db is not None:
-                await self._db.delete_doc(doc_id)
-            self._c.drop_doc(doc_id)
+            for doc in (doc_id, llm_doc(doc_id)):
+                if self._db is not None:
+                    await self._db.delete_doc(doc)
+                self._c.drop_doc(doc)
 
     async def delete_chunks(self, chunk_ids: Iterable[str]) -> None:
         """Forget which nodes these chunks mention (whatever document added the mention)."""

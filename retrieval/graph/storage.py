@@ -32,6 +32,9 @@ CREATE TABLE IF NOT EXISTS graph_mentions (
     doc_id TEXT NOT NULL, chunk_id TEXT NOT NULL, node_id TEXT NOT NULL,
     PRIMARY KEY (doc_id, chunk_id, node_id));
 CREATE INDEX IF NOT EXISTS graph_mentions_chunk ON graph_mentions (chunk_id);
+CREATE TABLE IF NOT EXISTS graph_llm_cache (
+    key TEXT PRIMARY KEY, answer TEXT NOT NULL,
+    input_tokens INTEGER NOT NULL DEFAULT 0, output_tokens INTEGER NOT NULL DEFAULT 0);
 CREATE TABLE IF NOT EXISTS graph_sources (doc_id TEXT PRIMARY KEY, title TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS graph_terms (
     doc_id TEXT NOT NULL, term TEXT NOT NULL, freq INTEGER NOT NULL,
@@ -162,6 +165,26 @@ class GraphDB:
     async def _delete_doc(db: aiosqlite.Connection, doc: str) -> None:
         for table in _TABLES:
             await db.execute(f"DELETE FROM {table} WHERE doc_id = ?", (doc,))
+
+    # ---- the LLM extraction's answers (a cache: not part of any document's share) -------------
+
+    async def get(self, keys: Sequence[str]) -> dict[str, str]:
+        out: dict[str, str] = {}
+        for start in range(0, len(keys), 500):
+            part = list(keys[start : start + 500])
+            marks = ", ".join("?" * len(part))
+            sql = f"SELECT key, answer FROM graph_llm_cache WHERE key IN ({marks})"
+            async with self._db.execute(sql, part) as cur:
+                async for key, answer in cur:
+                    out[key] = answer
+        return out
+
+    async def put(self, key: str, answer: str, input_tokens: int, output_tokens: int) -> None:
+        async with self._transaction() as db:
+            await db.execute(
+                "INSERT OR REPLACE INTO graph_llm_cache VALUES (?, ?, ?, ?)",
+                (key, answer, input_tokens, output_tokens),
+            )
 
     def _transaction(self) -> _Transaction:
         return _Transaction(self._db)

@@ -15,6 +15,7 @@ import json
 import os
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
@@ -39,11 +40,57 @@ _INDEX_TYPES = {
 }
 
 
-def _config(dim: int) -> qe.EdgeConfig:
-    return qe.EdgeConfig(
-        vectors={schema.DENSE: qe.EdgeVectorParams(size=dim, distance=qe.Distance.Cosine)},
-        sparse_vectors={schema.SPARSE: qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf)},
-    )
+@dataclass(frozen=True, slots=True)
+class Layout:
+    """Where the shard keeps what, in Qdrant's own terms.
+
+    `IN_MEMORY` (the default) keeps vectors, sparse index and payload resident. `ON_DISK` is for
+    a library of hundreds of thousands to a million chunks on one machine: the original
+    vectors and the payload stay in files (memory-mapped, read on demand), the dense search
+    runs on int8 scalar-quantized copies kept in RAM and rescores its `oversampling` × limit
+    best with the originals, and the sparse (BM25) index is memory-mapped too. Measured in
+    `bench/bench_million.py`."""
+
+    vectors_on_disk: bool = False
+    quantized: bool = False
+    payload_on_disk: bool = False
+    sparse_on_disk: bool = False
+    oversampling: float = 2.0
+
+    def config(self, dim: int) -> qe.EdgeConfig:
+        quantization = (
+            qe.ScalarQuantizationConfig(qe.ScalarType.Int8, quantile=0.99, memory=qe.Memory.Pinned)
+            if self.quantized
+            else None
+        )
+        dense = qe.EdgeVectorParams(
+            size=dim,
+            distance=qe.Distance.Cosine,
+            memory=qe.Memory.Cold if self.vectors_on_disk else None,
+            quantization_config=quantization,
+        )
+        sparse = qe.EdgeSparseVectorParams(
+            modifier=qe.Modifier.Idf, memory=qe.Memory.Cached if self.sparse_on_disk else None
+        )
+        return qe.EdgeConfig(
+            vectors={schema.DENSE: dense},
+            sparse_vectors={schema.SPARSE: sparse},
+            payload_memory=qe.Memory.Cold if self.payload_on_disk else None,
+        )
+
+    def search_params(self, *, exact: bool, hnsw_ef: int | None) -> qe.SearchParams | None:
+        if self.quantized:
+            rescore = qe.QuantizationSearchParams(rescore=True, oversampling=self.oversampling)
+            return qe.SearchParams(hnsw_ef=hnsw_ef, exact=exact, quantization=rescore)
+        return qe.SearchParams(hnsw_ef=hnsw_ef, exact=exact) if exact or hnsw_ef else None
+
+
+IN_MEMORY = Layout()
+ON_DISK = Layout(vectors_on_disk=True, quantized=True, payload_on_disk=True, sparse_on_disk=True)
+
+
+def _config(dim: int, layout: Layout = IN_MEMORY) -> qe.EdgeConfig:
+    return layout.config(dim)
 
 
 def edge_filter(flt: Filter | None) -> qe.Filter | None:
@@ -94,7 +141,7 @@ def _write_meta(path: Path, dim: int) -> None:
     os.replace(tmp, path / META_FILE)
 
 
-def _open_shard(path: Path, dim: int) -> qe.EdgeShard:
+def _open_shard(path: Path, dim: int, layout: Layout = IN_MEMORY) -> qe.EdgeShard:
     path.mkdir(parents=True, exist_ok=True)
     meta = _read_meta(path)
     if meta is not None and meta["dim"] != dim:
@@ -102,9 +149,9 @@ def _open_shard(path: Path, dim: int) -> qe.EdgeShard:
     has_segments = (path / "segments").exists()
     try:
         if has_segments:
-            shard = qe.EdgeShard.load(str(path), _config(dim))
+            shard = qe.EdgeShard.load(str(path), _config(dim, layout))
         else:
-            shard = qe.EdgeShard.create(str(path), _config(dim))
+            shard = qe.EdgeShard.create(str(path), _config(dim, layout))
     except Exception as exc:
         if has_segments and "dim" in str(exc).lower():
             raise StoreError(
@@ -143,9 +190,15 @@ class EdgeStore:
     """VectorStore on one Qdrant Edge shard. Open with `await EdgeStore.open(path, dim)`."""
 
     def __init__(
-        self, shard: qe.EdgeShard, path: Path, dim: int, writer: ThreadPoolExecutor
+        self,
+        shard: qe.EdgeShard,
+        path: Path,
+        dim: int,
+        writer: ThreadPoolExecutor,
+        layout: Layout = IN_MEMORY,
     ) -> None:
         self._shard = shard
+        self._layout = layout
         self._path = path
         self._dim = dim
         self._writer = writer
@@ -153,18 +206,21 @@ class EdgeStore:
         self._closed = False
 
     @classmethod
-    async def open(cls, path: Path, dim: int) -> EdgeStore:
-        """Create the shard under `path`, or load it when it exists (dims must agree)."""
+    async def open(cls, path: Path, dim: int, layout: Layout = IN_MEMORY) -> EdgeStore:
+        """Create the shard under `path`, or load it when it exists (dims must agree);
+        `layout` says what stays on disk (it can change between runs)."""
         if isinstance(dim, bool) or not isinstance(dim, int) or dim <= 0:
             raise ValueError(f"dim must be a positive integer, got {dim!r}")
         path = Path(path)
         writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="edge-write")
         try:
-            shard = await asyncio.get_running_loop().run_in_executor(writer, _open_shard, path, dim)
+            shard = await asyncio.get_running_loop().run_in_executor(
+                writer, _open_shard, path, dim, layout
+            )
         except BaseException:
             writer.shutdown(wait=False)
             raise
-        return cls(shard, path, dim, writer)
+        return cls(shard, path, dim, writer, layout)
 
     @property
     def dim(self) -> int:
@@ -237,7 +293,7 @@ class EdgeStore:
     ) -> list[ScoredChunk]:
         schema.check_limit(limit)
         query = schema.dense_matrix([vector], self._dim)[0].tolist()
-        params = qe.SearchParams(hnsw_ef=hnsw_ef, exact=exact) if exact or hnsw_ef else None
+        params = self._layout.search_params(exact=exact, hnsw_ef=hnsw_ef)
         request = qe.QueryRequest(
             limit=limit,
             query=qe.Query.Nearest(query, using=schema.DENSE),

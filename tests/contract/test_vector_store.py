@@ -19,7 +19,7 @@ import pytest
 from retrieval.fakes import MemoryStore
 from retrieval.ports import VectorStore
 from retrieval.store import DimensionMismatch, StoreUnavailable
-from retrieval.store.edge import EdgeStore
+from retrieval.store.edge import ON_DISK, EdgeStore
 from retrieval.types import Chunk, Filter, IndexedChunk, SparseVector
 
 DIM = 8
@@ -60,7 +60,22 @@ def _server_backend(tmp_path: Path) -> Backend:
     return Backend("server", open_, persistent=True)
 
 
-BACKENDS = {"memory": _memory_backend, "edge": _edge_backend, "server": _server_backend}
+def _edge_on_disk_backend(tmp_path: Path) -> Backend:
+    """Edge with the large-library layout: vectors and payload on disk, int8 quantization
+    with rescoring, memory-mapped sparse index."""
+
+    async def open_(dim: int) -> EdgeStore:
+        return await EdgeStore.open(tmp_path / "qdrant", dim, ON_DISK)
+
+    return Backend("edge-on-disk", open_, persistent=True)
+
+
+BACKENDS = {
+    "memory": _memory_backend,
+    "edge": _edge_backend,
+    "edge-on-disk": _edge_on_disk_backend,
+    "server": _server_backend,
+}
 
 
 @pytest.fixture(params=list(BACKENDS))

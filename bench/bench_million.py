@@ -1,0 +1,431 @@
+"""A million chunks on this machine (issue 13): HybridSearch on Qdrant Edge at library scale.
+
+The corpus and vectors are `bench_search.py`'s (CUV verses + synthetic chunks from CUV token
+statistics; a clustered 384-d mixture, not real embeddings), generated and written in a
+stream so no process ever holds the corpus. Two processes per run:
+
+  build : points into an EdgeStore with the chosen layout (default `ON_DISK`: vectors and
+          payload on disk, int8 scalar quantization in RAM with rescoring, memory-mapped
+          BM25 index, payload indexes as always), then `optimize()`; the knowledge graph's
+          rows (books, authors, verses, seed concepts linked per chunk) straight into SQLite.
+  query : a fresh process opens the shard and the graph the way the bot does at start-up,
+          then times `HybridSearch.search` per track and fused (equal weights, k=60), with and
+          without a filter, and measures HNSW recall@10 against exact search (same filter).
+          Its RSS is the bot's footprint for that library.
+
+    nice .venv/bin/python bench/bench_million.py --size 1000000
+    nice .venv/bin/python bench/bench_million.py --size 100000 --layout in-memory
+
+Writes bench/results/million-<size>-<layout>.json; the report is bench/results/million.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import math
+import os
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import zlib
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from bench.bench_search import (  # noqa: E402
+    CENTROIDS,
+    DIM,
+    FILTERS,
+    NOISE,
+    NT_FIRST,
+    QNOISE,
+    TYPES,
+    PrecomputedEmbedder,
+    Row,
+    books_zh,
+    chunk_of,
+    cuv_verses,
+    link_tokens,
+    seed_concepts,
+    stats,
+)
+from bench.measure import rss_mb  # noqa: E402
+
+BATCH = 2048
+N_QUERIES = 60
+WARMUP = 5
+RESULTS = ROOT / "bench" / "results"
+
+
+def rows_stream(size: int, sample: set[int]) -> Any:
+    """Yield (index, Row) for `size` chunks: CUV verses first (up to 31,103), then synthetic
+    chunks built like bench_search.corpus, one at a time."""
+    verses = cuv_verses()
+    order = sorted(range(len(verses)), key=lambda i: (verses[i][0] not in NT_FIRST, i))
+    keep = sorted(order[: min(len(verses), int(size * 0.8))])
+    i = 0
+    for v_index in keep:
+        book, ch, v, trad, simp, toks = verses[v_index]
+        yield (
+            i,
+            Row(
+                f"cuv:{book}.{ch}",
+                v,
+                trad,
+                simp,
+                toks,
+                (f"{book}.{ch}.{v}",),
+                f"和合本·{book}",
+                "footnote",
+                "",
+                "",
+            ),
+        )
+        i += 1
+    vocab: dict[str, int] = {}
+    occ: list[int] = []
+    chapters: dict[tuple[str, int], list[int]] = {}
+    starts: list[tuple[int, str, int]] = []
+    for book, ch, v, _, _, toks in verses:
+        if (book, ch) not in chapters:
+            chapters[(book, ch)] = []
+            starts.append((len(occ), book, ch))
+        chapters[(book, ch)].append(v)
+        occ.extend(vocab.setdefault(t, len(vocab)) for t in toks)
+    words = list(vocab)
+    occ_arr = np.array(occ, dtype=np.int32)
+    bounds = [s for s, *_ in starts] + [len(occ)]
+    wlen = np.array([len(w) for w in words])
+    concepts = seed_concepts()
+    rng = np.random.default_rng(2026)
+    authors = ("倪柝声", "李常受")
+    n = 0
+    while i < size:
+        doc = n // 20
+        c = int(rng.integers(0, len(starts)))
+        local = occ_arr[rng.integers(bounds[c], bounds[c + 1], size=250)]
+        glob = occ_arr[rng.integers(0, len(occ_arr), size=250)]
+        ids = np.where(rng.random(250) < 0.5, local, glob)
+        cut = int(np.searchsorted(np.cumsum(wlen[ids]), 300)) + 1
+        toks = [words[k] for k in ids[:cut]]
+        if rng.random() < 0.3:
+            for _ in range(int(rng.integers(1, 3))):
+                toks.insert(
+                    int(rng.integers(0, len(toks))), concepts[int(rng.integers(0, len(concepts)))]
+                )
+        text = "".join(t + ("，" if j % 8 == 7 else "") for j, t in enumerate(toks)) + "。"
+        _, book, ch = starts[c]
+        vs = chapters[(book, ch)]
+        refs = tuple(
+            dict.fromkeys(
+                f"{book}.{ch}.{vs[int(rng.integers(0, len(vs)))]}"
+                for _ in range(int(rng.integers(0, 4)))
+            )
+        )
+        yield (
+            i,
+            Row(
+                f"syn:{doc}",
+                n % 20,
+                text,
+                text,
+                toks,
+                refs,
+                f"书{doc // 10}",
+                TYPES[doc % 3],
+                authors[doc % 2],
+                ("nee", "lee")[doc % 2],
+            ),
+        )
+        i += 1
+        n += 1
+
+
+def vectors(rows: list[Row], cents: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    cl = np.array([zlib.crc32(r.doc_id.encode()) % CENTROIDS for r in rows])
+    noise = rng.standard_normal((len(rows), DIM)).astype(np.float32) / math.sqrt(DIM)
+    v = cents[cl] + NOISE * noise
+    return v / np.linalg.norm(v, axis=1, keepdims=True)
+
+
+def make_query(r: Row, vector: np.ndarray, n: int, rng: np.random.Generator) -> dict[str, Any]:
+    from retrieval.text import search_form
+
+    picks = sorted(
+        rng.choice(len(r.tokens), size=min(len(r.tokens), int(rng.integers(2, 5))), replace=False)
+    )
+    text = "".join(r.tokens[int(p)] for p in picks)
+    if n % 3 == 0 and r.refs:
+        book, ch, v = r.refs[0].split(".")
+        text += f" {books_zh()[book]}{ch}:{v}"
+    elif n % 3 == 1:
+        concepts = seed_concepts()
+        text += concepts[int(rng.integers(0, len(concepts)))]
+    q = vector + QNOISE * rng.standard_normal(DIM).astype(np.float32) / math.sqrt(DIM)
+    return {"text": search_form(text), "vector": (q / np.linalg.norm(q)).tolist()}
+
+
+def layout_of(name: str) -> Any:
+    from retrieval.store.edge import IN_MEMORY, ON_DISK
+
+    return {"on-disk": ON_DISK, "in-memory": IN_MEMORY}[name]
+
+
+# ---- build ------------------------------------------------------------------------------------
+
+
+async def build(size: int, layout: str, work: Path) -> dict[str, Any]:
+    from retrieval.graph import Edge as GEdge
+    from retrieval.graph import (
+        KnowledgeGraph,
+        Node,
+        book_node_id,
+        person_node_id,
+        scripture_node_id,
+    )
+    from retrieval.graph.storage import GraphDB
+    from retrieval.keyword import Bm25Encoder
+    from retrieval.store.edge import EdgeStore
+    from retrieval.text import default_tokenizer
+    from retrieval.types import IndexedChunk
+
+    out: dict[str, Any] = {"size": size, "layout": layout}
+    default_tokenizer().warm()
+    encoder = Bm25Encoder()
+    seed_graph = await KnowledgeGraph.open(None)
+    terms = seed_graph.linker.term_index().terms
+    store = await EdgeStore.open(work / "qdrant", DIM, layout_of(layout))
+    gdb = await GraphDB.open(work / "baibao.sqlite3")
+    rng = np.random.default_rng(7)
+    sample = set(rng.choice(size, size=N_QUERIES * 3, replace=False).tolist())
+    cents = np.random.default_rng(384).standard_normal((CENTROIDS, DIM)).astype(np.float32)
+    cents /= np.linalg.norm(cents, axis=1, keepdims=True)
+    noise_rng = np.random.default_rng(11)
+    qrng = np.random.default_rng(99)
+    queries: list[dict[str, Any]] = []
+    t0 = time.perf_counter()
+    upsert_s = graph_s = 0.0
+    batch: list[tuple[int, Row]] = []
+    docs: dict[str, list[tuple[str, Row]]] = {}
+
+    async def flush_batch() -> None:
+        nonlocal upsert_s
+        rows = [r for _, r in batch]
+        dense = vectors(rows, cents, noise_rng)
+        for (i, r), d in zip(batch, dense, strict=True):
+            if i in sample and len(queries) < N_QUERIES and len(r.tokens) >= 2:
+                queries.append(make_query(r, d, len(queries), qrng))
+        items = []
+        for r, d in zip(rows, dense, strict=True):
+            c = chunk_of(r)
+            items.append(IndexedChunk(c, d.tolist(), encoder.encode_tokens([*r.tokens, *r.refs])))
+            docs.setdefault(r.doc_id, []).append((c.id, r))
+        t = time.perf_counter()
+        await store.upsert(items)
+        upsert_s += time.perf_counter() - t
+        batch.clear()
+        # A document is complete once the stream has moved past it.
+        await write_docs([d for d in docs if d != rows[-1].doc_id])
+
+    async def write_docs(doc_ids: list[str]) -> None:
+        nonlocal graph_s
+        t = time.perf_counter()
+        for doc_id in doc_ids:
+            rows = docs.pop(doc_id)
+            nodes: dict[str, Node] = {}
+            edges: set[GEdge] = set()
+            mentions: list[tuple[str, str]] = []
+            for cid, r in rows:
+                book = book_node_id(r.source)
+                nodes.setdefault(book, Node(book, "book", r.source))
+                mentions.append((cid, book))
+                if r.author:
+                    person = person_node_id(r.author)
+                    nodes.setdefault(person, Node(person, "person", r.author))
+                    edges.add(GEdge(person, book, "著作"))
+                for osis in r.refs:
+                    node = scripture_node_id(osis)
+                    nodes.setdefault(node, Node(node, "scripture", osis))
+                    mentions.append((cid, node))
+                mentions.extend((cid, n) for n in link_tokens(terms, r.tokens))
+            await gdb.write(
+                doc_id,
+                list(nodes.values()),
+                sorted(edges, key=lambda e: (e.src, e.dst)),
+                list(dict.fromkeys(mentions)),
+                replace=False,
+                title=rows[0][1].source,
+            )
+        graph_s += time.perf_counter() - t
+
+    last_report = time.perf_counter()
+    for i, r in rows_stream(size, sample):
+        batch.append((i, r))
+        if len(batch) >= BATCH:
+            await flush_batch()
+        if time.perf_counter() - last_report > 60:
+            last_report = time.perf_counter()
+            print(
+                f"  build: {i + 1:,}/{size:,} chunks, {time.perf_counter() - t0:.0f} s, "
+                f"RSS {rss_mb():.0f} MB",
+                flush=True,
+            )
+    if batch:
+        await flush_batch()
+    await write_docs(list(docs))
+    out["upsert_s"] = upsert_s
+    out["graph_rows_s"] = graph_s
+    out["stream_s"] = time.perf_counter() - t0
+    t = time.perf_counter()
+    await store.optimize()
+    out["optimize_s"] = time.perf_counter() - t
+    out["points"] = await store.count()
+    await store.close()
+    await gdb.close()
+    await seed_graph.close()
+    out["build_peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    out["disk_mb"] = sum(p.stat().st_blocks * 512 for p in work.rglob("*") if p.is_file()) / 2**20  # noqa: ASYNC240
+    (work / "queries.json").write_text(json.dumps(queries), encoding="utf-8")
+    return out
+
+
+# ---- query ------------------------------------------------------------------------------------
+
+
+async def query(layout: str, work: Path) -> dict[str, Any]:
+    from retrieval.graph import KnowledgeGraph
+    from retrieval.keyword import Bm25Encoder
+    from retrieval.search import HybridSearch
+    from retrieval.store.edge import EdgeStore
+    from retrieval.synonyms import SynonymTable
+    from retrieval.text import default_tokenizer
+
+    out: dict[str, Any] = {}
+    queries = json.loads((work / "queries.json").read_text(encoding="utf-8"))
+    base = rss_mb()
+    t = time.perf_counter()
+    store = await EdgeStore.open(work / "qdrant", DIM, layout_of(layout))
+    out["open_store_s"] = time.perf_counter() - t
+    out["rss_store_mb"] = rss_mb() - base
+    t, g_rss = time.perf_counter(), rss_mb()
+    graph = await KnowledgeGraph.open(work / "baibao.sqlite3")
+    out["open_graph_s"] = time.perf_counter() - t
+    out["rss_graph_mb"] = rss_mb() - g_rss
+    out["graph_stats"] = graph.stats()
+    default_tokenizer().warm()
+    hs = HybridSearch(
+        store,
+        PrecomputedEmbedder({q["text"]: q["vector"] for q in queries}),
+        Bm25Encoder(),
+        graph,
+        SynonymTable.load(),
+        weights=(1.0, 1.0, 1.0),
+        k=60,
+    )
+    for q in queries[:WARMUP]:
+        await hs.search(q["text"])
+    lat: dict[str, list[float]] = {
+        k: [] for k in ("dense", "keyword", "graph", "fused", "fused+filter")
+    }
+    hits: dict[str, list[int]] = {"graph": [], "fused": []}
+    type_filter = FILTERS["type∈{book,message}"]
+    for q in queries:
+        for track in ("dense", "keyword", "graph"):
+            t = time.perf_counter()
+            res = await hs.search(q["text"], tracks=(track,), limit=10)
+            lat[track].append(time.perf_counter() - t)
+            if track == "graph":
+                hits["graph"].append(len(res.hits))
+        t = time.perf_counter()
+        res = await hs.search(q["text"], limit=6)
+        lat["fused"].append(time.perf_counter() - t)
+        hits["fused"].append(len(res.hits))
+        t = time.perf_counter()
+        await hs.search(q["text"], flt=type_filter, limit=6)
+        lat["fused+filter"].append(time.perf_counter() - t)
+    out["lat"] = {k: stats(v) for k, v in lat.items()}
+    out["hits_mean"] = {k: statistics.mean(v) for k, v in hits.items()}
+    recall: dict[str, Any] = {}
+    for fname in ("none", "type∈{book,message}"):
+        f = FILTERS[fname]
+        exact = []
+        for q in queries:
+            res = await store.search_dense(q["vector"], flt=f, limit=10, exact=True)
+            exact.append({h.chunk.id for h in res})
+        for ef in (None, 128):
+            rs, ls = [], []
+            for q, ex in zip(queries, exact, strict=True):
+                t = time.perf_counter()
+                res = await store.search_dense(q["vector"], flt=f, limit=10, hnsw_ef=ef)
+                ls.append(time.perf_counter() - t)
+                rs.append(len({h.chunk.id for h in res} & ex) / len(ex) if ex else 1.0)
+            recall[f"{fname}|{ef or 'default'}"] = {"recall": statistics.mean(rs), **stats(ls)}
+    out["recall"] = recall
+    out["rss_now_mb"] = rss_mb()
+    out["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    out["queries"] = len(queries)
+    await store.close()
+    await graph.close()
+    return out
+
+
+def child(phase: str, size: int, layout: str, work: Path) -> None:
+    result = asyncio.run(build(size, layout, work) if phase == "build" else query(layout, work))
+    (work / f"{phase}.json").write_text(json.dumps(result, ensure_ascii=False), encoding="utf-8")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    ap.add_argument("--size", type=int, default=1_000_000)
+    ap.add_argument("--layout", choices=("on-disk", "in-memory"), default="on-disk")
+    ap.add_argument("--work", type=Path, default=None, help="keep the built shard here")
+    ap.add_argument("--phase", choices=("build", "query"), help=argparse.SUPPRESS)
+    ap.add_argument("--skip-build", action="store_true", help="query an existing --work dir")
+    args = ap.parse_args()
+    work = args.work or Path(tempfile.mkdtemp(prefix="bench-million-"))
+    if args.phase:
+        child(args.phase, args.size, args.layout, work)
+        return
+    work.mkdir(parents=True, exist_ok=True)
+    result: dict[str, Any] = {"load_before": os.getloadavg()}
+    phases = ["query"] if args.skip_build else ["build", "query"]
+    for phase in phases:
+        t = time.perf_counter()
+        cmd = [
+            sys.executable,
+            __file__,
+            "--phase",
+            phase,
+            "--size",
+            str(args.size),
+            "--layout",
+            args.layout,
+            "--work",
+            str(work),
+        ]
+        subprocess.run(cmd, check=True)
+        result[phase] = json.loads((work / f"{phase}.json").read_text(encoding="utf-8"))
+        result[phase]["wall_s"] = time.perf_counter() - t
+        result[f"load_after_{phase}"] = os.getloadavg()
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    target = RESULTS / f"million-{args.size}-{args.layout}.json"
+    target.write_text(json.dumps(result, ensure_ascii=False, indent=1), encoding="utf-8")
+    print(json.dumps(result, ensure_ascii=False, indent=1))
+    if args.work is None:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -118,7 +118,8 @@ class App:
         self.llm = self._build_llm()
         if self.llm is not None:
             self._stack.push_async_callback(self.llm.aclose)
-        scholar = Scholar(self.search, self.indexer, self.graph, self.llm)
+        viewer = GraphViewer(self.graph)
+        scholar = Scholar(self.search, self.indexer, self.graph, self.llm, pictures=viewer)
         self.novels = await self._stack.enter_async_context(
             NovelService(
                 self.db_path,
@@ -147,7 +148,7 @@ class App:
             self.novels,
             chats=self.chats,
             corpus=corpus,
-            graph=GraphViewer(self.graph),
+            graph=viewer,
             openers=s.novel_round_openers,
             upload_max_bytes=upload_max,
         )

@@ -11,6 +11,7 @@ then the rest), and the concepts the knowledge graph grounds in it.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -34,11 +35,11 @@ from retrieval.answer import (
 )
 from retrieval.i18n import Catalog, Lang
 from retrieval.ports import LLM, CitationStats, LLMError, OnDelta, VectorStore
-from retrieval.reply import Block, Citation, Progress, Reply
+from retrieval.reply import Attachment, Block, Citation, Progress, Reply
 from retrieval.requests import Actor, AskRequest, CiteRequest
 from retrieval.search import SearchResult
 from retrieval.text import to_simplified
-from retrieval.types import CORPUS_NAMESPACE, Chunk, Filter, Hit
+from retrieval.types import CORPUS_NAMESPACE, Chunk, Filter, GraphPath, Hit
 
 log = logging.getLogger(__name__)
 
@@ -141,8 +142,15 @@ def one_per_source_first(chunks: Sequence[Chunk]) -> list[Chunk]:
     return firsts + rest
 
 
+class PathPictures(Protocol):
+    """Draws the graph paths an answer used (`retrieval.graph.view.GraphViewer`)."""
+
+    async def picture(self, paths: Sequence[GraphPath], lang: Lang) -> Attachment | None: ...
+
+
 class Scholar:
-    """`ask` and `cite` over the ministry corpus. `llm=None` → extractive answers."""
+    """`ask` and `cite` over the ministry corpus. `llm=None` → extractive answers;
+    `pictures`: attach a picture of the knowledge-graph path an answer shows."""
 
     def __init__(
         self,
@@ -152,8 +160,10 @@ class Scholar:
         llm: LLM | None,
         *,
         passages: int = 6,
+        pictures: PathPictures | None = None,
     ) -> None:
         self._search = search
+        self._pictures = pictures
         self._indexer = indexer
         self._graph = graph
         self._llm = llm
@@ -166,18 +176,32 @@ class Scholar:
     async def ask(
         self, actor: Actor, request: AskRequest, progress: Progress | None = None
     ) -> Reply:
+        reply, paths = await self._answer(actor, request, progress)
+        if self._pictures is None or not paths:
+            return reply
+        # The answer showed a knowledge-graph path: attach its picture too.
+        picture = await self._pictures.picture(paths, actor.lang)
+        if picture is None:
+            return reply
+        return dataclasses.replace(reply, attachments=(*reply.attachments, picture))
+
+    async def _answer(
+        self, actor: Actor, request: AskRequest, progress: Progress | None
+    ) -> tuple[Reply, Sequence[GraphPath]]:
+        """The reply, and the graph paths it shows (none when the graph did not help)."""
         lang = actor.lang
         question = request.question.strip()
         if not question:
-            return Reply.error(T(lang, "empty_question"), lang=lang)
+            return Reply.error(T(lang, "empty_question"), lang=lang), ()
         result = await self._search.search(
             question, flt=self._filter(request.filters), limit=self._passages
         )
         hits = result.hits
         if not hits:
-            return not_found_reply(lang)
+            return not_found_reply(lang), ()
+        shown = result.graph_paths if any("graph" in h.ranks for h in hits) else []
         if self._llm is None:
-            return extractive_reply(question, hits, lang, graph_paths=result.graph_paths)
+            return extractive_reply(question, hits, lang, graph_paths=result.graph_paths), shown
         prompt = build_prompt(
             question,
             hits,
@@ -186,29 +210,31 @@ class Scholar:
             max_passages=self._passages,
         )
         if not prompt.passages:  # a window too small for even one passage
-            return extractive_reply(question, hits, lang, graph_paths=result.graph_paths)
+            return extractive_reply(question, hits, lang, graph_paths=result.graph_paths), shown
         try:
             response = await self._llm.complete(prompt.request, self._streamer(progress))
         except LLMError as err:
             log.warning("model failed (%s); answering extractively", err)
-            return extractive_reply(
+            reply = extractive_reply(
                 question,
                 hits,
                 lang,
                 graph_paths=result.graph_paths,
                 notice=failure_notice(err.kind, lang),
             )
+            return reply, shown
         verified = verify(response, prompt.passages, lang)
         self._tally(verified.stats)
         if not verified.text.strip():
-            return extractive_reply(
+            reply = extractive_reply(
                 question,
                 hits,
                 lang,
                 graph_paths=result.graph_paths,
                 notice=ANSWER_T(lang, "empty_answer"),
             )
-        return answer_reply(verified, prompt.passages, result.graph_paths, lang)
+            return reply, shown
+        return answer_reply(verified, prompt.passages, result.graph_paths, lang), shown
 
     def _streamer(self, progress: Progress | None) -> OnDelta | None:
         if progress is None:

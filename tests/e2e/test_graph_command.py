@@ -95,3 +95,38 @@ async def test_telegram_sends_the_picture_as_a_photo(router: Router) -> None:
     content = data[1] if isinstance(data, tuple) else data
     assert bytes(content).startswith(PNG) or PNG in bytes(content)
     assert any("有机救恩" in str(c.params.get("text", "")) for c in stub.named("sendMessage"))
+
+
+async def test_ask_attaches_the_picture_of_the_path_it_used(tmp_path: Path) -> None:
+    from ingest.manifest import DocMeta, Manifest
+    from ingest.pipeline import Pipeline
+    from retrieval.fakes import HashEmbedder
+    from retrieval.index import Indexer
+    from retrieval.keyword import Bm25Encoder
+    from retrieval.requests import AskRequest
+    from retrieval.scholar import Scholar
+    from retrieval.search import HybridSearch
+    from retrieval.store.edge import EdgeStore
+    from retrieval.synonyms import SynonymTable
+
+    text = Path(__file__).parent.parent / "data" / "message-tabernacle.md"
+    store = await EdgeStore.open(tmp_path / "qdrant", 64)
+    graph = await KnowledgeGraph.open(tmp_path / "g.sqlite3")
+    embedder, encoder = HashEmbedder(64), Bm25Encoder()
+    try:
+        async with Indexer(tmp_path / "db.sqlite3", store, embedder, encoder, graph) as ix:
+            manifest = Manifest({}, DocMeta(title="帐幕与召会（测试）", type="message"))
+            await Pipeline(ix).ingest_paths([text], manifest)
+            search = HybridSearch(store, embedder, encoder, graph, SynonymTable.load())
+            viewer = GraphViewer(graph)
+            scholar = Scholar(search, ix, graph, None, pictures=viewer)
+            actor = Actor("console", "c", "u", lang="zh")
+            reply = await scholar.ask(actor, AskRequest("帐幕和召会是什么关系？"))
+            assert "知识图谱路径" in reply.plain() and "帐幕" in reply.plain()
+            [picture] = [a for a in reply.attachments if a.mime == "image/png"]
+            assert picture.filename == "graph-path.png" and picture.data.startswith(PNG)
+            plain = Scholar(search, ix, graph, None)  # no pictures wired: none attached
+            assert not (await plain.ask(actor, AskRequest("帐幕和召会是什么关系？"))).attachments
+    finally:
+        await store.close()
+        await graph.close()

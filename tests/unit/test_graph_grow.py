@@ -182,3 +182,12 @@ async def test_the_walk_follows_direction_and_renders_english() -> None:
     # walking up a 包含 edge shows the arrow against the reading direction
     part = kg.walk(["concept:重生", "concept:变化"])
     assert part.paths[0].render() == "重生 ←包含— 有机救恩 —包含→ 变化"
+
+
+async def test_growth_off_keeps_to_the_curated_graph() -> None:
+    kg = await KnowledgeGraph.open(None, growth=False)
+    chunks = chunks_of(DATA / "message-tabernacle.md", "帐幕与召会")
+    await kg.index_document("doc", chunks)
+    assert TABERNACLE not in kg.graph
+    assert "book:帐幕与召会" in kg.graph
+    assert kg.chunks_for(CHURCH)  # existing concepts are still linked to the chunks

@@ -67,6 +67,7 @@ class TelegramTransport(ChatTransport):
         *,
         request: BaseRequest | None = None,
         edit_interval_s: float = TELEGRAM_EDIT_INTERVAL_S,
+        concurrent_updates: int = 8,
     ) -> None:
         super().__init__(router)
         if settings.telegram_token is None:
@@ -83,7 +84,7 @@ class TelegramTransport(ChatTransport):
             .token(settings.telegram_token.get_secret_value())
             .base_url(base)
             .base_file_url(base[: -len("/bot")] + "/file/bot" if base.endswith("/bot") else base)
-            .concurrent_updates(8)
+            .concurrent_updates(concurrent_updates)  # 1: one update after another, in order
         )
         if request is not None:
             builder = builder.request(request).get_updates_request(request)

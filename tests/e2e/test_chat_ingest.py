@@ -8,10 +8,8 @@ import asyncio
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import pytest
-from telegram import Update
 
 from bot.app import App
 from bot.registry import Upload
@@ -22,26 +20,45 @@ from ingest.uploads import safe_filename
 from retrieval.fakes import HashEmbedder
 from retrieval.requests import Actor
 from tests.reliability.helpers.stack import DIM, DOC, open_app, settings
-from tests.stubs.discord_stub import APP_ID, DiscordStub, slash, snowflake
-from tests.stubs.telegram_stub import TelegramStub, command_update, document_update
+from tests.stubs.discord_server import MANAGE_GUILD, DiscordServer, attachment, slash
+from tests.stubs.fixtures import discord_settings, telegram_settings
+from tests.stubs.telegram_server import Call, TelegramServer
 
 GROUP, ADMIN, MEMBER = -100, 7, 8
+MARKERS = ("<b>百宝箱 · 可用命令", "<b>Baibao · commands")
 
 
 @dataclass
 class Env:
     app: App
     transport: TelegramTransport
-    stub: TelegramStub
+    server: TelegramServer
 
-    async def feed(self, data: dict[str, object]) -> None:
-        await self.transport.app.process_update(Update.de_json(data, self.transport.app.bot))
+    async def settle(self, chat_id: int = 42, user_id: int = 42) -> None:
+        """Every update pushed so far has been handled: the transport handles updates one at
+        a time, so once the answer to a /help pushed after them is in, theirs are too."""
+
+        def marker(call: Call) -> bool:
+            return str(call.params["text"]).startswith(MARKERS)
+
+        before = len([c for c in self.server.named("sendMessage") if marker(c)])
+        self.server.push_message("/help@baibao_bot", chat_id=chat_id, user_id=user_id)
+        await self.server.wait_for("sendMessage", before + 1, where=marker)
 
     def texts(self) -> list[str]:
+        """What the bot sent or edited into a chat, in order (the /help markers left out)."""
+        texts = (
+            str(c.params.get("text", ""))
+            for c in self.server.calls
+            if c.status == 200 and c.method in ("sendMessage", "editMessageText")
+        )
+        return [t for t in texts if not t.startswith(MARKERS)]
+
+    def messages(self) -> list[str]:
         return [
             str(c.params["text"])
-            for c in self.stub.calls
-            if c.method in ("sendMessage", "editMessageText")
+            for c in self.server.named("sendMessage")
+            if not str(c.params["text"]).startswith(MARKERS)
         ]
 
     async def nothing_written(self) -> bool:
@@ -52,25 +69,27 @@ class Env:
 
 
 @pytest.fixture
-async def env(tmp_path: Path) -> AsyncIterator[Env]:
+async def env(tmp_path: Path, telegram_wire: TelegramServer) -> AsyncIterator[Env]:
     async with open_app(tmp_path / "data", corpus=False, chat_upload_max_mb=0.05) as app:
-        stub = TelegramStub()
-        stub.member_status[(GROUP, ADMIN)] = "administrator"
+        telegram_wire.member_status[(GROUP, ADMIN)] = "administrator"
         transport = TelegramTransport(
-            app.router, load_settings(telegram_token="1:x"), request=stub, edit_interval_s=0.0
+            app.router,
+            telegram_settings(telegram_wire),
+            edit_interval_s=0.0,
+            concurrent_updates=1,
         )
         async with transport:
-            yield Env(app, transport, stub)
+            yield Env(app, transport, telegram_wire)
 
 
 async def test_an_admin_uploads_lists_and_deletes_a_book(env: Env) -> None:
-    env.stub.files["doc1"] = DOC.encode()
     caption = "/ingest 测试之书 | 某某 | 1984 | message"
-    await env.feed(document_update(caption, "doc1", len(DOC.encode()), file_name="分赐.md"))
+    env.server.push_document(caption, DOC.encode(), file_name="分赐.md", mime_type="text/markdown")
+    await env.settle()
     texts = env.texts()
     assert texts[0].startswith(("正在读取 分赐.md", "正在导入 分赐.md"))  # progress first …
     assert "已导入《测试之书》" in texts[-1] and "/ask" in texts[-1]  # … edited into a summary
-    assert len(env.stub.named("sendMessage")) == 1  # one message, edited in place
+    assert len(env.messages()) == 1  # one message, edited in place
     [record] = await env.app.indexer.documents()
     assert (record.source, record.author, record.year, record.type) == (
         "测试之书",
@@ -78,24 +97,26 @@ async def test_an_admin_uploads_lists_and_deletes_a_book(env: Env) -> None:
         1984,
         "message",
     )
-    await env.feed(command_update("/sources", chat_id=GROUP, user_id=MEMBER))
+    env.server.push_message("/sources", chat_id=GROUP, user_id=MEMBER)
+    await env.settle(GROUP, MEMBER)
     assert "测试之书 · 某某 · 1984 · message" in env.texts()[-1]
-    await env.feed(command_update("/ingest delete 测试之书", chat_id=GROUP, user_id=ADMIN))
+    env.server.push_message("/ingest delete 测试之书", chat_id=GROUP, user_id=ADMIN)
+    await env.settle(GROUP, ADMIN)
     assert "已删除《测试之书》" in env.texts()[-1]
     assert await env.nothing_written()
-    await env.feed(command_update("/ingest delete 测试之书", chat_id=GROUP, user_id=ADMIN))
+    env.server.push_message("/ingest delete 测试之书", chat_id=GROUP, user_id=ADMIN)
+    await env.settle(GROUP, ADMIN)
     assert "找不到文档「测试之书」" in env.texts()[-1]
 
 
 async def test_a_member_is_refused_before_anything_is_downloaded(env: Env) -> None:
-    env.stub.files["doc1"] = DOC.encode()
-    upload = document_update(
-        "/ingest", "doc1", 100, chat_id=GROUP, user_id=MEMBER, file_name="a.md"
+    env.server.push_document(
+        "/ingest", DOC.encode(), chat_id=GROUP, user_id=MEMBER, file_name="a.md"
     )
-    await env.feed(upload)
-    await env.feed(command_update("/ingest delete 测试之书", chat_id=GROUP, user_id=MEMBER))
+    env.server.push_message("/ingest delete 测试之书", chat_id=GROUP, user_id=MEMBER)
+    await env.settle(GROUP, MEMBER)
     assert env.texts() == ["只有管理员可以这样做。"] * 2
-    assert env.stub.named("getFile") == [] and await env.nothing_written()
+    assert env.server.named("getFile") == [] and await env.nothing_written()
 
 
 @pytest.mark.parametrize(
@@ -110,65 +131,51 @@ async def test_a_member_is_refused_before_anything_is_downloaded(env: Env) -> No
 async def test_bad_files_are_refused_and_nothing_is_half_written(
     env: Env, file_name: str, size: int, data: bytes, needle: str
 ) -> None:
-    env.stub.files["f"] = data
-    await env.feed(document_update("/ingest", "f", size, file_name=file_name))
+    env.server.push_document("/ingest", data, file_name=file_name, declared_size=size)
+    await env.settle()
     assert needle in env.texts()[-1]
-    assert "没有写入任何内容" in env.texts()[-1] or env.stub.named("getFile") == []
+    assert "没有写入任何内容" in env.texts()[-1] or env.server.named("getFile") == []
     assert await env.nothing_written()
 
 
 async def test_ingest_without_a_file_says_how(env: Env) -> None:
-    await env.feed(command_update("/ingest 测试之书"))
+    env.server.push_message("/ingest 测试之书")
+    await env.settle()
     assert "请把命令写在文件的说明（caption）里" in env.texts()[-1]
     assert await env.nothing_written()
 
 
 async def test_an_english_chat_gets_an_english_summary(env: Env) -> None:
-    await env.feed(command_update("/settings language en"))
-    env.stub.files["doc1"] = DOC.encode()
-    await env.feed(document_update("/ingest Test Book", "doc1", 100, file_name="d.md"))
+    env.server.push_message("/settings language en")
+    env.server.push_document("/ingest Test Book", DOC.encode(), file_name="d.md")
+    await env.settle()
     texts = env.texts()
     assert texts[1].startswith(("Reading d.md", "Ingesting d.md"))
     assert texts[-1].startswith("Ingested “Test Book”:") and "块" not in texts[-1]
 
 
 async def test_discord_attachment_ingests_through_the_same_command(
-    tmp_path: Path, discord_stub: DiscordStub
+    tmp_path: Path, discord_wire: DiscordServer
 ) -> None:
     async with open_app(tmp_path / "data", corpus=False) as app:
-        transport = DiscordTransport(app.router, load_settings(discord_token="stub-token"))
+        transport = DiscordTransport(app.router, discord_settings(discord_wire))
         transport.edit_interval_s = 0.0
-        discord_stub.attachments["d.md"] = DOC.encode()
-        att_id = snowflake()
-        resolved: dict[str, dict[str, Any]] = {
-            att_id: {
-                "id": att_id,
-                "filename": "d.md",
-                "size": len(DOC.encode()),
-                "url": f"{discord_stub.base}/cdn/d.md",
-                "proxy_url": f"{discord_stub.base}/cdn/d.md",
-            }
-        }
+        att_id, resolved = attachment(discord_wire, "d.md", DOC.encode())
+        options = {"file": ("attachment", att_id), "title": "测试之书"}
         async with transport:
-            transport.client._connection.parse_interaction_create(  # type: ignore[arg-type]
-                slash(
-                    "ingest",
-                    {"file": ("attachment", att_id), "title": "测试之书"},
-                    sub="add",
-                    attachments=resolved,
-                    permissions=1 << 5,
-                )
+            await discord_wire.wait_until(discord_wire.identified.is_set)
+            await discord_wire.interact(
+                slash("ingest", options, sub="add", attachments=resolved, permissions=MANAGE_GUILD)
             )
-            for _ in range(3000):  # until the summary replaces the progress line
-                edits = discord_stub.find("PATCH", "/messages/@original")
-                if edits and "已导入" in edits[-1].json["content"]:
-                    break
-                await asyncio.sleep(0.01)
+            edits = await discord_wire.wait_for(
+                "PATCH", "/messages/@original", where=lambda c: "已导入" in c.json["content"]
+            )
+        edits = discord_wire.find("PATCH", "/messages/@original")
         assert len(edits) >= 2 and edits[0].json["content"].startswith(("正在读取", "正在导入"))
         assert "已导入《测试之书》" in edits[-1].json["content"]
-        assert discord_stub.find("POST", "/callback")[0].json["type"] == 5  # deferred first
+        assert discord_wire.find("POST", "/callback")[0].json["type"] == 5  # deferred first
         assert [d.source for d in await app.indexer.documents()] == ["测试之书"]
-        assert not discord_stub.find("POST", f"/webhooks/{APP_ID}/")
+        assert not discord_wire.followups()
 
 
 @pytest.mark.parametrize(
@@ -183,21 +190,22 @@ async def test_discord_attachment_ingests_through_the_same_command(
     ],
 )
 async def test_malformed_ingest_arguments_get_usage(env: Env, caption: str, needle: str) -> None:
-    env.stub.files["doc1"] = DOC.encode()
-    await env.feed(document_update(caption, "doc1", 100, file_name="d.md"))
+    env.server.push_document(caption[:1024], DOC.encode(), file_name="d.md")
+    await env.settle()
     assert needle in env.texts()[-1] and "用法：/ingest" in env.texts()[-1]
-    assert env.stub.named("getFile") == [] and await env.nothing_written()
+    assert env.server.named("getFile") == [] and await env.nothing_written()
 
 
 async def test_malformed_delete_and_settings(env: Env) -> None:
-    await env.feed(command_update("/ingest delete"))
-    await env.feed(command_update("/settings language fr"))
-    await env.feed(command_update("/settings colour red"))
+    for line in ("/ingest delete", "/settings language fr", "/settings colour red"):
+        env.server.push_message(line)
+    await env.settle()
     texts = env.texts()
     assert "缺少参数「书名或文档 ID」" in texts[0]
     assert "「语言」应为以下之一：zh / en" in texts[1]
     assert "/settings 没有子命令「colour」" in texts[2]
-    await env.feed(command_update("/settings language"))
+    env.server.push_message("/settings language")
+    await env.settle()
     assert env.texts()[-1].startswith("本聊天的语言：中文")
 
 

@@ -211,6 +211,7 @@ class TelegramServer:
         self._message_ids = itertools.count(1000)
         self._ids = itertools.count(1)
         self._changed = asyncio.Condition()
+        self._closing = False
         self._runner: web.AppRunner | None = None
         self.port = 0
 
@@ -246,6 +247,10 @@ class TelegramServer:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
+        # A long poll the client abandoned (it stopped) would hold the shutdown for its timeout.
+        self._closing = True
+        async with self._changed:
+            self._changed.notify_all()
         if self._runner is not None:
             await self._runner.cleanup()
 
@@ -516,7 +521,7 @@ class TelegramServer:
             self._updates = [u for u in self._updates if u["update_id"] >= offset]
 
         def ready() -> bool:
-            return bool(self._updates)
+            return bool(self._updates) or self._closing
 
         if not ready() and timeout > 0:
             async with self._changed:

@@ -84,6 +84,8 @@ class App:
 
     async def _open(self) -> None:
         from ingest.uploads import CorpusUploads
+        from novel.memory import PlotMemory
+        from novel.repo import NovelRepo
         from novel.service import NovelService
         from novel.settings import NovelSettings
         from retrieval.graph import KnowledgeGraph
@@ -120,12 +122,18 @@ class App:
             self._stack.push_async_callback(self.llm.aclose)
         viewer = GraphViewer(self.graph)
         scholar = Scholar(self.search, self.indexer, self.graph, self.llm, pictures=viewer)
+        novel_repo = await self._stack.enter_async_context(await NovelRepo.open(self.db_path))
+        plot_memory = PlotMemory(
+            novel_repo,
+            self.store,
+            self.embedder,
+            self.encoder.encode_document,
+            encode_query_sparse=self.encoder.encode_query,
+        )
         self.novels = await self._stack.enter_async_context(
             NovelService(
-                self.db_path,
-                self.store,
-                self.embedder,
-                self.encoder.encode_document,
+                novel_repo,
+                plot_memory,
                 self.llm,
                 NovelSettings(
                     openers=s.novel_round_openers,
@@ -134,7 +142,6 @@ class App:
                     vote_minutes=s.novel_vote_minutes,
                 ),
                 self.announce,
-                encode_query_sparse=self.encoder.encode_query,
             )
         )
         limiter = RateLimiter(s.rate_limit_user_per_min, s.rate_limit_chat_per_min)

@@ -28,6 +28,41 @@ class Vote:
 
 
 @dataclass(frozen=True, slots=True)
+class PollAnswer:
+    """A native poll's answer as the platform reports it: no chat, only the poll's id (mapped
+    to its round in SQLite). `options` are 1-based; empty = the member retracted the vote."""
+
+    poll_id: str
+    options: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class BallotPosted:
+    """The transport posted a round's ballot (in `Actor.chat_id`/`channel_id`): where it is,
+    so it can be edited with the running count and a poll answer finds its round."""
+
+    round_id: str
+    message_id: str
+    poll_id: str = ""
+    poll_message_id: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class BallotSettings:
+    """Per chat: `style` poll | keyboard (one ballot, never both); `voters` shown | hidden."""
+
+    style: str | None = None
+    voters: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SubmitChapter:
+    """The group writes the winning goal's chapter itself (text typed or uploaded)."""
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
 class CloseRound:
     pass
 
@@ -78,6 +113,21 @@ class BlueprintEdit:
 
 
 @dataclass(frozen=True, slots=True)
+class BlueprintAccept:
+    ids: tuple[int, ...] = ()  # empty = every pending change
+
+
+@dataclass(frozen=True, slots=True)
+class BlueprintReject:
+    ids: tuple[int, ...] = ()  # empty = every pending change
+
+
+@dataclass(frozen=True, slots=True)
+class BlueprintHistory:
+    pass
+
+
+@dataclass(frozen=True, slots=True)
 class Export:
     fmt: str = "md"  # md | epub
 
@@ -86,6 +136,10 @@ NovelRequest = (
     NextRound
     | Propose
     | Vote
+    | PollAnswer
+    | BallotPosted
+    | BallotSettings
+    | SubmitChapter
     | CloseRound
     | ShowChapter
     | ReviseChapter
@@ -95,6 +149,9 @@ NovelRequest = (
     | BlueprintShow
     | BlueprintSet
     | BlueprintEdit
+    | BlueprintAccept
+    | BlueprintReject
+    | BlueprintHistory
     | Export
 )
 

@@ -47,6 +47,7 @@ class Faction(_Model):
 class Blueprint(_Model):
     title: str = Field(min_length=1, max_length=100)
     setting: str = Field(default="", max_length=5000)  # the world
+    places: list[str] = Field(default_factory=list)  # named places (scenes, consistency)
     rules: list[str] = Field(default_factory=list)
     factions: list[Faction] = Field(default_factory=list)
     characters: list[Character] = Field(default_factory=list)
@@ -103,6 +104,7 @@ def default_blueprint() -> Blueprint:
             "架空的江南水乡古国“澜州”。大河青岚江贯穿全境，渡口星罗棋布；"
             "朝廷衰微，江湖门派与漕帮各据一方。传说江底沉着一座能改变水势的古钟。"
         ),
+        places=["青岚渡", "青岚江", "江心岛", "听潮阁", "漕帮总舵"],
         rules=[
             "没有夸张的法术；武艺是长年苦练的结果，受伤会留下后果。",
             "青岚江每逢月圆涨潮，夜里渡河极其危险。",
@@ -333,6 +335,8 @@ def render_summary(bp: Blueprint, lang: Lang) -> list[str]:
     lines = [f"《{bp.title}》"]
     if bp.setting:
         lines.append(("Setting: " if en else "世界：") + bp.setting)
+    if bp.places:
+        lines.append(("Places: " if en else "地点：") + "、".join(bp.places))
     if bp.rules:
         lines.append(("Rules: " if en else "规则：") + "；".join(bp.rules))
     if bp.factions:

@@ -38,6 +38,10 @@ from retrieval.types import (
 
 EncodeSparse = Callable[[str], SparseVector]
 
+PLOT = "plot"  # x_kind of a chapter's text chunks (L2)
+SUMMARY = "summary"  # x_kind of a chapter version's summary point (L3)
+SUMMARY_POSITION = -1
+
 
 def namespace(chat_id: str) -> str:
     return f"novel:{chat_id}"
@@ -63,19 +67,56 @@ class ReconcileReport:
     chapters: list[str] = field(default_factory=list)
 
 
-def chunk_tags(text: str, names: Mapping[str, str], summary: Mapping[str, Any]) -> list[str]:
-    """Characters the chunk mentions (aliases → canonical names), then the summary's scenes and
-    events that the chunk mentions."""
-    tags: list[str] = []
-    for alias in sorted(names, key=len, reverse=True):
-        canon = names[alias]
-        if alias and alias in text and canon not in tags:
-            tags.append(canon)
+def _bigrams(text: str) -> set[str]:
+    compact = "".join(text.split())
+    return {compact[i : i + 2] for i in range(len(compact) - 1)} or {compact}
+
+
+def chunk_tags(
+    pieces: Sequence[str], names: Mapping[str, str], summary: Mapping[str, Any]
+) -> list[list[str]]:
+    """Tags for each chunk of a chapter: the characters it names (aliases → canonical names),
+    then the summary's scenes and events it carries.
+
+    A scene or event tags the chunks that contain most of its character bigrams (≥ 60%), or
+    else the one chunk that contains the most (≥ 30%): the summariser paraphrases, so a phrase
+    rarely appears verbatim.
+    """
+    ordered = sorted((a for a in names if a), key=len, reverse=True)
+    tags: list[list[str]] = []
+    grams = [_bigrams(p) for p in pieces]
+    for piece in pieces:
+        found: list[str] = []
+        for alias in ordered:
+            if alias in piece and names[alias] not in found:
+                found.append(names[alias])
+        tags.append(found)
     for key in ("scenes", "events"):
         for item in summary.get(key) or ():
-            if isinstance(item, str) and item and item in text and item not in tags:
-                tags.append(item)
+            if not isinstance(item, str) or not item.strip():
+                continue
+            item = item.strip()[:60]
+            wanted = _bigrams(item)
+            shares = [len(wanted & g) / len(wanted) for g in grams]
+            chosen = [i for i, share in enumerate(shares) if share >= 0.6]
+            if not chosen and shares:
+                best = max(range(len(shares)), key=lambda i: shares[i])
+                if shares[best] >= 0.3:
+                    chosen = [best]
+            for i in chosen:
+                if item not in tags[i]:
+                    tags[i].append(item)
     return tags
+
+
+def summary_text(title: str, summary: Mapping[str, Any]) -> str:
+    """What L3 indexes for a chapter: its title, summary line, characters, scenes, events."""
+    parts = [f"《{title}》{str(summary.get('summary') or '').strip()}"]
+    for key, label in (("characters", "人物"), ("scenes", "场景"), ("events", "事件")):
+        items = [str(i) for i in summary.get(key) or () if isinstance(i, str) and i]
+        if items:
+            parts.append(f"{label}：{'、'.join(items)}")
+    return "\n".join(parts)
 
 
 class PlotMemory:
@@ -120,35 +161,49 @@ class PlotMemory:
         summary: Mapping[str, Any],
         names: Mapping[str, str],
     ) -> list[Chunk]:
+        """The plot chunks of a version, then one point for its summary (L3)."""
         ns = namespace(chat_id)
         now = datetime.now(UTC).isoformat()
+        pieces = split_text(text, self._split, self._units)
         out: list[Chunk] = []
-        for position, piece in enumerate(split_text(text, self._split, self._units)):
+
+        def point(position: int, piece: str, kind: str, tags: list[str]) -> Chunk:
             digest = content_hash(piece)
+            return Chunk(
+                id=chunk_id(ns, f"{chapter_id}:v{version}", position, digest),
+                text=piece,
+                search_text=piece,
+                doc_id=chapter_id,
+                source=title,
+                type="novel",
+                chapter=title,  # the number lives in x_chapter_no (renumbering)
+                position=position,
+                namespace=ns,
+                content_hash=digest,
+                ingested_at=now,
+                extra={
+                    "novel": chat_id,
+                    "chapter_id": chapter_id,
+                    "chapter_no": chapter_no,
+                    "title": title,
+                    "chunk_id": f"{chapter_id}:v{version}:{position}",
+                    "kind": kind,
+                    "tags": tags,
+                    "version": version,
+                    "current": False,
+                },
+            )
+
+        for position, (piece, tags) in enumerate(
+            zip(pieces, chunk_tags(pieces, names, summary), strict=True)
+        ):
+            out.append(point(position, piece, PLOT, tags))
+        if pieces:
+            characters = [str(c) for c in summary.get("characters") or () if isinstance(c, str)]
+            scenes = [str(c) for c in summary.get("scenes") or () if isinstance(c, str)]
+            canon = list(dict.fromkeys(names.get(c, c) for c in characters))
             out.append(
-                Chunk(
-                    id=chunk_id(ns, f"{chapter_id}:v{version}", position, digest),
-                    text=piece,
-                    search_text=piece,
-                    doc_id=chapter_id,
-                    source=title,
-                    type="novel",
-                    chapter=title,  # the number lives in x_chapter_no (renumbering)
-                    position=position,
-                    namespace=ns,
-                    content_hash=digest,
-                    ingested_at=now,
-                    extra={
-                        "novel": chat_id,
-                        "chapter_id": chapter_id,
-                        "chapter_no": chapter_no,
-                        "title": title,
-                        "chunk_id": f"{chapter_id}:v{version}:{position}",
-                        "tags": chunk_tags(piece, names, summary),
-                        "version": version,
-                        "current": False,
-                    },
-                )
+                point(SUMMARY_POSITION, summary_text(title, summary), SUMMARY, canon + scenes)
             )
         return out
 
@@ -308,17 +363,40 @@ class PlotMemory:
 
     # ---- reading -----------------------------------------------------------------------------
 
-    async def search(self, chat_id: str, query: str, limit: int = 6) -> list[PlotHit]:
-        flt = self._flt(chat_id, x_current=True)
-        fetch = max(limit * 3, 10)
-        dense = await self._store.search_dense(
-            await self._embedder.embed_query(query), flt=flt, limit=fetch
+    async def search(
+        self, chat_id: str, query: str, limit: int = 6, *, tags: Sequence[str] = ()
+    ) -> list[PlotHit]:
+        """L2: plot chunks of current versions by dense + BM25 similarity, fused (RRF). With
+        `tags` (the characters the goal names), a third ranking over only the chunks tagged
+        with them boosts those chunks."""
+        flt = Filter(
+            equals={"namespace": namespace(chat_id), "x_current": True},
+            not_equals={"x_kind": SUMMARY},
         )
-        rankings: list[list[ScoredChunk]] = [dense]
+        return await self._fused(chat_id, query, flt, limit, tags)
+
+    async def summaries(
+        self, chat_id: str, query: str, limit: int = 5, *, tags: Sequence[str] = ()
+    ) -> list[PlotHit]:
+        """L3: the chapter summaries most similar to `query` (current versions only)."""
+        flt = self._flt(chat_id, x_current=True, x_kind=SUMMARY)
+        return await self._fused(chat_id, query, flt, limit, tags)
+
+    async def _fused(
+        self, chat_id: str, query: str, flt: Filter, limit: int, tags: Sequence[str]
+    ) -> list[PlotHit]:
+        fetch = max(limit * 3, 10)
+        vector = await self._embedder.embed_query(query)
+        rankings: list[list[ScoredChunk]] = [
+            await self._store.search_dense(vector, flt=flt, limit=fetch)
+        ]
         if self._encode_query_sparse is not None:
             sparse_q = self._encode_query_sparse(query)
             if sparse_q.indices:
                 rankings.append(await self._store.search_sparse(sparse_q, flt=flt, limit=fetch))
+        if tags:
+            tagged = flt.and_(Filter(equals={"x_tags": list(tags)}))
+            rankings.append(await self._store.search_dense(vector, flt=tagged, limit=fetch))
         fused: dict[str, float] = {}
         chunks: dict[str, Chunk] = {}
         for ranking in rankings:
@@ -375,7 +453,8 @@ class PlotMemory:
             row = await self._repo.version(chapter_id, version)
             if row is None:
                 continue
-            expected = len(split_text(row.text, self._split, self._units))
+            pieces = len(split_text(row.text, self._split, self._units))
+            expected = pieces + 1 if pieces else 0  # the chunks and the summary point
             if len(chunks) != expected:
                 await self._store.delete(self._flt(chat_id, doc_id=chapter_id, x_version=version))
                 await self.index_version(
@@ -403,6 +482,10 @@ class PlotMemory:
         return report
 
     async def chunks_of(self, chat_id: str, chapter_id: str) -> Sequence[Chunk]:
-        flt = self._flt(chat_id, doc_id=chapter_id)
+        """The plot chunks (L2) of a chapter as stored (its summary point is not one)."""
+        flt = Filter(
+            equals={"namespace": namespace(chat_id), "doc_id": chapter_id},
+            not_equals={"x_kind": SUMMARY},
+        )
         n = await self._store.count(flt)
         return await self._store.scroll(flt, limit=max(n, 1))

@@ -8,6 +8,13 @@ _NEEDS_MODEL_ZH = "写作需要语言模型：请配置 ANTHROPIC_API_KEY、OPEN
 _NEEDS_MODEL_EN = (
     "Writing needs a language model: configure ANTHROPIC_API_KEY, OPENAI_API_KEY or LLM_BASE_URL."
 )
+# What admins see on top of the plain sentence members get: the setting to fix.
+_SETTING_ZH = (
+    "（管理员：配置 ANTHROPIC_API_KEY、OPENAI_API_KEY 或 LLM_BASE_URL 后，机器人就能代写。）"
+)
+_SETTING_EN = (
+    " (Admins: configure ANTHROPIC_API_KEY, OPENAI_API_KEY or LLM_BASE_URL and the bot writes.)"
+)
 
 T = Catalog(
     {
@@ -33,6 +40,11 @@ T = Catalog(
             "第 {n} 章的提议征集开始了，{minutes} 分钟后截止。",
             "Proposals for chapter {n} are open for {minutes} minutes.",
         ),
+        "no_model_round": (
+            "现在没有可用的语言模型：投票选出的提议由大家自己写，胜出者用 /chapter submit 提交正文（文字或文件）。",
+            "No language model is available: the group writes the winning chapter itself — the winner submits it with /chapter submit (text or a file).",
+        ),
+        "admin_setting": (_SETTING_ZH, _SETTING_EN),
         "how_to_propose": (
             "用 /chapter propose 标题 | 摘要 | 写作要点 提出下一章的目标（每人一个，可修改）。",
             "Propose with /chapter propose title | summary | notes (one per member; you can change it).",
@@ -94,6 +106,38 @@ T = Catalog(
         ),
         # writing
         "writing_progress": ("正在写作第 {n} 章…", "Writing chapter {n}…"),
+        "writing_resumed": (
+            "上次写作第 {n} 章时程序重启了，现在重新写作…",
+            "Writing chapter {n} was interrupted by a restart; writing it again…",
+        ),
+        "submit_wanted": (
+            "没有语言模型，本轮胜出的《{title}》由大家来写：请提议者或管理员用 /chapter submit 提交第 {n} 章正文（文字或上传文件）。胜出的提议已保存。",
+            "No language model: the group writes the winner “{title}” — its proposer or an admin submits chapter {n} with /chapter submit (text or a file). The winning goal is saved.",
+        ),
+        "pending_waiting": (
+            "本轮胜出的《{title}》（第 {n} 章）还在等待正文：用 /chapter submit 提交，或管理员用 /chapter close 放弃。",
+            "The winner “{title}” (chapter {n}) is waiting for its text: submit it with /chapter submit, or an admin abandons it with /chapter close.",
+        ),
+        "submit_no_round": (
+            "现在没有等待正文的一轮：投票结束、没有模型或写作失败时才可以提交。",
+            "No round is waiting for a text: submit after a vote when no model writes, or after a failed write.",
+        ),
+        "submit_not_yet": (
+            "这一轮还没有结束投票，不能提交正文。",
+            "This round has not finished voting; a text cannot be submitted yet.",
+        ),
+        "submit_not_yours": (
+            "只有胜出提议的作者（{who}）或管理员可以提交这一章。",
+            "Only the winning proposal's author ({who}) or an admin can submit this chapter.",
+        ),
+        "save_failed": (
+            "保存失败，没有保存任何内容。胜出的提议已保留，请稍后再提交。",
+            "Saving failed; nothing was saved. The winning goal is kept: submit again later.",
+        ),
+        "submitted": (
+            "已收到第 {n} 章正文并写入情节记忆（{chunks} 段）。",
+            "Chapter {n} received and added to plot memory ({chunks} chunks).",
+        ),
         "revising_progress": ("正在重写第 {n} 章…", "Rewriting chapter {n}…"),
         "needs_model": (
             _NEEDS_MODEL_ZH + "上传文本修订仍可使用。",
@@ -117,6 +161,7 @@ T = Catalog(
             "Writing or saving failed; nothing was saved. The winning goal is kept: retry with /chapter next.",
         ),
         "reason_round": ("投票胜出", "won the vote"),
+        "reason_submitted": ("成员提交", "submitted by a member"),
         "reason_regenerate": ("重新生成", "regenerated"),
         "reason_upload": ("上传文本", "uploaded text"),
         "indexed": ("已写入情节记忆（{chunks} 段）。", "Added to plot memory ({chunks} chunks)."),
@@ -169,6 +214,115 @@ T = Catalog(
             "Blueprint “{title}” saved ({chars} characters).",
         ),
         "blueprint_edited": ("已将 {field} 设为：{value}", "Set {field} to: {value}"),
+        # consistency check
+        "check_heading": (
+            "一致性检查：发现 {n} 处可能的问题",
+            "Consistency check: {n} possible problem(s)",
+        ),
+        "check_clean": ("一致性检查：未发现问题。", "Consistency check: no problems found."),
+        "rule_dead_acts": (
+            "违反：{name}在世界设定中的状态是“{status}”，却在本章行动或说话。",
+            "Broken: {name}'s blueprint status is “{status}”, yet they act or speak here.",
+        ),
+        "fix_dead_acts": (
+            "{name}已经{status}，不能再行动或说话：改写这一句，或写成回忆",
+            "{name} is {status} and cannot act or speak: rewrite this sentence or make it a memory",
+        ),
+        "rule_unknown_name": (
+            "违反：“{name}”不在世界设定和前文中，却被当作熟人直接使用。",
+            "Broken: “{name}” is not in the blueprint or earlier chapters but is used as if known.",
+        ),
+        "fix_unknown_name": (
+            "先交代“{name}”是谁（名字、身份），或改用已有的人物",
+            "introduce “{name}” (who they are) first, or use an existing character",
+        ),
+        "rule_two_places": (
+            "违反：同一场景中{name}既在{place}又在{other}。",
+            "Broken: in one scene {name} is both at {place} and at {other}.",
+        ),
+        "fix_two_places": (
+            "同一场景里{name}不能同时在{place}和{other}：统一地点，或写出移动的过程",
+            "{name} cannot be at {place} and {other} in one scene: pick one place or show the move",
+        ),
+        "rule_rule_broken": ("违反设定规则：{rule}", "Breaks the blueprint rule: {rule}"),
+        "fix_rule_broken": (
+            "遵守设定“{rule}”，改写这一句",
+            "follow the rule “{rule}” and rewrite this sentence",
+        ),
+        "rule_model": (
+            "违反（模型判断，{kind}）：{rule}",
+            "Broken (model's judgement, {kind}): {rule}",
+        ),
+        "kind_characters": ("人物", "characters"),
+        "kind_world_rules": ("世界规则", "world rules"),
+        "kind_timeline": ("时间线", "timeline"),
+        "kind_facts": ("事实", "facts"),
+        # blueprint proposals
+        "changes_heading": ("世界设定更新建议", "Proposed blueprint updates"),
+        "change_status": (
+            "#{id} {name}：状态 {before} → {value}",
+            "#{id} {name}: status {before} → {value}",
+        ),
+        "change_character": ("#{id} 新人物：{name}{desc}", "#{id} new character: {name}{desc}"),
+        "change_relationship": (
+            "#{id} 关系：{other}是{name}的{value}",
+            "#{id} relationship: {other} is {name}'s {value}",
+        ),
+        "changes_help": (
+            "管理员用 /novel blueprint accept 编号（不写编号 = 全部）接受，/novel blueprint reject 编号 拒绝。",
+            "Admins: /novel blueprint accept ID (no ID = all) to accept, /novel blueprint reject ID to reject.",
+        ),
+        "no_pending_changes": (
+            "没有待处理的设定更新建议。",
+            "There are no pending blueprint updates.",
+        ),
+        "no_such_change": (
+            "没有编号为 {id} 的待处理建议（待处理：{ids}）。",
+            "No pending update #{id} (pending: {ids}).",
+        ),
+        "changes_accepted": ("已接受并写入世界设定：", "Accepted into the blueprint:"),
+        "changes_rejected": ("已拒绝：", "Rejected:"),
+        "change_skipped": ("未能应用 #{id}：{why}", "Could not apply #{id}: {why}"),
+        "blueprint_history_heading": ("世界设定的修改记录", "Blueprint history"),
+        "blueprint_history_line": (
+            "{when} · {who} · {why} · 《{title}》",
+            "{when} · {who} · {why} · “{title}”",
+        ),
+        "blueprint_history_empty": (
+            "世界设定还没有被修改过。",
+            "The blueprint has not been changed yet.",
+        ),
+        "reason_upload_blueprint": ("上传", "upload"),
+        "pending_heading": ("待处理的更新建议", "Pending updates"),
+        # ballot settings
+        "bad_ballot_style": (
+            "投票方式只能是 poll（原生投票）或 keyboard（按钮），收到“{got}”。",
+            "The ballot style is poll (native poll) or keyboard (buttons), not “{got}”.",
+        ),
+        "bad_voters": (
+            "投票人显示只能是 shown 或 hidden，收到“{got}”。",
+            "Voters are shown or hidden, not “{got}”.",
+        ),
+        "ballot_settings": (
+            "本群的投票方式：{style}；投票人：{voters}。",
+            "This chat's ballot: {style}; voters: {voters}.",
+        ),
+        "style_poll": ("原生投票", "native poll"),
+        "style_keyboard": ("按钮", "buttons"),
+        "voters_shown": ("显示姓名", "names shown"),
+        "voters_hidden": ("不显示姓名", "names hidden"),
+        "ballot_closed_heading": ("投票已截止", "Voting closed"),
+        "ballot_poll_help": (
+            "在下方的投票中选择，或用 /chapter vote 编号；每人一票，截止前可改票，票数以本条消息为准；{minutes} 分钟后截止。",
+            "Choose in the poll below or with /chapter vote N — one vote each, changeable; this message shows the count; closes in {minutes} minutes.",
+        ),
+        "ballot_total": ("共 {n} 票。", "{n} vote(s) in all."),
+        "vote_retracted": ("已撤回你的投票。", "Your vote was withdrawn."),
+        "vote_not_retracted": (
+            "你在投票中撤回了选择，但你用按钮或命令投的票仍然有效。",
+            "You withdrew your poll answer; your vote by button or command still counts.",
+        ),
+        "ballot_recorded": ("", ""),
         "bad_format": (
             "不支持的导出格式“{fmt}”，可选 md 或 epub。",
             "Unknown format “{fmt}”: use md or epub.",

@@ -6,6 +6,7 @@ asyncio lock, so coroutines never interleave inside a transaction.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import sqlite3
 from collections.abc import AsyncIterator, Sequence
@@ -17,7 +18,10 @@ from typing import Any
 
 import aiosqlite
 
-OPEN_PHASES = ("proposal", "voting", "writing", "pending")
+from novel.ballot import BallotPost
+from novel.phase import OPEN_PHASES, Event, Phase, sources, transition
+
+_OPEN = ", ".join(f"'{p}'" for p in OPEN_PHASES)
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS novel_novels (
@@ -49,6 +53,43 @@ CREATE TABLE IF NOT EXISTS novel_rounds (
 );
 CREATE UNIQUE INDEX IF NOT EXISTS novel_rounds_one_open ON novel_rounds(chat_id)
     WHERE phase IN ('proposal', 'voting', 'writing', 'pending');
+CREATE TABLE IF NOT EXISTS novel_ballots (
+    round_id TEXT PRIMARY KEY REFERENCES novel_rounds(id),
+    platform TEXT NOT NULL,
+    chat_id TEXT NOT NULL,
+    channel_id TEXT NOT NULL DEFAULT '',
+    message_id TEXT NOT NULL DEFAULT '',
+    poll_id TEXT NOT NULL DEFAULT '',
+    poll_message_id TEXT NOT NULL DEFAULT '',
+    posted_at TEXT NOT NULL
+);
+CREATE UNIQUE INDEX IF NOT EXISTS novel_ballots_poll ON novel_ballots(poll_id) WHERE poll_id != '';
+CREATE TABLE IF NOT EXISTS novel_chat_settings (
+    chat_id TEXT NOT NULL,
+    key TEXT NOT NULL,
+    value TEXT NOT NULL,
+    PRIMARY KEY (chat_id, key)
+);
+CREATE TABLE IF NOT EXISTS novel_blueprint_history (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    chat_id TEXT NOT NULL REFERENCES novel_novels(chat_id),
+    data TEXT NOT NULL,
+    changed_at TEXT NOT NULL,
+    changed_by TEXT NOT NULL DEFAULT '',
+    reason TEXT NOT NULL DEFAULT ''
+);
+CREATE TABLE IF NOT EXISTS novel_blueprint_changes (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    chat_id TEXT NOT NULL REFERENCES novel_novels(chat_id),
+    chapter_id TEXT NOT NULL,
+    chapter_no INTEGER NOT NULL,
+    kind TEXT NOT NULL,
+    payload TEXT NOT NULL,
+    status TEXT NOT NULL DEFAULT 'pending',
+    created_at TEXT NOT NULL,
+    decided_at TEXT,
+    decided_by TEXT NOT NULL DEFAULT ''
+);
 CREATE TABLE IF NOT EXISTS novel_proposals (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
     round_id TEXT NOT NULL REFERENCES novel_rounds(id),
@@ -66,6 +107,8 @@ CREATE TABLE IF NOT EXISTS novel_votes (
     user_id TEXT NOT NULL,
     proposal_id INTEGER NOT NULL REFERENCES novel_proposals(id),
     voted_at TEXT NOT NULL,
+    source TEXT NOT NULL DEFAULT 'command',
+    user_name TEXT NOT NULL DEFAULT '',
     PRIMARY KEY (round_id, user_id)
 );
 CREATE TABLE IF NOT EXISTS novel_chapters (
@@ -89,12 +132,21 @@ CREATE TABLE IF NOT EXISTS novel_chapter_versions (
 );
 """
 
+# Columns added after the first release: (table, column, definition) for databases created
+# before them (CREATE TABLE IF NOT EXISTS leaves an old table as it was).
+_MIGRATIONS: tuple[tuple[str, str, str], ...] = (
+    ("novel_votes", "source", "TEXT NOT NULL DEFAULT 'command'"),
+    ("novel_votes", "user_name", "TEXT NOT NULL DEFAULT ''"),
+)
+
+VoteSource = str  # "command" | "button" | "poll"
+
 
 @dataclass(frozen=True, slots=True)
 class RoundRow:
     id: str
     chat_id: str
-    phase: str
+    phase: Phase
     platform: str
     channel_id: str
     opener_id: str
@@ -120,6 +172,14 @@ class ProposalRow:
 
 
 @dataclass(frozen=True, slots=True)
+class VoteRow:
+    user_id: str
+    user_name: str
+    proposal_id: int
+    source: VoteSource
+
+
+@dataclass(frozen=True, slots=True)
 class ChapterRow:
     id: str
     chat_id: str
@@ -140,6 +200,28 @@ class VersionRow:
     reason: str
 
 
+@dataclass(frozen=True, slots=True)
+class BlueprintRevision:
+    id: int
+    data: str
+    changed_at: datetime
+    changed_by: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class ChangeRow:
+    """A proposed blueprint change (from a chapter) and its fate."""
+
+    id: int
+    chapter_id: str
+    chapter_no: int
+    kind: str
+    payload: dict[str, Any]
+    status: str  # pending | accepted | rejected | superseded
+    created_at: datetime
+
+
 def _ts(value: datetime) -> str:
     return value.isoformat()
 
@@ -152,7 +234,7 @@ def _round(row: sqlite3.Row) -> RoundRow:
     return RoundRow(
         id=row["id"],
         chat_id=row["chat_id"],
-        phase=row["phase"],
+        phase=Phase(row["phase"]),
         platform=row["platform"],
         channel_id=row["channel_id"],
         opener_id=row["opener_id"],
@@ -180,26 +262,62 @@ def _version(row: sqlite3.Row) -> VersionRow:
     )
 
 
+def _ballot(row: sqlite3.Row) -> BallotPost:
+    return BallotPost(
+        round_id=row["round_id"],
+        platform=row["platform"],
+        chat_id=row["chat_id"],
+        channel_id=row["channel_id"],
+        message_id=row["message_id"],
+        poll_id=row["poll_id"],
+        poll_message_id=row["poll_message_id"],
+    )
+
+
+def _change(row: sqlite3.Row) -> ChangeRow:
+    return ChangeRow(
+        id=int(row["id"]),
+        chapter_id=row["chapter_id"],
+        chapter_no=int(row["chapter_no"]),
+        kind=row["kind"],
+        payload=json.loads(row["payload"]),
+        status=row["status"],
+        created_at=datetime.fromisoformat(row["created_at"]),
+    )
+
+
 class NovelRepo:
     def __init__(self, db: aiosqlite.Connection) -> None:
         self._db = db
-        import asyncio
-
         self._lock = asyncio.Lock()
 
     @classmethod
     async def open(cls, path: Path) -> NovelRepo:
         path.parent.mkdir(parents=True, exist_ok=True)
         db = await aiosqlite.connect(path, isolation_level=None)
-        db.row_factory = sqlite3.Row
-        await db.execute("PRAGMA journal_mode=WAL")
-        await db.execute("PRAGMA busy_timeout=5000")
-        await db.execute("PRAGMA foreign_keys=ON")
-        await db.executescript(_SCHEMA)
+        try:
+            db.row_factory = sqlite3.Row
+            await db.execute("PRAGMA journal_mode=WAL")
+            await db.execute("PRAGMA busy_timeout=5000")
+            await db.execute("PRAGMA foreign_keys=ON")
+            await db.executescript(_SCHEMA)
+            for table, column, definition in _MIGRATIONS:
+                cur = await db.execute(f"PRAGMA table_info({table})")
+                if column not in {r["name"] for r in await cur.fetchall()}:
+                    await db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {definition}")
+        except BaseException:
+            await db.close()
+            raise
         return cls(db)
 
     async def close(self) -> None:
         await self._db.close()
+
+    async def __aenter__(self) -> NovelRepo:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
 
     @asynccontextmanager
     async def _tx(self) -> AsyncIterator[aiosqlite.Connection]:
@@ -243,11 +361,137 @@ class NovelRepo:
         row = await self._one("SELECT data FROM novel_blueprints WHERE chat_id = ?", (chat_id,))
         return row["data"] if row else None
 
-    async def set_blueprint(self, chat_id: str, data: str, by: str, now: datetime) -> None:
+    async def set_blueprint(
+        self, chat_id: str, data: str, by: str, now: datetime, reason: str = ""
+    ) -> None:
+        """Replace the blueprint and log the new version (who, when, why) in the history."""
+        async with self._tx() as db:
+            await self._write_blueprint(db, chat_id, data, by, now, reason)
+
+    @staticmethod
+    async def _write_blueprint(
+        db: aiosqlite.Connection, chat_id: str, data: str, by: str, now: datetime, reason: str
+    ) -> None:
+        await db.execute(
+            "INSERT INTO novel_blueprint_history(chat_id, data, changed_at, changed_by, reason)"
+            " VALUES (?, ?, ?, ?, ?)",
+            (chat_id, data, _ts(now), by, reason),
+        )
+        await db.execute(
+            "UPDATE novel_blueprints SET data = ?, updated_at = ?, updated_by = ? WHERE chat_id = ?",
+            (data, _ts(now), by, chat_id),
+        )
+
+    async def blueprint_history(self, chat_id: str, limit: int = 20) -> list[BlueprintRevision]:
+        """Every blueprint written (upload, edit, accepted changes), newest first."""
+        rows = await self._all(
+            "SELECT * FROM novel_blueprint_history WHERE chat_id = ? ORDER BY id DESC LIMIT ?",
+            (chat_id, limit),
+        )
+        return [
+            BlueprintRevision(
+                int(r["id"]),
+                r["data"],
+                datetime.fromisoformat(r["changed_at"]),
+                r["changed_by"],
+                r["reason"],
+            )
+            for r in rows
+        ]
+
+    # ---- proposed blueprint changes -----------------------------------------------------------
+
+    async def propose_changes(
+        self,
+        chat_id: str,
+        chapter_id: str,
+        chapter_no: int,
+        changes: Sequence[tuple[str, dict[str, Any]]],
+        now: datetime,
+    ) -> list[ChangeRow]:
+        """Record a chapter's proposed changes; the same chapter's earlier pending ones (an
+        older version's) are superseded."""
         async with self._tx() as db:
             await db.execute(
-                "UPDATE novel_blueprints SET data = ?, updated_at = ?, updated_by = ? WHERE chat_id = ?",
-                (data, _ts(now), by, chat_id),
+                "UPDATE novel_blueprint_changes SET status = 'superseded', decided_at = ?"
+                " WHERE chat_id = ? AND chapter_id = ? AND status = 'pending'",
+                (_ts(now), chat_id, chapter_id),
+            )
+            ids: list[int] = []
+            for kind, payload in changes:
+                cur = await db.execute(
+                    "INSERT INTO novel_blueprint_changes(chat_id, chapter_id, chapter_no, kind,"
+                    " payload, created_at) VALUES (?, ?, ?, ?, ?, ?)",
+                    (
+                        chat_id,
+                        chapter_id,
+                        chapter_no,
+                        kind,
+                        json.dumps(payload, ensure_ascii=False),
+                        _ts(now),
+                    ),
+                )
+                ids.append(int(cur.lastrowid or 0))
+        return [c for c in await self.pending_changes(chat_id) if c.id in ids]
+
+    async def pending_changes(self, chat_id: str) -> list[ChangeRow]:
+        rows = await self._all(
+            "SELECT * FROM novel_blueprint_changes WHERE chat_id = ? AND status = 'pending'"
+            " ORDER BY id",
+            (chat_id,),
+        )
+        return [_change(r) for r in rows]
+
+    async def supersede_changes(self, chat_id: str, chapter_id: str, now: datetime) -> None:
+        async with self._tx() as db:
+            await db.execute(
+                "UPDATE novel_blueprint_changes SET status = 'superseded', decided_at = ?"
+                " WHERE chat_id = ? AND chapter_id = ? AND status = 'pending'",
+                (_ts(now), chat_id, chapter_id),
+            )
+
+    async def decide_changes(
+        self,
+        chat_id: str,
+        ids: Sequence[int],
+        status: str,
+        by: str,
+        now: datetime,
+        *,
+        blueprint: str | None = None,
+        reason: str = "",
+    ) -> int:
+        """Mark pending changes accepted/rejected; with `blueprint`, write it (and its history)
+        in the same transaction. Returns how many were still pending."""
+        if not ids:
+            return 0
+        marks = ", ".join("?" for _ in ids)
+        async with self._tx() as db:
+            cur = await db.execute(
+                f"UPDATE novel_blueprint_changes SET status = ?, decided_at = ?, decided_by = ?"
+                f" WHERE chat_id = ? AND status = 'pending' AND id IN ({marks})",
+                (status, _ts(now), by, chat_id, *ids),
+            )
+            if cur.rowcount != len(ids):
+                raise LookupError("a change is no longer pending")
+            if blueprint is not None:
+                await self._write_blueprint(db, chat_id, blueprint, by, now, reason)
+            return int(cur.rowcount)
+
+    # ---- chat settings ------------------------------------------------------------------------
+
+    async def setting(self, chat_id: str, key: str) -> str | None:
+        row = await self._one(
+            "SELECT value FROM novel_chat_settings WHERE chat_id = ? AND key = ?", (chat_id, key)
+        )
+        return row["value"] if row else None
+
+    async def set_setting(self, chat_id: str, key: str, value: str) -> None:
+        async with self._tx() as db:
+            await db.execute(
+                "INSERT INTO novel_chat_settings(chat_id, key, value) VALUES (?, ?, ?)"
+                " ON CONFLICT(chat_id, key) DO UPDATE SET value = excluded.value",
+                (chat_id, key, value),
             )
 
     # ---- rounds ---------------------------------------------------------------------------
@@ -271,10 +515,11 @@ class NovelRepo:
                 await db.execute(
                     "INSERT INTO novel_rounds(id, chat_id, phase, platform, channel_id, opener_id,"
                     " opener_name, lang, opened_at, proposal_deadline)"
-                    " VALUES (?, ?, 'proposal', ?, ?, ?, ?, ?, ?, ?)",
+                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     (
                         round_id,
                         chat_id,
+                        Phase.PROPOSAL.value,
                         platform,
                         channel_id,
                         opener_id,
@@ -290,9 +535,7 @@ class NovelRepo:
 
     async def open_round(self, chat_id: str) -> RoundRow | None:
         row = await self._one(
-            "SELECT * FROM novel_rounds WHERE chat_id = ? AND phase IN"
-            " ('proposal', 'voting', 'writing', 'pending')",
-            (chat_id,),
+            f"SELECT * FROM novel_rounds WHERE chat_id = ? AND phase IN ({_OPEN})", (chat_id,)
         )
         return _round(row) if row else None
 
@@ -301,30 +544,43 @@ class NovelRepo:
         return _round(row) if row else None
 
     async def open_rounds(self) -> list[RoundRow]:
-        rows = await self._all(
-            "SELECT * FROM novel_rounds WHERE phase IN ('proposal', 'voting', 'writing', 'pending')"
-        )
+        rows = await self._all(f"SELECT * FROM novel_rounds WHERE phase IN ({_OPEN})")
         return [_round(r) for r in rows]
 
-    async def move_round(
-        self, round_id: str, from_phases: Sequence[str], to_phase: str, **fields: Any
-    ) -> bool:
-        """Compare-and-set the phase (plus fields); False when the round is no longer in
-        `from_phases` (someone else moved it first)."""
+    async def advance(self, round_id: str, event: Event, **fields: Any) -> bool:
+        """Apply `event` as a compare-and-set (plus fields); False when the round is no longer
+        in a phase `event` may leave from (someone else moved it first)."""
+        allowed = sources(event)
+        target = transition(allowed[0], event)
         sets = ["phase = ?"]
-        params: list[Any] = [to_phase]
+        params: list[Any] = [target.value]
         for key, value in fields.items():
             sets.append(f"{key} = ?")
             params.append(_ts(value) if isinstance(value, datetime) else value)
-        marks = ", ".join("?" for _ in from_phases)
+        marks = ", ".join("?" for _ in allowed)
         async with self._tx() as db:
             cur = await db.execute(
                 f"UPDATE novel_rounds SET {', '.join(sets)} WHERE id = ? AND phase IN ({marks})",
-                (*params, round_id, *from_phases),
+                (*params, round_id, *(p.value for p in allowed)),
             )
             return cur.rowcount == 1
 
+    async def set_winner(self, round_id: str, winner_id: int, outcome: str) -> None:
+        async with self._tx() as db:
+            await db.execute(
+                "UPDATE novel_rounds SET winner_id = ?, outcome = ? WHERE id = ?",
+                (winner_id, outcome, round_id),
+            )
+
     # ---- proposals and votes ----------------------------------------------------------------
+
+    @staticmethod
+    async def _require_phase(db: aiosqlite.Connection, round_id: str, phase: Phase) -> None:
+        """Inside a transaction: LookupError unless the round is in `phase` right now."""
+        cur = await db.execute("SELECT phase FROM novel_rounds WHERE id = ?", (round_id,))
+        row = await cur.fetchone()
+        if row is None or row["phase"] != phase:
+            raise LookupError(round_id)
 
     async def upsert_proposal(
         self,
@@ -339,10 +595,7 @@ class NovelRepo:
         """True when new, False when the member's earlier proposal was updated (keeps its order).
         Raises LookupError when the round is no longer taking proposals."""
         async with self._tx() as db:
-            cur = await db.execute("SELECT phase FROM novel_rounds WHERE id = ?", (round_id,))
-            row = await cur.fetchone()
-            if row is None or row["phase"] != "proposal":
-                raise LookupError(round_id)
+            await self._require_phase(db, round_id, Phase.PROPOSAL)
             cur = await db.execute(
                 "UPDATE novel_proposals SET title = ?, summary = ?, notes = ?, user_name = ?,"
                 " updated_at = ? WHERE round_id = ? AND user_id = ?",
@@ -375,27 +628,43 @@ class NovelRepo:
         ]
 
     async def vote(
-        self, round_id: str, user_id: str, proposal_id: int, now: datetime
+        self,
+        round_id: str,
+        user_id: str,
+        proposal_id: int,
+        now: datetime,
+        *,
+        user_name: str = "",
+        source: VoteSource = "command",
     ) -> int | None:
         """Cast or change a vote only while the round is voting; returns the previous choice
         (None if first) or raises LookupError when the round is not voting."""
         async with self._tx() as db:
-            cur = await db.execute("SELECT phase FROM novel_rounds WHERE id = ?", (round_id,))
-            row = await cur.fetchone()
-            if row is None or row["phase"] != "voting":
-                raise LookupError(round_id)
+            await self._require_phase(db, round_id, Phase.VOTING)
             cur = await db.execute(
                 "SELECT proposal_id FROM novel_votes WHERE round_id = ? AND user_id = ?",
                 (round_id, user_id),
             )
             before = await cur.fetchone()
             await db.execute(
-                "INSERT INTO novel_votes(round_id, user_id, proposal_id, voted_at) VALUES (?, ?, ?, ?)"
-                " ON CONFLICT(round_id, user_id) DO UPDATE SET proposal_id = excluded.proposal_id,"
-                " voted_at = excluded.voted_at",
-                (round_id, user_id, proposal_id, _ts(now)),
+                "INSERT INTO novel_votes(round_id, user_id, proposal_id, voted_at, source,"
+                " user_name) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(round_id, user_id) DO UPDATE"
+                " SET proposal_id = excluded.proposal_id, voted_at = excluded.voted_at,"
+                " source = excluded.source, user_name = excluded.user_name",
+                (round_id, user_id, proposal_id, _ts(now), source, user_name),
             )
             return int(before["proposal_id"]) if before else None
+
+    async def retract_vote(self, round_id: str, user_id: str, *, source: VoteSource) -> bool:
+        """Withdraw a member's vote if it was cast through `source` (a poll retraction does
+        not undo a later button vote). Raises LookupError when the round is not voting."""
+        async with self._tx() as db:
+            await self._require_phase(db, round_id, Phase.VOTING)
+            cur = await db.execute(
+                "DELETE FROM novel_votes WHERE round_id = ? AND user_id = ? AND source = ?",
+                (round_id, user_id, source),
+            )
+            return cur.rowcount == 1
 
     async def tally(self, round_id: str) -> dict[int, int]:
         rows = await self._all(
@@ -403,6 +672,49 @@ class NovelRepo:
             (round_id,),
         )
         return {int(r["proposal_id"]): int(r["n"]) for r in rows}
+
+    async def votes(self, round_id: str) -> list[VoteRow]:
+        rows = await self._all(
+            "SELECT user_id, user_name, proposal_id, source FROM novel_votes WHERE round_id = ?"
+            " ORDER BY voted_at, user_id",
+            (round_id,),
+        )
+        return [
+            VoteRow(r["user_id"], r["user_name"], int(r["proposal_id"]), r["source"]) for r in rows
+        ]
+
+    # ---- posted ballots -----------------------------------------------------------------------
+
+    async def save_ballot(self, post: BallotPost, now: datetime) -> None:
+        async with self._tx() as db:
+            await db.execute(
+                "INSERT INTO novel_ballots(round_id, platform, chat_id, channel_id, message_id,"
+                " poll_id, poll_message_id, posted_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+                " ON CONFLICT(round_id) DO UPDATE SET platform = excluded.platform,"
+                " chat_id = excluded.chat_id, channel_id = excluded.channel_id,"
+                " message_id = excluded.message_id, poll_id = excluded.poll_id,"
+                " poll_message_id = excluded.poll_message_id, posted_at = excluded.posted_at",
+                (
+                    post.round_id,
+                    post.platform,
+                    post.chat_id,
+                    post.channel_id,
+                    post.message_id,
+                    post.poll_id,
+                    post.poll_message_id,
+                    _ts(now),
+                ),
+            )
+
+    async def ballot(self, round_id: str) -> BallotPost | None:
+        row = await self._one("SELECT * FROM novel_ballots WHERE round_id = ?", (round_id,))
+        return _ballot(row) if row else None
+
+    async def ballot_by_poll(self, poll_id: str) -> BallotPost | None:
+        if not poll_id:
+            return None
+        row = await self._one("SELECT * FROM novel_ballots WHERE poll_id = ?", (poll_id,))
+        return _ballot(row) if row else None
 
     # ---- chapters and versions ---------------------------------------------------------------
 
@@ -466,9 +778,25 @@ class NovelRepo:
         now: datetime,
         round_id: str | None = None,
     ) -> int:
-        """Insert a chapter at the end with version 1 (and finish its round) in one transaction;
-        returns the chapter number."""
+        """Insert a chapter at the end with version 1 (and `save` its round) in one transaction;
+        returns the chapter number. LookupError when the round is no longer being written."""
         async with self._tx() as db:
+            if round_id is not None:
+                allowed = sources(Event.SAVE)
+                marks = ", ".join("?" for _ in allowed)
+                cur = await db.execute(
+                    f"UPDATE novel_rounds SET phase = ?, closed_at = ?, chapter_id = ?"
+                    f" WHERE id = ? AND phase IN ({marks})",
+                    (
+                        transition(allowed[0], Event.SAVE).value,
+                        _ts(now),
+                        chapter_id,
+                        round_id,
+                        *(p.value for p in allowed),
+                    ),
+                )
+                if cur.rowcount != 1:
+                    raise LookupError(round_id)
             cur = await db.execute(
                 "SELECT COALESCE(MAX(chapter_no), 0) + 1 FROM novel_chapters WHERE chat_id = ?",
                 (chat_id,),
@@ -482,12 +810,6 @@ class NovelRepo:
                 (chapter_id, chat_id, number, _ts(now)),
             )
             await self._insert_version(db, chapter_id, 1, title, text, summary, author, reason, now)
-            if round_id is not None:
-                await db.execute(
-                    "UPDATE novel_rounds SET phase = 'done', closed_at = ?, chapter_id = ?"
-                    " WHERE id = ?",
-                    (_ts(now), chapter_id, round_id),
-                )
             return number
 
     async def add_version(
@@ -567,6 +889,11 @@ class NovelRepo:
                 "DELETE FROM novel_chapter_versions WHERE chapter_id = ?", (chapter_id,)
             )
             await db.execute("DELETE FROM novel_chapters WHERE id = ?", (chapter_id,))
+            await db.execute(
+                "UPDATE novel_blueprint_changes SET status = 'superseded'"
+                " WHERE chat_id = ? AND chapter_id = ? AND status = 'pending'",
+                (chat_id, chapter_id),
+            )
             # Two steps so the (chat_id, chapter_no) unique index never sees a duplicate.
             await db.execute(
                 "UPDATE novel_chapters SET chapter_no = -(chapter_no - 1)"

@@ -1,41 +1,248 @@
-"""Round rules that need no I/O: who wins, how the tally reads."""
+"""The round service: opens rounds, takes proposals and votes, closes phases."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+import uuid
+from collections.abc import Callable
+from dataclasses import replace
+from datetime import datetime, timedelta
 from typing import Literal
 
-from novel.repo import ProposalRow
+from novel.ballot import BALLOT_STYLES, BallotPost, BallotStyle
+from novel.phase import Event, Phase
+from novel.repo import NovelRepo, RoundRow, VoteSource
+from novel.results import (
+    BallotRecorded,
+    BallotView,
+    ProposalSaved,
+    Refused,
+    RoundEmpty,
+    RoundOpened,
+    SettingsSaved,
+    VoteCast,
+    VoteRetracted,
+    VotesClosed,
+)
+from novel.schedule import Clock
+from novel.settings import NovelSettings
+from novel.tally import Outcome, decide
+from retrieval.requests import Actor
 
-Reason = Literal["votes", "tie", "no_votes", "empty"]
+STYLE_KEY = "ballot_style"
+VOTERS_KEY = "ballot_voters"
 
-
-@dataclass(frozen=True, slots=True)
-class Outcome:
-    winner: ProposalRow | None
-    reason: Reason
-    counts: tuple[tuple[ProposalRow, int], ...]
-
-
-def decide(proposals: Sequence[ProposalRow], tally: Mapping[int, int]) -> Outcome:
-    """Most votes wins; among tied proposals the earliest; with no votes the earliest proposal;
-    with no proposals nobody (the round closes without a chapter)."""
-    ordered = sorted(proposals, key=lambda p: p.id)
-    counts = tuple((p, tally.get(p.id, 0)) for p in ordered)
-    if not ordered:
-        return Outcome(None, "empty", counts)
-    best = max(n for _, n in counts)
-    if best == 0:
-        return Outcome(ordered[0], "no_votes", counts)
-    leaders = [p for p, n in counts if n == best]
-    return Outcome(leaders[0], "tie" if len(leaders) > 1 else "votes", counts)
-
-
-def tally_lines(counts: Sequence[tuple[ProposalRow, int]], lang: str) -> list[str]:
-    unit = " vote(s)" if lang == "en" else " 票"
-    return [f"{i}. {p.title} — {n}{unit}" for i, (p, n) in enumerate(counts, start=1)]
+Schedule = Callable[[str, datetime], None]  # (round id, when) → a deadline job
+Cancel = Callable[[str], None]
 
 
-def option_label(p: ProposalRow, limit: int = 80) -> str:
-    return p.title if len(p.title) <= limit else p.title[: limit - 1] + "…"
+def default_style(platform: str) -> BallotStyle:
+    """Telegram groups get the native poll; everywhere else the buttons/keyboard."""
+    return "poll" if platform == "telegram" else "keyboard"
+
+
+class RoundService:
+    """Open → propose → vote → close. Every phase change is `NovelRepo.advance` (a
+    compare-and-set), so a deadline job and an admin closing at once never both act."""
+
+    def __init__(
+        self,
+        repo: NovelRepo,
+        settings: NovelSettings,
+        clock: Clock,
+        schedule: Schedule,
+        cancel: Cancel,
+        *,
+        model_writes: bool,
+    ) -> None:
+        self._repo = repo
+        self._settings = settings
+        self._clock = clock
+        self._schedule = schedule
+        self._cancel = cancel
+        self.model_writes = model_writes
+
+    def minutes_left(self, when: datetime | None) -> int:
+        if when is None:
+            return 0
+        return max(0, round((when - self._clock()).total_seconds() / 60))
+
+    async def open(self, actor: Actor) -> RoundOpened:
+        now = self._clock()
+        deadline = now + timedelta(minutes=self._settings.proposal_minutes)
+        round_id = uuid.uuid4().hex[:12]
+        created = await self._repo.insert_round(
+            round_id=round_id,
+            chat_id=actor.chat_id,
+            platform=actor.platform,
+            channel_id=actor.channel_id,
+            opener_id=actor.user_id,
+            opener_name=actor.user_name,
+            lang=actor.lang,
+            now=now,
+            proposal_deadline=deadline,
+        )
+        if not created:
+            raise Refused("round_open", phase=Phase.PROPOSAL.value)
+        self._schedule(round_id, deadline)
+        number = len(await self._repo.chapters(actor.chat_id)) + 1
+        return RoundOpened(number, self.minutes_left(deadline), self.model_writes)
+
+    async def propose(self, actor: Actor, title: str, summary: str, notes: str) -> ProposalSaved:
+        title = title.strip()
+        if not title:
+            raise Refused("propose_title_missing")
+        if len(title) > 100 or len(summary) > 1000 or len(notes) > 1000:
+            raise Refused("propose_too_long")
+        r = await self._repo.open_round(actor.chat_id)
+        if r is None:
+            raise Refused("no_round")
+        if r.phase != Phase.PROPOSAL or self._clock() >= r.proposal_deadline:
+            raise Refused("proposals_closed")
+        try:
+            new = await self._repo.upsert_proposal(
+                r.id,
+                actor.user_id,
+                actor.user_name,
+                title,
+                summary.strip(),
+                notes.strip(),
+                self._clock(),
+            )
+        except LookupError:
+            raise Refused("proposals_closed") from None
+        count = len(await self._repo.proposals(r.id))
+        return ProposalSaved(title, new, count, self.minutes_left(r.proposal_deadline))
+
+    async def _voting_round(self, chat_id: str, round_id: str) -> RoundRow:
+        r = await self._repo.open_round(chat_id) if chat_id else None
+        if round_id and (r is None or r.id != round_id):
+            raise Refused("stale_ballot")
+        if r is None:
+            raise Refused("no_round")
+        if r.phase == Phase.PROPOSAL:
+            raise Refused("not_voting_yet")
+        # By the clock, not by the job: a vote a second after the deadline is late even when
+        # the deadline job has not run yet.
+        if r.phase != Phase.VOTING or (r.vote_deadline and self._clock() >= r.vote_deadline):
+            raise Refused("voting_closed")
+        return r
+
+    async def vote(
+        self, actor: Actor, option: int, round_id: str = "", source: VoteSource = "command"
+    ) -> VoteCast:
+        r = await self._voting_round(actor.chat_id, round_id)
+        proposals = await self._repo.proposals(r.id)
+        if not 1 <= option <= len(proposals):
+            raise Refused("bad_option", n=len(proposals))
+        chosen = proposals[option - 1]
+        try:
+            before = await self._repo.vote(
+                r.id,
+                actor.user_id,
+                chosen.id,
+                self._clock(),
+                user_name=actor.user_name,
+                source=source,
+            )
+        except LookupError:
+            raise Refused("voting_closed") from None
+        outcome = decide(proposals, await self._repo.tally(r.id))
+        change: Literal["new", "same", "changed"] = (
+            "new" if before is None else "same" if before == chosen.id else "changed"
+        )
+        return VoteCast(r.id, option, chosen.title, change, outcome)
+
+    async def poll_answer(
+        self, actor: Actor, poll_id: str, options: tuple[int, ...]
+    ) -> tuple[str, VoteCast | VoteRetracted]:
+        """A native poll's answer → the round's tally; returns (round id, result)."""
+        post = await self._repo.ballot_by_poll(poll_id)
+        if post is None:
+            raise Refused("stale_ballot")
+        voter = replace(actor, chat_id=post.chat_id)
+        if not options:
+            r = await self._voting_round(post.chat_id, post.round_id)
+            try:
+                removed = await self._repo.retract_vote(r.id, actor.user_id, source="poll")
+            except LookupError:
+                raise Refused("voting_closed") from None
+            return r.id, VoteRetracted(removed)
+        cast = await self.vote(voter, options[0], post.round_id, source="poll")
+        return post.round_id, cast
+
+    async def close_proposals(self, r: RoundRow) -> BallotView | RoundEmpty | None:
+        """Proposals → voting (or the round closes empty). None if someone else did it."""
+        now = self._clock()
+        deadline = now + timedelta(minutes=self._settings.vote_minutes)
+        if not await self._repo.advance(r.id, Event.CLOSE_PROPOSALS, vote_deadline=deadline):
+            return None
+        self._cancel(r.id)
+        if not await self._repo.proposals(r.id):
+            await self._repo.advance(r.id, Event.NO_PROPOSALS, closed_at=now, outcome="empty")
+            return RoundEmpty()
+        self._schedule(r.id, deadline)
+        view = await self.ballot_view(r.id)
+        assert view is not None
+        return view
+
+    async def close_votes(self, r: RoundRow) -> VotesClosed | None:
+        """Voting → writing with the winner decided. None if someone else closed it first."""
+        if not await self._repo.advance(r.id, Event.CLOSE_VOTES):
+            return None
+        self._cancel(r.id)
+        # Decided after the compare-and-set: no vote can land in a closed round any more.
+        outcome = await self.decide(r.id)
+        number = len(await self._repo.chapters(r.chat_id)) + 1
+        return VotesClosed(outcome, number, self.model_writes)
+
+    async def decide(self, round_id: str) -> Outcome:
+        """The winner by the round's tally, recorded on the round."""
+        outcome = decide(await self._repo.proposals(round_id), await self._repo.tally(round_id))
+        assert outcome.winner is not None  # empty rounds never reach voting
+        await self._repo.set_winner(round_id, outcome.winner.id, outcome.reason)
+        return outcome
+
+    async def abandon(self, r: RoundRow) -> bool:
+        return await self._repo.advance(r.id, Event.ABANDON, closed_at=self._clock())
+
+    async def ballot_view(self, round_id: str) -> BallotView | None:
+        r = await self._repo.get_round(round_id)
+        if r is None:
+            return None
+        style, show = await self.ballot_settings(r.chat_id, r.platform)
+        return BallotView(
+            round=r,
+            proposals=await self._repo.proposals(round_id),
+            votes=await self._repo.votes(round_id),
+            minutes=self.minutes_left(r.vote_deadline),
+            style=style,
+            show_voters=show,
+            closed=r.phase != Phase.VOTING,
+        )
+
+    async def record_ballot(self, actor: Actor, post: BallotPost) -> BallotRecorded:
+        r = await self._repo.get_round(post.round_id)
+        if r is None or r.chat_id != actor.chat_id:
+            raise Refused("stale_ballot")
+        await self._repo.save_ballot(post, self._clock())
+        return BallotRecorded()
+
+    async def ballot_settings(self, chat_id: str, platform: str) -> tuple[BallotStyle, bool]:
+        style = await self._repo.setting(chat_id, STYLE_KEY)
+        voters = await self._repo.setting(chat_id, VOTERS_KEY)
+        chosen = next((s for s in BALLOT_STYLES if s == style), default_style(platform))
+        return chosen, voters == "shown"
+
+    async def set_ballot_settings(
+        self, actor: Actor, style: str | None, voters: str | None
+    ) -> SettingsSaved:
+        if style is not None:
+            if style not in BALLOT_STYLES:
+                raise Refused("bad_ballot_style", got=style[:20])
+            await self._repo.set_setting(actor.chat_id, STYLE_KEY, style)
+        if voters is not None:
+            if voters not in ("shown", "hidden"):
+                raise Refused("bad_voters", got=voters[:20])
+            await self._repo.set_setting(actor.chat_id, VOTERS_KEY, voters)
+        chosen, show = await self.ballot_settings(actor.chat_id, actor.platform)
+        return SettingsSaved(chosen, show)

@@ -1,19 +1,17 @@
-"""Writing a chapter: the five prompt layers, generation, and the JSON summary (L3).
+"""Writing a chapter: the prompt in the seed's order, and generation.
 
-L1 blueprint JSON · L4 bridge (previous summary + its last 500 characters) · L2 retrieved plot
-chunks (dynamic top-K within a token budget) · L3 chapter summaries (relevant + recent) · L5 the
-chapter goal · fixed style instructions.
+L1 blueprint (JSON) → L4 previous chapter's summary → L4 its last 500 characters → retrieved
+memory as Markdown (L3 similar chapter summaries, L2 plot chunks within a token budget) → L5 the
+chapter goal → fixed style instructions. Nobody has measured another order on a real model
+here, so the seed's stands (see bench/results/novel.md).
 """
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
-
-from pydantic import BaseModel, Field, ValidationError
 
 from novel.blueprint import Blueprint
 from novel.memory import PlotHit
@@ -46,7 +44,7 @@ class Context:
     previous_summary: dict[str, Any] | None = None
     previous_tail: str = ""
     plot: Sequence[PlotHit] = ()
-    summaries: Sequence[PriorChapter] = ()
+    summaries: Sequence[PriorChapter] = ()  # L3: similar earlier chapters (not the previous)
     instructions: str = ""  # a revision's instructions
     draft: str = ""  # the text being revised
 
@@ -60,6 +58,11 @@ def top_k(chapters: int) -> int:
     if chapters <= 100:
         return 5
     return 4
+
+
+def summary_k(chapters: int) -> int:
+    """L3: 5 similar summaries while they fit, 3 once the novel is long."""
+    return 5 if chapters <= 100 else 3
 
 
 def estimate_tokens(text: str) -> int:
@@ -80,34 +83,19 @@ def within_budget(hits: Sequence[PlotHit], budget: int) -> list[PlotHit]:
     return out
 
 
+def goal_characters(bp: Blueprint, goal: Goal) -> list[str]:
+    """Canonical names of the characters the goal names (by name or alias)."""
+    return bp.characters_in(f"{goal.title}\n{goal.summary}\n{goal.notes}")
+
+
 def memory_query(bp: Blueprint, goal: Goal) -> str:
-    """The L2 query: goal title + summary + the characters it names (with their aliases)."""
-    text = f"{goal.title}\n{goal.summary}\n{goal.notes}"
+    """The memory query: goal title + summary + the characters it names (with their aliases)."""
     names: list[str] = []
-    for canon in bp.characters_in(text):
+    for canon in goal_characters(bp, goal):
         c = bp.character(canon)
         if c is not None:
             names.extend([c.name, *c.aliases])
     return "\n".join(p for p in (goal.title, goal.summary, " ".join(names)) if p)
-
-
-def pick_summaries(
-    all_prior: Sequence[PriorChapter], plot: Sequence[PlotHit], limit: int = 5, recent: int = 2
-) -> list[PriorChapter]:
-    """L3: the most recent chapters plus those the plot hits came from, at most `limit`, in order."""
-    by_no = {p.number: p for p in all_prior}
-    chosen: list[int] = [p.number for p in all_prior[-recent:]]
-    for h in plot:
-        if len(chosen) >= limit:
-            break
-        if h.chapter_no in by_no and h.chapter_no not in chosen:
-            chosen.append(h.chapter_no)
-    for p in reversed(all_prior):
-        if len(chosen) >= min(limit, len(all_prior)):
-            break
-        if p.number not in chosen:
-            chosen.append(p.number)
-    return [by_no[n] for n in sorted(chosen)]
 
 
 STYLE = (
@@ -128,21 +116,36 @@ def _summary_line(s: dict[str, Any]) -> str:
     return str(s.get("summary", "")).strip()
 
 
+def _md(text: str) -> str:
+    """Plain text inside a Markdown block quote (each line quoted; no heading injection)."""
+    return "\n".join("> " + line.lstrip("#") for line in text.strip().splitlines() if line.strip())
+
+
+def retrieved_markdown(ctx: Context) -> str:
+    """L3 + L2 as Markdown: similar chapters' summaries, then the plot passages."""
+    parts: list[str] = []
+    if ctx.summaries:
+        parts.append("## 相关章节摘要")
+        parts += [
+            f"- 第{p.number}章《{p.title}》：{_summary_line(p.summary)}" for p in ctx.summaries
+        ]
+    if ctx.plot:
+        parts.append("## 相关情节片段（供保持一致，勿照抄）")
+        for h in ctx.plot:
+            parts.append(f"### 第{h.chapter_no}章《{h.title}》")
+            parts.append(_md(h.text))
+    return "\n".join(parts)
+
+
 def build_request(ctx: Context, max_tokens: int = 4096) -> LLMRequest:
     bp_json = ctx.blueprint.model_dump_json(indent=None)
     parts: list[str] = [f"【世界设定（L1）】\n{bp_json}"]
-    if ctx.summaries:
-        lines = [f"第{p.number}章《{p.title}》：{_summary_line(p.summary)}" for p in ctx.summaries]
-        parts.append("【相关章节摘要（L3）】\n" + "\n".join(lines))
-    if ctx.plot:
-        lines = [f"〔第{h.chapter_no}章《{h.title}》片段〕{h.text}" for h in ctx.plot]
-        parts.append("【相关情节片段（L2，供保持一致，勿照抄）】\n" + "\n\n".join(lines))
     if ctx.previous_summary is not None:
-        parts.append(
-            "【上一章衔接（L4）】\n摘要："
-            + _summary_line(ctx.previous_summary)
-            + f"\n结尾原文：……{ctx.previous_tail}"
-        )
+        parts.append(f"【上一章摘要（L4）】\n{_summary_line(ctx.previous_summary)}")
+        parts.append(f"【上一章结尾（L4）】\n……{ctx.previous_tail}")
+    memory = retrieved_markdown(ctx)
+    if memory:
+        parts.append(f"【相关前情（L3 摘要与 L2 片段）】\n{memory}")
     goal = f"标题：{ctx.goal.title}"
     if ctx.goal.summary:
         goal += f"\n内容：{ctx.goal.summary}"
@@ -191,78 +194,3 @@ def clean_chapter(text: str, title: str) -> str:
     ):
         lines = lines[1:]
     return "\n".join(lines).strip()
-
-
-# ---- summary (L3) -----------------------------------------------------------------------------
-
-
-class ChapterSummary(BaseModel):
-    title: str = ""
-    summary: str = Field(min_length=1)
-    characters: list[str] = Field(default_factory=list)
-    scenes: list[str] = Field(default_factory=list)
-    events: list[str] = Field(default_factory=list)
-
-
-SUMMARY_SYSTEM = "你是小说编辑，负责为章节写结构化摘要。只输出 JSON。"
-
-_SUMMARY_ASK = (
-    "为下面这一章写摘要，输出一个 JSON 对象，键为：title（章节标题）、summary（150 字以内的情节摘要）、"
-    "characters（出场主要人物名的数组）、scenes（场景/地点名的数组）、events（关键事件的短语数组）。"
-)
-_STRICT = "只输出一个 JSON 对象本身：不要 Markdown 代码块，不要任何解释文字，以 { 开头，以 } 结尾。"
-
-
-def parse_summary(raw: str) -> ChapterSummary | None:
-    """Tolerant: code fences, text around the object, trailing commas."""
-    text = re.sub(r"```(?:json)?", "", raw).strip()
-    start = text.find("{")
-    end = text.rfind("}")
-    if start < 0 or end <= start:
-        return None
-    body = text[start : end + 1]
-    for candidate in (body, re.sub(r",\s*([}\]])", r"\1", body)):
-        try:
-            data = json.loads(candidate)
-        except json.JSONDecodeError:
-            continue
-        if not isinstance(data, dict):
-            return None
-        for key in ("characters", "scenes", "events"):
-            if isinstance(data.get(key), str):
-                data[key] = [p for p in re.split(r"[,，、]", data[key]) if p.strip()]
-        try:
-            return ChapterSummary.model_validate(data)
-        except ValidationError:
-            return None
-    return None
-
-
-def fallback_summary(text: str, title: str, bp: Blueprint) -> ChapterSummary:
-    return ChapterSummary(
-        title=title, summary=text.strip()[:200], characters=bp.characters_in(text)
-    )
-
-
-async def summarise(llm: LLM | None, text: str, title: str, bp: Blueprint) -> dict[str, Any]:
-    """JSON summary via the model: one retry with a stricter instruction, then a fallback."""
-    if llm is not None:
-        for strict in (False, True):
-            ask = _SUMMARY_ASK + (_STRICT if strict else "") + f"\n\n章节标题：{title}\n\n{text}"
-            try:
-                response = await llm.complete(
-                    LLMRequest(
-                        system=SUMMARY_SYSTEM,
-                        messages=[Message("user", ask)],
-                        max_tokens=800,
-                        temperature=0.0,
-                    )
-                )
-            except LLMError:
-                break
-            parsed = parse_summary(response.text)
-            if parsed is not None:
-                if not parsed.title:
-                    parsed.title = title
-                return parsed.model_dump()
-    return fallback_summary(text, title, bp).model_dump()

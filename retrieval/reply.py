@@ -50,6 +50,9 @@ class Poll:
     # Action prefix; choosing option i sends `f"{action_prefix}{i}"` back to the router.
     action_prefix: str
     round_id: str = ""
+    # True: a platform-native poll where the platform has one (Telegram), and no keyboard;
+    # False: buttons/keyboard only. Never both: one ballot, one tally.
+    native: bool = False
 
 
 @dataclass(frozen=True, slots=True)

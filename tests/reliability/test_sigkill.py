@@ -184,6 +184,8 @@ async def _seed_novel(data: Path) -> None:
 
 
 async def _check_novel(data: Path) -> dict[str, int]:
+    from novel.memory import PlotMemory
+    from novel.repo import NovelRepo
     from novel.service import NovelService
     from novel.settings import NovelSettings
     from novel.splitter import split_text
@@ -195,12 +197,11 @@ async def _check_novel(data: Path) -> dict[str, int]:
         return None
 
     store = await EdgeStore.open(data / "qdrant", DIM)
+    repo = await NovelRepo.open(data / "baibao.sqlite3")
     try:
         service = NovelService(
-            data / "baibao.sqlite3",
-            store,
-            HashEmbedder(DIM),
-            sparse,
+            repo,
+            PlotMemory(repo, store, HashEmbedder(DIM), sparse),
             None,
             NovelSettings(proposal_minutes=60, vote_minutes=60),
             announce,
@@ -214,6 +215,7 @@ async def _check_novel(data: Path) -> dict[str, int]:
                 Filter(equals={"namespace": f"novel:{CHAT}"}), limit=100_000
             )
             counts: dict[str, int] = {}
+            summaries: dict[str, int] = {}  # one L3 summary point per current version
             texts: dict[str, str] = {}
             for chapter_id, (_, version) in truth.items():
                 row = await service.repo.version(chapter_id, version)
@@ -226,15 +228,20 @@ async def _check_novel(data: Path) -> dict[str, int]:
                 assert c.extra.get("current") is True, "current version chunk not marked current"
                 for a, b in MARK.findall(c.text):
                     assert f"〔{a}-{b}〕" in texts[cid], "chunk text is not the current version's"
+                if c.extra.get("kind") == "summary":
+                    summaries[cid] = summaries.get(cid, 0) + 1
+                    continue
                 counts[cid] = counts.get(cid, 0) + 1
             for cid, text in texts.items():
                 assert counts.get(cid, 0) == len(split_text(text)), ("missing chunks", cid)
+                assert summaries.get(cid, 0) == 1, ("summary point", cid)
             for doc in DOCS:
                 for hit in await service.memory.search(CHAT, f"〔{doc} 林远 渡口 灯笼", limit=30):
                     for a, b in MARK.findall(hit.text):
                         assert f"〔{a}-{b}〕" in texts[hit.chapter_id], "stale text in search"
             return {cid: v for cid, (_, v) in truth.items()}
     finally:
+        await repo.close()
         await store.close()
 
 

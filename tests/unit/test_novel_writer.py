@@ -1,18 +1,18 @@
-"""Prompt layers, dynamic top-K, robust summary parsing with one retry and a fallback."""
+"""Prompt layers in the seed's order, dynamic top-K, robust summary parsing with one retry and
+an extractive fallback."""
 
 from __future__ import annotations
 
 from novel.blueprint import default_blueprint
 from novel.memory import PlotHit
+from novel.summary import parse_summary, summarise
 from novel.writer import (
     Context,
     Goal,
     PriorChapter,
     build_request,
+    goal_characters,
     memory_query,
-    parse_summary,
-    pick_summaries,
-    summarise,
     top_k,
     within_budget,
 )
@@ -34,6 +34,7 @@ def test_top_k_shrinks_and_budget() -> None:
 def test_memory_query_names_aliases() -> None:
     q = memory_query(default_blueprint(), Goal("夜渡", "阿远去找沈师父"))
     assert "林远" in q and "阿远" in q and "沈默" in q and "苏晴" not in q
+    assert goal_characters(default_blueprint(), Goal("夜渡", "阿远去找沈师父")) == ["林远", "沈默"]
 
 
 def test_prompt_layers_in_order() -> None:
@@ -47,16 +48,21 @@ def test_prompt_layers_in_order() -> None:
         summaries=[PriorChapter(1, "起", {"summary": "第一章摘要"})],
     )
     text = build_request(ctx).messages[0].content
-    order = ["（L1）", "（L3）", "（L2", "（L4）", "（L5）：第3章", "写作要求"]
+    # The seed's order: blueprint → previous summary → previous ending → retrieved (L3 + L2,
+    # Markdown) → goal.
+    order = [
+        "（L1）",
+        "上一章摘要（L4）",
+        "上一章结尾（L4）",
+        "## 相关章节摘要",
+        "## 相关情节片段",
+        "（L5）：第3章",
+        "写作要求",
+    ]
     positions = [text.index(m) for m in order]
     assert positions == sorted(positions)
-    assert "上一章结尾" in text and "旧情节" in text and "多写环境" in text
-
-
-def test_pick_summaries_recent_and_relevant() -> None:
-    prior = [PriorChapter(i, f"章{i}", {"summary": str(i)}) for i in range(1, 11)]
-    picked = [p.number for p in pick_summaries(prior, [hit(3), hit(5), hit(10)])]
-    assert picked == [3, 5, 8, 9, 10]  # 2 recent + relevant, filled up to 5 with recent
+    assert "上一章结尾" in text and "> 旧情节" in text and "多写环境" in text
+    assert "- 第1章《起》：第一章摘要" in text and "### 第1章《章1》" in text
 
 
 def test_parse_summary_tolerant() -> None:
@@ -71,11 +77,12 @@ async def test_summarise_retry_then_fallback() -> None:
     bp = default_blueprint()
     llm = ScriptedLLM(["不是 JSON", '{"summary": "好", "characters": ["林远"]}'])
     out = await summarise(llm, "林远过江。", "夜渡", bp)
-    assert out["summary"] == "好" and out["title"] == "夜渡" and len(llm.requests) == 2
+    assert out.summary == "好" and out.title == "夜渡" and len(llm.requests) == 2
     assert "不要 Markdown" in llm.requests[1].messages[0].content
     text = "苏晴" + "江" * 300
+    # Issue 12: without a usable answer the summary is extractive (the chapter's own words).
     out = await summarise(ScriptedLLM(["x", "y"]), text, "夜渡", bp)
-    assert out["summary"] == text[:200] and out["characters"] == ["苏晴"]
+    assert out.summary == text[:150] and out.characters == ["苏晴"] and out.extractive
     out = await summarise(ScriptedLLM([LLMError("timeout")]), text, "夜渡", bp)
-    assert out["summary"] == text[:200]
-    assert (await summarise(None, text, "夜渡", bp))["title"] == "夜渡"
+    assert out.summary == text[:150]
+    assert (await summarise(None, text, "夜渡", bp)).title == "夜渡"

@@ -108,6 +108,8 @@ async def run_corpus(data: Path, rng: random.Random) -> None:
 
 async def run_novel(data: Path, rng: random.Random) -> None:
     from novel import api
+    from novel.memory import PlotMemory
+    from novel.repo import NovelRepo
     from novel.service import NovelService
     from novel.settings import NovelSettings
     from retrieval.requests import Actor
@@ -119,11 +121,10 @@ async def run_novel(data: Path, rng: random.Random) -> None:
         return None
 
     store = await EdgeStore.open(data / "qdrant", DIM)
+    repo = await NovelRepo.open(data / "baibao.sqlite3")
     service = NovelService(
-        data / "baibao.sqlite3",
-        store,
-        HashEmbedder(DIM),
-        sparse,
+        repo,
+        PlotMemory(repo, store, HashEmbedder(DIM), sparse),
         None,  # no model: uploaded revisions only (a summary falls back without one)
         NovelSettings(proposal_minutes=60, vote_minutes=60),
         announce,

@@ -1,0 +1,445 @@
+"""The chapter service: writes a round's chapter (by the model, or a text the group submits),
+revises, rolls back, deletes, shows, exports — and reviews every new chapter or version
+(consistency check + proposed blueprint changes).
+
+One asyncio lock per novel: at most one write at a time changes a novel's chapters and memory.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import uuid
+from collections.abc import Awaitable, Callable, Sequence
+
+from novel import consistency, evolve
+from novel.blueprint import Blueprint, default_blueprint, validate
+from novel.consistency import Finding, StoryState
+from novel.export import ExportChapter, to_epub, to_markdown
+from novel.memory import PlotMemory
+from novel.phase import Event
+from novel.repo import ChangeRow, NovelRepo, ProposalRow, RoundRow, VersionRow
+from novel.results import (
+    ChapterSaved,
+    ChapterView,
+    Deleted,
+    Exported,
+    History,
+    Refused,
+    RolledBack,
+    SaveHow,
+    WriteStalled,
+)
+from novel.schedule import Clock
+from novel.settings import NovelSettings
+from novel.summary import ChapterSummary, load, summarise
+from novel.writer import (
+    BRIDGE_CHARS,
+    Context,
+    Goal,
+    PriorChapter,
+    generate,
+    goal_characters,
+    memory_query,
+    summary_k,
+    top_k,
+    within_budget,
+)
+from retrieval.ports import LLM, LLMError
+from retrieval.reply import Progress
+from retrieval.requests import Actor
+
+log = logging.getLogger(__name__)
+
+
+class ChapterService:
+    def __init__(
+        self,
+        repo: NovelRepo,
+        memory: PlotMemory,
+        llm: LLM | None,
+        settings: NovelSettings,
+        clock: Clock,
+    ) -> None:
+        self._repo = repo
+        self._memory = memory
+        self._llm = llm
+        self._settings = settings
+        self._clock = clock
+        self._locks: dict[str, asyncio.Lock] = {}
+
+    @property
+    def model_writes(self) -> bool:
+        return self._llm is not None
+
+    def lock(self, chat_id: str) -> asyncio.Lock:
+        return self._locks.setdefault(chat_id, asyncio.Lock())
+
+    def ensure_idle(self, chat_id: str) -> None:
+        if self.lock(chat_id).locked():
+            raise Refused("busy_writing")
+
+    async def blueprint(self, chat_id: str) -> Blueprint:
+        raw = await self._repo.blueprint_json(chat_id)
+        return validate(json.loads(raw)) if raw else default_blueprint()
+
+    async def find(self, chat_id: str, number: int | None) -> tuple[int, str, int]:
+        """(number, chapter id, current version) of chapter `number` (None = the last)."""
+        chapters = await self._repo.chapters(chat_id)
+        if not chapters:
+            raise Refused("no_chapters")
+        if number is None:
+            c = chapters[-1]
+        else:
+            found = [c for c in chapters if c.chapter_no == number]
+            if not found:
+                raise Refused("no_such_chapter", n=number, last=chapters[-1].chapter_no)
+            c = found[0]
+        return c.chapter_no, c.id, c.current_version
+
+    # ---- writing a round's chapter -------------------------------------------------------------
+
+    async def write_round(
+        self, r: RoundRow, winner: ProposalRow, progress: Progress | None, *, wait: bool
+    ) -> ChapterSaved | WriteStalled:
+        """Write the chapter of a round in phase `writing`. On any failure the round stalls
+        (pending: retry with /chapter next, or submit a text) and nothing is saved."""
+        number = len(await self._repo.chapters(r.chat_id)) + 1
+        lock = self.lock(r.chat_id)
+        if lock.locked() and not wait:
+            await self._repo.advance(r.id, Event.STALL)
+            return WriteStalled("busy", number, winner.title)
+        async with lock:
+            if self._llm is None:
+                await self._repo.advance(r.id, Event.STALL)
+                return WriteStalled("no_model", number, winner.title)
+            try:
+                goal = Goal(winner.title, winner.summary, winner.notes)
+                bp = await self.blueprint(r.chat_id)
+                ctx = await self.context(r.chat_id, bp, goal, None)
+                text = await generate(self._llm, ctx, progress, self._settings.chapter_max_tokens)
+                return await self._save_new(
+                    r.chat_id,
+                    r.id,
+                    bp,
+                    winner.title,
+                    text,
+                    winner.user_name or winner.user_id,
+                    "generated",
+                )
+            except LLMError as err:
+                await self._repo.advance(r.id, Event.STALL)
+                return WriteStalled("llm", number, winner.title, err.kind)
+            except Exception:
+                log.exception("writing round %s failed", r.id)
+                await self._repo.advance(r.id, Event.STALL)
+                return WriteStalled("error", number, winner.title)
+
+    async def submit(
+        self, actor: Actor, r: RoundRow, winner: ProposalRow, text: str
+    ) -> ChapterSaved:
+        """The group's own text for the winning goal, saved exactly like a generated one."""
+        text = self._valid_text(text)
+        self.ensure_idle(actor.chat_id)
+        async with self.lock(actor.chat_id):
+            if not await self._repo.advance(r.id, Event.WRITE):
+                raise Refused("busy_writing")
+            try:
+                bp = await self.blueprint(actor.chat_id)
+                return await self._save_new(
+                    actor.chat_id,
+                    r.id,
+                    bp,
+                    winner.title,
+                    text,
+                    actor.user_name or actor.user_id,
+                    "submitted",
+                )
+            except Exception:
+                log.exception("saving the submitted chapter of round %s failed", r.id)
+                await self._repo.advance(r.id, Event.STALL)
+                raise Refused("save_failed") from None
+
+    async def _save_new(
+        self,
+        chat_id: str,
+        round_id: str,
+        bp: Blueprint,
+        title: str,
+        text: str,
+        author: str,
+        how: SaveHow,
+    ) -> ChapterSaved:
+        summary = await summarise(self._llm, text, title, bp, await self._known_places(chat_id))
+        chapter_id = uuid.uuid4().hex
+        number, chunks = await self._memory.add_chapter(
+            chat_id=chat_id,
+            chapter_id=chapter_id,
+            title=title,
+            text=text,
+            summary=summary.model_dump(),
+            author=author,
+            reason=how,
+            now=self._clock(),
+            round_id=round_id,
+        )
+        findings, changes = await self.review(chat_id, chapter_id, number, text, summary, bp)
+        return ChapterSaved(number, title, text, chunks, 1, how, findings, changes)
+
+    def _valid_text(self, text: str) -> str:
+        text = text.strip()
+        if not text:
+            raise Refused("upload_empty")
+        if len(text) > self._settings.max_upload_chars:
+            raise Refused("upload_too_long", limit=self._settings.max_upload_chars, got=len(text))
+        return text
+
+    async def _known_places(self, chat_id: str) -> list[str]:
+        places: list[str] = []
+        for _, v in await self._repo.current_versions(chat_id):
+            places.extend(str(p) for p in v.summary.get("scenes") or () if isinstance(p, str))
+        return list(dict.fromkeys(places))
+
+    # ---- the prompt ----------------------------------------------------------------------------
+
+    async def context(
+        self,
+        chat_id: str,
+        bp: Blueprint,
+        goal: Goal,
+        number: int | None,
+        instructions: str = "",
+        draft: str = "",
+    ) -> Context:
+        """The prompt layers for chapter `number` (None = a new last chapter)."""
+        current = await self._repo.current_versions(chat_id)
+        if number is None:
+            number = len(current) + 1
+        prior = [(n, v) for n, v in current if n < number]
+        query = memory_query(bp, goal)
+        tags = goal_characters(bp, goal)
+        k = top_k(len(current))
+        plot = await self._memory.search(chat_id, query, limit=k + 2, tags=tags)
+        plot = within_budget(
+            [h for h in plot if h.chapter_no != number][:k], self._settings.plot_token_budget
+        )
+        previous = prior[-1] if prior else None
+        by_number = dict(prior)
+        similar: list[int] = []
+        if previous is not None:
+            want = summary_k(len(current))
+            for hit in await self._memory.summaries(chat_id, query, limit=want + 2, tags=tags):
+                n = hit.chapter_no
+                if n in by_number and n != previous[0] and n not in similar:
+                    similar.append(n)
+                if len(similar) >= want:
+                    break
+        return Context(
+            blueprint=bp,
+            goal=goal,
+            number=number,
+            previous_summary=previous[1].summary if previous else None,
+            previous_tail=previous[1].text[-BRIDGE_CHARS:] if previous else "",
+            plot=plot,
+            summaries=[
+                PriorChapter(n, by_number[n].title, by_number[n].summary) for n in sorted(similar)
+            ],
+            instructions=instructions,
+            draft=draft,
+        )
+
+    # ---- review: consistency + blueprint proposals -------------------------------------------
+
+    async def review(
+        self,
+        chat_id: str,
+        chapter_id: str,
+        number: int,
+        text: str,
+        summary: ChapterSummary,
+        bp: Blueprint,
+    ) -> tuple[list[Finding], list[ChangeRow]]:
+        """Check the saved chapter against the story so far and propose blueprint changes.
+        Never fails the chapter: a broken check is logged and reports nothing."""
+        try:
+            others = [
+                (n, v)
+                for n, v in await self._repo.current_versions(chat_id)
+                if v.chapter_id != chapter_id
+            ]
+            pending = await self._repo.pending_changes(chat_id)
+            state = _story_state(bp, others, pending, number)
+            earlier = [
+                f"第{n}章《{v.title}》：{str(v.summary.get('summary', '')).strip()}"
+                for n, v in others
+                if n < number
+            ]
+            llm = self._llm if self._settings.consistency_model else None
+            findings = await consistency.check(text, state, llm=llm, earlier=earlier, number=number)
+            waiting = [  # pending changes of other chapters (this chapter's are replaced)
+                evolve.BlueprintChange.from_row(c.kind, c.payload)
+                for c in pending
+                if c.chapter_id != chapter_id
+            ]
+            proposed = evolve.propose(bp, summary, waiting)
+            changes = await self._repo.propose_changes(
+                chat_id,
+                chapter_id,
+                number,
+                [(c.kind, c.payload()) for c in proposed],
+                self._clock(),
+            )
+            return findings, changes
+        except Exception:
+            log.exception("reviewing chapter %s of %s failed", number, chat_id)
+            return [], []
+
+    # ---- revise, rollback, delete ----------------------------------------------------------------
+
+    async def revise(
+        self,
+        actor: Actor,
+        number: int,
+        instructions: str,
+        upload: str | None,
+        progress: Progress | None,
+        started: Callable[[], Awaitable[None]] | None = None,
+    ) -> ChapterSaved:
+        """A new version: regenerated by the model (with instructions) or an uploaded text.
+        `started` runs once the request passed every check (the "rewriting…" notice)."""
+        number, chapter_id, version = await self.find(actor.chat_id, number)
+        self.ensure_idle(actor.chat_id)
+        if upload is not None:
+            upload = self._valid_text(upload)
+        elif self._llm is None:
+            raise Refused("needs_model")
+        async with self.lock(actor.chat_id):
+            row = await self._repo.version(chapter_id, version)
+            assert row is not None
+            bp = await self.blueprint(actor.chat_id)
+            try:
+                if upload is None:
+                    assert self._llm is not None
+                    if started is not None:
+                        await started()
+                    goal = Goal(row.title, str(row.summary.get("summary", "")))
+                    ctx = await self.context(
+                        actor.chat_id, bp, goal, number, instructions, row.text
+                    )
+                    text = await generate(
+                        self._llm, ctx, progress, self._settings.chapter_max_tokens
+                    )
+                    how: SaveHow = "regenerated"
+                    reason = instructions.strip()
+                else:
+                    text, how, reason = upload, "uploaded", ""
+                summary = await summarise(
+                    self._llm, text, row.title, bp, await self._known_places(actor.chat_id)
+                )
+                new_version, chunks = await self._memory.add_version(
+                    chat_id=actor.chat_id,
+                    chapter_id=chapter_id,
+                    chapter_no=number,
+                    title=row.title,
+                    text=text,
+                    summary=summary.model_dump(),
+                    author=actor.user_name or actor.user_id,
+                    reason=(reason or how)[:200],
+                    now=self._clock(),
+                )
+            except LLMError as err:
+                raise Refused("llm_failed", kind=err.kind) from None
+            findings, changes = await self.review(
+                actor.chat_id, chapter_id, number, text, summary, bp
+            )
+        return ChapterSaved(number, row.title, text, chunks, new_version, how, findings, changes)
+
+    async def rollback(self, actor: Actor, number: int, version: int) -> RolledBack:
+        number, chapter_id, current = await self.find(actor.chat_id, number)
+        versions = [v.version for v in await self._repo.versions(chapter_id)]
+        if version not in versions:
+            raise Refused(
+                "no_such_version", n=number, v=version, versions="、".join(map(str, versions))
+            )
+        if version == current:
+            raise Refused("already_current", n=number, v=version)
+        self.ensure_idle(actor.chat_id)
+        async with self.lock(actor.chat_id):
+            await self._memory.rollback(actor.chat_id, chapter_id, number, version)
+        return RolledBack(number, version)
+
+    async def delete(self, actor: Actor, number: int | None, confirm: bool) -> Deleted:
+        chapters = await self._repo.chapters(actor.chat_id)
+        number, chapter_id, _ = await self.find(actor.chat_id, number)
+        last = chapters[-1].chapter_no
+        if number != last and not confirm:
+            raise Refused("delete_needs_confirm", n=number, later=last - number)
+        self.ensure_idle(actor.chat_id)
+        async with self.lock(actor.chat_id):
+            renumbered = await self._memory.delete_chapter(actor.chat_id, chapter_id)
+        return Deleted(number, len(renumbered))
+
+    # ---- reading -------------------------------------------------------------------------------
+
+    async def show(self, actor: Actor, number: int | None) -> ChapterView:
+        number, chapter_id, version = await self.find(actor.chat_id, number)
+        row = await self._repo.version(chapter_id, version)
+        assert row is not None
+        return ChapterView(number, row)
+
+    async def history(self, actor: Actor, number: int) -> History:
+        number, chapter_id, current = await self.find(actor.chat_id, number)
+        return History(number, current, await self._repo.versions(chapter_id))
+
+    async def export(self, actor: Actor, fmt: str) -> Exported:
+        fmt = fmt.strip().lower()
+        if fmt not in ("md", "epub"):
+            raise Refused("bad_format", fmt=fmt[:20])
+        current = await self._repo.current_versions(actor.chat_id)
+        if not current:
+            raise Refused("no_chapters")
+        bp = await self.blueprint(actor.chat_id)
+        chapters = [ExportChapter(n, v.title, v.text) for n, v in current]
+        chars = sum(len(c.text) for c in chapters)
+        if fmt == "epub":
+            data = await to_epub(bp.title, chapters, f"baibao-{actor.chat_id}")
+            return Exported(
+                bp.title, len(chapters), chars, f"{bp.title}.epub", data, "application/epub+zip"
+            )
+        return Exported(
+            bp.title,
+            len(chapters),
+            chars,
+            f"{bp.title}.md",
+            to_markdown(bp.title, chapters),
+            "text/markdown",
+        )
+
+
+def _story_state(
+    bp: Blueprint,
+    others: Sequence[tuple[int, VersionRow]],
+    pending: Sequence[ChangeRow],
+    number: int,
+) -> StoryState:
+    """What the story knew before chapter `number`: names from the other chapters' summaries
+    and from pending new-character proposals, who was hurt in the previous chapter, places."""
+    names: dict[str, str] = {}
+    places: list[str] = []
+    injured: set[str] = set()
+    for n, v in others:
+        summary = load(v.summary, v.title)
+        for name in summary.characters:
+            names.setdefault(name, name)
+        for nc in summary.new_characters:
+            names.setdefault(nc.name, nc.name)
+        places.extend(summary.scenes)
+        if n == number - 1:
+            injured.update(s.name for s in summary.status_changes if "伤" in s.status)
+    for change in pending:
+        if change.kind == "character":
+            name = str(change.payload.get("name", ""))
+            if name:
+                names.setdefault(name, name)
+    return StoryState(bp, names, frozenset(injured), places)

@@ -1,0 +1,542 @@
+"""Reading Chinese narrative without a model: sentences, scenes, names, places, deaths,
+relationships. The extractive summariser, the offline consistency rules and the blueprint
+proposals all read a chapter through these functions, so they agree on what the text says.
+
+Everything here is a heuristic tuned for precision (a wrong warning costs a writing group more
+than a missed one); `bench/bench_consistency.py` measures it on Bible narrative (CUV 1919) with
+planted contradictions.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+# ---- sentences and scenes ---------------------------------------------------------------------
+
+_SENTENCE_END = re.compile(r"[^。！？!?；;\n]*(?:[。！？!?；;]+[”’」』\"）)]*|\n+|$)")
+
+
+@dataclass(frozen=True, slots=True)
+class Sentence:
+    text: str
+    start: int  # offset in the chapter
+    scene: int  # index of the scene it belongs to
+
+
+_SCENE_BREAK_LINE = re.compile(r"^\s*(?:[*＊#◆◇○●·\-—~～=]\s*){3,}\s*$")
+_TIME_SHIFT = re.compile(
+    r"^\s*(?:次日|第二天|翌日|隔天|当晚|当夜|入夜|夜里|天亮|黎明|清晨|早晨|傍晚|午后|黄昏|深夜|半夜|"
+    r"后来|过了|与此同时|另一边|另一头|那一边|数日后|几天后|多年后|"
+    r"[一二三四五六七八九十两几数百千\d]+(?:个)?(?:天|日|夜|年|月|个月|时辰|更)(?:之)?后)"
+)
+
+
+def sentences(text: str) -> list[Sentence]:
+    """Sentences with their offsets and scene numbers. A scene ends at a break line (`***`)
+    or at a paragraph that opens with a shift in time (次日、三天后、与此同时 …)."""
+    out: list[Sentence] = []
+    scene = 0
+    offset = 0
+    for paragraph in re.split(r"(\n\s*\n|\n)", text):
+        if not paragraph or paragraph.isspace():
+            offset += len(paragraph)
+            continue
+        if _SCENE_BREAK_LINE.match(paragraph):
+            scene += 1
+            offset += len(paragraph)
+            continue
+        if out and _TIME_SHIFT.match(paragraph):
+            scene += 1
+        for m in _SENTENCE_END.finditer(paragraph):
+            piece = m.group(0)
+            if piece.strip():
+                out.append(Sentence(piece.strip(), offset + m.start(), scene))
+        offset += len(paragraph)
+    return out
+
+
+def quoted_spans(text: str) -> list[tuple[int, int]]:
+    """(start, end) of every “…” / 「…」 quotation: words inside are someone's speech."""
+    return [(m.start(), m.end()) for m in re.finditer(r"“[^”]*”|「[^」]*」|『[^』]*』", text)]
+
+
+def inside(spans: Sequence[tuple[int, int]], at: int) -> bool:
+    return any(a < at < b for a, b in spans)
+
+
+# ---- names ------------------------------------------------------------------------------------
+
+SURNAMES = frozenset(
+    "赵钱孙李周吴郑王冯陈褚卫蒋沈韩杨朱秦尤许何吕施张孔曹严华金魏陶姜戚谢邹喻柏水窦章云苏潘葛"
+    "奚范彭郎鲁韦昌马苗凤花方俞任袁柳酆鲍史唐费廉岑薛雷贺倪汤滕殷罗毕郝邬安常乐于时傅皮卞齐康"
+    "伍余元卜顾孟平黄和穆萧尹姚邵湛汪祁毛禹狄米贝明臧计伏成戴谈宋茅庞熊纪舒屈项祝董梁杜阮蓝闵"
+    "席季麻强贾路娄危江童颜郭梅盛林刁钟徐邱骆高夏蔡田樊胡凌霍虞万支柯管卢莫经房裘缪干解应宗丁"
+    "宣邓郁单杭洪包诸左石崔吉龚程邢裴陆荣翁荀羊甄曲家封储靳段富巫乌焦巴弓牧山谷车侯宓蓬全郗班"
+    "仰秋仲伊宫宁仇栾暴甘厉戎祖武符刘景詹束龙叶幸司韶黎薄印宿白怀蒲邰从鄂索咸籍赖卓蔺屠蒙池乔"
+    "阴胥能苍双闻莘党翟谭贡劳逄姬申扶堵冉宰郦雍桑桂濮牛寿通边扈燕冀浦尚农温别庄晏柴瞿阎充慕连"
+    "茹习宦艾鱼容向古易慎戈廖庾终居衡步都耿满弘匡国文寇广禄阙东欧利蔚越夔隆师巩聂晁勾敖融冷訾"
+    "辛阚那简饶空曾沙养鞠须丰巢关蒯相查后荆红游竺权盖益桓公岳帅缑亢况郈有琴商牟佘佴伯赏墨哈谯"
+    "笪年爱阳佟"
+)
+COMPOUND_SURNAMES = (
+    "欧阳",
+    "司马",
+    "上官",
+    "诸葛",
+    "慕容",
+    "东方",
+    "令狐",
+    "公孙",
+    "皇甫",
+    "尉迟",
+    "长孙",
+    "宇文",
+    "独孤",
+    "南宫",
+    "西门",
+    "夏侯",
+    "端木",
+)
+TITLES = (
+    "师兄",
+    "师姐",
+    "师弟",
+    "师妹",
+    "师父",
+    "师傅",
+    "师叔",
+    "师伯",
+    "掌柜",
+    "姑娘",
+    "公子",
+    "大哥",
+    "大姐",
+    "大嫂",
+    "大叔",
+    "大婶",
+    "先生",
+    "夫人",
+    "小姐",
+    "将军",
+    "老爷",
+    "娘子",
+    "大人",
+    "捕头",
+    "郎中",
+    "掌门",
+    "长老",
+    "当家",
+)
+_TITLE_RE = "|".join(sorted(TITLES, key=len, reverse=True))
+_HONORIFIC = re.compile(rf"([\u4e00-\u9fff])({_TITLE_RE})")
+_INTRO_BEFORE = re.compile(
+    r"(?:名叫|叫做|叫作|名为|名唤|唤作|唤做|自称|人称|号称|称作|外号|绰号|一个叫|一位叫|一名叫|他叫|她叫|我叫|"
+    r"我是|来人是|此人是|此人便是|原来是|原来他是|原来她是|介绍说|姓)$"
+)
+_INTRO_AFTER = re.compile(
+    r"^(?:的(?:人|少年|少女|女子|男子|老人|汉子|姑娘)|自我介绍|是(?:一个|一位|个|位))"
+)
+_SPEECH = re.compile(
+    r"^(?:冷冷地|低声|高声|大声|轻声|沉声|笑着|急忙|连忙|忙|又|便|也|却|才|就|终于|忽然|突然|缓缓)?"
+    r"(?:说道|说|道|问道|问|答道|答|喊道|喊|叫道|嚷道|笑道|冷笑道|叹道|开口)"
+)
+
+_ADVERBS = (
+    r"(?:正|又|也|便|就|却|才|还|再|都|立刻|连忙|急忙|忽然|突然|慢慢|缓缓|低声|大声|轻声|冷冷地?|"
+    r"笑着|竟然|居然|亲自|亲手|一边|默默地?|终于|当即|随即)*"
+)
+_VERBS = (
+    r"(?:说|道|问|答|喊|叫|嚷|笑|哭|叹|走|跑|站|坐|拿|握|举|抬|点头|点了点头|摇头|摇了摇头|转身|"
+    r"回头|看|望|瞧|伸手|拔|推|拉|跳|喝|吃|递|写|骂|跪|抱|挥|开口|赶来|冲|追|躲|打|救|扶|挡|接过|"
+    r"抢|吩咐|命令|醒|起身|迎|撑|划|拍|放下|牵|领|带着|吻|去|来|回|进|出|上了|下了|对|向|把|将|"
+    r"给|替|听|见|想|觉得|知道|明白|决定|答应|起来|睁开|伸出)"
+)
+ACTS = re.compile("^" + _ADVERBS + _VERBS)
+_SUBJECT = re.compile(
+    r"(?:^|(?<=[，。！？；：”」\s]))([" + "".join(sorted(SURNAMES)) + r"][\u4e00-\u9fff]{1,2})"
+)
+
+
+@functools.cache
+def _jieba() -> tuple[object, Mapping[str, int]]:
+    """jieba's part-of-speech tokenizer (its own dictionary instance, loaded once)."""
+    import jieba
+    import jieba.posseg
+
+    jieba.setLogLevel(60)
+    tokenizer = jieba.Tokenizer()
+    tokenizer.initialize()
+    return jieba.posseg.POSTokenizer(tokenizer), tokenizer.FREQ
+
+
+def common_word(word: str) -> bool:
+    """A frequent dictionary word (师父, 众人, 老人) is not a personal name."""
+    _, freq = _jieba()
+    return int(freq.get(word, 0) or 0) >= 30
+
+
+def _surname_start(word: str) -> bool:
+    return word[:1] in SURNAMES or word.startswith(COMPOUND_SURNAMES)
+
+
+@dataclass(frozen=True, slots=True)
+class NameUse:
+    name: str
+    start: int  # first use in the text
+    introduced: bool  # the text introduces it (名叫…, 自称…, 一个叫…的人)
+
+
+class NameIndex:
+    """Who the story knows: canonical names with their aliases, and where each occurs."""
+
+    def __init__(self, names: Mapping[str, str]) -> None:
+        self.names = {k: v for k, v in names.items() if k}
+        # longest first, so 沈师父 is found before 沈
+        self._ordered = sorted(self.names, key=len, reverse=True)
+
+    def canonical(self, name: str) -> str | None:
+        return self.names.get(name)
+
+    def occurrences(self, text: str) -> list[tuple[int, int, str]]:
+        """(start, end, canonical) for every known name/alias in `text`, non-overlapping."""
+        taken: list[tuple[int, int]] = []
+        found: list[tuple[int, int, str]] = []
+        for alias in self._ordered:
+            for m in re.finditer(re.escape(alias), text):
+                if any(a < m.end() and m.start() < b for a, b in taken):
+                    continue
+                taken.append((m.start(), m.end()))
+                found.append((m.start(), m.end(), self.names[alias]))
+        return sorted(found)
+
+    def known(self, word: str) -> bool:
+        if word in self.names:
+            return True
+        # a known name plus a stray character (霍三站) or part of one (林远 → 林)
+        return any(word.startswith(n) or n.startswith(word) for n in self._ordered if len(n) > 1)
+
+    def surnames(self) -> dict[str, set[str]]:
+        out: dict[str, set[str]] = {}
+        for alias, canon in self.names.items():
+            for prefix in COMPOUND_SURNAMES:
+                if alias.startswith(prefix):
+                    out.setdefault(prefix, set()).add(canon)
+                    break
+            else:
+                out.setdefault(alias[:1], set()).add(canon)
+        return out
+
+
+def _introduced(text: str, start: int, end: int) -> bool:
+    before = text[max(0, start - 8) : start]
+    after = text[end : end + 12]
+    return bool(_INTRO_BEFORE.search(before) or _INTRO_AFTER.match(after))
+
+
+def person_names(text: str, known: NameIndex) -> list[NameUse]:
+    """Personal names in `text` that the index does not know, first use first.
+
+    Candidates: jieba person-name tokens (nr) that start with a Chinese surname or are followed
+    by a speech verb, and surname + title forms (沈师兄, 王掌柜). A frequent dictionary word is
+    never a name; a surname + title is known when exactly one known character has that surname.
+    """
+    pos, _ = _jieba()
+    spans = quoted_spans(text)
+    found: dict[str, NameUse] = {}
+    offset = 0
+    for word, flag in pos.cut(text):  # type: ignore[attr-defined]
+        start = offset
+        offset += len(word)
+        if not str(flag).startswith("nr") or not 2 <= len(word) <= 4:
+            continue
+        if word in found or known.known(word) or common_word(word):
+            continue
+        after = text[offset : offset + 8]
+        if not (_surname_start(word) or _SPEECH.match(after)):
+            continue
+        if inside(spans, start) and not _SPEECH.match(after):
+            continue  # a name inside someone's speech may be anything (a place, an idiom)
+        found[word] = NameUse(word, start, _introduced(text, start, offset))
+    # jieba splits some names (赵六点了点头 → 赵 / 六点): a surname and one or two characters
+    # opening a clause and followed by an action is a name too.
+    for m in _SUBJECT.finditer(text):
+        for length in (2, 3):
+            word = m.group(1)[:length]
+            rest = text[m.start(1) + length :]
+            if len(word) < length or not ACTS.match(rest):
+                continue
+            if word in found or known.known(word) or common_word(word):
+                break
+            found[word] = NameUse(word, m.start(1), _introduced(text, m.start(1), m.end(1)))
+            break
+    by_surname = known.surnames()
+    for m in _HONORIFIC.finditer(text):
+        surname = m.group(1)
+        name = surname + m.group(2)
+        if surname not in SURNAMES or name in found or known.known(name):
+            continue
+        if len(by_surname.get(surname, set())) == 1:
+            continue  # 林公子 is 林远 when he is the only 林
+        if common_word(name):
+            continue
+        found[name] = NameUse(name, m.start(), _introduced(text, m.start(), m.end()))
+    return sorted(found.values(), key=lambda u: u.start)
+
+
+# ---- places -----------------------------------------------------------------------------------
+
+PLACE_SUFFIXES = (
+    "渡口",
+    "渡",
+    "码头",
+    "口",
+    "岛",
+    "山",
+    "峰",
+    "城",
+    "镇",
+    "村",
+    "寺",
+    "庙",
+    "观",
+    "阁",
+    "楼",
+    "府",
+    "殿",
+    "江",
+    "河",
+    "湖",
+    "林",
+    "谷",
+    "关",
+    "港",
+    "街",
+    "巷",
+    "院",
+    "堂",
+    "宫",
+    "桥",
+    "店",
+    "客栈",
+    "栈",
+    "庄",
+    "营",
+    "寨",
+    "总舵",
+    "舵",
+    "地",
+    "国",
+    "家",
+    "田",
+    "场",
+    "园",
+    "屋",
+    "房",
+    "船",
+    "岸",
+    "坡",
+    "洞",
+    "井",
+    "门",
+    "海",
+)
+_PRESENCE = re.compile(
+    r"(?:正|仍|还|依旧|此刻|此时|这时|已经|已|独自|一直|正好)?"
+    r"(?:在|站在|坐在|躺在|待在|留在|守在|蹲在|藏在|住在|跪在|靠在|停在|等在)"
+)
+MOVES = (
+    "来到",
+    "走到",
+    "回到",
+    "赶到",
+    "到了",
+    "到达",
+    "抵达",
+    "前往",
+    "离开",
+    "走出",
+    "走进",
+    "进了",
+    "出了",
+    "上了",
+    "下了",
+    "渡过",
+    "奔向",
+    "赶往",
+    "动身",
+    "回去",
+    "回来",
+    "去了",
+    "进入",
+    "跑到",
+    "跑回",
+    "登上",
+    "转到",
+    "搬到",
+    "启程",
+    "出发",
+    "返回",
+    "到",
+    "往",
+    "去",
+    "归",
+    "入",
+)
+
+
+def presence(sentence: str, start: int, known_places: Sequence[str]) -> str | None:
+    """The place a sentence puts someone at, from the position `start` (just after a name):
+    `林远站在渡口` → 渡口. Known places first, else a short phrase ending in a place word."""
+    m = _PRESENCE.match(sentence, start)
+    if m is None:
+        return None
+    rest = sentence[m.end() : m.end() + 12]
+    for place in sorted(known_places, key=len, reverse=True):
+        if place and rest.startswith(place):
+            return place
+    # the shortest phrase (≤ 6 characters, no punctuation) that ends in a place word
+    for end in range(2, min(len(rest), 6) + 1):
+        piece = rest[:end]
+        if re.search(r"[^\u4e00-\u9fff]", piece):
+            break
+        if piece.endswith(PLACE_SUFFIXES) and not piece.startswith(("这", "那", "哪", "何")):
+            return piece
+    return None
+
+
+def places_in(text: str, known_places: Iterable[str]) -> list[str]:
+    """Known places the text mentions, then places that presence/motion phrases name."""
+    out: list[str] = list(dict.fromkeys(p for p in known_places if p and p in text))
+    pattern = re.compile(
+        r"(?:在|到|往|进|出|回|去|离开|来到|回到|走进|抵达|前往)([\u4e00-\u9fff]{1,5}?(?:"
+        + "|".join(sorted(PLACE_SUFFIXES, key=len, reverse=True))
+        + r"))(?=[，。！？、；\s的里中上外边旁前后]|$)"
+    )
+    for m in pattern.finditer(text):
+        place = m.group(1)
+        if len(place) >= 2 and place not in out and not place.startswith(("这", "那", "哪")):
+            if not common_word(place):
+                out.append(place)
+    return out
+
+
+# ---- events that change the blueprint ---------------------------------------------------------
+
+_DEATH_AFTER = re.compile(
+    r"^(?:已经|也|就|便|终于|竟|竟然|随即|当场|因病)?(?:死了|死去|身亡|去世|过世|遇害|丧命|断了气|咽了气|"
+    r"气绝|阵亡|殒命|归天|被杀|被害死|被杀死|被处死|被挂|被吊死|死在)"
+)
+_DEATH_BEFORE = re.compile(r"(?:杀死了|杀了|害死了|害死|杀死|吊死|处死了?)$")
+_MISSING_AFTER = re.compile(r"^(?:已经|也|就|便|竟)?(?:失踪|下落不明|不知去向|不见了踪影)")
+_HURT_AFTER = re.compile(
+    r"^(?:已经|也|就|便|竟|当场)?(?:受了重伤|身受重伤|重伤|受伤|负伤|中了一箭|中箭|中刀|中了一刀|挨了一刀|伤了)"
+)
+HEALED = re.compile(
+    r"毫发无伤|伤势全好|伤已痊愈|伤口已经愈合|伤口愈合|伤全好了|伤好了|完好如初|行动如常|若无其事|"
+    r"生龙活虎|健步如飞|活蹦乱跳|一点伤也没有|丝毫无损"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class StatusEvent:
+    name: str  # canonical
+    status: str  # 已死亡 | 失踪 | 受伤
+    sentence: str
+
+
+def status_events(text: str, names: NameIndex) -> list[StatusEvent]:
+    """Deaths, disappearances and injuries the narration states (not inside speech)."""
+    spans = quoted_spans(text)
+    out: list[StatusEvent] = []
+    for s in sentences(text):
+        for start, end, canon in names.occurrences(s.text):
+            if inside(spans, s.start + start):
+                continue
+            after = s.text[end : end + 10]
+            before = s.text[max(0, start - 6) : start]
+            if _DEATH_AFTER.match(after) or _DEATH_BEFORE.search(before):
+                out.append(StatusEvent(canon, "已死亡", s.text))
+            elif _MISSING_AFTER.match(after):
+                out.append(StatusEvent(canon, "失踪", s.text))
+            elif _HURT_AFTER.match(after):
+                out.append(StatusEvent(canon, "受伤", s.text))
+    return out
+
+
+_RELATION_WORDS = (
+    "师父",
+    "徒弟",
+    "父亲",
+    "母亲",
+    "儿子",
+    "女儿",
+    "哥哥",
+    "姐姐",
+    "弟弟",
+    "妹妹",
+    "妻子",
+    "丈夫",
+    "朋友",
+    "仇人",
+    "师兄",
+    "师妹",
+    "师姐",
+    "师弟",
+    "婆婆",
+    "儿妇",
+    "媳妇",
+    "亲族",
+    "叔叔",
+    "伯父",
+    "舅舅",
+    "恩人",
+)
+_REL = "|".join(_RELATION_WORDS)
+
+
+@dataclass(frozen=True, slots=True)
+class Relation:
+    a: str  # whose relationship
+    b: str  # with whom
+    relation: str  # what b is to a
+
+
+def relations(text: str, names: NameIndex) -> list[Relation]:
+    """`X是Y的师父` → Y: X is 师父; `X拜Y为师` → X: Y is 师父; `X与Y结为夫妻` → both."""
+    out: list[Relation] = []
+    occ = names.occurrences(text)
+    for i, (_s1, e1, a) in enumerate(occ):
+        for s2, e2, b in occ[i + 1 : i + 3]:
+            if a == b or s2 - e1 > 6:
+                continue
+            gap = text[e1:s2]
+            tail = text[e2 : e2 + 8]
+            m = re.match(rf"^的({_REL})", tail)
+            if gap in ("是", "乃是", "就是") and m:
+                out.append(Relation(b, a, m.group(1)))
+            elif gap in ("拜", "认") and re.match(r"^(?:为|作|做)(?:师|师父)", tail):
+                out.append(Relation(a, b, "师父"))
+                out.append(Relation(b, a, "徒弟"))
+            elif gap in ("和", "与", "同", "跟"):
+                m2 = re.match(r"^(?:结为|成了|成为|做了)(夫妻|兄弟|姐妹|朋友|仇人|义兄弟)", tail)
+                if m2:
+                    rel = {"夫妻": "配偶", "义兄弟": "兄弟"}.get(m2.group(1), m2.group(1))
+                    out.append(Relation(a, b, rel))
+                    out.append(Relation(b, a, rel))
+            elif gap in ("娶了", "娶", "嫁给了", "嫁给"):
+                out.append(Relation(a, b, "配偶"))
+                out.append(Relation(b, a, "配偶"))
+    return out
+
+
+def dead(status: str) -> bool:
+    """Is a blueprint status a death (已死亡, 死亡, 已故, dead …)?"""
+    low = status.lower()
+    if "假死" in status or "not dead" in low:
+        return False
+    return any(w in status for w in ("死", "亡", "故", "逝", "殁")) or any(
+        w in low for w in ("dead", "deceased", "killed")
+    )

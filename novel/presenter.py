@@ -1,0 +1,454 @@
+"""The one place the writers' room turns results into `Reply`s: wording (via the catalog in
+`novel.messages`), layout, ballots and polls, attachments for long chapters.
+
+`Presenter.reply(result, lang, admin=...)` covers every result type of the round, chapter and
+blueprint services; `refusal` covers `Refused`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from novel.ballot import vote_prefix
+from novel.consistency import Finding
+from novel.evolve import BlueprintChange
+from novel.messages import T
+from novel.repo import ChangeRow, ProposalRow
+from novel.results import (
+    Abandoned,
+    BallotRecorded,
+    BallotView,
+    BlueprintEdited,
+    BlueprintHistoryView,
+    BlueprintSaved,
+    BlueprintShown,
+    ChangesDecided,
+    ChapterSaved,
+    ChapterView,
+    Deleted,
+    Exported,
+    History,
+    ProposalSaved,
+    Refused,
+    RolledBack,
+    RoundEmpty,
+    RoundOpened,
+    SettingsSaved,
+    VoteCast,
+    VoteRetracted,
+    VotesClosed,
+    WriteStalled,
+)
+from novel.settings import NovelSettings
+from novel.tally import option_label, tally_lines
+from retrieval.i18n import Lang
+from retrieval.reply import Attachment, Block, Poll, Reply
+
+Result = (
+    RoundOpened
+    | ProposalSaved
+    | BallotView
+    | VoteCast
+    | VoteRetracted
+    | RoundEmpty
+    | VotesClosed
+    | Abandoned
+    | BallotRecorded
+    | SettingsSaved
+    | ChapterSaved
+    | WriteStalled
+    | ChapterView
+    | History
+    | RolledBack
+    | Deleted
+    | Exported
+    | BlueprintShown
+    | BlueprintSaved
+    | BlueprintEdited
+    | ChangesDecided
+    | BlueprintHistoryView
+)
+
+
+def join(*replies: Reply) -> Reply:
+    """Several results in one message (e.g. the vote result and the chapter it produced)."""
+    return Reply(
+        blocks=[b for r in replies for b in r.blocks],
+        attachments=[a for r in replies for a in r.attachments],
+        is_error=any(r.is_error for r in replies),
+    )
+
+
+class Presenter:
+    def __init__(self, settings: NovelSettings) -> None:
+        self._settings = settings
+
+    def refusal(self, lang: Lang, refused: Refused, *, admin: bool = False) -> Reply:
+        fields = dict(refused.fields)
+        if refused.key == "round_open" and isinstance(fields.get("phase"), str):
+            fields["phase"] = T(lang, f"phase_{fields['phase']}")
+        text = T(lang, refused.key, **fields)
+        if admin and refused.key in ("needs_model",):
+            text += T(lang, "admin_setting")
+        return Reply.error(text)
+
+    def reply(self, result: Result, lang: Lang, *, admin: bool = False) -> Reply:
+        match result:
+            case RoundOpened():
+                return self._opened(result, lang, admin)
+            case ProposalSaved():
+                key = "proposal_added" if result.new else "proposal_updated"
+                return Reply.text(
+                    T(lang, key, title=result.title),
+                    T(lang, "proposal_count", n=result.count, minutes=result.minutes),
+                )
+            case BallotView():
+                return self.ballot(result, lang)
+            case VoteCast():
+                said = {"new": "voted", "same": "vote_same", "changed": "vote_changed"}
+                head = T(lang, said[result.change], n=result.option, title=result.title)
+                return Reply.text(head, "\n".join(tally_lines(result.outcome.counts, lang)))
+            case VoteRetracted():
+                return Reply.text(
+                    T(lang, "vote_retracted" if result.removed else "vote_not_retracted")
+                )
+            case RoundEmpty():
+                return Reply.text(T(lang, "round_empty"))
+            case VotesClosed():
+                return self._result(result, lang, admin)
+            case Abandoned():
+                return Reply.text(T(lang, "pending_abandoned"))
+            case BallotRecorded():
+                return Reply()
+            case SettingsSaved():
+                return Reply.text(
+                    T(
+                        lang,
+                        "ballot_settings",
+                        style=T(lang, f"style_{result.style}"),
+                        voters=T(lang, "voters_shown" if result.show_voters else "voters_hidden"),
+                    )
+                )
+            case ChapterSaved():
+                return self._saved(result, lang)
+            case WriteStalled():
+                return self.stalled(result, lang, admin=admin)
+            case ChapterView():
+                v = result.version
+                return self.chapter(
+                    lang, result.number, v.title, v.text, T(lang, "version_note", v=v.version)
+                )
+            case History():
+                return self._history(result, lang)
+            case RolledBack():
+                return Reply.text(T(lang, "rolled_back", n=result.number, v=result.version))
+            case Deleted():
+                if result.renumbered:
+                    return Reply.text(
+                        T(lang, "deleted_renumbered", n=result.number, count=result.renumbered)
+                    )
+                return Reply.text(T(lang, "deleted", n=result.number))
+            case Exported():
+                return Reply(
+                    blocks=[
+                        Block(
+                            T(
+                                lang,
+                                "exported",
+                                title=result.title,
+                                n=result.chapters,
+                                chars=result.chars,
+                            )
+                        )
+                    ],
+                    attachments=[Attachment(result.filename, result.data, result.mime)],
+                )
+            case BlueprintShown():
+                return self._blueprint(result, lang)
+            case BlueprintSaved():
+                return Reply.text(
+                    T(lang, "blueprint_saved", title=result.title, chars=result.characters)
+                )
+            case BlueprintEdited():
+                return Reply.text(
+                    T(lang, "blueprint_edited", field=result.field, value=result.value)
+                )
+            case ChangesDecided():
+                return self._decided(result, lang)
+            case BlueprintHistoryView():
+                return self._blueprint_history(result, lang)
+        raise TypeError(f"no presentation for {type(result).__name__}")
+
+    # ---- rounds --------------------------------------------------------------------------------
+
+    def _opened(self, r: RoundOpened, lang: Lang, admin: bool) -> Reply:
+        paragraphs = [
+            T(lang, "round_opened", n=r.number, minutes=r.minutes),
+            T(lang, "how_to_propose"),
+        ]
+        if not r.model_writes:
+            notice = T(lang, "no_model_round")
+            paragraphs.append(notice + (T(lang, "admin_setting") if admin else ""))
+        return Reply.text(*paragraphs)
+
+    def ballot(self, view: BallotView, lang: Lang) -> Reply:
+        """The ballot message: options with the running count (and voters' names when the chat
+        shows them); the poll/keyboard while open, the final count once closed."""
+        counts = {p.id: 0 for p in view.proposals}
+        names: dict[int, list[str]] = {p.id: [] for p in view.proposals}
+        for v in view.votes:
+            counts[v.proposal_id] = counts.get(v.proposal_id, 0) + 1
+            names.setdefault(v.proposal_id, []).append(v.user_name or v.user_id)
+        unit = " vote(s)" if lang == "en" else " 票"
+        lines = []
+        for i, p in enumerate(view.proposals, start=1):
+            line = _proposal_line(i, p) + f" — {counts[p.id]}{unit}"
+            if view.show_voters and names[p.id]:
+                line += "（" + "、".join(names[p.id]) + "）"
+            lines.append(line)
+        total = T(lang, "ballot_total", n=len(view.votes))
+        if view.closed:
+            return Reply(
+                blocks=[
+                    Block(T(lang, "ballot_closed_heading"), "heading"),
+                    Block("\n".join(lines)),
+                    Block(total, "note"),
+                ]
+            )
+        native = view.style == "poll"
+        help_key = "ballot_poll_help" if native else "ballot_help"
+        return Reply(
+            blocks=[
+                Block(T(lang, "ballot_heading"), "heading"),
+                Block("\n".join(lines)),
+                Block(total + T(lang, help_key, minutes=view.minutes), "note"),
+            ],
+            poll=Poll(
+                question=T(lang, "ballot_question"),
+                options=tuple(option_label(p) for p in view.proposals),
+                action_prefix=vote_prefix(view.round.id),
+                round_id=view.round.id,
+                native=native,
+            ),
+        )
+
+    def _result(self, r: VotesClosed, lang: Lang, admin: bool) -> Reply:
+        winner = r.outcome.winner
+        assert winner is not None
+        blocks = [
+            Block(T(lang, "result_heading"), "heading"),
+            Block("\n".join(tally_lines(r.outcome.counts, lang))),
+            Block(T(lang, "winner", title=winner.title, why=T(lang, f"win_{r.outcome.reason}"))),
+        ]
+        if not r.model_writes:
+            wanted = T(lang, "submit_wanted", title=winner.title, n=r.number)
+            blocks.append(Block(wanted + (T(lang, "admin_setting") if admin else "")))
+        return Reply(blocks=blocks)
+
+    def writing(self, lang: Lang, number: int, *, resumed: bool = False) -> str:
+        return T(lang, "writing_resumed" if resumed else "writing_progress", n=number)
+
+    def revising(self, lang: Lang, number: int) -> str:
+        return T(lang, "revising_progress", n=number)
+
+    def stalled(self, r: WriteStalled, lang: Lang, *, admin: bool = False) -> Reply:
+        if r.reason == "no_model":
+            text = T(lang, "submit_wanted", title=r.title, n=r.number)
+            return Reply.text(text + (T(lang, "admin_setting") if admin else ""))
+        if r.reason == "no_model_retry":
+            text = T(lang, "pending_waiting", title=r.title, n=r.number)
+            return Reply.error(text + (T(lang, "admin_setting") if admin else ""))
+        if r.reason == "busy":
+            return Reply.error(T(lang, "busy_writing_pending"))
+        if r.reason == "llm":
+            return Reply.error(T(lang, "llm_failed_pending", kind=r.kind))
+        return Reply.error(T(lang, "write_failed_pending"))
+
+    # ---- chapters ------------------------------------------------------------------------------
+
+    def chapter(self, lang: Lang, number: int, title: str, text: str, footer: str = "") -> Reply:
+        """A chapter inline when short, else its opening and the whole as a .md attachment."""
+        heading = T(lang, "chapter_heading", n=number, title=title)
+        if len(text) <= self._settings.show_inline_chars:
+            blocks = [
+                Block(heading, "heading"),
+                *(Block(p) for p in text.split("\n\n") if p.strip()),
+            ]
+            if footer:
+                blocks.append(Block(footer, "note"))
+            return Reply(blocks=blocks)
+        md = f"# {heading}\n\n{text}\n".encode()
+        blocks = [
+            Block(heading, "heading"),
+            Block(text[:300] + "……"),
+            Block(T(lang, "attached_full"), "note"),
+        ]
+        if footer:
+            blocks.append(Block(footer, "note"))
+        return Reply(blocks=blocks, attachments=[Attachment(f"chapter-{number:03d}.md", md)])
+
+    def _saved(self, r: ChapterSaved, lang: Lang) -> Reply:
+        if r.how == "generated":
+            footer = T(lang, "indexed", chunks=r.chunks)
+        elif r.how == "submitted":
+            footer = T(lang, "submitted", n=r.number, chunks=r.chunks)
+        else:
+            footer = T(lang, "revised", v=r.version, chunks=r.chunks)
+        chapter = self.chapter(lang, r.number, r.title, r.text, footer)
+        return join(
+            chapter,
+            self.findings(lang, r.number, r.findings),
+            self.changes(lang, r.changes),
+        )
+
+    def findings(self, lang: Lang, number: int, findings: Sequence[Finding]) -> Reply:
+        if not findings:
+            return Reply(blocks=[Block(T(lang, "check_clean"), "note")])
+        blocks = [Block(T(lang, "check_heading", n=len(findings)), "heading")]
+        for f in findings:
+            blocks.append(Block(f.quote, "quote"))
+            if f.source == "model":
+                kind = T(lang, f"kind_{f.kind}")
+                rule = T(lang, "rule_model", kind=kind, rule=f.fields.get("rule") or "-")
+                fix = f.fields.get("fix") or f.fields.get("rule") or ""
+            else:
+                rule = T(lang, f"rule_{f.kind}", **f.fields)
+                fix = T(lang, f"fix_{f.kind}", **f.fields)
+            blocks.append(Block(rule, "note"))
+            blocks.append(Block(f"/chapter revise {number} {_one_line(fix)}", "code"))
+        return Reply(blocks=blocks)
+
+    def changes(self, lang: Lang, changes: Sequence[ChangeRow]) -> Reply:
+        if not changes:
+            return Reply()
+        blocks = [Block(T(lang, "changes_heading"), "heading")]
+        blocks += [Block(describe_change(lang, c), "item") for c in changes]
+        blocks.append(Block(T(lang, "changes_help"), "note"))
+        return Reply(blocks=blocks)
+
+    def _history(self, r: History, lang: Lang) -> Reply:
+        lines = []
+        for v in r.versions:
+            mark = T(lang, "current_mark") if v.version == r.current else ""
+            lines.append(
+                T(
+                    lang,
+                    "history_line",
+                    v=v.version,
+                    when=v.created_at.strftime("%Y-%m-%d %H:%M"),
+                    who=v.author or "-",
+                    why=_reason(lang, v.reason) or "-",
+                    chars=len(v.text),
+                )
+                + mark
+            )
+        return Reply(
+            blocks=[
+                Block(T(lang, "history_heading", n=r.number), "heading"),
+                Block("\n".join(lines)),
+            ]
+        )
+
+    # ---- blueprint -----------------------------------------------------------------------------
+
+    def _blueprint(self, r: BlueprintShown, lang: Lang) -> Reply:
+        blocks = [
+            Block(T(lang, "blueprint_heading"), "heading"),
+            *(Block(line) for line in r.lines),
+        ]
+        if r.pending:
+            blocks.append(Block(T(lang, "pending_heading"), "heading"))
+            blocks += [Block(describe_change(lang, c), "item") for c in r.pending]
+            blocks.append(Block(T(lang, "changes_help"), "note"))
+        return Reply(
+            blocks=blocks,
+            attachments=[Attachment("blueprint.json", r.json.encode("utf-8"), "application/json")],
+        )
+
+    def _decided(self, r: ChangesDecided, lang: Lang) -> Reply:
+        blocks: list[Block] = []
+        if r.changes:
+            head = T(lang, "changes_accepted" if r.accepted else "changes_rejected")
+            blocks.append(Block(head))
+            blocks += [Block(describe_change(lang, c), "item") for c in r.changes]
+        for change, why in r.skipped:
+            blocks.append(Block(T(lang, "change_skipped", id=change.id, why=why), "note"))
+        return Reply(blocks=blocks, is_error=not r.changes)
+
+    def _blueprint_history(self, r: BlueprintHistoryView, lang: Lang) -> Reply:
+        if not r.entries:
+            return Reply.text(T(lang, "blueprint_history_empty"))
+        lines = [
+            T(
+                lang,
+                "blueprint_history_line",
+                when=when,
+                who=who or "-",
+                why=_reason(lang, why) or "-",
+                title=title,
+            )
+            for when, who, why, title in r.entries
+        ]
+        return Reply(
+            blocks=[
+                Block(T(lang, "blueprint_history_heading"), "heading"),
+                Block("\n".join(lines)),
+            ]
+        )
+
+
+def describe_change(lang: Lang, row: ChangeRow) -> str:
+    change = BlueprintChange.from_row(row.kind, row.payload)
+    if change.kind == "status":
+        return T(
+            lang,
+            "change_status",
+            id=row.id,
+            name=change.name,
+            before=change.before or "-",
+            value=change.value,
+        )
+    if change.kind == "character":
+        desc = f"（{change.value[:60]}）" if change.value else ""
+        return T(lang, "change_character", id=row.id, name=change.name, desc=desc)
+    return T(
+        lang,
+        "change_relationship",
+        id=row.id,
+        name=change.name,
+        other=change.other,
+        value=change.value,
+    )
+
+
+_REASONS = {
+    "generated": "reason_round",
+    "submitted": "reason_submitted",
+    "regenerated": "reason_regenerate",
+    "uploaded": "reason_upload",
+    "upload": "reason_upload_blueprint",
+}
+
+
+def _reason(lang: Lang, reason: str) -> str:
+    """Stored reasons are codes (or a revision's own instructions): codes read as words."""
+    key = _REASONS.get(reason)
+    if key is not None:
+        return T(lang, key)
+    if reason.startswith("accept:"):
+        return T(lang, "changes_accepted").rstrip("：:") + " #" + reason.removeprefix("accept:")
+    if reason.startswith("edit:"):
+        return reason.removeprefix("edit:")
+    return reason
+
+
+def _proposal_line(i: int, p: ProposalRow) -> str:
+    return (
+        f"{i}. {p.title}"
+        + (f" — {p.summary}" if p.summary else "")
+        + (f"（{p.user_name}）" if p.user_name else "")
+    )
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())[:300]

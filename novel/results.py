@@ -1,0 +1,197 @@
+"""What the round and chapter services return: plain typed results, no wording, no layout.
+
+`novel.presenter.Presenter` turns each into a `Reply`. A refusal is raised as `Refused` (a
+catalog key and its fields) so a service can stop anywhere with one line.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+from novel.ballot import BallotStyle
+from novel.consistency import Finding
+from novel.repo import ChangeRow, ProposalRow, RoundRow, VersionRow, VoteRow
+from novel.tally import Outcome
+
+
+class Refused(Exception):
+    """A user-facing refusal: the catalog key and its fields."""
+
+    def __init__(self, key: str, **fields: object) -> None:
+        super().__init__(key)
+        self.key = key
+        self.fields = fields
+
+
+# ---- rounds -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class RoundOpened:
+    number: int  # the chapter the round is for
+    minutes: int
+    model_writes: bool  # False: the group submits the chapter itself
+
+
+@dataclass(frozen=True, slots=True)
+class ProposalSaved:
+    title: str
+    new: bool
+    count: int
+    minutes: int
+
+
+@dataclass(frozen=True, slots=True)
+class BallotView:
+    """A ballot as it stands: open with the running count, or closed with the final one."""
+
+    round: RoundRow
+    proposals: Sequence[ProposalRow]
+    votes: Sequence[VoteRow]
+    minutes: int
+    style: BallotStyle
+    show_voters: bool
+    closed: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class VoteCast:
+    round_id: str
+    option: int
+    title: str
+    change: Literal["new", "same", "changed"]
+    outcome: Outcome
+
+
+@dataclass(frozen=True, slots=True)
+class VoteRetracted:
+    removed: bool  # False: nothing to withdraw (the vote came another way, or none)
+
+
+@dataclass(frozen=True, slots=True)
+class RoundEmpty:
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class VotesClosed:
+    outcome: Outcome
+    number: int  # the chapter to be written
+    model_writes: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Abandoned:
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class BallotRecorded:
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class SettingsSaved:
+    style: BallotStyle
+    show_voters: bool
+
+
+# ---- chapters ---------------------------------------------------------------------------------
+
+SaveHow = Literal["generated", "submitted", "regenerated", "uploaded"]
+
+
+@dataclass(frozen=True, slots=True)
+class ChapterSaved:
+    number: int
+    title: str
+    text: str
+    chunks: int
+    version: int
+    how: SaveHow
+    findings: Sequence[Finding] = ()
+    changes: Sequence[ChangeRow] = ()
+
+
+StallReason = Literal["no_model", "llm", "error", "busy", "no_model_retry"]
+
+
+@dataclass(frozen=True, slots=True)
+class WriteStalled:
+    """The chapter was not written; the round waits (retry with /chapter next, or submit)."""
+
+    reason: StallReason
+    number: int
+    title: str
+    kind: str = ""  # the model error's kind
+
+
+@dataclass(frozen=True, slots=True)
+class ChapterView:
+    number: int
+    version: VersionRow
+
+
+@dataclass(frozen=True, slots=True)
+class History:
+    number: int
+    current: int
+    versions: Sequence[VersionRow]
+
+
+@dataclass(frozen=True, slots=True)
+class RolledBack:
+    number: int
+    version: int
+
+
+@dataclass(frozen=True, slots=True)
+class Deleted:
+    number: int
+    renumbered: int
+
+
+@dataclass(frozen=True, slots=True)
+class Exported:
+    title: str
+    chapters: int
+    chars: int
+    filename: str
+    data: bytes
+    mime: str
+
+
+# ---- blueprint --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class BlueprintShown:
+    json: str
+    lines: Sequence[str]
+    pending: Sequence[ChangeRow] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class BlueprintSaved:
+    title: str
+    characters: int
+
+
+@dataclass(frozen=True, slots=True)
+class BlueprintEdited:
+    field: str
+    value: str
+
+
+@dataclass(frozen=True, slots=True)
+class ChangesDecided:
+    accepted: bool
+    changes: Sequence[ChangeRow]
+    skipped: Sequence[tuple[ChangeRow, str]] = field(default_factory=tuple)  # (change, why)
+
+
+@dataclass(frozen=True, slots=True)
+class BlueprintHistoryView:
+    entries: Sequence[tuple[str, str, str, str]]  # (when, who, reason, title)

@@ -1,0 +1,131 @@
+"""The blueprint service: show, upload, edit, and the admin's decision on proposed changes.
+Every write keeps the replaced blueprint in the history."""
+
+from __future__ import annotations
+
+import json
+
+from novel.blueprint import (
+    Blueprint,
+    BlueprintError,
+    default_blueprint,
+    edit,
+    parse_upload,
+    render_summary,
+    validate,
+)
+from novel.evolve import BlueprintChange
+from novel.repo import ChangeRow, NovelRepo
+from novel.results import (
+    BlueprintEdited,
+    BlueprintHistoryView,
+    BlueprintSaved,
+    BlueprintShown,
+    ChangesDecided,
+    Refused,
+)
+from novel.schedule import Clock
+from novel.settings import NovelSettings
+from retrieval.i18n import Lang
+from retrieval.requests import Actor
+
+
+class WorldService:
+    def __init__(self, repo: NovelRepo, settings: NovelSettings, clock: Clock) -> None:
+        self._repo = repo
+        self._settings = settings
+        self._clock = clock
+
+    async def blueprint(self, chat_id: str) -> Blueprint:
+        raw = await self._repo.blueprint_json(chat_id)
+        return validate(json.loads(raw)) if raw else default_blueprint()
+
+    async def show(self, actor: Actor) -> BlueprintShown:
+        bp = await self.blueprint(actor.chat_id)
+        return BlueprintShown(
+            bp.to_json(),
+            render_summary(bp, actor.lang),
+            await self._repo.pending_changes(actor.chat_id),
+        )
+
+    async def upload(self, actor: Actor, data: bytes, reason: str) -> BlueprintSaved:
+        bp = parse_upload(data, self._settings.max_blueprint_bytes)
+        await self._repo.set_blueprint(
+            actor.chat_id, bp.to_json(), actor.user_id, self._clock(), reason
+        )
+        return BlueprintSaved(bp.title, len(bp.characters))
+
+    async def edit(self, actor: Actor, field: str, value: str, reason: str) -> BlueprintEdited:
+        bp = edit(await self.blueprint(actor.chat_id), field, value)
+        await self._repo.set_blueprint(
+            actor.chat_id, bp.to_json(), actor.user_id, self._clock(), reason
+        )
+        return BlueprintEdited(field, value.strip())
+
+    async def decide(
+        self, actor: Actor, ids: tuple[int, ...], accept: bool, lang: Lang
+    ) -> ChangesDecided:
+        """Accept (apply in order, one transaction) or reject pending changes; no ids = all.
+        A change that no longer applies (its character was removed …) is skipped, not fatal."""
+        pending = await self._repo.pending_changes(actor.chat_id)
+        if not pending:
+            raise Refused("no_pending_changes")
+        chosen: list[ChangeRow] = pending
+        if ids:
+            by_id = {c.id: c for c in pending}
+            missing = [i for i in ids if i not in by_id]
+            if missing:
+                raise Refused(
+                    "no_such_change",
+                    id=missing[0],
+                    ids="、".join(str(c.id) for c in pending),
+                )
+            chosen = [by_id[i] for i in ids]
+        if not accept:
+            await self._decide(actor, [c.id for c in chosen], "rejected", None, "")
+            return ChangesDecided(False, chosen)
+        bp = await self.blueprint(actor.chat_id)
+        applied: list[ChangeRow] = []
+        skipped: list[tuple[ChangeRow, str]] = []
+        for row in chosen:
+            try:
+                bp = BlueprintChange.from_row(row.kind, row.payload).apply(bp)
+            except (BlueprintError, ValueError) as err:
+                why = err.text(lang) if isinstance(err, BlueprintError) else str(err)
+                skipped.append((row, why))
+                continue
+            applied.append(row)
+        if applied:
+            numbers = "、".join(str(c.id) for c in applied)
+            await self._decide(actor, [c.id for c in applied], "accepted", bp, numbers)
+        if skipped:
+            await self._decide(actor, [c.id for c, _ in skipped], "rejected", None, "")
+        return ChangesDecided(True, applied, tuple(skipped))
+
+    async def _decide(
+        self, actor: Actor, ids: list[int], status: str, bp: Blueprint | None, numbers: str
+    ) -> None:
+        try:
+            await self._repo.decide_changes(
+                actor.chat_id,
+                ids,
+                status,
+                actor.user_id,
+                self._clock(),
+                blueprint=bp.to_json() if bp is not None else None,
+                reason=f"accept:{numbers}" if bp is not None else "",
+            )
+        except LookupError:  # someone decided them a moment ago
+            raise Refused("no_pending_changes") from None
+
+    async def history(self, actor: Actor) -> BlueprintHistoryView:
+        entries: list[tuple[str, str, str, str]] = []
+        for rev in await self._repo.blueprint_history(actor.chat_id):
+            try:
+                title = str(json.loads(rev.data).get("title", ""))
+            except ValueError:
+                title = ""
+            entries.append(
+                (rev.changed_at.strftime("%Y-%m-%d %H:%M"), rev.changed_by, rev.reason, title)
+            )
+        return BlueprintHistoryView(entries)

@@ -1,0 +1,150 @@
+"""A writers' room on the real stack (SQLite + Qdrant Edge) for service-level tests: the
+NovelService as `App` wires it, an injected clock that deadlines follow, announcements and ballot
+edits collected in queues. The model is whatever the test passes (ScriptedLLM in unit tests)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from types import TracebackType
+
+from novel.ballot import BallotPost
+from novel.memory import PlotMemory
+from novel.repo import NovelRepo
+from novel.service import NovelService
+from novel.settings import NovelSettings
+from novel.summary import SUMMARY_SYSTEM
+from retrieval.fakes import HashEmbedder
+from retrieval.ports import LLM, LLMRequest
+from retrieval.reply import Reply
+from retrieval.requests import Actor
+from retrieval.store.edge import EdgeStore
+from retrieval.types import SparseVector
+
+ADMIN = Actor("console", "g1", "admin", "管理员", channel_id="c1", is_admin=True)
+SLOW = NovelSettings(proposal_minutes=60, vote_minutes=60)
+
+
+def member(i: int, chat: str = "g1") -> Actor:
+    return Actor("console", chat, f"u{i}", f"成员{i}", channel_id="c1")
+
+
+def sparse(text: str) -> SparseVector:
+    ids = sorted({ord(ch) for ch in text})[:64]
+    return SparseVector(tuple(ids), tuple(1.0 for _ in ids))
+
+
+def fake_model(request: LLMRequest) -> str:
+    """Writes a chapter for the goal in the prompt; answers summary requests with JSON."""
+    prompt = request.messages[-1].content
+    if request.system == SUMMARY_SYSTEM:
+        title = re.search(r"章节标题：(.+)", prompt)
+        return (
+            "好的：```json\n"
+            + json.dumps(
+                {
+                    "title": title.group(1) if title else "",
+                    "summary": "林远与苏晴在渡口夜里过江。",
+                    "characters": ["林远", "苏晴"],
+                    "scenes": ["渡口"],
+                    "events": ["夜渡"],
+                },
+                ensure_ascii=False,
+            )
+            + "\n```"
+        )
+    goal = re.search(r"标题：(.+)", prompt)
+    name = goal.group(1) if goal else "无题"
+    para = f"{name}这一夜，林远撑船离开渡口，苏晴在船头举着灯笼，江水拍打着船舷。"
+    return "\n\n".join(para * 3 for _ in range(6))
+
+
+class FakeClock:
+    """The service clock; tests move it and then run the deadlines that came due."""
+
+    def __init__(self, start: datetime | None = None) -> None:
+        self.now = start or datetime(2026, 11, 1, 9, 0, tzinfo=UTC)
+
+    def __call__(self) -> datetime:
+        return self.now
+
+    def advance(self, **delta: float) -> None:
+        self.now += timedelta(**delta)
+
+
+class Room:
+    def __init__(
+        self,
+        tmp: Path,
+        llm: LLM | None,
+        settings: NovelSettings = SLOW,
+        clock: FakeClock | None = None,
+        *,
+        edits: bool = False,
+        store_wrapper: Callable[[EdgeStore], object] | None = None,
+    ) -> None:
+        self.tmp = tmp
+        self.llm = llm
+        self.settings = settings
+        self.clock = clock or FakeClock()
+        self.announced: asyncio.Queue[tuple[Actor, Reply]] = asyncio.Queue()
+        self.edited: asyncio.Queue[tuple[BallotPost, Reply]] = asyncio.Queue()
+        self._edits = edits
+        self._wrap = store_wrapper
+        self.service: NovelService
+        self.store: EdgeStore
+        self.repo: NovelRepo
+
+    async def announce(self, target: Actor, reply: Reply) -> None:
+        await self.announced.put((target, reply))
+
+    async def edit_ballot(self, post: BallotPost, reply: Reply) -> None:
+        await self.edited.put((post, reply))
+
+    async def __aenter__(self) -> Room:
+        self.store = await EdgeStore.open(self.tmp / "qdrant", 64)
+        self.repo = await NovelRepo.open(self.tmp / "baibao.sqlite3")
+        store = self._wrap(self.store) if self._wrap else self.store
+        memory = PlotMemory(self.repo, store, HashEmbedder(64), sparse)  # type: ignore[arg-type]
+        self.service = NovelService(
+            self.repo,
+            memory,
+            self.llm,
+            self.settings,
+            self.announce,
+            self.clock,
+            edit_ballot=self.edit_ballot if self._edits else None,
+        )
+        await self.service.__aenter__()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.service.__aexit__(None, None, None)
+        await self.repo.close()
+        await self.store.close()
+
+    async def fire(self, **advance: float) -> list[str]:
+        """Move the clock and run every deadline that came due (waiting for them to finish)."""
+        self.clock.advance(**advance)
+        due = self.service.deadlines.run_due()
+        await self.service.deadlines.idle()
+        return due
+
+    async def next_announcement(self) -> tuple[Actor, Reply]:
+        async with asyncio.timeout(30):
+            return await self.announced.get()
+
+    async def wait_for(self, pred: Callable[[Reply], bool]) -> Reply:
+        while True:
+            _, reply = await self.next_announcement()
+            if pred(reply):
+                return reply

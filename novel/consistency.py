@@ -242,18 +242,19 @@ _JUDGE_ASK = (
 
 
 def _norm(text: str) -> str:
-    return re.sub(r"[\s“”\"'‘’「」『』]", "", text)
+    """For comparing quotes: no whitespace, quote marks or punctuation."""
+    return re.sub(r"[\s“”\"'‘’「」『』，。！？、；：,.!?;:…—（）()]", "", text)
 
 
 def _verify_quote(quote: str, text: str) -> str | None:
-    """The chapter's sentence that contains `quote` (whitespace and quote marks ignored)."""
-    wanted = _norm(quote).strip("，。！？,.!?…")
+    """The chapter's sentence that contains `quote` (whitespace and punctuation ignored)."""
+    wanted = _norm(quote)
     if len(wanted) < 4:
         return None
     for s in narrative.sentences(text):
         if wanted in _norm(s.text):
             return s.text
-    return wanted if wanted in _norm(text) else None
+    return None
 
 
 def parse_judgement(raw: str, text: str) -> list[Finding]:

@@ -225,8 +225,8 @@ T = Catalog(
             "Broken: {name}'s blueprint status is “{status}”, yet they act or speak here.",
         ),
         "fix_dead_acts": (
-            "{name}已经{status}，不能再行动或说话：改写这一句，或写成回忆",
-            "{name} is {status} and cannot act or speak: rewrite this sentence or make it a memory",
+            "{name}在世界设定中是“{status}”，不能再行动或说话：改写这一句，或写成回忆",
+            "{name} is “{status}” in the blueprint and cannot act or speak: rewrite this sentence or make it a memory",
         ),
         "rule_unknown_name": (
             "违反：“{name}”不在世界设定和前文中，却被当作熟人直接使用。",

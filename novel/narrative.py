@@ -245,6 +245,12 @@ def person_names(text: str, known: NameIndex) -> list[NameUse]:
     """
     pos, _ = _jieba()
     spans = quoted_spans(text)
+    by_surname = known.surnames()
+
+    def titled(word: str) -> bool:
+        """林公子 is 林远 when he is the only 林 the story knows."""
+        return word[1:] in TITLES and len(by_surname.get(word[:1], set())) == 1
+
     found: dict[str, NameUse] = {}
     offset = 0
     for word, flag in pos.cut(text):  # type: ignore[attr-defined]
@@ -252,7 +258,7 @@ def person_names(text: str, known: NameIndex) -> list[NameUse]:
         offset += len(word)
         if not str(flag).startswith("nr") or not 2 <= len(word) <= 4:
             continue
-        if word in found or known.known(word) or common_word(word):
+        if word in found or known.known(word) or common_word(word) or titled(word):
             continue
         after = text[offset : offset + 8]
         if not (_surname_start(word) or _SPEECH.match(after)):
@@ -268,19 +274,16 @@ def person_names(text: str, known: NameIndex) -> list[NameUse]:
             rest = text[m.start(1) + length :]
             if len(word) < length or not ACTS.match(rest):
                 continue
-            if word in found or known.known(word) or common_word(word):
+            if word in found or known.known(word) or common_word(word) or titled(word):
                 break
             found[word] = NameUse(word, m.start(1), _introduced(text, m.start(1), m.end(1)))
             break
-    by_surname = known.surnames()
     for m in _HONORIFIC.finditer(text):
         surname = m.group(1)
         name = surname + m.group(2)
         if surname not in SURNAMES or name in found or known.known(name):
             continue
-        if len(by_surname.get(surname, set())) == 1:
-            continue  # 林公子 is 林远 when he is the only 林
-        if common_word(name):
+        if titled(name) or common_word(name):
             continue
         found[name] = NameUse(name, m.start(), _introduced(text, m.start(), m.end()))
     return sorted(found.values(), key=lambda u: u.start)
@@ -396,7 +399,9 @@ def presence(sentence: str, start: int, known_places: Sequence[str]) -> str | No
     rest = sentence[m.end() : m.end() + 12]
     for place in sorted(known_places, key=len, reverse=True):
         if place and rest.startswith(place):
-            return place
+            more = rest[len(place) :]
+            tail = next((x for x in PLACE_SUFFIXES if more.startswith(x)), "")
+            return place + tail  # 青岚渡 + 口
     # the shortest phrase (≤ 6 characters, no punctuation) that ends in a place word
     for end in range(2, min(len(rest), 6) + 1):
         piece = rest[:end]

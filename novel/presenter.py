@@ -13,7 +13,7 @@ from novel.ballot import vote_prefix
 from novel.consistency import Finding
 from novel.evolve import BlueprintChange
 from novel.messages import T
-from novel.repo import ChangeRow, ProposalRow
+from novel.repo import ChangeRow
 from novel.results import (
     Abandoned,
     BallotRecorded,
@@ -201,11 +201,15 @@ class Presenter:
             names.setdefault(v.proposal_id, []).append(v.user_name or v.user_id)
         unit = " vote(s)" if lang == "en" else " 票"
         lines = []
+        by = "proposed by " if lang == "en" else "提议："
         for i, p in enumerate(view.proposals, start=1):
-            line = _proposal_line(i, p) + f" — {counts[p.id]}{unit}"
+            line = f"{i}. {p.title} — {counts[p.id]}{unit}"
             if view.show_voters and names[p.id]:
                 line += "（" + "、".join(names[p.id]) + "）"
-            lines.append(line)
+            detail = " · ".join(
+                x for x in (p.summary, f"{by}{p.user_name}" if p.user_name else "") if x
+            )
+            lines.append(line + (f"\n   {detail}" if detail else ""))
         total = T(lang, "ballot_total", n=len(view.votes))
         if view.closed:
             return Reply(
@@ -440,14 +444,6 @@ def _reason(lang: Lang, reason: str) -> str:
     if reason.startswith("edit:"):
         return reason.removeprefix("edit:")
     return reason
-
-
-def _proposal_line(i: int, p: ProposalRow) -> str:
-    return (
-        f"{i}. {p.title}"
-        + (f" — {p.summary}" if p.summary else "")
-        + (f"（{p.user_name}）" if p.user_name else "")
-    )
 
 
 def _one_line(text: str) -> str:

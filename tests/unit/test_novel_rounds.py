@@ -1,0 +1,230 @@
+"""Rounds on the real stack with an injected clock: one tally fed by commands, buttons and a
+native poll (retractions included), the poll ↔ round mapping surviving a restart, the ballot
+edited with the running count, deadlines by the clock, restarts during voting and mid-write,
+and a deadline colliding with an active write."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from novel import api
+from novel.settings import NovelSettings
+from novel.summary import SUMMARY_SYSTEM
+from retrieval.llm.scripted import ScriptedLLM
+from retrieval.ports import LLMRequest, LLMResponse, OnDelta
+from retrieval.requests import Actor
+from tests.novel_room import ADMIN, SLOW, FakeClock, Room, fake_model, member
+
+TG = Actor("telegram", "-100", "admin", "管理员", is_admin=True)
+
+
+def tg(i: int) -> Actor:
+    return Actor("telegram", "-100", f"u{i}", f"成员{i}")
+
+
+def poll_voter(i: int) -> Actor:
+    """A poll answer carries no chat: the transport knows only the user."""
+    return Actor("telegram", "", f"u{i}", f"成员{i}")
+
+
+async def _to_voting(room: Room, actor: Actor, *titles: str) -> str:
+    s = room.service
+    assert not (await s.handle(actor, api.NextRound())).is_error
+    for i, title in enumerate(titles, start=1):
+        who = Actor(actor.platform, actor.chat_id, f"u{i}", f"成员{i}", actor.channel_id)
+        assert not (await s.handle(who, api.Propose(title))).is_error
+    ballot = await s.handle(actor, api.CloseRound())
+    assert ballot.poll is not None, ballot.plain()
+    return ballot.poll.round_id
+
+
+async def test_one_tally_from_commands_buttons_and_poll_with_retraction(tmp_path: Path) -> None:
+    async with Room(tmp_path, None, edits=True) as room:
+        s = room.service
+        rid = await _to_voting(room, TG, "夜渡", "山门")
+        assert (await s.handle(TG, api.BallotPosted(rid, "501", "poll-9", "502"))).blocks == []
+        await s.handle(tg(1), api.Vote(1))  # /chapter vote 1
+        await s.handle(tg(2), api.Vote(2, rid))  # a button
+        poll = await s.handle(poll_voter(3), api.PollAnswer("poll-9", (2,)))
+        assert not poll.is_error and "山门" in poll.plain()
+        assert await room.repo.tally(rid) == {
+            p.id: n for p, n in zip(await room.repo.proposals(rid), (1, 2), strict=True)
+        }
+        # A retraction in the poll withdraws the poll vote …
+        gone = await s.handle(poll_voter(3), api.PollAnswer("poll-9", ()))
+        assert "撤回" in gone.plain()
+        # … but not a vote the member cast by button after answering the poll.
+        await s.handle(poll_voter(2), api.PollAnswer("poll-9", (1,)))
+        await s.handle(tg(2), api.Vote(2, rid))
+        kept = await s.handle(poll_voter(2), api.PollAnswer("poll-9", ()))
+        assert "仍然有效" in kept.plain()
+        tally = await room.repo.tally(rid)
+        assert sorted(tally.values()) == [1, 1]
+        unknown = await s.handle(poll_voter(4), api.PollAnswer("poll-unknown", (1,)))
+        assert unknown.is_error and "已经结束的一轮" in unknown.plain()
+        # The ballot message was edited with the running count (one tally everywhere).
+        assert s.ballots is not None
+        await s.ballots.idle()
+        edited = []
+        while not room.edited.empty():
+            edited.append(await room.edited.get())
+        post, last = edited[-1]
+        assert post.message_id == "501" and post.poll_id == "poll-9"
+        assert "1. 夜渡 — 1 票" in last.plain() and "2. 山门 — 1 票" in last.plain()
+        assert last.poll is not None and last.poll.native  # Telegram default: the native poll
+
+
+async def test_voter_names_follow_the_chat_setting(tmp_path: Path) -> None:
+    async with Room(tmp_path, None, edits=True) as room:
+        s = room.service
+        rid = await _to_voting(room, ADMIN, "夜渡", "山门")
+        await s.handle(ADMIN, api.BallotPosted(rid, "m1"))
+        await s.handle(member(5), api.Vote(2))
+        refused = await s.handle(member(5), api.BallotSettings(voters="shown"))
+        assert refused.is_error and "管理员" in refused.plain()
+        bad = await s.handle(ADMIN, api.BallotSettings(style="carrier-pigeon"))
+        assert bad.is_error and "poll" in bad.plain() and "keyboard" in bad.plain()
+        ok = await s.handle(ADMIN, api.BallotSettings(style="keyboard", voters="shown"))
+        assert "按钮" in ok.plain() and "显示姓名" in ok.plain()
+        view = await s.rounds.ballot_view(rid)
+        assert view is not None
+        shown = s.present.ballot(view, "zh")
+        assert "2. 山门 — 1 票（成员5）" in shown.plain()
+        assert shown.poll is not None and not shown.poll.native
+        await s.handle(ADMIN, api.BallotSettings(voters="hidden"))
+        view = await s.rounds.ballot_view(rid)
+        assert view is not None and "成员5" not in s.present.ballot(view, "zh").blocks[1].text
+
+
+async def test_late_proposal_and_vote_by_the_clock_before_the_job_fires(tmp_path: Path) -> None:
+    async with Room(tmp_path, None) as room:
+        s = room.service
+        await s.handle(ADMIN, api.NextRound())
+        room.clock.advance(minutes=60, seconds=1)  # past the deadline; the job has not run
+        late = await s.handle(member(1), api.Propose("迟到的提议"))
+        assert late.is_error and "提议阶段已经结束" in late.plain()
+        assert await room.repo.proposals((await room.repo.open_round("g1")).id) == []  # type: ignore[union-attr]
+        empty = await room.fire()
+        assert len(empty) == 1
+        _, announced = await room.next_announcement()
+        assert "没有收到任何提议" in announced.plain()
+
+        rid = await _to_voting(room, ADMIN, "夜渡")
+        room.clock.advance(minutes=60)  # exactly at the vote deadline
+        late_vote = await s.handle(member(2), api.Vote(1, rid))
+        assert late_vote.is_error and "投票已经截止" in late_vote.plain()
+        assert await room.repo.tally(rid) == {}
+
+
+async def test_restart_during_voting_keeps_votes_and_the_poll_mapping(tmp_path: Path) -> None:
+    clock = FakeClock()
+    llm = ScriptedLLM([fake_model], repeat_last=True)
+    async with Room(tmp_path, llm, SLOW, clock) as room:
+        rid = await _to_voting(room, TG, "夜渡", "山门")
+        await room.service.handle(TG, api.BallotPosted(rid, "501", "poll-1", "502"))
+        await room.service.handle(tg(1), api.Vote(1))
+    clock.advance(minutes=30)
+    async with Room(tmp_path, llm, SLOW, clock) as room:
+        s = room.service
+        # The poll answer after the restart finds its round (persisted mapping) and counts.
+        for i in (2, 3):
+            r = await s.handle(poll_voter(i), api.PollAnswer("poll-1", (2,)))
+            assert not r.is_error, r.plain()
+        assert s.deadlines.when(f"round:{rid}") is not None  # rescheduled from SQLite
+        await room.fire(minutes=31)
+        _, result = await room.next_announcement()
+        assert "胜出：《山门》" in result.plain() and "得票最多" in result.plain()
+        await room.wait_for(lambda r: "第 1 章" in r.plain() and "山门这一夜" in r.plain())
+
+
+class BlockingLLM(ScriptedLLM):
+    """Writes block until `gate` opens; summaries and checks answer at once."""
+
+    def __init__(self) -> None:
+        super().__init__([fake_model], repeat_last=True)
+        self.gate = asyncio.Event()
+        self.writing = asyncio.Event()
+
+    async def complete(self, request: LLMRequest, on_delta: OnDelta | None = None) -> LLMResponse:
+        if request.system != SUMMARY_SYSTEM and "本章目标" in request.messages[-1].content:
+            self.writing.set()
+            await self.gate.wait()
+        return await super().complete(request, on_delta)
+
+
+async def test_restart_mid_write_writes_the_chapter_again(tmp_path: Path) -> None:
+    clock = FakeClock()
+    stuck = BlockingLLM()
+    async with Room(tmp_path, stuck, SLOW, clock) as room:
+        rid = await _to_voting(room, ADMIN, "夜渡")
+        clock.advance(minutes=60)
+        room.service.deadlines.run_due()
+        await stuck.writing.wait()  # the deadline job is writing … and the process stops
+    assert (await _phase(tmp_path, rid)) == "writing"
+    async with Room(tmp_path, ScriptedLLM([fake_model], repeat_last=True), SLOW, clock) as room:
+        resumed = await room.wait_for(lambda r: "重新写作" in r.plain())
+        assert "第 1 章" in resumed.plain()
+        chapter = await room.wait_for(lambda r: "夜渡这一夜" in r.plain())
+        assert "情节记忆" in chapter.plain()
+        assert [c.title for c in await room.repo.chapters("g1")] == ["夜渡"]
+        assert (await room.repo.get_round(rid)).phase == "done"  # type: ignore[union-attr]
+
+
+async def _phase(tmp_path: Path, round_id: str) -> str:
+    from novel.repo import NovelRepo
+
+    async with await NovelRepo.open(tmp_path / "baibao.sqlite3") as repo:
+        r = await repo.get_round(round_id)
+        assert r is not None
+        return r.phase.value
+
+
+async def test_deadline_colliding_with_an_active_write_waits_its_turn(tmp_path: Path) -> None:
+    llm = BlockingLLM()
+    llm.gate.set()
+    async with Room(tmp_path, llm) as room:
+        s = room.service
+        rid = await _to_voting(room, ADMIN, "夜渡")
+        assert not (await s.handle(ADMIN, api.CloseRound())).is_error  # chapter 1
+        rid = await _to_voting(room, ADMIN, "寻师")
+        llm.gate.clear()
+        llm.writing.clear()
+        revise = asyncio.create_task(s.handle(ADMIN, api.ReviseChapter(1, "更紧张")))
+        await llm.writing.wait()  # the revision holds the novel's write lock
+        room.clock.advance(minutes=60)
+        assert s.deadlines.run_due() == [f"round:{rid}"]
+        _, result = await room.next_announcement()
+        assert "胜出：《寻师》" in result.plain()
+        _, progress = await room.next_announcement()
+        assert "正在写作第 2 章" in progress.plain()
+        llm.gate.set()  # the revision finishes, then the deadline's chapter is written
+        assert "第 2 版" in (await revise).plain()
+        await s.deadlines.idle()
+        _, chapter = await room.next_announcement()
+        assert not chapter.is_error and "寻师这一夜" in chapter.plain()
+        assert [c.title for c in await room.repo.chapters("g1")] == ["夜渡", "寻师"]
+
+
+async def test_admin_close_and_deadline_at_once_act_once(tmp_path: Path) -> None:
+    async with Room(tmp_path, ScriptedLLM([fake_model], repeat_last=True)) as room:
+        s = room.service
+        await _to_voting(room, ADMIN, "夜渡")
+        room.clock.advance(minutes=60)
+        closing = asyncio.create_task(s.handle(ADMIN, api.CloseRound()))
+        s.deadlines.run_due()
+        reply = await closing
+        await s.deadlines.idle()
+        assert len(await room.repo.chapters("g1")) == 1
+        announced = []
+        while not room.announced.empty():
+            announced.append((await room.announced.get())[1].plain())
+        # exactly one of the two wrote the result
+        assert sum("投票结果" in t for t in [reply.plain(), *announced]) == 1
+
+
+async def test_members_may_open_rounds_when_configured(tmp_path: Path) -> None:
+    settings = NovelSettings(openers="members", proposal_minutes=60, vote_minutes=60)
+    async with Room(tmp_path, None, settings) as room:
+        opened = await room.service.handle(member(1), api.NextRound())
+        assert not opened.is_error

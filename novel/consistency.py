@@ -62,7 +62,9 @@ class StoryState:
     places: Sequence[str] = ()  # scenes of earlier chapters
 
     def names(self) -> narrative.NameIndex:
-        return narrative.NameIndex({**self.extra_names, **self.blueprint.name_index()})
+        return narrative.NameIndex(
+            {**self.extra_names, **self.blueprint.name_index()}, self.known_places()
+        )
 
     def known_places(self) -> list[str]:
         bp = self.blueprint
@@ -90,7 +92,10 @@ def _dead_acts(text: str, state: StoryState) -> list[Finding]:
         for start, end, canon in names.occurrences(s.text):
             if canon not in dead or narrative.inside(spans, s.start + start):
                 continue
-            if narrative.ACTS.match(s.text[end:]):
+            clause = narrative.subject_clause(s.text, start, end)
+            if clause is None:
+                continue  # 沈默的船, 从沈默那里: he is not the one acting
+            if narrative.ACTS.match(s.text[end:]) or narrative.CLAUSE_ACTS.search(clause):
                 fields = {"name": s.text[start:end], "status": dead[canon]}
                 out.append(Finding("dead_acts", s.text, fields))
                 break
@@ -103,10 +108,8 @@ def _unknown_names(text: str, state: StoryState) -> list[Finding]:
     for use in narrative.person_names(text, state.names()):
         if use.introduced:
             continue
-        sentence = next(
-            (s.text for s in sents if s.start <= use.start < s.start + len(s.text) + 2),
-            use.name,
-        )
+        before = [s for s in sents if s.start <= use.start]
+        sentence = before[-1].text if before else use.name
         out.append(Finding("unknown_name", sentence, {"name": use.name}))
     return out
 

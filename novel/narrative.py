@@ -136,6 +136,9 @@ _INTRO_BEFORE = re.compile(
     r"(?:名叫|叫做|叫作|名为|名唤|唤作|唤做|自称|人称|号称|称作|外号|绰号|一个叫|一位叫|一名叫|他叫|她叫|我叫|"
     r"我是|来人是|此人是|此人便是|原来是|原来他是|原来她是|介绍说|姓)$"
 )
+_NAMED = re.compile(
+    r"(?:名叫|叫做|叫作|名为|名唤|唤作|唤做|自称|人称)([\u4e00-\u9fff]{2,3}?)(?=的|，|。|、|说|是|\s|$)"
+)
 _INTRO_AFTER = re.compile(
     r"^(?:的(?:人|少年|少女|女子|男子|老人|汉子|姑娘)|自我介绍|是(?:一个|一位|个|位))"
 )
@@ -155,8 +158,28 @@ _VERBS = (
     r"给|替|听|见|想|觉得|知道|明白|决定|答应|起来|睁开|伸出)"
 )
 ACTS = re.compile("^" + _ADVERBS + _VERBS)
+# Surnames that are also everyday words (王 king, 于, 和, 有, 向 …) make too many false names
+# when a clause merely starts with them; only the others start a name by position alone.
+_WEAK_SURNAMES = frozenset(
+    "王于和向有那都蒙何万田金高方白文明成时常安平乐全余从连能双古易国广东利越师后相查游商年阳爱元水"
+    "云花山谷车关红空曲家封富巫牧宫宁甘冷辛简沙益权盖伯赏墨哈容居衡步满弘匡寇禄阙欧蔚隆巩晁勾敖融"
+    "饶曾养鞠须丰巢荆竺况琴佘佴笪能苍双闻党翟贡劳姬申扶堵宰雍桑桂牛寿通边燕浦尚农温别庄晏柴充慕连"
+    "茹习宦艾鱼向古易慎戈终广禄东利蔚越夔师巩聂勾融辛阚那简空沙养须丰关相查后荆红游权盖益桓公岳帅"
+    "亢况有琴商牟伯赏墨哈谯年爱阳"
+)
+STRONG_SURNAMES = SURNAMES - _WEAK_SURNAMES
+# Before a title (掌柜, 大人 …) a surname is a surname unless it is a function word (和大哥).
+TITLE_SURNAMES = SURNAMES - frozenset(
+    "和于向有那都从连能相后国家时常全余万双空曲别通终养须居满禄益"
+)
 _SUBJECT = re.compile(
-    r"(?:^|(?<=[，。！？；：”」\s]))([" + "".join(sorted(SURNAMES)) + r"][\u4e00-\u9fff]{1,2})"
+    r"(?:^|(?<=[，。！？；：”」\s]))(["
+    + "".join(sorted(STRONG_SURNAMES))
+    + r"][\u4e00-\u9fff]{1,2})"
+)
+# A name never contains these (they end or join clauses): 王又问 → 王又 is not a name.
+_FUNCTION_CHARS = re.compile(
+    r"[又就也便却才还再都把将被对向和与同跟给在是了的着过之其所以而于从自这那们一]"
 )
 
 
@@ -178,10 +201,6 @@ def common_word(word: str) -> bool:
     return int(freq.get(word, 0) or 0) >= 30
 
 
-def _surname_start(word: str) -> bool:
-    return word[:1] in SURNAMES or word.startswith(COMPOUND_SURNAMES)
-
-
 @dataclass(frozen=True, slots=True)
 class NameUse:
     name: str
@@ -192,8 +211,9 @@ class NameUse:
 class NameIndex:
     """Who the story knows: canonical names with their aliases, and where each occurs."""
 
-    def __init__(self, names: Mapping[str, str]) -> None:
+    def __init__(self, names: Mapping[str, str], places: Iterable[str] = ()) -> None:
         self.names = {k: v for k, v in names.items() if k}
+        self.places = frozenset(places)  # never mistaken for people
         # longest first, so 沈师父 is found before 沈
         self._ordered = sorted(self.names, key=len, reverse=True)
 
@@ -239,53 +259,56 @@ def _introduced(text: str, start: int, end: int) -> bool:
 def person_names(text: str, known: NameIndex) -> list[NameUse]:
     """Personal names in `text` that the index does not know, first use first.
 
-    Candidates: jieba person-name tokens (nr) that start with a Chinese surname or are followed
-    by a speech verb, and surname + title forms (沈师兄, 王掌柜). A frequent dictionary word is
-    never a name; a surname + title is known when exactly one known character has that surname.
+    A name is recognised where it acts (the position that matters for "used as if known"):
+    a jieba person-name token (nr) followed by an action or speech; a surname and one or two
+    characters opening a clause and followed by an action (jieba splits 赵六点了点头 as 赵 /
+    六点); a surname + title (沈师兄, 王掌柜). Never a name: a frequent dictionary word, a piece
+    of a known name (斯帖 in 以斯帖), a candidate with a function character (王又问 → 王又),
+    a surname + title when exactly one known character has that surname (林公子 → 林远).
     """
     pos, _ = _jieba()
     spans = quoted_spans(text)
     by_surname = known.surnames()
-
-    def titled(word: str) -> bool:
-        """林公子 is 林远 when he is the only 林 the story knows."""
-        return word[1:] in TITLES and len(by_surname.get(word[:1], set())) == 1
-
+    known_spans = [(a, b) for a, b, _ in known.occurrences(text)]
     found: dict[str, NameUse] = {}
+
+    def consider(word: str, start: int, end: int) -> None:
+        if word in found or known.known(word) or common_word(word):
+            return
+        if word[1:] in TITLES and len(by_surname.get(word[:1], set())) == 1:
+            return  # 林公子 is 林远 when he is the only 林
+        if any(a < end and start < b for a, b in known_spans):
+            return  # part of a known name (亚哈随鲁王 → 鲁王)
+        if _FUNCTION_CHARS.search(word) or word.endswith("人") or word in known.places:
+            return  # 赫人 is a people; 伯利恒 is a place
+        after = text[end : end + 8]
+        if inside(spans, start) and not _SPEECH.match(after):
+            return  # a name inside someone's speech may be anything (a place, an idiom)
+        first = text.find(word)  # introduced at its first mention (名叫钱七的船夫 … 钱七说)
+        introduced = _introduced(text, first, first + len(word)) or _introduced(text, start, end)
+        found[word] = NameUse(word, start, introduced)
+
     offset = 0
     for word, flag in pos.cut(text):  # type: ignore[attr-defined]
         start = offset
         offset += len(word)
-        if not str(flag).startswith("nr") or not 2 <= len(word) <= 4:
-            continue
-        if word in found or known.known(word) or common_word(word) or titled(word):
-            continue
-        after = text[offset : offset + 8]
-        if not (_surname_start(word) or _SPEECH.match(after)):
-            continue
-        if inside(spans, start) and not _SPEECH.match(after):
-            continue  # a name inside someone's speech may be anything (a place, an idiom)
-        found[word] = NameUse(word, start, _introduced(text, start, offset))
-    # jieba splits some names (赵六点了点头 → 赵 / 六点): a surname and one or two characters
-    # opening a clause and followed by an action is a name too.
+        if str(flag).startswith("nr") and 2 <= len(word) <= 4:
+            after = text[offset : offset + 8]
+            if ACTS.match(after) or _SPEECH.match(after):
+                consider(word, start, offset)
     for m in _SUBJECT.finditer(text):
         for length in (2, 3):
             word = m.group(1)[:length]
-            rest = text[m.start(1) + length :]
-            if len(word) < length or not ACTS.match(rest):
-                continue
-            if word in found or known.known(word) or common_word(word) or titled(word):
+            if len(word) == length and ACTS.match(text[m.start(1) + length :]):
+                consider(word, m.start(1), m.start(1) + length)
                 break
-            found[word] = NameUse(word, m.start(1), _introduced(text, m.start(1), m.end(1)))
-            break
     for m in _HONORIFIC.finditer(text):
-        surname = m.group(1)
-        name = surname + m.group(2)
-        if surname not in SURNAMES or name in found or known.known(name):
-            continue
-        if titled(name) or common_word(name):
-            continue
-        found[name] = NameUse(name, m.start(), _introduced(text, m.start(), m.end()))
+        if m.group(1) in TITLE_SURNAMES:
+            consider(m.group(1) + m.group(2), m.start(), m.end())
+    for m in _NAMED.finditer(text):  # 一个名叫钱七的船夫: a new name, introduced
+        word = m.group(1)
+        if word not in found and not known.known(word) and not common_word(word):
+            found[word] = NameUse(word, m.start(1), True)
     return sorted(found.values(), key=lambda u: u.start)
 
 
@@ -345,9 +368,16 @@ PLACE_SUFFIXES = (
     "井",
     "门",
     "海",
+    "狱",
+    "牢",
+    "坑",
+    "监",
+    "帐棚",
+    "营",
+    "殿",
 )
 _PRESENCE = re.compile(
-    r"(?:正|仍|还|依旧|此刻|此时|这时|已经|已|独自|一直|正好)?"
+    r"(?:正|仍|还|依旧|此刻|此时|这时|已经|已|独自|一直|正好)*"
     r"(?:在|站在|坐在|躺在|待在|留在|守在|蹲在|藏在|住在|跪在|靠在|停在|等在)"
 )
 MOVES = (
@@ -402,6 +432,8 @@ def presence(sentence: str, start: int, known_places: Sequence[str]) -> str | No
             more = rest[len(place) :]
             tail = next((x for x in PLACE_SUFFIXES if more.startswith(x)), "")
             return place + tail  # 青岚渡 + 口
+    if rest[:1] in PLACE_SUFFIXES and rest[1:2] in ("里", "中", "内", "上"):
+        return rest[:1]  # 在监里, 在坑中, 在船上
     # the shortest phrase (≤ 6 characters, no punctuation) that ends in a place word
     for end in range(2, min(len(rest), 6) + 1):
         piece = rest[:end]
@@ -439,6 +471,16 @@ _MISSING_AFTER = re.compile(r"^(?:已经|也|就|便|竟)?(?:失踪|下落不明
 _HURT_AFTER = re.compile(
     r"^(?:已经|也|就|便|竟|当场)?(?:受了重伤|身受重伤|重伤|受伤|负伤|中了一箭|中箭|中刀|中了一刀|挨了一刀|伤了)"
 )
+_HURT = re.compile(r"受了重伤|身受重伤|受了伤|受伤|负伤|中了一箭|中箭|中刀|中了一刀|挨了一刀")
+
+
+def _hurt_in_clause(sentence: str, start: int, end: int) -> bool:
+    clause = subject_clause(sentence, start, end)
+    if clause is None or not _HURT.search(clause):
+        return False
+    return not re.search(r"没|不|未|免|险些|差点", clause[: _HURT.search(clause).start()])  # type: ignore[union-attr]
+
+
 HEALED = re.compile(
     r"毫发无伤|伤势全好|伤已痊愈|伤口已经愈合|伤口愈合|伤全好了|伤好了|完好如初|行动如常|若无其事|"
     r"生龙活虎|健步如飞|活蹦乱跳|一点伤也没有|丝毫无损"
@@ -466,7 +508,7 @@ def status_events(text: str, names: NameIndex) -> list[StatusEvent]:
                 out.append(StatusEvent(canon, "已死亡", s.text))
             elif _MISSING_AFTER.match(after):
                 out.append(StatusEvent(canon, "失踪", s.text))
-            elif _HURT_AFTER.match(after):
+            elif _HURT_AFTER.match(after) or _hurt_in_clause(s.text, start, end):
                 out.append(StatusEvent(canon, "受伤", s.text))
     return out
 
@@ -535,6 +577,29 @@ def relations(text: str, names: NameIndex) -> list[Relation]:
                 out.append(Relation(a, b, "配偶"))
                 out.append(Relation(b, a, "配偶"))
     return out
+
+
+_CLAUSE_END = re.compile(r"[，。！？；：,.!?;:「」“”『』]")
+_SUBJECT_BEFORE = re.compile(
+    r"(?:^|[，。！？；：、「」“”『』\s]|于是|便|就|又|也|随即|忽然|这时|那时|然后|后来)$"
+)
+_NOT_SUBJECT_AFTER = re.compile(r"^(?:的|之|是|家|氏|所|等人|们)")
+CLAUSE_ACTS = re.compile(
+    r"说|道|问|答|喊|叫|嚷|笑|哭|走|跑|站|坐|跪|拿|握|举|拄|抬|点头|摇头|转身|回头|伸手|吩咐|"
+    r"命令|祝福|起身|站起|迎|拉着|扶|抱|来|去|进|出"
+)
+
+
+def subject_clause(sentence: str, start: int, end: int) -> str | None:
+    """The rest of the clause when the name at [start, end) is its subject (林远站起来 …),
+    else None (沈默的船, 从哈曼追回)."""
+    if not _SUBJECT_BEFORE.search(sentence[max(0, start - 4) : start]):
+        return None
+    rest = sentence[end:]
+    if _NOT_SUBJECT_AFTER.match(rest):
+        return None
+    m = _CLAUSE_END.search(rest)
+    return rest[: m.start()] if m else rest
 
 
 def dead(status: str) -> bool:

@@ -137,7 +137,6 @@ class App:
                 self.llm,
                 NovelSettings(
                     openers=s.novel_round_openers,
-                    admin_role=s.novel_admin_role,
                     proposal_minutes=s.novel_proposal_minutes,
                     vote_minutes=s.novel_vote_minutes,
                 ),

@@ -22,7 +22,7 @@ log = logging.getLogger(__name__)
 BallotStyle = Literal["poll", "keyboard"]
 BALLOT_STYLES: tuple[BallotStyle, ...] = ("poll", "keyboard")
 
-_VOTE = "vote"
+VOTE = "vote"  # the action prefix of vote buttons
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,7 +33,7 @@ class VoteAction:
 
 def vote_prefix(round_id: str) -> str:
     """What a ballot option's action starts with; option i appends `i` (1-based)."""
-    return f"{_VOTE}:{round_id}:"
+    return f"{VOTE}:{round_id}:"
 
 
 def encode_vote(round_id: str, option: int) -> str:
@@ -42,10 +42,13 @@ def encode_vote(round_id: str, option: int) -> str:
 
 def decode_vote(action: str) -> VoteAction | None:
     """`vote:<round>:<n>` → VoteAction; None for anything else (another action, garbage)."""
-    kind, _, rest = action.partition(":")
-    if kind != _VOTE:
-        return None
-    round_id, _, option = rest.rpartition(":")
+    kind, _, payload = action.partition(":")
+    return decode_vote_payload(payload) if kind == VOTE else None
+
+
+def decode_vote_payload(payload: str) -> VoteAction | None:
+    """`<round>:<n>` (what follows the `vote:` prefix) → VoteAction, or None."""
+    round_id, _, option = payload.rpartition(":")
     if not option.isascii() or not option.isdigit() or not 0 < int(option) <= 1000:
         return None
     return VoteAction(round_id, int(option))

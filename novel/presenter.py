@@ -73,9 +73,10 @@ Result = (
 def join(*replies: Reply) -> Reply:
     """Several results in one message (e.g. the vote result and the chapter it produced)."""
     return Reply(
-        blocks=[b for r in replies for b in r.blocks],
-        attachments=[a for r in replies for a in r.attachments],
+        blocks=tuple(b for r in replies for b in r.blocks),
+        attachments=tuple(a for r in replies for a in r.attachments),
         is_error=any(r.is_error for r in replies),
+        lang=replies[0].lang if replies else "zh",
     )
 
 
@@ -90,7 +91,7 @@ class Presenter:
         text = T(lang, refused.key, **fields)
         if admin and refused.key in ("needs_model",):
             text += T(lang, "admin_setting")
-        return Reply.error(text)
+        return Reply.error(text, lang=lang)
 
     def reply(self, result: Result, lang: Lang, *, admin: bool = False) -> Reply:
         match result:
@@ -101,25 +102,28 @@ class Presenter:
                 return Reply.text(
                     T(lang, key, title=result.title),
                     T(lang, "proposal_count", n=result.count, minutes=result.minutes),
+                    lang=lang,
                 )
             case BallotView():
                 return self.ballot(result, lang)
             case VoteCast():
                 said = {"new": "voted", "same": "vote_same", "changed": "vote_changed"}
                 head = T(lang, said[result.change], n=result.option, title=result.title)
-                return Reply.text(head, "\n".join(tally_lines(result.outcome.counts, lang)))
+                return Reply.text(
+                    head, "\n".join(tally_lines(result.outcome.counts, lang)), lang=lang
+                )
             case VoteRetracted():
                 return Reply.text(
-                    T(lang, "vote_retracted" if result.removed else "vote_not_retracted")
+                    T(lang, "vote_retracted" if result.removed else "vote_not_retracted"), lang=lang
                 )
             case RoundEmpty():
-                return Reply.text(T(lang, "round_empty"))
+                return Reply.text(T(lang, "round_empty"), lang=lang)
             case VotesClosed():
                 return self._result(result, lang, admin)
             case Abandoned():
-                return Reply.text(T(lang, "pending_abandoned"))
+                return Reply.text(T(lang, "pending_abandoned"), lang=lang)
             case BallotRecorded():
-                return Reply()
+                return Reply(lang=lang)
             case SettingsSaved():
                 return Reply.text(
                     T(
@@ -127,7 +131,8 @@ class Presenter:
                         "ballot_settings",
                         style=T(lang, f"style_{result.style}"),
                         voters=T(lang, "voters_shown" if result.show_voters else "voters_hidden"),
-                    )
+                    ),
+                    lang=lang,
                 )
             case ChapterSaved():
                 return self._saved(result, lang)
@@ -141,16 +146,19 @@ class Presenter:
             case History():
                 return self._history(result, lang)
             case RolledBack():
-                return Reply.text(T(lang, "rolled_back", n=result.number, v=result.version))
+                return Reply.text(
+                    T(lang, "rolled_back", n=result.number, v=result.version), lang=lang
+                )
             case Deleted():
                 if result.renumbered:
                     return Reply.text(
-                        T(lang, "deleted_renumbered", n=result.number, count=result.renumbered)
+                        T(lang, "deleted_renumbered", n=result.number, count=result.renumbered),
+                        lang=lang,
                     )
-                return Reply.text(T(lang, "deleted", n=result.number))
+                return Reply.text(T(lang, "deleted", n=result.number), lang=lang)
             case Exported():
                 return Reply(
-                    blocks=[
+                    blocks=(
                         Block(
                             T(
                                 lang,
@@ -159,19 +167,21 @@ class Presenter:
                                 n=result.chapters,
                                 chars=result.chars,
                             )
-                        )
-                    ],
-                    attachments=[Attachment(result.filename, result.data, result.mime)],
+                        ),
+                    ),
+                    attachments=(Attachment(result.filename, result.data, result.mime),),
+                    lang=lang,
                 )
             case BlueprintShown():
                 return self._blueprint(result, lang)
             case BlueprintSaved():
                 return Reply.text(
-                    T(lang, "blueprint_saved", title=result.title, chars=result.characters)
+                    T(lang, "blueprint_saved", title=result.title, chars=result.characters),
+                    lang=lang,
                 )
             case BlueprintEdited():
                 return Reply.text(
-                    T(lang, "blueprint_edited", field=result.field, value=result.value)
+                    T(lang, "blueprint_edited", field=result.field, value=result.value), lang=lang
                 )
             case ChangesDecided():
                 return self._decided(result, lang)
@@ -189,7 +199,7 @@ class Presenter:
         if not r.model_writes:
             notice = T(lang, "no_model_round")
             paragraphs.append(notice + (T(lang, "admin_setting") if admin else ""))
-        return Reply.text(*paragraphs)
+        return Reply.text(*paragraphs, lang=lang)
 
     def ballot(self, view: BallotView, lang: Lang) -> Reply:
         """The ballot message: options with the running count (and voters' names when the chat
@@ -213,20 +223,21 @@ class Presenter:
         total = T(lang, "ballot_total", n=len(view.votes))
         if view.closed:
             return Reply(
-                blocks=[
+                blocks=(
                     Block(T(lang, "ballot_closed_heading"), "heading"),
                     Block("\n".join(lines)),
                     Block(total, "note"),
-                ]
+                ),
+                lang=lang,
             )
         native = view.style == "poll"
         help_key = "ballot_poll_help" if native else "ballot_help"
         return Reply(
-            blocks=[
+            blocks=(
                 Block(T(lang, "ballot_heading"), "heading"),
                 Block("\n".join(lines)),
                 Block(total + T(lang, help_key, minutes=view.minutes), "note"),
-            ],
+            ),
             poll=Poll(
                 question=T(lang, "ballot_question"),
                 options=tuple(option_label(p) for p in view.proposals),
@@ -234,6 +245,7 @@ class Presenter:
                 round_id=view.round.id,
                 native=native,
             ),
+            lang=lang,
         )
 
     def _result(self, r: VotesClosed, lang: Lang, admin: bool) -> Reply:
@@ -247,7 +259,7 @@ class Presenter:
         if not r.model_writes:
             wanted = T(lang, "submit_wanted", title=winner.title, n=r.number)
             blocks.append(Block(wanted + (T(lang, "admin_setting") if admin else "")))
-        return Reply(blocks=blocks)
+        return Reply(blocks=tuple(blocks), lang=lang)
 
     def writing(self, lang: Lang, number: int, *, resumed: bool = False) -> str:
         return T(lang, "writing_resumed" if resumed else "writing_progress", n=number)
@@ -258,15 +270,15 @@ class Presenter:
     def stalled(self, r: WriteStalled, lang: Lang, *, admin: bool = False) -> Reply:
         if r.reason == "no_model":
             text = T(lang, "submit_wanted", title=r.title, n=r.number)
-            return Reply.text(text + (T(lang, "admin_setting") if admin else ""))
+            return Reply.text(text + (T(lang, "admin_setting") if admin else ""), lang=lang)
         if r.reason == "no_model_retry":
             text = T(lang, "pending_waiting", title=r.title, n=r.number)
-            return Reply.error(text + (T(lang, "admin_setting") if admin else ""))
+            return Reply.error(text + (T(lang, "admin_setting") if admin else ""), lang=lang)
         if r.reason == "busy":
-            return Reply.error(T(lang, "busy_writing_pending"))
+            return Reply.error(T(lang, "busy_writing_pending"), lang=lang)
         if r.reason == "llm":
-            return Reply.error(T(lang, "llm_failed_pending", kind=r.kind))
-        return Reply.error(T(lang, "write_failed_pending"))
+            return Reply.error(T(lang, "llm_failed_pending", kind=r.kind), lang=lang)
+        return Reply.error(T(lang, "write_failed_pending"), lang=lang)
 
     # ---- chapters ------------------------------------------------------------------------------
 
@@ -280,7 +292,7 @@ class Presenter:
             ]
             if footer:
                 blocks.append(Block(footer, "note"))
-            return Reply(blocks=blocks)
+            return Reply(blocks=tuple(blocks), lang=lang)
         md = f"# {heading}\n\n{text}\n".encode()
         blocks = [
             Block(heading, "heading"),
@@ -289,7 +301,11 @@ class Presenter:
         ]
         if footer:
             blocks.append(Block(footer, "note"))
-        return Reply(blocks=blocks, attachments=[Attachment(f"chapter-{number:03d}.md", md)])
+        return Reply(
+            blocks=tuple(blocks),
+            attachments=(Attachment(f"chapter-{number:03d}.md", md),),
+            lang=lang,
+        )
 
     def _saved(self, r: ChapterSaved, lang: Lang) -> Reply:
         if r.how == "generated":
@@ -307,7 +323,7 @@ class Presenter:
 
     def findings(self, lang: Lang, number: int, findings: Sequence[Finding]) -> Reply:
         if not findings:
-            return Reply(blocks=[Block(T(lang, "check_clean"), "note")])
+            return Reply(blocks=(Block(T(lang, "check_clean"), "note"),), lang=lang)
         blocks = [Block(T(lang, "check_heading", n=len(findings)), "heading")]
         for f in findings:
             blocks.append(Block(f.quote, "quote"))
@@ -320,15 +336,15 @@ class Presenter:
                 fix = T(lang, f"fix_{f.kind}", **f.fields)
             blocks.append(Block(rule, "note"))
             blocks.append(Block(f"/chapter revise {number} {_one_line(fix)}", "code"))
-        return Reply(blocks=blocks)
+        return Reply(blocks=tuple(blocks), lang=lang)
 
     def changes(self, lang: Lang, changes: Sequence[ChangeRow]) -> Reply:
         if not changes:
-            return Reply()
+            return Reply(lang=lang)
         blocks = [Block(T(lang, "changes_heading"), "heading")]
         blocks += [Block(describe_change(lang, c), "item") for c in changes]
         blocks.append(Block(T(lang, "changes_help"), "note"))
-        return Reply(blocks=blocks)
+        return Reply(blocks=tuple(blocks), lang=lang)
 
     def _history(self, r: History, lang: Lang) -> Reply:
         lines = []
@@ -347,10 +363,11 @@ class Presenter:
                 + mark
             )
         return Reply(
-            blocks=[
+            blocks=(
                 Block(T(lang, "history_heading", n=r.number), "heading"),
                 Block("\n".join(lines)),
-            ]
+            ),
+            lang=lang,
         )
 
     # ---- blueprint -----------------------------------------------------------------------------
@@ -365,8 +382,9 @@ class Presenter:
             blocks += [Block(describe_change(lang, c), "item") for c in r.pending]
             blocks.append(Block(T(lang, "changes_help"), "note"))
         return Reply(
-            blocks=blocks,
-            attachments=[Attachment("blueprint.json", r.json.encode("utf-8"), "application/json")],
+            blocks=tuple(blocks),
+            attachments=(Attachment("blueprint.json", r.json.encode("utf-8"), "application/json"),),
+            lang=lang,
         )
 
     def _decided(self, r: ChangesDecided, lang: Lang) -> Reply:
@@ -377,11 +395,11 @@ class Presenter:
             blocks += [Block(describe_change(lang, c), "item") for c in r.changes]
         for change, why in r.skipped:
             blocks.append(Block(T(lang, "change_skipped", id=change.id, why=why), "note"))
-        return Reply(blocks=blocks, is_error=not r.changes)
+        return Reply(blocks=tuple(blocks), is_error=not r.changes, lang=lang)
 
     def _blueprint_history(self, r: BlueprintHistoryView, lang: Lang) -> Reply:
         if not r.entries:
-            return Reply.text(T(lang, "blueprint_history_empty"))
+            return Reply.text(T(lang, "blueprint_history_empty"), lang=lang)
         lines = [
             T(
                 lang,
@@ -394,10 +412,11 @@ class Presenter:
             for when, who, why, title in r.entries
         ]
         return Reply(
-            blocks=[
+            blocks=(
                 Block(T(lang, "blueprint_history_heading"), "heading"),
                 Block("\n".join(lines)),
-            ]
+            ),
+            lang=lang,
         )
 
 

@@ -39,7 +39,7 @@ log = logging.getLogger(__name__)
 
 Announce = Callable[[Actor, Reply], Awaitable[None]]
 
-# Requests only an admin may make (NOVEL_ADMIN_ROLE counts as admin).
+# Requests only an admin may make (the router checks first; this guards direct callers).
 _ADMIN_ONLY = (
     api.CloseRound,
     api.ReviseChapter,
@@ -49,7 +49,6 @@ _ADMIN_ONLY = (
     api.BlueprintEdit,
     api.BlueprintAccept,
     api.BlueprintReject,
-    api.BallotSettings,
 )
 
 
@@ -152,16 +151,21 @@ class NovelService:
 
     # ---- entry point -------------------------------------------------------------------------
 
-    def is_admin(self, actor: Actor) -> bool:
-        role = self.settings.admin_role
-        return actor.is_admin or bool(role and role in actor.roles)
+    @staticmethod
+    def is_admin(actor: Actor) -> bool:
+        """The router decided (`bot.admin.AdminPolicy`, NOVEL_ADMIN_ROLE included); the service
+        only refuses what a caller that skipped the router must not do."""
+        return actor.is_admin
 
     async def handle(
         self, actor: Actor, request: api.NovelRequest, progress: Progress | None = None
     ) -> Reply:
         admin = self.is_admin(actor)
         try:
-            if isinstance(request, _ADMIN_ONLY) and not admin:
+            changes_ballot = isinstance(request, api.BallotSettings) and (
+                request.style is not None or request.voters is not None
+            )
+            if (isinstance(request, _ADMIN_ONLY) or changes_ballot) and not admin:
                 raise Refused("admins_only")
             if isinstance(request, api.PollAnswer):  # no chat id: the poll knows its round
                 return await self._poll_answer(actor, request)
@@ -172,7 +176,7 @@ class NovelService:
         except Refused as refused:
             return self.present.refusal(actor.lang, refused, admin=admin)
         except BlueprintError as err:
-            return Reply.error(err.text(actor.lang))
+            return Reply.error(err.text(actor.lang), lang=actor.lang)
 
     async def _dispatch(
         self, actor: Actor, request: api.NovelRequest, progress: Progress | None, admin: bool
@@ -335,7 +339,9 @@ class NovelService:
             if not closed.model_writes:
                 await self.repo.advance(r.id, Event.STALL)
                 return
-            await self._announce(target, Reply.text(self.present.writing(lang, closed.number)))
+            await self._announce(
+                target, Reply.text(self.present.writing(lang, closed.number), lang=lang)
+            )
             written = await self.chapters.write_round(r, self._winner_of(closed), None, wait=True)
             await self._announce(target, self.present.reply(written, lang))
 
@@ -365,7 +371,8 @@ class NovelService:
         winner = await self._winner(r)
         number = len(await self.repo.chapters(r.chat_id)) + 1
         await self._announce(
-            target, Reply.text(self.present.writing(target.lang, number, resumed=True))
+            target,
+            Reply.text(self.present.writing(target.lang, number, resumed=True), lang=target.lang),
         )
         written = await self.chapters.write_round(r, winner, None, wait=True)
         await self._announce(target, self.present.reply(written, target.lang))

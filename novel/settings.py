@@ -9,7 +9,6 @@ from typing import Literal
 @dataclass(frozen=True, slots=True)
 class NovelSettings:
     openers: Literal["admins", "members"] = "admins"  # who may open a round
-    admin_role: str = ""  # a role name that counts as admin (Discord); "" = Actor.is_admin only
     proposal_minutes: float = 60.0
     vote_minutes: float = 60.0
     max_blueprint_bytes: int = 256_000

@@ -8,6 +8,7 @@ from typing import Literal
 from bot.registry import Action, Call, Command, Group, Help, Param, Permission, UsageError, Values
 from novel import api as novel_api
 from novel.api import NovelRequest, Novels
+from novel.ballot import VOTE, decode_vote_payload
 from retrieval.reply import Reply
 
 _CH = Param("chapter", "章节号", "chapter number", "int")
@@ -44,9 +45,9 @@ def _blueprint_permission(values: Values) -> Permission:
 
 
 def decode_vote(payload: str) -> novel_api.Vote | None:
-    """`{round_id}:{option}` (what `Poll.action_prefix` + option number spell) → a vote."""
-    round_id, _, option = payload.rpartition(":")
-    return novel_api.Vote(int(option), round_id) if option.isdigit() else None
+    """A vote button's payload → a vote, by the codec the ballot was built with."""
+    vote = decode_vote_payload(payload)
+    return novel_api.Vote(vote.option, vote.round_id) if vote is not None else None
 
 
 def novel_commands(
@@ -260,4 +261,4 @@ def vote_action(novels: Novels) -> Action[novel_api.Vote]:
     async def run(call: Call, vote: novel_api.Vote) -> Reply:
         return await novels.handle(call.actor, vote)
 
-    return Action(prefix="vote", decode=decode_vote, run=run)
+    return Action(prefix=VOTE, decode=decode_vote, run=run)

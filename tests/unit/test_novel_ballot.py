@@ -68,7 +68,7 @@ async def test_editor_coalesces_a_burst_within_the_interval() -> None:
     post = BallotPost("r1", "telegram", "-1", "", "55")
 
     async def render(round_id: str) -> tuple[BallotPost, Reply]:
-        return post, Reply.text(f"{round_id}: {count['n']} 票")
+        return post, Reply.text(f"{round_id}: {count['n']} 票", lang="zh")
 
     async def edit(where: BallotPost, reply: Reply) -> None:
         edits.append(reply.plain())
@@ -94,7 +94,11 @@ async def test_editor_survives_a_failing_edit_and_a_vanished_ballot() -> None:
     calls: list[str] = []
 
     async def render(round_id: str) -> tuple[BallotPost, Reply] | None:
-        return None if round_id == "gone" else (BallotPost(round_id, "d", "g", "c", "m"), Reply())
+        return (
+            None
+            if round_id == "gone"
+            else (BallotPost(round_id, "d", "g", "c", "m"), Reply(lang="zh"))
+        )
 
     async def edit(where: BallotPost, reply: Reply) -> None:
         calls.append(where.round_id)

@@ -43,7 +43,7 @@ async def test_one_tally_from_commands_buttons_and_poll_with_retraction(tmp_path
     async with Room(tmp_path, None, edits=True) as room:
         s = room.service
         rid = await _to_voting(room, TG, "夜渡", "山门")
-        assert (await s.handle(TG, api.BallotPosted(rid, "501", "poll-9", "502"))).blocks == []
+        assert (await s.handle(TG, api.BallotPosted(rid, "501", "poll-9", "502"))).blocks == ()
         await s.handle(tg(1), api.Vote(1))  # /chapter vote 1
         await s.handle(tg(2), api.Vote(2, rid))  # a button
         poll = await s.handle(poll_voter(3), api.PollAnswer("poll-9", (2,)))

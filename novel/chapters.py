@@ -218,7 +218,7 @@ class ChapterService:
             number = len(current) + 1
         prior = [(n, v) for n, v in current if n < number]
         query = memory_query(bp, goal)
-        tags = goal_characters(bp, goal)
+        tags = goal_characters(bp, goal) + _story_names_in(current, goal, bp)
         k = top_k(len(current))
         plot = await self._memory.search(chat_id, query, limit=k + 2, tags=tags)
         plot = within_budget(
@@ -443,3 +443,17 @@ def _story_state(
             if name:
                 names.setdefault(name, name)
     return StoryState(bp, names, frozenset(injured), places)
+
+
+def _story_names_in(
+    current: Sequence[tuple[int, VersionRow]], goal: Goal, bp: Blueprint
+) -> list[str]:
+    """Names earlier chapters introduced (their summaries list them) that the goal mentions."""
+    text = f"{goal.title}\n{goal.summary}\n{goal.notes}"
+    found: list[str] = []
+    for _, v in current:
+        for name in v.summary.get("characters") or ():
+            if isinstance(name, str) and len(name) >= 2 and name in text:
+                if bp.character(name) is None and name not in found:
+                    found.append(name)
+    return found

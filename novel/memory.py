@@ -41,6 +41,7 @@ EncodeSparse = Callable[[str], SparseVector]
 PLOT = "plot"  # x_kind of a chapter's text chunks (L2)
 SUMMARY = "summary"  # x_kind of a chapter version's summary point (L3)
 SUMMARY_POSITION = -1
+SELECTIVE = 0.25  # a tag carried by more than this share of chunks does not boost
 
 
 def namespace(chat_id: str) -> str:
@@ -165,6 +166,9 @@ class PlotMemory:
         ns = namespace(chat_id)
         now = datetime.now(UTC).isoformat()
         pieces = split_text(text, self._split, self._units)
+        # characters the summary names but the blueprint does not know yet (a new face) tag too
+        extra = [c for c in summary.get("characters") or () if isinstance(c, str) and len(c) >= 2]
+        names = {**{c: c for c in extra}, **names}
         out: list[Chunk] = []
 
         def point(position: int, piece: str, kind: str, tags: list[str]) -> Chunk:
@@ -382,6 +386,18 @@ class PlotMemory:
         flt = self._flt(chat_id, x_current=True, x_kind=SUMMARY)
         return await self._fused(chat_id, query, flt, limit, tags)
 
+    async def _selective(self, flt: Filter, tags: Sequence[str]) -> list[str]:
+        """The tags that pick out a few chunks: a character in most of the novel boosts nothing."""
+        if not tags:
+            return []
+        total = await self._store.count(flt)
+        kept = []
+        for tag in tags:
+            n = await self._store.count(flt.and_(Filter(equals={"x_tags": [tag]})))
+            if 0 < n <= max(3, SELECTIVE * total):
+                kept.append(tag)
+        return kept
+
     async def _fused(
         self, chat_id: str, query: str, flt: Filter, limit: int, tags: Sequence[str]
     ) -> list[PlotHit]:
@@ -394,6 +410,7 @@ class PlotMemory:
             sparse_q = self._encode_query_sparse(query)
             if sparse_q.indices:
                 rankings.append(await self._store.search_sparse(sparse_q, flt=flt, limit=fetch))
+        tags = await self._selective(flt, tags)
         if tags:
             tagged = flt.and_(Filter(equals={"x_tags": list(tags)}))
             rankings.append(await self._store.search_dense(vector, flt=tagged, limit=fetch))

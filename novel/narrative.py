@@ -185,14 +185,27 @@ _FUNCTION_CHARS = re.compile(
 
 @functools.cache
 def _jieba() -> tuple[object, Mapping[str, int]]:
-    """jieba's part-of-speech tokenizer (its own dictionary instance, loaded once)."""
-    import jieba
+    """jieba's part-of-speech tokenizer over the main dictionary, which the process loads once
+    and shares with the BM25 tokenizer (`retrieval.text`)."""
     import jieba.posseg
 
-    jieba.setLogLevel(60)
-    tokenizer = jieba.Tokenizer()
-    tokenizer.initialize()
+    from retrieval.text import Tokenizer
+
+    tokenizer = Tokenizer(userdict=None, stopwords=None, synonyms=False).jieba
     return jieba.posseg.POSTokenizer(tokenizer), tokenizer.FREQ
+
+
+def warm() -> None:
+    """Load jieba now (about a second the first time in a process; run it off the loop)."""
+    pos, _ = _jieba()
+    list(pos.cut("林远说。"))  # type: ignore[attr-defined]
+
+
+def words(text: str) -> list[str]:
+    """jieba's words of two or more characters (no punctuation, no single characters)."""
+    pos, _ = _jieba()
+    cut = pos.cut(text)  # type: ignore[attr-defined]
+    return [w for w, _ in cut if len(w) >= 2 and re.match(r"[\u4e00-\u9fff]", w)]
 
 
 def common_word(word: str) -> bool:

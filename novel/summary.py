@@ -8,6 +8,7 @@ characters, relationships) for the blueprint proposals.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from typing import Any
 
 from pydantic import BaseModel, Field, ValidationError
@@ -126,12 +127,21 @@ def extractive_summary(
         places.extend(known_places)
     found_places = narrative.places_in(text, places)
     sents = narrative.sentences(text)
+    words = [set(narrative.words(s.text)) for s in sents]
+    counts = Counter(w for ws in words for w in ws)
     scored: list[tuple[float, int, str]] = []
     for i, s in enumerate(sents):
         who = {canon for _, _, canon in names.occurrences(s.text)}
         where = sum(1 for p in found_places if p in s.text)
+        # what only this sentence mentions (a new name, an object, a vow) is what a later
+        # chapter will call back to
+        novel_words = min(4, sum(1 for w in words[i] if counts[w] == 1))
         score = (
-            2.0 * len(who) + where + (1.5 if i == 0 else 0) + (1.0 if i == len(sents) - 1 else 0)
+            2.0 * len(who)
+            + where
+            + novel_words
+            + (1.5 if i == 0 else 0)
+            + (1.0 if i == len(sents) - 1 else 0)
         )
         if len(s.text) < 6:
             score -= 2

@@ -15,13 +15,16 @@ TEXT = Path(__file__).parent.parent / "data" / "message-tabernacle.md"
 TITLE = "帐幕与召会（测试）"
 
 
-def baibao(args: list[str], data_dir: Path) -> subprocess.CompletedProcess[str]:
+def baibao(
+    args: list[str], data_dir: Path, extra: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     env = {
         **os.environ,
         "SAMPLE_CORPUS": "false",
         "DATA_DIR": str(data_dir),
         "EMBEDDING_PROVIDER": "offline-use",  # the faster offline model: this is about the graph
         "LLM_PROVIDER": "none",
+        **(extra or {}),
     }
     return subprocess.run(
         [sys.executable, "-m", "bot.cli", *args],
@@ -60,3 +63,40 @@ def test_ingest_grows_a_concept_search_shows_its_path_delete_removes_it(tmp_path
     assert not any("concept:帐幕" in p["nodes"] for p in paths_of(data, query))
     listed = baibao(["search", "帐幕", "--json"], data)
     assert json.loads(listed.stdout)["hits"] == []
+
+
+async def test_graph_extract_shows_the_cost_before_and_after(tmp_path: Path) -> None:
+    """`baibao graph extract` with an OpenAI-compatible model (the loopback server, reached by
+    the openai SDK in the child process over HTTP): estimate, extract, nothing left to send."""
+    import asyncio
+
+    from tests.stubs.llm_server import LLMStubServer, Scripted, openai_completion
+
+    data = tmp_path / "data"
+    answer = "\n".join(
+        json.dumps(x, ensure_ascii=False)
+        for x in (
+            {"entity": "帐幕", "type": "concept", "en": "tabernacle"},
+            {"entity": "至圣所", "type": "concept", "en": "Holy of Holies"},
+            {"relation": "包含", "source": "帐幕", "target": "至圣所"},
+        )
+    )
+    ingested = await asyncio.to_thread(baibao, ["ingest", str(TEXT), "--title", TITLE], data)
+    assert ingested.returncode == 0, ingested.stderr
+    async with LLMStubServer() as server:
+        for _ in range(20):
+            server.openai.append(Scripted.json(openai_completion(answer)))
+        env = {"LLM_PROVIDER": "openai", "LLM_BASE_URL": server.openai_url, "LLM_MODEL": "m"}
+        dry = await asyncio.to_thread(baibao, ["graph", "extract", "--dry-run"], data, env)
+        assert dry.returncode == 0, dry.stderr
+        assert "预计 / estimated: 1 documents" in dry.stdout and "tokens" in dry.stdout
+        assert server.requests_to("/v1/chat/completions") == []
+        run = await asyncio.to_thread(baibao, ["graph", "extract"], data, env)
+        assert run.returncode == 0, run.stderr
+        sent = len(server.requests_to("/v1/chat/completions"))
+        assert sent >= 1 and f"实际 / actual: {sent} batches sent" in run.stdout
+        again = await asyncio.to_thread(baibao, ["graph", "extract"], data, env)
+        assert "0 to send" in again.stdout and "实际 / actual: 0 batches sent" in again.stdout
+    paths = paths_of(data, "帐幕和至圣所是什么关系？")
+    step = next(s for p in paths for s in p["steps"] if s["relation"] == "包含")
+    assert step["sources"] == [f"{TITLE} (LLM)"]

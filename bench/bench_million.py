@@ -55,7 +55,7 @@ from bench.bench_search import (  # noqa: E402
     books_zh,
     chunk_of,
     cuv_verses,
-    link_tokens,
+    graph_rows,
     seed_concepts,
     stats,
 )
@@ -175,6 +175,17 @@ def make_query(r: Row, vector: np.ndarray, n: int, rng: np.random.Generator) -> 
     return {"text": search_form(text), "vector": (q / np.linalg.norm(q)).tolist()}
 
 
+def memory_status() -> dict[str, float]:
+    """RSS split as the kernel reports it: anonymous (heap) vs file-backed (mmapped shard
+    files the page cache can drop), plus the peak; MB."""
+    out: dict[str, float] = {}
+    for line in Path("/proc/self/status").read_text().splitlines():
+        key, _, value = line.partition(":")
+        if key in ("VmRSS", "VmHWM", "RssAnon", "RssFile", "RssShmem"):
+            out[key] = int(value.split()[0]) / 1024
+    return out
+
+
 def layout_of(name: str) -> Any:
     from retrieval.store.edge import IN_MEMORY, ON_DISK
 
@@ -185,13 +196,8 @@ def layout_of(name: str) -> Any:
 
 
 async def build(size: int, layout: str, work: Path) -> dict[str, Any]:
-    from retrieval.graph import Edge as GEdge
     from retrieval.graph import (
         KnowledgeGraph,
-        Node,
-        book_node_id,
-        person_node_id,
-        scripture_node_id,
     )
     from retrieval.graph.storage import GraphDB
     from retrieval.keyword import Bm25Encoder
@@ -242,26 +248,11 @@ async def build(size: int, layout: str, work: Path) -> dict[str, Any]:
         t = time.perf_counter()
         for doc_id in doc_ids:
             rows = docs.pop(doc_id)
-            nodes: dict[str, Node] = {}
-            edges: set[GEdge] = set()
-            mentions: list[tuple[str, str]] = []
-            for cid, r in rows:
-                book = book_node_id(r.source)
-                nodes.setdefault(book, Node(book, "book", r.source))
-                mentions.append((cid, book))
-                if r.author:
-                    person = person_node_id(r.author)
-                    nodes.setdefault(person, Node(person, "person", r.author))
-                    edges.add(GEdge(person, book, "著作"))
-                for osis in r.refs:
-                    node = scripture_node_id(osis)
-                    nodes.setdefault(node, Node(node, "scripture", osis))
-                    mentions.append((cid, node))
-                mentions.extend((cid, n) for n in link_tokens(terms, r.tokens))
+            nodes, edges, mentions = graph_rows(rows, terms)
             await gdb.write(
                 doc_id,
-                list(nodes.values()),
-                sorted(edges, key=lambda e: (e.src, e.dst)),
+                nodes,
+                edges,
                 list(dict.fromkeys(mentions)),
                 replace=False,
                 title=rows[0][1].source,
@@ -373,6 +364,7 @@ async def query(layout: str, work: Path) -> dict[str, Any]:
     out["recall"] = recall
     out["rss_now_mb"] = rss_mb()
     out["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    out["status"] = memory_status()
     out["queries"] = len(queries)
     await store.close()
     await graph.close()

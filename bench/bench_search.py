@@ -314,6 +314,33 @@ def link_tokens(terms: dict[str, set[str]], tokens: list[str]) -> list[str]:
     return list(found)
 
 
+def graph_rows(
+    rows: list[tuple[str, Row]], terms: dict[str, set[str]]
+) -> tuple[list[Any], list[Any], list[tuple[str, str]]]:
+    """One document's graph rows as the indexer adds them (book, author 著作 book, verses,
+    linked seed concepts), with link() on the chunk's tokens (the real link() scans characters:
+    minutes at 100k × 300 chars; same nodes for tokens)."""
+    from retrieval.graph import Edge, Node
+
+    nodes: dict[str, Node] = {}
+    edges: set[Edge] = set()
+    mentions: list[tuple[str, str]] = []
+    for cid, r in rows:
+        book = book_node_id(r.source)
+        nodes.setdefault(book, Node(book, "book", r.source))
+        mentions.append((cid, book))
+        if r.author:
+            person = person_node_id(r.author)
+            nodes.setdefault(person, Node(person, "person", r.author))
+            edges.add(Edge(person, book, "著作"))
+        for osis in r.refs:
+            node = scripture_node_id(osis)
+            nodes.setdefault(node, Node(node, "scripture", osis))
+            mentions.append((cid, node))
+        mentions.extend((cid, n) for n in link_tokens(terms, r.tokens))
+    return list(nodes.values()), sorted(edges, key=lambda e: (e.src, e.dst)), mentions
+
+
 # ---- ours -----------------------------------------------------------------------------------
 
 FILTERS: dict[str, Filter | None] = {
@@ -324,9 +351,7 @@ FILTERS: dict[str, Filter | None] = {
 
 
 async def run_ours(size: int) -> dict[str, Any]:
-    from retrieval.graph import Edge as GraphEdge
     from retrieval.graph import KnowledgeGraph
-    from retrieval.graph import Node as GraphNode
     from retrieval.keyword import Bm25Encoder
     from retrieval.search import HybridSearch
     from retrieval.store.edge import EdgeStore
@@ -377,26 +402,8 @@ async def run_ours(size: int) -> dict[str, Any]:
     for r in rows:
         by_doc.setdefault(r.doc_id, []).append(r)
     for doc_id, rs in by_doc.items():
-        nodes: dict[str, GraphNode] = {}
-        edges: set[GraphEdge] = set()
-        mentions: list[tuple[str, str]] = []
-        for r in rs:
-            cid = point_id(f"{r.doc_id}#{r.pos}", 1)
-            book = book_node_id(r.source)
-            nodes.setdefault(book, GraphNode(book, "book", r.source))
-            mentions.append((cid, book))
-            if r.author:
-                person = person_node_id(r.author)
-                nodes.setdefault(person, GraphNode(person, "person", r.author))
-                edges.add(GraphEdge(person, book, "著作"))
-            for osis in r.refs:
-                node = scripture_node_id(osis)
-                nodes.setdefault(node, GraphNode(node, "scripture", osis))
-                mentions.append((cid, node))
-            mentions.extend((cid, n) for n in link_tokens(terms, r.tokens))
-        await graph.add(
-            doc_id, list(nodes.values()), sorted(edges, key=lambda e: (e.src, e.dst)), mentions
-        )
+        ids = [(point_id(f"{r.doc_id}#{r.pos}", 1), r) for r in rs]
+        await graph.add(doc_id, *graph_rows(ids, terms))
     out["graph_s"] = time.perf_counter() - t0
     out["rss_graph_mb"] = rss_mb() - g_rss
     out["graph_stats"] = graph.stats()

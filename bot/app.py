@@ -202,9 +202,10 @@ class App:
             key = s.qdrant_api_key.get_secret_value() if s.qdrant_api_key else None
             store = await ServerStore.open(s.qdrant_url, s.qdrant_collection, dim, key)
         else:
-            from retrieval.store.edge import EdgeStore
+            from retrieval.store.edge import IN_MEMORY, ON_DISK, EdgeStore
 
-            store = await EdgeStore.open(s.data_dir / "qdrant", dim)
+            layout = ON_DISK if s.qdrant_edge_layout == "on-disk" else IN_MEMORY
+            store = await EdgeStore.open(s.data_dir / "qdrant", dim, layout)
         self._stack.push_async_callback(store.close)
         return store
 

@@ -34,6 +34,10 @@ class Settings(BaseSettings):
     qdrant_url: str | None = None  # unset = Qdrant Edge under data_dir
     qdrant_api_key: SecretStr | None = None
     qdrant_collection: str = "baibao"
+    # Qdrant Edge layout: in-memory (fastest for small libraries) or on-disk (vectors and
+    # payload on disk, int8 quantization with rescoring: a million chunks within a few GB;
+    # bench/results/million.md).
+    qdrant_edge_layout: Literal["in-memory", "on-disk"] = "in-memory"
 
     # --- language models ----------------------------------------------------------------
     llm_provider: Literal["auto", "none", "anthropic", "openai"] = "auto"

@@ -80,8 +80,13 @@ class Layout:
 
     def search_params(self, *, exact: bool, hnsw_ef: int | None) -> qe.SearchParams | None:
         if self.quantized:
-            rescore = qe.QuantizationSearchParams(rescore=True, oversampling=self.oversampling)
-            return qe.SearchParams(hnsw_ef=hnsw_ef, exact=exact, quantization=rescore)
+            # exact means exact: the original vectors, not the int8 copies
+            quantization = (
+                qe.QuantizationSearchParams(ignore=True)
+                if exact
+                else qe.QuantizationSearchParams(rescore=True, oversampling=self.oversampling)
+            )
+            return qe.SearchParams(hnsw_ef=hnsw_ef, exact=exact, quantization=quantization)
         return qe.SearchParams(hnsw_ef=hnsw_ef, exact=exact) if exact or hnsw_ef else None
 
 

@@ -28,6 +28,7 @@ from retrieval.requests import Actor
 if TYPE_CHECKING:
     from bot.transports.base import ChatTransport
     from ingest.pipeline import OnProgress
+    from novel.ballot import BallotPost
     from novel.service import NovelService
     from retrieval.graph import KnowledgeGraph
     from retrieval.index import Indexer
@@ -139,8 +140,10 @@ class App:
                     openers=s.novel_round_openers,
                     proposal_minutes=s.novel_proposal_minutes,
                     vote_minutes=s.novel_vote_minutes,
+                    ballot_edit_interval_s=s.novel_ballot_edit_interval_s,
                 ),
                 self.announce,
+                edit_ballot=self.edit_ballot,
             )
         )
         limiter = RateLimiter(s.rate_limit_user_per_min, s.rate_limit_chat_per_min)
@@ -250,6 +253,14 @@ class App:
             log.warning("no %s transport to announce to; reply dropped", target.platform)
             return
         await transport.send(target, reply)
+
+    async def edit_ballot(self, post: BallotPost, reply: Reply) -> None:
+        """Show a ballot's running count in the message it was posted as."""
+        transport = self._transports.get(post.platform)
+        if transport is None:
+            return
+        target = Actor(post.platform, post.chat_id, "", channel_id=post.channel_id, lang=reply.lang)
+        await transport.edit(target, post.message_id, reply, poll_message_id=post.poll_message_id)
 
     async def __aexit__(
         self,

@@ -13,7 +13,7 @@ commands all read it. Nothing here knows about a platform.
 
     registry = Registry()
     registry.add(*scholar_commands(scholar), *novel_commands(novels))
-    registry.add_action(vote_action(novels))
+    registry.add_action(*novel_actions(novels))
 """
 
 from __future__ import annotations
@@ -178,6 +178,9 @@ class Command(Generic[A]):
     permission: Permission | Callable[[Values], Permission] = "anyone"
     # The refusal a non-admin gets (zh, en); None = the generic one.
     denied: tuple[str, str] | None = None
+    # Look the caller up even when anyone may run it, so the handler knows whether an admin
+    # is asking (`Actor.is_admin`): e.g. the winner's author *or* an admin may submit a chapter.
+    admin_aware: bool = False
     rate_limited: bool = True
     # Text form: split the remainder on "|" into the params, in order (e.g. a proposal).
     pipe_split: bool = False

@@ -194,18 +194,21 @@ class Router:
                 return self._usage(lang, command, bad)
             if upload.size > file_param.max_bytes:
                 return self._too_large(lang, upload.size, file_param)
-        if command.needs_admin(Values(values)):
+        needs_admin = command.needs_admin(Values(values))
+        if needs_admin or command.admin_aware:
             try:
                 admin = await self._is_admin(actor, member)
             except AdminUnknown as err:
                 log.warning(
                     "admin check failed (%s chat %s): %s", actor.platform, actor.chat_id, err
                 )
-                return Reply.error(T(lang, "admin_unknown"), lang=lang)
-            if not admin:
+                if needs_admin:
+                    return Reply.error(T(lang, "admin_unknown"), lang=lang)
+                admin = False  # only curious: the command decides what a non-admin may do
+            if needs_admin and not admin:
                 zh, en = command.denied or (T("zh", "admins_only"), T("en", "admins_only"))
                 return Reply.error(en if lang == "en" else zh, lang=lang)
-            actor = dataclasses.replace(actor, is_admin=True)
+            actor = dataclasses.replace(actor, is_admin=admin)
         # The console is the operator's own terminal: limits protect shared chats only.
         if command.rate_limited and actor.platform != "console":
             wait = self._limiter.check(actor.platform, actor.chat_id, actor.user_id)

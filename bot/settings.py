@@ -77,6 +77,8 @@ class Settings(BaseSettings):
     novel_admin_role: str = ""  # a Discord role name that counts as admin for the novel
     novel_proposal_minutes: float = Field(60.0, gt=0)
     novel_vote_minutes: float = Field(60.0, gt=0)
+    # At most one edit of a ballot's running count per this many seconds (flood limits).
+    novel_ballot_edit_interval_s: float = Field(5.0, ge=0)
     sample_corpus: bool = True  # prepare the bundled sample corpus on first run
     # The books the first run embeds ("all" = the whole Bible, ~17 min with e5). Eph,Col keeps
     # the first run well inside 3 minutes on 2 cores; every verse is in /cite regardless.

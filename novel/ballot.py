@@ -77,6 +77,7 @@ class _Pending:
     dirty: bool = False
     last_at: float = float("-inf")
     task: asyncio.Task[None] | None = None
+    shown: Reply | None = None  # what the message shows now: an identical edit is skipped
 
 
 @dataclass(slots=True)
@@ -95,6 +96,10 @@ class BallotEditor:
     edits: int = 0
     _rounds: dict[str, _Pending] = field(default_factory=dict)
 
+    def shown(self, round_id: str, reply: Reply) -> None:
+        """The ballot was just posted showing `reply`."""
+        self._rounds.setdefault(round_id, _Pending()).shown = reply
+
     def touch(self, round_id: str) -> None:
         """The tally of `round_id` changed: schedule an edit (or fold into a scheduled one)."""
         state = self._rounds.setdefault(round_id, _Pending())
@@ -112,7 +117,10 @@ class BallotEditor:
                 found = await self.render(round_id)
                 if found is None:
                     return
+                if found[1] == state.shown:  # no new count (e.g. a retraction of nothing)
+                    continue
                 await self.edit(*found)
+                state.shown = found[1]
                 self.edits += 1
             except asyncio.CancelledError:
                 raise

@@ -212,7 +212,11 @@ class NovelService:
                 )
                 recorded = await self.rounds.record_ballot(actor, post)
                 if self.ballots is not None:
-                    self.ballots.touch(request.round_id)  # votes may have come first
+                    found = await self._render_ballot(request.round_id)
+                    if found is not None and not await self.repo.votes(request.round_id):
+                        self.ballots.shown(request.round_id, found[1])  # as just posted
+                    else:
+                        self.ballots.touch(request.round_id)  # votes came first: show them
                 return show(recorded, lang)
             case api.BallotSettings():
                 saved_settings = await self.rounds.set_ballot_settings(

@@ -7,7 +7,7 @@ from typing import Literal
 from bot.commands.corpus import Corpus, corpus_commands
 from bot.commands.graph import GraphView, graph_commands
 from bot.commands.help import help_command, start_command
-from bot.commands.novel import novel_commands, vote_action
+from bot.commands.novel import ballot_setting, novel_actions, novel_commands
 from bot.commands.scholar import Scholar, scholar_commands
 from bot.commands.settings import LanguageSetting, settings_commands
 from bot.registry import MAX_UPLOAD_BYTES, Registry
@@ -32,8 +32,7 @@ def standard_registry(
         registry.add(*graph_commands(graph))
     if corpus is not None:
         registry.add(*corpus_commands(corpus, max_bytes=upload_max_bytes))
-    if chats is not None:
-        registry.add(*settings_commands(chats))
+    registry.add(*settings_commands(chats, extra=(ballot_setting(novels),)))
     registry.add(start_command(registry), help_command(registry))
-    registry.add_action(vote_action(novels))
+    registry.add_action(*novel_actions(novels))
     return registry

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Callable
-from typing import Literal
+from typing import Any, Literal
 
 from bot.registry import Action, Call, Command, Group, Help, Param, Permission, UsageError, Values
 from novel import api as novel_api
 from novel.api import NovelRequest, Novels
 from novel.ballot import VOTE, decode_vote_payload
-from retrieval.reply import Reply
+from retrieval.reply import BALLOT_POSTED, POLL_ANSWER, Reply
 
 _CH = Param("chapter", "章节号", "chapter number", "int")
 _OPEN_DENIED = ("只有管理员可以开启新一轮。", "Only admins can open a round.")
@@ -26,10 +27,37 @@ def _decode_upload(data: bytes | None) -> str | None:
     raise UsageError("need_file")
 
 
+_ALL = ("all", "全部", "所有")
+
+
+def _change_ids(values: Values) -> tuple[int, ...]:
+    """`accept 3 4` / `accept 3,4` / `accept all` / `accept` → the ids (none = every one)."""
+    words = f"{values.text('field')} {values.text('value')}".replace("，", ",").replace("、", ",")
+    parts = [w for w in words.replace(",", " ").split() if w]
+    if not parts or (len(parts) == 1 and parts[0].lower() in _ALL):
+        return ()
+    try:
+        ids = tuple(int(unicodedata.normalize("NFKC", w).lstrip("#")) for w in parts)
+    except ValueError:
+        raise UsageError.say(
+            "请给出建议的编号，例如 /novel blueprint accept 3（或 all）",
+            "Give the update's number, e.g. /novel blueprint accept 3 (or all)",
+        ) from None
+    if any(i < 1 for i in ids):
+        raise UsageError.say("编号应为正整数", "Numbers must be positive")
+    return ids
+
+
 def _blueprint_request(values: Values) -> NovelRequest:
     action = values.text("action")
     if action == "show":
         return novel_api.BlueprintShow()
+    if action == "history":
+        return novel_api.BlueprintHistory()
+    if action == "accept":
+        return novel_api.BlueprintAccept(_change_ids(values))
+    if action == "reject":
+        return novel_api.BlueprintReject(_change_ids(values))
     if action == "set":
         data = values.file("file")
         if data is None:
@@ -41,13 +69,57 @@ def _blueprint_request(values: Values) -> NovelRequest:
 
 
 def _blueprint_permission(values: Values) -> Permission:
-    return "anyone" if values.text("action") == "show" else "admins"
+    return "anyone" if values.text("action") in ("show", "history") else "admins"
+
+
+def _submission(values: Values) -> NovelRequest:
+    """The chapter typed after the command, or an uploaded text file (UTF-8 or GB18030)."""
+    text = _decode_upload(values.file("file"))
+    if text is None:
+        text = values.text("text")
+    if not text.strip():
+        raise UsageError("missing_arg", param=Param("text", "正文或文件", "text or a file"))
+    return novel_api.SubmitChapter(text)
+
+
+_STYLES = ("poll", "keyboard")
+_VOTERS = ("shown", "hidden")
+
+
+def _ballot_settings(values: Values) -> NovelRequest:
+    chosen = [values.text(name) for name in ("setting", "setting2") if values.has(name)]
+    style = next((c for c in chosen if c in _STYLES), None)
+    voters = next((c for c in chosen if c in _VOTERS), None)
+    if len([c for c in chosen if c in _STYLES]) > 1 or len([c for c in chosen if c in _VOTERS]) > 1:
+        raise UsageError.say("每项只能选一个", "Choose one value for each setting")
+    return novel_api.BallotSettings(style, voters)
+
+
+def _ballot_permission(values: Values) -> Permission:
+    return "admins" if values.has("setting") or values.has("setting2") else "anyone"
 
 
 def decode_vote(payload: str) -> novel_api.Vote | None:
     """A vote button's payload → a vote, by the codec the ballot was built with."""
     vote = decode_vote_payload(payload)
     return novel_api.Vote(vote.option, vote.round_id) if vote is not None else None
+
+
+def decode_poll_answer(payload: str) -> novel_api.PollAnswer | None:
+    """`{poll id}:{1,2}` (see `retrieval.reply.poll_answer_action`) → the answer."""
+    poll_id, _, options = payload.rpartition(":")
+    parts = [o for o in options.split(",") if o]
+    if not poll_id or not all(o.isascii() and o.isdigit() for o in parts):
+        return None
+    return novel_api.PollAnswer(poll_id, tuple(int(o) for o in parts))
+
+
+def decode_posted(payload: str) -> novel_api.BallotPosted | None:
+    """`{ballot}:{message}:{poll}:{poll message}` (`retrieval.reply.ballot_posted_action`)."""
+    parts = payload.split(":")
+    if len(parts) != 4 or not parts[0] or not parts[1]:
+        return None
+    return novel_api.BallotPosted(*parts)
 
 
 def novel_commands(
@@ -65,6 +137,7 @@ def novel_commands(
         denied: tuple[str, str] | None = None,
         rate_limited: bool = True,
         pipe_split: bool = False,
+        admin_aware: bool = False,
     ) -> Command[NovelRequest]:
         return Command(
             help=help,
@@ -75,6 +148,7 @@ def novel_commands(
             denied=denied,
             rate_limited=rate_limited,
             pipe_split=pipe_split,
+            admin_aware=admin_aware,
         )
 
     chapter = Group(
@@ -82,7 +156,8 @@ def novel_commands(
             "chapter",
             "小说接龙：提议、投票、写作与修订章节",
             "Collaborative novel: propose, vote, write and revise chapters",
-            "/chapter next | propose | vote | show | revise | history | rollback | delete | close",
+            "/chapter next | propose | vote | submit | show | revise | history | rollback | delete"
+            " | close",
         ),
         (
             command(
@@ -95,6 +170,7 @@ def novel_commands(
                 lambda v: novel_api.NextRound(),
                 permission="admins" if openers == "admins" else "anyone",
                 denied=_OPEN_DENIED,
+                admin_aware=True,  # admins also hear which setting would let the bot write
             ),
             command(
                 Help(
@@ -123,6 +199,28 @@ def novel_commands(
                 lambda v: novel_api.Vote(v.number("option")),
                 (Param("option", "选项编号", "option number", "int"),),
                 rate_limited=False,
+            ),
+            command(
+                Help(
+                    "submit",
+                    "提交胜出提议的正文（直接写在命令后，或附上文本文件）",
+                    "Submit the winning goal's chapter (typed after the command, or a file)",
+                    "/chapter submit 夜色沉沉，林远……（或附上 .txt 文件）",
+                    "/chapter submit The night was deep… (or attach a .txt file)",
+                ),
+                _submission,
+                (
+                    Param(
+                        "text",
+                        "正文",
+                        "text",
+                        required=False,
+                        rest=True,
+                        max_len=60_000,
+                    ),
+                    Param("file", "正文文件", "text file", "file", required=False),
+                ),
+                admin_aware=True,  # the winner's author, or an admin
             ),
             command(
                 Help(
@@ -218,20 +316,26 @@ def novel_commands(
             "novel",
             "小说设定与导出",
             "Novel blueprint and export",
-            "/novel blueprint show | set | edit · /novel export",
+            "/novel blueprint show | set | edit | accept | reject | history · /novel export",
         ),
         (
             command(
                 Help(
                     "blueprint",
-                    "世界设定：show 查看 · set 上传 JSON · edit 字段 值",
-                    "World blueprint: show · set (upload JSON) · edit FIELD VALUE",
+                    "世界设定：show · set 上传 JSON · edit 字段 值 · accept/reject 更新建议 · history 记录",
+                    "Blueprint: show · set (JSON) · edit FIELD VALUE · accept/reject updates · history",
                     "/novel blueprint edit characters.林远.status 已死亡",
                     "/novel blueprint edit characters.Lin.status dead",
                 ),
                 _blueprint_request,
                 (
-                    Param("action", "操作", "action", "choice", choices=("show", "set", "edit")),
+                    Param(
+                        "action",
+                        "操作",
+                        "action",
+                        "choice",
+                        choices=("show", "set", "edit", "accept", "reject", "history"),
+                    ),
                     Param("field", "字段", "field", required=False, max_len=200),
                     Param("value", "值", "value", required=False, rest=True),
                     Param("file", "JSON 文件", "JSON file", "file", required=False),
@@ -257,8 +361,39 @@ def novel_commands(
     return chapter, novel
 
 
-def vote_action(novels: Novels) -> Action[novel_api.Vote]:
-    async def run(call: Call, vote: novel_api.Vote) -> Reply:
-        return await novels.handle(call.actor, vote)
+def ballot_setting(novels: Novels) -> Command[NovelRequest]:
+    """`/settings ballot poll|keyboard shown|hidden`: one ballot per chat, voters' names."""
 
-    return Action(prefix=VOTE, decode=decode_vote, run=run)
+    async def run(call: Call, request: NovelRequest) -> Reply:
+        return await novels.handle(call.actor, request)
+
+    choice = _STYLES + _VOTERS
+    return Command(
+        help=Help(
+            "ballot",
+            "投票方式：poll 原生投票 · keyboard 按钮；shown/hidden 显示或隐藏投票人",
+            "Ballot: poll (native) · keyboard (buttons); shown/hidden voters' names",
+            "/settings ballot keyboard shown",
+        ),
+        params=(
+            Param("setting", "设置", "setting", "choice", required=False, choices=choice),
+            Param("setting2", "设置", "setting", "choice", required=False, choices=choice),
+        ),
+        parse=_ballot_settings,
+        run=run,
+        permission=_ballot_permission,
+        rate_limited=False,
+    )
+
+
+def novel_actions(novels: Novels) -> tuple[Action[Any], ...]:
+    """Vote buttons, native poll answers, and the transports' "ballot posted" reports."""
+
+    async def run(call: Call, request: NovelRequest) -> Reply:
+        return await novels.handle(call.actor, request)
+
+    return (
+        Action(prefix=VOTE, decode=decode_vote, run=run),
+        Action(prefix=POLL_ANSWER, decode=decode_poll_answer, run=run),
+        Action(prefix=BALLOT_POSTED, decode=decode_posted, run=run),
+    )

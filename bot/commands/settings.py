@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import Any, Protocol
 
 from bot.registry import Call, Command, Group, Help, Param, Permission, Values
 from retrieval.i18n import Catalog, Lang
@@ -35,8 +35,14 @@ def _permission(values: Values) -> Permission:
     return "admins" if values.text("value") else "anyone"  # anyone may ask what it is
 
 
-def settings_commands(chats: LanguageSetting) -> tuple[Group]:
+def settings_commands(
+    chats: LanguageSetting | None, extra: tuple[Command[Any], ...] = ()
+) -> tuple[Group, ...]:
+    """`/settings language` (when there is a store) and the rooms' own settings (`extra`,
+    e.g. the writers' room ballot)."""
+
     async def language(call: Call, value: Lang | None) -> Reply:
+        assert chats is not None
         actor = call.actor
         if value is None:
             current = await chats.language(actor.platform, actor.chat_id)
@@ -48,37 +54,39 @@ def settings_commands(chats: LanguageSetting) -> tuple[Group]:
         value = values.text("value")
         return "en" if value == "en" else "zh" if value == "zh" else None
 
+    children: list[Command[Any]] = []
+    if chats is not None:
+        children.append(
+            Command(
+                help=Help(
+                    "language",
+                    "回复语言：zh 中文 · en 英文",
+                    "Reply language: zh Chinese · en English",
+                    "/settings language en",
+                ),
+                params=(
+                    Param(
+                        "value",
+                        "语言",
+                        "language",
+                        "choice",
+                        required=False,
+                        choices=("zh", "en"),
+                    ),
+                ),
+                parse=parse,
+                run=language,
+                permission=_permission,
+                rate_limited=False,
+            )
+        )
+    children.extend(extra)
+    if not children:
+        return ()
+    usage = " · ".join(c.help.usage for c in children)
     return (
         Group(
-            Help(
-                "settings",
-                "本聊天的设置（管理员）",
-                "This chat's settings (admins)",
-                "/settings language zh | en",
-            ),
-            (
-                Command(
-                    help=Help(
-                        "language",
-                        "回复语言：zh 中文 · en 英文",
-                        "Reply language: zh Chinese · en English",
-                        "/settings language en",
-                    ),
-                    params=(
-                        Param(
-                            "value",
-                            "语言",
-                            "language",
-                            "choice",
-                            required=False,
-                            choices=("zh", "en"),
-                        ),
-                    ),
-                    parse=parse,
-                    run=language,
-                    permission=_permission,
-                    rate_limited=False,
-                ),
-            ),
+            Help("settings", "本聊天的设置（管理员）", "This chat's settings (admins)", usage),
+            tuple(children),
         ),
     )

@@ -132,10 +132,17 @@ def _label(text: str) -> str:
     return short_label(text, LABEL_LIMIT)
 
 
+def native_poll(reply: Reply) -> bool:
+    """The ballot goes out as Telegram's own poll (else as keyboard buttons) — never both, so
+    there is one ballot and one count. A poll needs 2–12 options."""
+    poll = reply.poll
+    return poll is not None and poll.native and 2 <= len(poll.options) <= POLL_MAX_OPTIONS
+
+
 def keyboard(reply: Reply, table: ActionTable) -> InlineKeyboardMarkup | None:
-    """One button per row: poll options (the fallback for the native poll) and buttons."""
+    """One button per row: the ballot's options (unless it is a native poll) and buttons."""
     rows: list[list[InlineKeyboardButton]] = []
-    if reply.poll:
+    if reply.poll and not native_poll(reply):
         prefix = reply.poll.action_prefix
         for i, option in enumerate(reply.poll.options):
             data = table.encode(f"{prefix}{i + 1}")
@@ -166,7 +173,7 @@ def render(reply: Reply, table: ActionTable | None = None) -> TelegramReply:
             messages.append(TelegramMessage("…"))
         messages[-1].keyboard = markup
     poll = None
-    if reply.poll and 2 <= len(reply.poll.options) <= POLL_MAX_OPTIONS:
+    if reply.poll and native_poll(reply):
         poll = (
             _clip(reply.poll.question, POLL_QUESTION_LIMIT),
             [_clip(o, POLL_OPTION_LIMIT) for o in reply.poll.options],

@@ -31,6 +31,14 @@ class ChatTransport(abc.ABC):
         """Post an unsolicited reply (a round closing, a chapter finished) to `target`'s chat:
         `target.channel_id` when set, else `target.chat_id`."""
 
+    async def edit(
+        self, target: Actor, message_id: str, reply: Reply, *, poll_message_id: str = ""
+    ) -> None:
+        """Replace a message this transport posted in `target`'s chat with `reply` (a ballot's
+        running count; without a poll the ballot is closed: its buttons go, and the native poll
+        `poll_message_id` stops). A transport that cannot edit leaves the message as it is."""
+        return None
+
     async def __aenter__(self) -> ChatTransport:
         await self.start()
         return self

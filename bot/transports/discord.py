@@ -34,7 +34,7 @@ from bot.router import Router
 from bot.settings import Settings
 from bot.transports.base import ChatTransport
 from retrieval.i18n import Catalog, Lang
-from retrieval.reply import Reply
+from retrieval.reply import Reply, ballot_posted_action
 from retrieval.requests import Actor
 
 log = logging.getLogger(__name__)
@@ -391,31 +391,58 @@ class DiscordTransport(ChatTransport):
             state.final = messages[0]
             await editor.finish(messages[0].content or "…")
             messages = messages[1:]
+        last: discord.abc.Snowflake | None = None
         for message in messages:
-            await self._followup(interaction, message, ephemeral=False)
+            last = await self._followup(interaction, message, ephemeral=False)
+        if last is not None:
+            await self._posted(self.actor(interaction), reply, last.id)
 
     async def _followup(
         self, interaction: discord.Interaction[Any], message: DiscordMessage, *, ephemeral: bool
-    ) -> None:
-        await interaction.followup.send(
+    ) -> discord.WebhookMessage:
+        return await interaction.followup.send(
             message.content or "…", ephemeral=ephemeral, wait=True, **_send_kwargs(message)
         )
 
+    async def _posted(self, where: Actor, reply: Reply, message_id: int) -> None:
+        """A ballot went out: tell its owner which message shows the count (to edit it)."""
+        if reply.poll is None or not reply.poll.round_id:
+            return
+        await self.router.press(where, ballot_posted_action(reply.poll.round_id, str(message_id)))
+
+    async def edit(
+        self, target: Actor, message_id: str, reply: Reply, *, poll_message_id: str = ""
+    ) -> None:
+        channel = await self._channel(target)
+        messages = render(reply, self._actions)
+        message = messages[-1]  # the one that carries the buttons
+        content = messages[0].content if len(messages) == 1 else message.content
+        kwargs = _send_kwargs(message, files_key="attachments")
+        kwargs.setdefault("view", None)  # no buttons any more: the ballot is closed
+        # A bot may edit its own non-ephemeral messages (interaction followups included) in
+        # the channel at any time; the interaction token would expire after 15 minutes.
+        await channel.get_partial_message(int(message_id)).edit(content=content or "…", **kwargs)
+
     # ---- unsolicited ------------------------------------------------------------------------
 
-    async def send(self, target: Actor, reply: Reply) -> None:
-        channel: Any
+    async def _channel(self, target: Actor) -> Any:
         if target.channel_id:
             channel_id = int(target.channel_id)
-            channel = self.client.get_channel(channel_id) or await self.client.fetch_channel(
+            return self.client.get_channel(channel_id) or await self.client.fetch_channel(
                 channel_id
             )
-        elif target.chat_id.startswith("dm:"):
-            channel = await self.client.fetch_user(int(target.chat_id.removeprefix("dm:")))
-        else:
-            raise ValueError(f"no channel to post to for chat {target.chat_id}")
+        if target.chat_id.startswith("dm:"):
+            user = await self.client.fetch_user(int(target.chat_id.removeprefix("dm:")))
+            return user.dm_channel or await user.create_dm()
+        raise ValueError(f"no channel to post to for chat {target.chat_id}")
+
+    async def send(self, target: Actor, reply: Reply) -> None:
+        channel = await self._channel(target)
+        sent = None
         for message in render(reply, self._actions):
-            await channel.send(message.content or "…", **_send_kwargs(message))
+            sent = await channel.send(message.content or "…", **_send_kwargs(message))
+        if sent is not None:
+            await self._posted(target, reply, sent.id)
 
 
 class _EditState:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from telegram import BotCommand, Chat, Document, InlineKeyboardMarkup, Message, Update, User
 from telegram.constants import ChatAction, ChatMemberStatus, ChatType, ParseMode
-from telegram.error import RetryAfter, TelegramError
+from telegram.error import BadRequest, RetryAfter, TelegramError
 from telegram.ext import (
     Application,
     ApplicationBuilder,
@@ -33,7 +33,7 @@ from bot.router import Router
 from bot.settings import Settings
 from bot.transports.base import ChatTransport
 from retrieval.i18n import Lang
-from retrieval.reply import Reply
+from retrieval.reply import Reply, ballot_posted_action, poll_answer_action
 from retrieval.requests import Actor
 
 log = logging.getLogger(__name__)
@@ -51,10 +51,11 @@ def _retry_after(exc: BaseException) -> float | None:
 
 @dataclass(frozen=True, slots=True)
 class _PollTarget:
-    prefix: str
+    """Where a native poll was posted: only to say why an answer was refused (the answer
+    itself carries no chat; the round behind the poll is the writers' room's to know)."""
+
     chat_id: int
     thread_id: int | None
-    chat_type: str
 
 
 class TelegramTransport(ChatTransport):
@@ -163,12 +164,14 @@ class TelegramTransport(ChatTransport):
         bot = self.app.bot
         out = render(reply, self._actions)
         messages = list(out.messages)
+        last_id = 0
         if editor is not None and state is not None and editor.started and messages:
             first = messages.pop(0)
             state.markup = first.keyboard
             await editor.finish(first.html)
+            last_id = state.message_id
         for message in messages:
-            await self._send_message(chat_id, thread_id, message)
+            last_id = (await self._send_message(chat_id, thread_id, message)).message_id
         for filename, data in out.files:
             if filename.endswith(".png"):  # a picture (/graph) shows inline as a photo
                 await bot.send_photo(
@@ -178,8 +181,9 @@ class TelegramTransport(ChatTransport):
             await bot.send_document(
                 chat_id, document=data, filename=filename, message_thread_id=thread_id
             )
+        poll_id = poll_message_id = ""
         if out.poll is not None:
-            question, options, prefix = out.poll
+            question, options, _ = out.poll
             try:
                 sent = await bot.send_poll(
                     chat_id,
@@ -189,12 +193,61 @@ class TelegramTransport(ChatTransport):
                     message_thread_id=thread_id,
                 )
             except TelegramError:
-                log.info("telegram: native poll refused; the keyboard remains", exc_info=True)
+                log.warning(
+                    "telegram: native poll refused; /chapter vote still works", exc_info=True
+                )
             else:
+                poll_message_id = str(sent.message_id)
                 if sent.poll is not None:
-                    self._remember_poll(
-                        sent.poll.id, _PollTarget(prefix, chat_id, thread_id, chat_type)
-                    )
+                    poll_id = sent.poll.id
+                    self._remember_poll(poll_id, _PollTarget(chat_id, thread_id))
+        if reply.poll is not None and reply.poll.round_id and last_id:
+            # Tell the ballot's owner where it is, so it can show the running count there.
+            where = Actor(
+                "telegram",
+                str(chat_id),
+                "",
+                channel_id=str(thread_id) if thread_id is not None else "",
+                lang=reply.lang,
+            )
+            posted = ballot_posted_action(
+                reply.poll.round_id, str(last_id), poll_id, poll_message_id
+            )
+            await self.router.press(where, posted)
+
+    async def edit(
+        self, target: Actor, message_id: str, reply: Reply, *, poll_message_id: str = ""
+    ) -> None:
+        chat_id = int(target.chat_id)
+        out = render(reply, self._actions)
+        if not out.messages:
+            return
+        message = out.messages[-1]  # the one that carries the keyboard
+        html = out.messages[0].html if len(out.messages) == 1 else message.html
+        for attempt in range(2):
+            try:
+                await self.app.bot.edit_message_text(
+                    html,
+                    chat_id=chat_id,
+                    message_id=int(message_id),
+                    parse_mode=ParseMode.HTML,
+                    reply_markup=message.keyboard,  # none: a closed ballot loses its buttons
+                    disable_web_page_preview=True,
+                )
+                break
+            except RetryAfter as exc:  # flood control: wait as told, once
+                if attempt:
+                    raise
+                await asyncio.sleep(as_seconds(exc.retry_after))
+            except BadRequest as exc:
+                if "not modified" in str(exc).lower():
+                    break
+                raise
+        if reply.poll is None and poll_message_id:
+            try:
+                await self.app.bot.stop_poll(chat_id, int(poll_message_id))
+            except TelegramError:
+                log.info("telegram: could not stop the native poll", exc_info=True)
 
     async def _send_message(
         self, chat_id: int, thread_id: int | None, message: TelegramMessage
@@ -392,25 +445,24 @@ class TelegramTransport(ChatTransport):
         await self._post(chat.id, thread, reply, chat_type=chat.type)
 
     async def _on_poll_answer(self, update: Update, context: Context) -> None:
+        """A native poll answered or withdrawn. The answer names only the poll; the writers'
+        room maps it to its round (kept in SQLite, so answers after a restart still count)."""
         answer = update.poll_answer
-        if answer is None or not answer.option_ids:  # a retracted vote
-            return
-        target = self._polls.get(answer.poll_id)
-        if target is None or answer.user is None:
+        if answer is None or answer.user is None:
             return
         user = answer.user
+        where = self._polls.get(answer.poll_id)
         actor = Actor(
             "telegram",
-            str(target.chat_id),
+            str(where.chat_id) if where is not None else "",
             str(user.id),
             user.full_name or user.username or "",
             lang=self._settings.default_language,
         )
-        member = self._member(target.chat_id, target.chat_type, user.id)
-        action = f"{target.prefix}{answer.option_ids[0] + 1}"
-        reply = await self.router.press(actor, action, member=member)
-        if reply.is_error:  # success shows in the poll itself; failures need words
-            await self._post(target.chat_id, target.thread_id, reply)
+        options = [i + 1 for i in answer.option_ids]  # ballots number options from 1
+        reply = await self.router.press(actor, poll_answer_action(answer.poll_id, options))
+        if reply.is_error and where is not None:  # success shows in the count; failures need words
+            await self._post(where.chat_id, where.thread_id, reply)
 
     async def _on_error(self, update: object, context: Context) -> None:
         log.error("telegram: update failed", exc_info=context.error)

@@ -73,6 +73,7 @@ async def test_start_syncs_commands_from_the_table_and_connects(env: Env) -> Non
         "next",
         "propose",
         "vote",
+        "submit",  # issue 12: the group writes the winning chapter itself
         "show",
         "revise",
         "history",

@@ -160,30 +160,50 @@ async def test_long_reply_split_in_order(env: tuple) -> None:
     assert numbers == list(range(40))
 
 
-async def test_poll_is_native_with_keyboard_fallback_and_answers_vote(env: tuple) -> None:
+async def test_one_ballot_native_poll_or_keyboard_and_answers_come_back(env: tuple) -> None:
+    """Issue 12: per chat either the native poll or the keyboard, never both; the transport
+    reports where the ballot went; poll answers (retractions too) reach the router by poll id."""
     transport, stub, _, novels = env
     novels.reply = Reply(
         lang="zh",
         blocks=[Block("第 3 章投票开始")],
-        poll=Poll("下一章写什么？", ("夜渡", "山门"), "vote:r9:", "r9"),
+        poll=Poll("下一章写什么？", ("夜渡", "山门"), "vote:r9:", "r9", native=True),
     )
     stub.member_status[(-100, 7)] = "creator"  # opening a round takes an admin
     await feed(transport, command_update("/chapter next", chat_id=-100, user_id=7))
     [message] = stub.named("sendMessage")
-    keyboard = message.params["reply_markup"]["inline_keyboard"]
-    assert [row[0]["callback_data"] for row in keyboard] == ["vote:r9:1", "vote:r9:2"]
+    assert "reply_markup" not in message.params  # no keyboard next to the native poll
     [poll] = stub.named("sendPoll")
     assert poll.params["is_anonymous"] is False
     assert [o["text"] if isinstance(o, dict) else o for o in poll.params["options"]] == [
         "夜渡",
         "山门",
     ]
+    where, posted = novels.calls[-1]
+    assert isinstance(posted, novel_api.BallotPosted) and posted.round_id == "r9"
+    assert posted.poll_id == "poll1" and posted.message_id and posted.poll_message_id
+    assert where.chat_id == "-100"
     novels.reply = Reply.text("已投票", lang="zh")
     await feed(transport, poll_answer_update("poll1", 1, user_id=8))
     actor, request = novels.calls[-1]
-    assert request == novel_api.Vote(2, "r9")
+    assert request == novel_api.PollAnswer("poll1", (2,))
     assert actor.chat_id == "-100" and actor.user_id == "8"
     assert len(stub.named("sendMessage")) == 1  # a successful poll vote stays silent
+    retracted = poll_answer_update("poll1", 0, user_id=8)
+    retracted["poll_answer"]["option_ids"] = []
+    retracted["poll_answer"]["option_persistent_ids"] = []
+    await feed(transport, retracted)
+    assert novels.calls[-1][1] == novel_api.PollAnswer("poll1", ())
+
+    novels.reply = Reply(
+        lang="zh",
+        blocks=[Block("第 4 章投票开始")],
+        poll=Poll("下一章写什么？", ("夜渡", "山门"), "vote:r10:", "r10", native=False),
+    )
+    await feed(transport, command_update("/chapter next", chat_id=-100, user_id=7))
+    assert len(stub.named("sendPoll")) == 1  # a keyboard ballot sends no poll
+    keyboard = stub.named("sendMessage")[-1].params["reply_markup"]["inline_keyboard"]
+    assert [row[0]["callback_data"] for row in keyboard] == ["vote:r10:1", "vote:r10:2"]
 
 
 async def test_document_with_caption_reaches_router_as_attachment(env: tuple) -> None:

@@ -195,6 +195,8 @@ class DiscordServer:
         self.token = token
         self.calls: list[Call] = []
         self.attachments: dict[str, bytes] = {}
+        # message id → (channel id, flags) of what the bot posted, for channel message edits
+        self.sent: dict[str, tuple[str, int]] = {}
         self.gateway_frames: list[dict[str, Any]] = []  # what the client sent on the gateway
         # path fragment → retry_after seconds: the next matching request gets one 429.
         self.rate_limit_once: dict[str, float] = {}
@@ -486,6 +488,14 @@ class DiscordServer:
                 return channel_payload(parts[1]), 200
             if parts[2:] == ["messages"] and method == "POST":
                 return self._message(call.json or {}, call.files, channel=parts[1]), 200
+            if len(parts) == 4 and parts[2] == "messages" and method == "PATCH":
+                # The bot edits its own message; an ephemeral one does not exist in the channel.
+                posted = self.sent.get(parts[3])
+                if posted is None or posted[0] != parts[1] or posted[1] & 64:
+                    raise DiscordError(404, "Unknown Message", 10008)
+                body = call.json or {}
+                self._validate_message(body)
+                return self._message_object(body, parts[3], channel=parts[1]), 200
         raise not_found()
 
     @staticmethod
@@ -496,6 +506,7 @@ class DiscordServer:
             or (method == "PUT" and parts[0] == "applications" and parts[-1] == "commands")
             or (method == "GET" and parts[0] == "channels" and len(parts) == 2)
             or (method == "POST" and parts[0] == "channels" and parts[2:] == ["messages"])
+            or (method == "PATCH" and parts[0] == "channels" and len(parts) == 4)
         )
 
     def _callback(self, interaction_id: str, token: str, call: Call) -> tuple[Any, int]:
@@ -672,6 +683,7 @@ class DiscordServer:
         message = self._message_object(body, snowflake(), channel=channel)
         if webhook:
             message["webhook_id"] = APP_ID
+        self.sent[message["id"]] = (channel, int(body.get("flags") or 0))
         return message
 
     @staticmethod

@@ -204,6 +204,7 @@ class TelegramServer:
         self.chats: dict[int, dict[str, Any]] = {}  # chats the bot is in
         self.messages: dict[tuple[int, int], SentMessage] = {}
         self.polls: dict[str, tuple[int, int]] = {}  # poll id → (chat, message id)
+        self.stopped_polls: set[str] = set()  # stopPoll closed them: no more answers
         self.failures: dict[str, list[BotAPIError]] = {}  # method → errors answered first
         self._updates: list[dict[str, Any]] = []
         self._open_queries: set[str] = set()
@@ -411,6 +412,8 @@ class TelegramServer:
     ) -> dict[str, Any]:
         if poll_id not in self.polls:
             raise AssertionError(f"the bot never sent poll {poll_id!r}")
+        if poll_id in self.stopped_polls:
+            raise AssertionError(f"poll {poll_id!r} was stopped: Telegram sends no answers")
         return self.push(
             {
                 "poll_answer": {
@@ -646,6 +649,28 @@ class TelegramServer:
         message = self._store(chat, question, self._markup(params), poll=poll)
         self.polls[poll_id] = (chat["id"], message["message_id"])
         return message
+
+    def _m_stopPoll(self, params: dict[str, Any], files: dict[str, bytes]) -> Any:
+        chat = self._chat(params)
+        message_id = int(params.get("message_id", 0) or 0)
+        found = [p for p, where in self.polls.items() if where == (chat["id"], message_id)]
+        if not found:
+            raise bad_request("message with poll to stop not found")
+        if found[0] in self.stopped_polls:
+            raise bad_request("poll has already been closed")
+        self.stopped_polls.add(found[0])
+        return {
+            "id": found[0],
+            "question": "?",
+            "options": [],
+            "total_voter_count": 0,
+            "is_closed": True,
+            "is_anonymous": False,
+            "type": "regular",
+            "allows_multiple_answers": False,
+            "allows_revoting": True,
+            "members_only": False,
+        }
 
     def _m_answerCallbackQuery(self, params: dict[str, Any], files: dict[str, bytes]) -> Any:
         query_id = str(params.get("callback_query_id", ""))

@@ -158,7 +158,7 @@ def test_telegram_quote_full_of_ampersands_still_fits() -> None:
     assert text.count("&amp;") == 2000 and len(messages) == 3
 
 
-def test_telegram_keyboard_and_native_poll() -> None:
+def test_telegram_keyboard_or_native_poll_never_both() -> None:
     table = ActionTable(tr.CALLBACK_LIMIT)
     reply = Reply(
         lang="zh",
@@ -166,18 +166,29 @@ def test_telegram_keyboard_and_native_poll() -> None:
         poll=Poll("下一章？", ("甲", "乙"), "vote:" + "x" * 70 + ":", "r"),
         buttons=[Button("关闭", "close:r")],
     )
-    out = tr.render(reply, table)
+    out = tr.render(reply, table)  # a keyboard ballot
     keyboard = out.messages[-1].keyboard
     assert keyboard is not None
     data = [row[0].callback_data for row in keyboard.inline_keyboard]
     assert len(data) >= 2 and all(len(str(d).encode()) <= 64 for d in data)
     assert table.decode(str(data[1])) == "vote:" + "x" * 70 + ":2"
     assert data[2] == "close:r"
-    assert out.poll == ("下一章？", ["甲", "乙"], "vote:" + "x" * 70 + ":")
+    assert out.poll is None
+    native = Reply(
+        lang="zh",
+        blocks=[Block("投票")],
+        poll=Poll("下一章？", ("甲", "乙"), "vote:r:", "r", native=True),
+        buttons=[Button("关闭", "close:r")],
+    )
+    out = tr.render(native, table)
+    assert out.poll == ("下一章？", ["甲", "乙"], "vote:r:")
+    keyboard = out.messages[-1].keyboard
+    assert keyboard is not None  # the other buttons stay; the options are in the poll only
+    assert [row[0].callback_data for row in keyboard.inline_keyboard] == ["close:r"]
 
 
 def test_telegram_single_option_poll_is_keyboard_only() -> None:
-    out = tr.render(Reply(lang="zh", poll=Poll("?", ("甲",), "vote:r:")))
+    out = tr.render(Reply(lang="zh", poll=Poll("?", ("甲",), "vote:r:", native=True)))
     assert out.poll is None and out.messages[-1].keyboard is not None
 
 

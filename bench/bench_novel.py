@@ -130,7 +130,8 @@ async def run(chapters: int) -> str:
         " Qdrant Edge shard + SQLite (WAL) in a temp dir.",
         "",
         f"- chapters: {chapters} (+50 in a second novel), {chars_total / chapters:.0f} chars/chapter,"
-        f" {chunks_total / chapters:.1f} chunks/chapter, {points} points in the store",
+        f" {chunks_total / chapters:.1f} chunks/chapter (+1 summary point each, L3),"
+        f" {points} points in the store",
         f"- index a new chapter (split, tag, embed, BM25, upsert hidden, SQLite flip, mark current):"
         f" p50 {pct(index_ms, 50):.1f} ms, p95 {pct(index_ms, 95):.1f} ms, mean {statistics.mean(index_ms):.1f} ms",
         f"- revise a chapter (new version, old chunks deleted): p50 {pct(rev_ms, 50):.1f} ms,"

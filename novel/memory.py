@@ -223,7 +223,8 @@ class PlotMemory:
         summary: Mapping[str, Any],
         names: Mapping[str, str] | None = None,
     ) -> int:
-        """Step 1: embed and upsert a version's chunks, invisible (`x_current=false`)."""
+        """Step 1: embed and upsert a version's chunks and summary point, invisible
+        (`x_current=false`); returns the number of plot chunks."""
         if names is None:
             _, names = await self._names(chat_id)
         chunks = self.chunks_for(
@@ -245,7 +246,7 @@ class PlotMemory:
         await self._store.upsert(
             [IndexedChunk(c, d, s) for c, d, s in zip(chunks, dense, sparse, strict=True)]
         )
-        return len(chunks)
+        return sum(1 for c in chunks if c.extra.get("kind") == PLOT)  # the summary point aside
 
     async def activate(self, chat_id: str, chapter_id: str, version: int) -> None:
         """Steps 3 and 4, after SQLite made `version` current."""

@@ -39,6 +39,8 @@ PAYLOAD_INDEXES: tuple[tuple[str, IndexKind], ...] = (
     ("x_current", "bool"),
     ("x_chapter_no", "integer"),
     ("x_version", "integer"),
+    # Plot chunks vs chapter summary points (novel L2 / L3): every plot-memory query filters it.
+    ("x_kind", "keyword"),
     # The Indexer's generation and chunk-id keys: the graph track fetches chunks by x_cid
     # (133 ms unindexed vs 0.8 ms indexed at 20k points) and reconcile filters on x_gen.
     ("x_cid", "keyword"),

@@ -234,3 +234,76 @@ async def test_an_english_question_gets_an_english_actor(
     await router.handle_text(ACTOR, "/ask What is the divine dispensing?")
     await router.handle_text(ACTOR, "/ask 什么是神圣的分赐？")
     assert [a.lang for a, _ in scholar.calls] == ["en", "zh"]
+
+
+async def test_writers_room_v2_commands_and_actions(
+    parts: tuple[Router, RecordingScholar, RecordingNovels],
+) -> None:
+    """Issue 12: submit (text or file), blueprint accept/reject/history, ballot settings, and
+    the actions transports report (native poll answers, posted ballots)."""
+    router, _, novels = parts
+    for line in (
+        "/chapter submit 夜色沉沉，林远……",
+        "/novel blueprint accept 3 4",
+        "/novel blueprint accept all",
+        "/novel blueprint reject ３",
+        "/novel blueprint history",
+        "/settings ballot keyboard shown",
+        "/settings ballot",
+    ):
+        reply = await router.handle_text(ACTOR, line)
+        assert reply is not None and not reply.is_error, line
+    await router.handle_text(ACTOR, "/chapter submit", upload=Upload.of("正文".encode("gb18030")))
+    await router.press(ACTOR, "poll:5551:2")
+    await router.press(ACTOR, "poll:5551:")  # withdrawn
+    await router.press(ACTOR, "posted:r-7:1008:5551:1009")
+    assert novels.requests == [
+        novel_api.SubmitChapter("夜色沉沉，林远……"),
+        novel_api.BlueprintAccept((3, 4)),
+        novel_api.BlueprintAccept(()),
+        novel_api.BlueprintReject((3,)),
+        novel_api.BlueprintHistory(),
+        novel_api.BallotSettings("keyboard", "shown"),
+        novel_api.BallotSettings(None, None),
+        novel_api.SubmitChapter("正文"),
+        novel_api.PollAnswer("5551", (2,)),
+        novel_api.PollAnswer("5551", ()),
+        novel_api.BallotPosted("r-7", "1008", "5551", "1009"),
+    ]
+    for bad in ("/chapter submit", "/novel blueprint accept x", "/settings ballot carrier"):
+        reply = await router.handle_text(ACTOR, bad)
+        assert reply is not None and reply.is_error, bad
+    assert (await router.press(ACTOR, "poll:5551:x")).is_error
+    assert (await router.press(ACTOR, "posted:r-7")).is_error
+
+
+async def test_submit_looks_the_caller_up_without_requiring_an_admin(
+    parts: tuple[Router, RecordingScholar, RecordingNovels],
+) -> None:
+    """Anyone may try /chapter submit (the winner's author); the router still tells the
+    service whether an admin asks — and a failed lookup means "not an admin", not a refusal."""
+    from bot.admin import AdminUnknown, Member
+
+    router, _, novels = parts
+    member = Actor("telegram", "-100", "8")
+    looked: list[str] = []
+
+    async def admin() -> Member:
+        looked.append("admin")
+        return Member(administrator=True)
+
+    async def plain() -> Member:
+        looked.append("plain")
+        return Member()
+
+    async def broken() -> Member:
+        looked.append("broken")
+        raise AdminUnknown("502")
+
+    for lookup in (admin, plain, broken):
+        reply = await router.handle_text(member, "/chapter submit 正文", member=lookup)
+        assert reply is not None and not reply.is_error
+    assert looked == ["admin", "plain", "broken"]
+    assert [a.is_admin for a, _ in novels.calls] == [True, False, False]
+    await router.handle_text(member, "/chapter vote 1", member=admin)
+    assert looked == ["admin", "plain", "broken"]  # a vote never looks anyone up

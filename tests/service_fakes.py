@@ -3,6 +3,8 @@ transport (not the services): they record every call and answer with a settable 
 
 from __future__ import annotations
 
+import asyncio
+
 from bot.chats import ChatSettings
 from bot.commands import standard_registry
 from bot.ratelimit import RateLimiter
@@ -12,8 +14,24 @@ from retrieval.reply import Progress, Reply
 from retrieval.requests import Actor, AskRequest, CiteRequest
 
 
-class RecordingScholar:
+class _Recorder:
+    """Wait for calls on an event, never on time: `await fake.wait_calls(2)`."""
+
     def __init__(self) -> None:
+        self._changed = asyncio.Condition()
+
+    async def _notify(self) -> None:
+        async with self._changed:
+            self._changed.notify_all()
+
+    async def wait_calls(self, count: int) -> None:
+        async with asyncio.timeout(60), self._changed:  # a hang guard, not a time limit
+            await self._changed.wait_for(lambda: len(self.calls) >= count)  # type: ignore[attr-defined]
+
+
+class RecordingScholar(_Recorder):
+    def __init__(self) -> None:
+        super().__init__()
         self.calls: list[tuple[Actor, AskRequest | CiteRequest]] = []
         self.reply: Reply = Reply.text("answer", lang="zh")
         self.partials: list[str] = []  # streamed through `progress` before the reply
@@ -26,6 +44,7 @@ class RecordingScholar:
         self, actor: Actor, request: AskRequest, progress: Progress | None = None
     ) -> Reply:
         self.calls.append((actor, request))
+        await self._notify()
         if progress is not None:
             for partial in self.partials:
                 await progress(partial)
@@ -33,11 +52,13 @@ class RecordingScholar:
 
     async def cite(self, actor: Actor, request: CiteRequest) -> Reply:
         self.calls.append((actor, request))
+        await self._notify()
         return self.reply
 
 
-class RecordingNovels:
+class RecordingNovels(_Recorder):
     def __init__(self) -> None:
+        super().__init__()
         self.calls: list[tuple[Actor, novel_api.NovelRequest]] = []
         self.reply: Reply = Reply.text("ok", lang="zh")
 
@@ -49,6 +70,7 @@ class RecordingNovels:
         self, actor: Actor, request: novel_api.NovelRequest, progress: Progress | None = None
     ) -> Reply:
         self.calls.append((actor, request))
+        await self._notify()
         return self.reply
 
 

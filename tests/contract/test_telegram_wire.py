@@ -33,7 +33,7 @@ async def test_get_me_and_send_message(bot: Bot, telegram_wire: TelegramServer) 
     sent = await bot.send_message(42, "<b>经纶</b> &amp; 分赐", parse_mode=ParseMode.HTML)
     assert sent.chat.id == 42 and sent.text == "经纶 & 分赐"
     [call] = telegram_wire.named("sendMessage")
-    assert call.params["text"] == "<b>经纶</b> &amp; 分赐" and call.params["chat_id"] == "42"
+    assert call.params["text"] == "<b>经纶</b> &amp; 分赐" and call.params["chat_id"] == 42
 
 
 async def test_a_wrong_token_is_unauthorized(telegram_wire: TelegramServer) -> None:

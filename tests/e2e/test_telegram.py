@@ -1,241 +1,230 @@
-"""Telegram transport end to end: python-telegram-bot's own request/response code against a
-loopback Bot API stand-in (`TelegramStub`), updates fed through `Application.process_update`."""
+"""Telegram transport end to end, on the real wire (chat behaviour, admins and language are in
+test_chats_wire.py): python-telegram-bot's own `HTTPXRequest`
+against the loopback Bot API (`telegram_wire`, configured through `TELEGRAM_API_BASE`); every
+update arrives by `getUpdates` long polling. The server refuses what Telegram refuses, and the
+fixture fails a test whose transport made a request Telegram would have refused."""
 
 from __future__ import annotations
 
-import asyncio
 import re
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from telegram import Update
 
 from bot.chats import ChatSettings
 from bot.ratelimit import RateLimiter
-from bot.settings import load_settings
 from bot.transports.telegram import TelegramTransport
 from novel import api as novel_api
 from retrieval.reply import Block, Button, Poll, Reply
 from retrieval.requests import Actor, AskRequest
 from tests.service_fakes import RecordingNovels, RecordingScholar, fake_router
-from tests.stubs.telegram_stub import (
-    TelegramStub,
-    callback_update,
-    command_update,
-    document_update,
-    poll_answer_update,
-)
+from tests.stubs.fixtures import telegram_settings
+from tests.stubs.telegram_server import TelegramServer
 
-FakeScholar = RecordingScholar
-FakeNovels = RecordingNovels
+GROUP = -100
+
+
+@dataclass
+class Env:
+    transport: TelegramTransport
+    server: TelegramServer
+    scholar: RecordingScholar
+    novels: RecordingNovels
 
 
 @pytest.fixture
-async def env(
-    tmp_path: Path,
-) -> AsyncIterator[tuple[TelegramTransport, TelegramStub, FakeScholar, FakeNovels]]:
-    stub, scholar, novels = TelegramStub(), FakeScholar(), FakeNovels()
+async def env(telegram_wire: TelegramServer, tmp_path: Path) -> AsyncIterator[Env]:
+    scholar, novels = RecordingScholar(), RecordingNovels()
     async with ChatSettings(tmp_path / "chats.sqlite3") as chats:
         router = fake_router(scholar, novels, limiter=RateLimiter(0, 0), chats=chats)
-        settings = load_settings(telegram_token="123:TEST")
-        transport = TelegramTransport(router, settings, request=stub, edit_interval_s=0.0)
+        settings = telegram_settings(telegram_wire)
+        transport = TelegramTransport(router, settings, edit_interval_s=0.0)
         async with transport:
-            yield transport, stub, scholar, novels
+            yield Env(transport, telegram_wire, scholar, novels)
 
 
-async def feed(transport: TelegramTransport, data: dict[str, object]) -> None:
-    await transport.app.process_update(Update.de_json(data, transport.app.bot))
-
-
-async def test_start_sets_commands_and_polls(env: tuple) -> None:
-    _transport, stub, _, _ = env
-    commands = stub.named("setMyCommands")
+async def test_start_sets_commands_and_long_polls(env: Env) -> None:
+    commands = env.server.named("setMyCommands")
     assert len(commands) == 2
     zh = {c["command"]: c["description"] for c in commands[0].params["commands"]}
     assert zh["ask"] == "向职事语料提问，回答附出处" and "chapter" in zh and "novel" in zh
     assert commands[1].params["language_code"] == "en"
-    for _ in range(100):
-        if stub.named("getUpdates"):
-            break
-        await asyncio.sleep(0.01)
-    assert stub.named("getUpdates")
+    [poll] = await env.server.wait_for("getUpdates")
+    assert poll.params["timeout"] > 0  # a long poll, not a busy loop
 
 
-async def test_stop_is_idempotent() -> None:
-    stub = TelegramStub()
-    router = fake_router(FakeScholar(), FakeNovels(), limiter=RateLimiter(0, 0))
-    transport = TelegramTransport(router, load_settings(telegram_token="1:x"), request=stub)
+async def test_stop_is_idempotent(telegram_wire: TelegramServer) -> None:
+    router = fake_router(RecordingScholar(), RecordingNovels(), limiter=RateLimiter(0, 0))
+    transport = TelegramTransport(router, telegram_settings(telegram_wire))
     await transport.start()
     await transport.stop()
     await transport.stop()
     assert not transport.app.running
 
 
-async def test_ask_sends_escaped_html(env: tuple) -> None:
-    transport, stub, scholar, _ = env
-    scholar.reply = Reply(
+async def test_ask_sends_escaped_html(env: Env) -> None:
+    env.scholar.reply = Reply(
         lang="zh",
         blocks=[Block("经纶 <b>&</b>", "heading"), Block("a < b & c"), Block("引文", "quote")],
     )
-    await feed(transport, command_update("/ask 什么是经纶？"))
-    assert [c[1] for c in scholar.calls] == [AskRequest("什么是经纶？")]
-    actor = scholar.calls[0][0]
+    env.server.push_command("/ask 什么是经纶？")
+    [sent] = await env.server.wait_for("sendMessage")
+    assert [c[1] for c in env.scholar.calls] == [AskRequest("什么是经纶？")]
+    actor = env.scholar.calls[0][0]
     assert actor.platform == "telegram" and actor.chat_id == "42"
-    [sent] = stub.named("sendMessage")
     assert sent.params["parse_mode"] == "HTML"
     text = sent.params["text"]
     assert "<b>经纶 &lt;b&gt;&amp;&lt;/b&gt;</b>" in text
     assert "a &lt; b &amp; c" in text and "<blockquote>引文</blockquote>" in text
-    assert stub.named("sendChatAction")[0].params["action"] == "typing"
+    assert env.server.named("sendChatAction")[0].params["action"] == "typing"
 
 
-async def test_group_command_with_bot_suffix_and_admin_lookup(env: tuple) -> None:
-    transport, stub, scholar, novels = env
-    stub.member_status[(-100, 7)] = "administrator"
-    await feed(transport, command_update("/ask@baibao_bot 神圣分赐", chat_id=-100, user_id=7))
-    await feed(transport, command_update("/ask@baibao_bot 再问", chat_id=-100, user_id=7))
-    assert [c[1] for c in scholar.calls] == [AskRequest("神圣分赐"), AskRequest("再问")]
-    assert scholar.calls[0][0].chat_id == "-100"
-    assert stub.named("getChatAdministrators") == []  # /ask needs no admin
-    assert stub.named("sendMessage")[0].params["chat_id"] == -100
-    for _ in range(2):
-        await feed(transport, command_update("/chapter close", chat_id=-100, user_id=7))
-    assert [a.is_admin for a, _ in novels.calls] == [True, True]
-    assert len(stub.named("getChatAdministrators")) == 1  # cached
-    assert stub.named("getChatMember") == []
+async def test_group_command_with_bot_suffix_and_admin_lookup(env: Env) -> None:
+    server = env.server
+    server.member_status[(GROUP, 7)] = "administrator"
+    server.push_command("/ask@baibao_bot 神圣分赐", chat_id=GROUP, user_id=7)
+    await server.wait_for("sendMessage")
+    server.push_command("/ask@baibao_bot 再问", chat_id=GROUP, user_id=7)
+    await server.wait_for("sendMessage", 2)
+    assert [c[1] for c in env.scholar.calls] == [AskRequest("神圣分赐"), AskRequest("再问")]
+    assert env.scholar.calls[0][0].chat_id == str(GROUP)
+    assert server.named("getChatAdministrators") == []  # /ask needs no admin
+    assert server.named("sendMessage")[0].params["chat_id"] == GROUP
+    for n in (1, 2):
+        server.push_command("/chapter close", chat_id=GROUP, user_id=7)
+        await env.novels.wait_calls(n)
+    assert [a.is_admin for a, _ in env.novels.calls] == [True, True]
+    assert len(server.named("getChatAdministrators")) == 1  # cached
+    assert server.named("getChatMember") == []
 
 
-async def test_command_for_another_bot_is_ignored(env: tuple) -> None:
-    transport, stub, scholar, _ = env
-    await feed(transport, command_update("/ask@other_bot 你好", chat_id=-100, user_id=7))
-    assert scholar.calls == [] and stub.named("sendMessage") == []
+async def test_command_for_another_bot_is_ignored(env: Env) -> None:
+    env.server.push_command("/ask@other_bot 你好", chat_id=GROUP, user_id=7)
+    env.server.push_command("/help@baibao_bot", chat_id=GROUP, user_id=7)  # a later update
+    [sent] = await env.server.wait_for("sendMessage")
+    assert env.scholar.calls == [] and "/ask" in sent.params["text"]  # only /help answered
 
 
-async def test_the_chats_language_decides_not_the_senders_app(env: tuple) -> None:
-    transport, stub, _, _ = env
-    stub.member_status[(-100, 7)] = "creator"
-    await feed(transport, command_update("/chapter rollback 3", chat_id=-100, lang="en"))
-    assert "缺少参数「版本号」" in stub.named("sendMessage")[0].params["text"]
-    await feed(transport, command_update("/settings language en", chat_id=-100, user_id=7))
-    assert stub.named("sendMessage")[1].params["text"].startswith("Done: this chat now")
-    await feed(transport, command_update("/chapter rollback 3", chat_id=-100))  # a zh app
-    assert "Missing argument" in stub.named("sendMessage")[2].params["text"]
-    await feed(transport, command_update("/chapter rollback 3"))  # another chat: default
-    assert "缺少参数「版本号」" in stub.named("sendMessage")[3].params["text"]
-
-
-async def test_callback_query_presses_and_answers(env: tuple) -> None:
-    transport, stub, _, novels = env
-    novels.reply = Reply.text("已投给第 2 项", lang="zh")
-    await feed(transport, callback_update("vote:r1:2"))
-    assert [c[1] for c in novels.calls] == [novel_api.Vote(2, "r1")]
-    [answer] = stub.named("answerCallbackQuery")
+async def test_callback_query_presses_and_answers(env: Env) -> None:
+    env.novels.reply = Reply(lang="zh", blocks=[Block("投票")], buttons=[Button("二", "vote:r1:2")])
+    env.server.push_command("/chapter vote 2")
+    [ballot] = await env.server.wait_for("sendMessage")
+    data = ballot.params["reply_markup"]["inline_keyboard"][0][0]["callback_data"]
+    env.novels.reply = Reply.text("已投给第 2 项", lang="zh")
+    env.server.push_callback(data)
+    [answer] = await env.server.wait_for("answerCallbackQuery")
+    assert env.novels.calls[-1][1] == novel_api.Vote(2, "r1")
     assert answer.params["text"] == "已投给第 2 项"
 
 
-async def test_long_callback_data_goes_through_the_table(env: tuple) -> None:
-    transport, stub, _, novels = env
+async def test_long_callback_data_goes_through_the_table(env: Env) -> None:
     round_id = "r" * 80
-    novels.reply = Reply(
+    env.novels.reply = Reply(
         lang="zh", blocks=[Block("投票")], buttons=[Button("二", f"vote:{round_id}:2")]
     )
-    await feed(transport, command_update("/chapter next"))
-    markup = stub.named("sendMessage")[0].params["reply_markup"]
-    data = markup["inline_keyboard"][0][0]["callback_data"]
-    assert len(data.encode()) <= 64
-    novels.reply = Reply.text("ok", lang="zh")
-    await feed(transport, callback_update(data))
-    assert novels.calls[-1][1] == novel_api.Vote(2, round_id)
+    env.server.push_command("/chapter next")
+    [sent] = await env.server.wait_for("sendMessage")  # accepted: ≤ 64 bytes on the wire
+    data = sent.params["reply_markup"]["inline_keyboard"][0][0]["callback_data"]
+    env.novels.reply = Reply.text("ok", lang="zh")
+    env.server.push_callback(data)
+    await env.server.wait_for("answerCallbackQuery")
+    assert env.novels.calls[-1][1] == novel_api.Vote(2, round_id)
 
 
-async def test_long_reply_split_in_order(env: tuple) -> None:
-    transport, stub, scholar, _ = env
+async def test_long_reply_split_in_order(env: Env) -> None:
     paragraphs = [f"第{i:03d}段。" + "道" * 240 for i in range(40)]  # ~10,000 characters
-    scholar.reply = Reply(lang="zh", blocks=[Block(p) for p in paragraphs])
-    await feed(transport, command_update("/ask 长回答"))
-    texts = [c.params["text"] for c in stub.named("sendMessage")]
-    assert len(texts) >= 3 and all(len(t) <= 4096 for t in texts)
+    env.scholar.reply = Reply(lang="zh", blocks=[Block(p) for p in paragraphs])
+    env.server.push_command("/ask 长回答")
+    await env.server.wait_until(lambda: "第039段" in env.server.texts())
+    texts = [c.params["text"] for c in env.server.named("sendMessage")]
+    assert len(texts) >= 3  # each one accepted by the server's 4096 limit
     numbers = [int(n) for t in texts for n in re.findall(r"第(\d{3})段", t)]
     assert numbers == list(range(40))
 
 
-async def test_one_ballot_native_poll_or_keyboard_and_answers_come_back(env: tuple) -> None:
+async def test_one_ballot_native_poll_or_keyboard_and_answers_come_back(env: Env) -> None:
     """Issue 12: per chat either the native poll or the keyboard, never both; the transport
     reports where the ballot went; poll answers (retractions too) reach the router by poll id."""
-    transport, stub, _, novels = env
-    novels.reply = Reply(
+    server = env.server
+    env.novels.reply = Reply(
         lang="zh",
         blocks=[Block("第 3 章投票开始")],
         poll=Poll("下一章写什么？", ("夜渡", "山门"), "vote:r9:", "r9", native=True),
     )
-    stub.member_status[(-100, 7)] = "creator"  # opening a round takes an admin
-    await feed(transport, command_update("/chapter next", chat_id=-100, user_id=7))
-    [message] = stub.named("sendMessage")
+    server.member_status[(GROUP, 7)] = "creator"  # opening a round takes an admin
+    server.push_command("/chapter next", chat_id=GROUP, user_id=7)
+    [poll] = await server.wait_for("sendPoll")
+    await env.novels.wait_calls(2)  # the command, then where the ballot went
+    [message] = server.named("sendMessage")
     assert "reply_markup" not in message.params  # no keyboard next to the native poll
-    [poll] = stub.named("sendPoll")
     assert poll.params["is_anonymous"] is False
     assert [o["text"] if isinstance(o, dict) else o for o in poll.params["options"]] == [
         "夜渡",
         "山门",
     ]
-    where, posted = novels.calls[-1]
+    where, posted = env.novels.calls[-1]
     assert isinstance(posted, novel_api.BallotPosted) and posted.round_id == "r9"
-    assert posted.poll_id == "poll1" and posted.message_id and posted.poll_message_id
-    assert where.chat_id == "-100"
-    novels.reply = Reply.text("已投票", lang="zh")
-    await feed(transport, poll_answer_update("poll1", 1, user_id=8))
-    actor, request = novels.calls[-1]
-    assert request == novel_api.PollAnswer("poll1", (2,))
-    assert actor.chat_id == "-100" and actor.user_id == "8"
-    assert len(stub.named("sendMessage")) == 1  # a successful poll vote stays silent
-    retracted = poll_answer_update("poll1", 0, user_id=8)
-    retracted["poll_answer"]["option_ids"] = []
-    retracted["poll_answer"]["option_persistent_ids"] = []
-    await feed(transport, retracted)
-    assert novels.calls[-1][1] == novel_api.PollAnswer("poll1", ())
+    assert posted.poll_id == server.last_poll_id()
+    assert posted.message_id and posted.poll_message_id
+    assert where.chat_id == str(GROUP)
+    env.novels.reply = Reply.text("已投票", lang="zh")
+    server.push_poll_answer(server.last_poll_id(), [1], user_id=8)
+    await env.novels.wait_calls(3)
+    actor, request = env.novels.calls[-1]
+    assert request == novel_api.PollAnswer(server.last_poll_id(), (2,))
+    assert actor.chat_id == str(GROUP) and actor.user_id == "8"
+    server.push_poll_answer(server.last_poll_id(), [], user_id=8)  # retracted
+    await env.novels.wait_calls(4)
+    assert env.novels.calls[-1][1] == novel_api.PollAnswer(server.last_poll_id(), ())
 
-    novels.reply = Reply(
+    env.novels.reply = Reply(
         lang="zh",
         blocks=[Block("第 4 章投票开始")],
         poll=Poll("下一章写什么？", ("夜渡", "山门"), "vote:r10:", "r10", native=False),
     )
-    await feed(transport, command_update("/chapter next", chat_id=-100, user_id=7))
-    assert len(stub.named("sendPoll")) == 1  # a keyboard ballot sends no poll
-    keyboard = stub.named("sendMessage")[-1].params["reply_markup"]["inline_keyboard"]
+    server.push_command("/chapter next", chat_id=GROUP, user_id=7)
+    sent = (await server.wait_for("sendMessage", 2))[-1]
+    assert "已投票" not in server.texts()  # a successful poll vote stayed silent
+    keyboard = sent.params["reply_markup"]["inline_keyboard"]
     assert [row[0]["callback_data"] for row in keyboard] == ["vote:r10:1", "vote:r10:2"]
+    assert len(server.named("sendPoll")) == 1  # a keyboard ballot sends no poll
 
 
-async def test_document_with_caption_reaches_router_as_attachment(env: tuple) -> None:
-    transport, stub, _, novels = env
-    stub.files["f1"] = b'{"setting": "\xe5\xb1\xb1"}'
-    await feed(transport, document_update("/novel blueprint set", "f1", 20))
-    assert [c[1] for c in novels.calls] == [novel_api.BlueprintSet(stub.files["f1"])]
+async def test_document_with_caption_reaches_router_as_attachment(env: Env) -> None:
+    content = '{"setting": "山"}'.encode()
+    env.server.push_document("/novel blueprint set", content)
+    await env.novels.wait_calls(1)
+    assert [c[1] for c in env.novels.calls] == [novel_api.BlueprintSet(content)]
+    assert env.server.named("getFile")  # downloaded over the Bot API's file URL
 
 
-async def test_oversized_document_is_refused(env: tuple) -> None:
-    transport, stub, _, novels = env
-    await feed(transport, document_update("/chapter revise 3", "big", 3 * 1024 * 1024))
-    assert novels.calls == []
-    assert "文件太大" in stub.named("sendMessage")[0].params["text"]
-    assert stub.named("getFile") == []
+async def test_oversized_document_is_refused(env: Env) -> None:
+    env.server.push_document("/chapter revise 3", b"x", declared_size=3 * 1024 * 1024)
+    [sent] = await env.server.wait_for("sendMessage")
+    assert env.novels.calls == []
+    assert "文件太大" in sent.params["text"]
+    assert env.server.named("getFile") == []
 
 
-async def test_streaming_edits_honour_retry_after(env: tuple) -> None:
-    transport, stub, scholar, _ = env
-    scholar.partials = ["神圣", "神圣的分赐"]
-    scholar.reply = Reply.text("神圣的分赐是三一神的工作。", lang="zh")
-    stub.flood("editMessageText", retry_after=1)
-    await feed(transport, command_update("/ask 分赐"))
-    assert stub.named("sendMessage")[0].params["text"] == "神圣"
-    edits = [c.params["text"] for c in stub.named("editMessageText")]
-    # first edit hit flood control (answered 429), was slept off; the final text arrived
-    assert edits[-1] == "神圣的分赐是三一神的工作。"
-    assert len(stub.named("sendMessage")) == 1
+async def test_streaming_edits_honour_retry_after(env: Env) -> None:
+    env.scholar.partials = ["神圣", "神圣的分赐"]
+    env.scholar.reply = Reply.text("神圣的分赐是三一神的工作。", lang="zh")
+    env.server.flood("editMessageText", retry_after=1)
+    env.server.push_command("/ask 分赐")
+    final = "神圣的分赐是三一神的工作。"
+    await env.server.wait_for("editMessageText", where=lambda c: c.params["text"] == final)
+    assert env.server.named("sendMessage")[0].params["text"] == "神圣"
+    # the first edit hit flood control (429), was slept off; the final text arrived
+    assert next(c.status for c in env.server.calls if c.method == "editMessageText") == 429
+    assert len(env.server.named("sendMessage")) == 1
 
 
-async def test_send_posts_to_the_chat(env: tuple) -> None:
-    transport, stub, _, _ = env
-    await transport.send(Actor("telegram", "-100", "0"), Reply.text("第 3 章已完成", lang="zh"))
-    [sent] = stub.named("sendMessage")
-    assert sent.params["chat_id"] == -100 and sent.params["text"] == "第 3 章已完成"
+async def test_send_posts_to_the_chat(env: Env) -> None:
+    env.server.join(GROUP)
+    await env.transport.send(
+        Actor("telegram", str(GROUP), "0"), Reply.text("第 3 章已完成", lang="zh")
+    )
+    [sent] = env.server.named("sendMessage")
+    assert sent.params["chat_id"] == GROUP and sent.params["text"] == "第 3 章已完成"

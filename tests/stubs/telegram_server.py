@@ -77,6 +77,10 @@ _METHODS = {
 }
 
 
+# Update kinds Telegram only sends when allowed_updates names them.
+_NOT_BY_DEFAULT = {"chat_member", "message_reaction", "message_reaction_count"}
+
+
 class BotAPIError(Exception):
     def __init__(self, code: int, description: str, **parameters: Any) -> None:
         super().__init__(description)
@@ -207,12 +211,15 @@ class TelegramServer:
         self.stopped_polls: set[str] = set()  # stopPoll closed them: no more answers
         self.failures: dict[str, list[BotAPIError]] = {}  # method → errors answered first
         self._updates: list[dict[str, Any]] = []
+        # Telegram remembers the last allowed_updates; by default it never sends these kinds.
+        self._allowed: set[str] | None = None
+        self._polls_started = 0
+        self._closing = False
         self._open_queries: set[str] = set()
         self._update_ids = itertools.count(1)
         self._message_ids = itertools.count(1000)
         self._ids = itertools.count(1)
         self._changed = asyncio.Condition()
-        self._closing = False
         self._runner: web.AppRunner | None = None
         self.port = 0
 
@@ -248,8 +255,7 @@ class TelegramServer:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        # A long poll the client abandoned (it stopped) would hold the shutdown for its timeout.
-        self._closing = True
+        self._closing = True  # pending long polls end now, not after their timeout
         async with self._changed:
             self._changed.notify_all()
         if self._runner is not None:
@@ -425,6 +431,27 @@ class TelegramServer:
             }
         )
 
+    def push_chat_member(
+        self, chat_id: int, user_id: int, old: str, new: str, *, by: int = 1
+    ) -> dict[str, Any]:
+        """A member's status changed (promoted, demoted …); also updates `member_status`."""
+        self.member_status[(chat_id, user_id)] = new
+        return self.push(
+            {
+                "chat_member": {
+                    "chat": self.chats.get(chat_id) or self.join(chat_id),
+                    "from": self._user(by, None, "群主"),
+                    "date": int(time.time()),
+                    "old_chat_member": self._member(chat_id, user_id, old),
+                    "new_chat_member": self._member(chat_id, user_id, new),
+                }
+            }
+        )
+
+    def confirmed(self, update: dict[str, Any]) -> bool:
+        """The bot fetched `update` and asked for the ones after it (getUpdates' offset)."""
+        return all(u["update_id"] != update["update_id"] for u in self._updates)
+
     def last_poll_id(self) -> str:
         return list(self.polls)[-1]
 
@@ -479,7 +506,7 @@ class TelegramServer:
     async def _api(self, request: web.Request) -> web.Response:
         method = request.match_info["method"]
         params, files = await self._read(request)
-        call = Call(method, params, files)
+        call = Call(method, _decoded(params), files)
         try:
             if request.match_info["token"] != self.token:
                 raise BotAPIError(401, "Unauthorized")
@@ -490,9 +517,9 @@ class TelegramServer:
                 call.expected = True
                 raise queued.pop(0)
             if method == "getUpdates":
-                result = await self._get_updates(params)
-            else:
-                result = getattr(self, f"_m_{method}", self._m_true)(params, files)
+                self._record(call)  # on arrival (a long poll); this also wakes an older one
+                return self._answer(await self._get_updates(params))
+            result = getattr(self, f"_m_{method}", self._m_true)(params, files)
         except BotAPIError as err:
             call.status, call.error = err.code, err.description
             self._record(call)
@@ -522,17 +549,37 @@ class TelegramServer:
         limit = int(params.get("limit", 100) or 100)
         if offset:  # confirms every update before it
             self._updates = [u for u in self._updates if u["update_id"] >= offset]
+        allowed = _json(params, "allowed_updates")
+        if isinstance(allowed, list):
+            self._allowed = set(allowed) if allowed else None
 
-        def ready() -> bool:
-            return bool(self._updates) or self._closing
+        def deliverable() -> list[dict[str, Any]]:
+            return [u for u in self._updates if self._wanted(u)]
 
-        if not ready() and timeout > 0:
+        # A newer getUpdates ends an older one still waiting (Telegram answers the older one
+        # 409 Conflict; here it just returns, since its client has gone: a stopping bot's
+        # last poll was cancelled and its clean-up poll is the newer one).
+        self._polls_started += 1
+        mine = self._polls_started
+
+        def done() -> bool:
+            return bool(deliverable()) or self._closing or self._polls_started != mine
+
+        if not done() and timeout > 0:
             async with self._changed:
                 try:
-                    await asyncio.wait_for(self._changed.wait_for(ready), timeout)
+                    await asyncio.wait_for(self._changed.wait_for(done), timeout)
                 except TimeoutError:
                     pass
-        return self._updates[:limit]
+        if self._polls_started != mine:
+            return []
+        return deliverable()[:limit]
+
+    def _wanted(self, update: dict[str, Any]) -> bool:
+        kind = next(k for k in update if k != "update_id")
+        if self._allowed is None:
+            return kind not in _NOT_BY_DEFAULT
+        return kind in self._allowed
 
     def _m_true(self, params: dict[str, Any], files: dict[str, bytes]) -> Any:
         return True
@@ -818,6 +865,29 @@ class TelegramServer:
             "chat": chat,
             "from": self._user(user_id, lang, name),
         }
+
+
+_INTS = {"chat_id", "user_id", "message_id", "message_thread_id", "offset", "limit", "timeout"}
+_JSONS = {"reply_markup", "commands", "options", "allowed_updates", "entities", "scope"}
+_BOOLS = {"is_anonymous", "show_alert", "disable_web_page_preview", "drop_pending_updates"}
+
+
+def _decoded(params: dict[str, Any]) -> dict[str, Any]:
+    """Parameters as the bot meant them (the wire carries strings): ints, JSON, booleans."""
+    out: dict[str, Any] = {}
+    for name, value in params.items():
+        if isinstance(value, str):
+            try:
+                if name in _INTS and re.fullmatch(r"-?\d+", value):
+                    value = int(value)
+                elif name in _JSONS:
+                    value = json.loads(value)
+                elif name in _BOOLS:
+                    value = _bool(value)
+            except ValueError:
+                pass
+        out[name] = value
+    return out
 
 
 def _json(params: dict[str, Any], name: str) -> Any:

@@ -97,6 +97,7 @@ class Call:
     status: int = 200
     error: Any = None  # Discord's error body, for a refused request
     expected: bool = False  # provoked on purpose (rate limits, expect_errors)
+    interaction: str | None = None  # the interaction a callback / webhook request answers
 
 
 @dataclass
@@ -256,6 +257,25 @@ class DiscordServer:
             c for c in self.calls if c.method == method and fragment in c.path and c.status < 300
         ]
 
+    def answers(
+        self, payload: dict[str, Any], method: str | None = None, fragment: str = ""
+    ) -> list[Call]:
+        """The successful callback / webhook requests that answered this interaction."""
+        return [
+            c
+            for c in self.calls
+            if c.interaction == payload["id"]
+            and c.status < 300
+            and (method is None or c.method == method)
+            and fragment in c.path
+        ]
+
+    async def wait_answers(
+        self, payload: dict[str, Any], method: str, fragment: str = "", count: int = 1
+    ) -> list[Call]:
+        await self.wait_until(lambda: len(self.answers(payload, method, fragment)) >= count)
+        return self.answers(payload, method, fragment)
+
     def errors(self) -> list[Call]:
         return [c for c in self.calls if c.status >= 400]
 
@@ -392,6 +412,7 @@ class DiscordServer:
         self.calls.append(call)
         try:
             call.json, call.files = await self._read(request)
+            call.interaction = self._interaction_of(path)
             limited = self._rate_limited(path)
             if limited is not None:
                 call.status, call.expected = 429, True
@@ -406,6 +427,14 @@ class DiscordServer:
         if status == 204:
             return web.Response(status=204)
         return self._json(result, status=status)
+
+    def _interaction_of(self, path: str) -> str | None:
+        parts = path.strip("/").split("/")
+        if parts[0] == "interactions" and len(parts) > 1:
+            return parts[1]
+        if parts[0] == "webhooks" and len(parts) > 2 and parts[2] in self._by_token:
+            return self._by_token[parts[2]].id
+        return None
 
     def _rate_limited(self, path: str) -> web.Response | None:
         for fragment, retry_after in list(self.rate_limit_once.items()):

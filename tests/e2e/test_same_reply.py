@@ -4,23 +4,21 @@ Telegram; each platform's output carries every part of it."""
 
 from __future__ import annotations
 
-import asyncio
 import io
 
 import pytest
-from telegram import Update
 
 from bot.ratelimit import RateLimiter
 from bot.router import Router
-from bot.settings import load_settings
 from bot.transports.console import ConsoleTransport
 from bot.transports.discord import DiscordTransport
 from bot.transports.telegram import TelegramTransport
 from retrieval.reply import Block, Citation, Poll, Reply
 from retrieval.requests import AskRequest
 from tests.service_fakes import RecordingNovels, RecordingScholar, fake_router
-from tests.stubs.discord_stub import APP_ID, DiscordStub, slash
-from tests.stubs.telegram_stub import TelegramStub, command_update
+from tests.stubs.discord_server import APP_ID, DiscordServer, slash
+from tests.stubs.fixtures import discord_settings, telegram_settings
+from tests.stubs.telegram_server import TelegramServer
 
 REPLY = Reply(
     lang="zh",
@@ -51,7 +49,9 @@ def router() -> tuple[Router, RecordingScholar]:
 
 
 async def test_console_discord_and_telegram_render_the_same_reply(
-    router: tuple[Router, RecordingScholar], discord_stub: DiscordStub
+    router: tuple[Router, RecordingScholar],
+    discord_wire: DiscordServer,
+    telegram_wire: TelegramServer,
 ) -> None:
     r, scholar = router
     question = "/ask 神圣分赐与召会有什么关系？"
@@ -60,29 +60,21 @@ async def test_console_discord_and_telegram_render_the_same_reply(
     await ConsoleTransport(r, stdin=io.StringIO(), stdout=out).handle_line(question)
     console_text = out.getvalue()
 
-    telegram_stub = TelegramStub()
-    telegram = TelegramTransport(
-        r, load_settings(telegram_token="123:TEST"), request=telegram_stub, edit_interval_s=0.0
-    )
-    async with telegram:
-        await telegram.app.process_update(
-            Update.de_json(command_update(question), telegram.app.bot)
-        )
+    async with TelegramTransport(r, telegram_settings(telegram_wire), edit_interval_s=0.0):
+        telegram_wire.push_command(question)
+        await telegram_wire.wait_for("sendPoll")  # the last part of the reply
     telegram_text = "\n".join(
         str(c.params.get("text", "")) + str(c.params.get("reply_markup", ""))
-        for c in telegram_stub.named("sendMessage")
+        for c in telegram_wire.named("sendMessage")
     )
 
-    transport = DiscordTransport(r, load_settings(discord_token="stub-token"))
-    async with transport:
-        transport.client._connection.parse_interaction_create(  # type: ignore[arg-type]
+    async with DiscordTransport(r, discord_settings(discord_wire)):
+        asked = await discord_wire.interact(
             slash("ask", {"question": question.removeprefix("/ask ")})
         )
-        await discord_stub.wait_for("POST", f"/webhooks/{APP_ID}/")
-        await asyncio.sleep(0.05)
+        posts = await discord_wire.wait_answers(asked, "POST", f"/webhooks/{APP_ID}/")
     discord_text = "\n".join(
-        str(c.json.get("content", "")) + str(c.json.get("components", ""))
-        for c in discord_stub.find("POST", f"/webhooks/{APP_ID}/")
+        str(c.json.get("content", "")) + str(c.json.get("components", "")) for c in posts
     )
 
     for name, text in (

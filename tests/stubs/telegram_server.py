@@ -214,6 +214,7 @@ class TelegramServer:
         # Telegram remembers the last allowed_updates; by default it never sends these kinds.
         self._allowed: set[str] | None = None
         self._polls_started = 0
+        self.waiting_polls = 0  # getUpdates requests held open right now
         self._closing = False
         self._open_queries: set[str] = set()
         self._update_ids = itertools.count(1)
@@ -566,11 +567,15 @@ class TelegramServer:
             return bool(deliverable()) or self._closing or self._polls_started != mine
 
         if not done() and timeout > 0:
-            async with self._changed:
-                try:
+            self.waiting_polls += 1
+            try:
+                async with self._changed:
                     await asyncio.wait_for(self._changed.wait_for(done), timeout)
-                except TimeoutError:
-                    pass
+            except TimeoutError:
+                pass
+            finally:
+                self.waiting_polls -= 1
+                self._notify()
         if self._polls_started != mine:
             return []
         return deliverable()[:limit]

@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import inspect
 from collections import deque
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any
@@ -78,12 +80,22 @@ class Received:
     body: Any
 
 
+Responder = Callable[[Any], "Scripted | Awaitable[Scripted]"]
+
+
 class LLMStubServer:
-    """aiohttp on 127.0.0.1, a free port; an async context manager."""
+    """aiohttp on 127.0.0.1, a free port; an async context manager.
+
+    Scripted answers are popped from `anthropic` / `openai`; when a queue is empty, that
+    provider's responder (if set) builds the answer from the request body — a model whose
+    reply depends on the prompt. A responder may be async (e.g. to hold an answer back until
+    the test releases it)."""
 
     def __init__(self) -> None:
         self.anthropic: deque[Scripted] = deque()
         self.openai: deque[Scripted] = deque()
+        self.anthropic_responder: Responder | None = None
+        self.openai_responder: Responder | None = None
         self.received: list[Received] = []
         self.in_flight = 0
         self.max_in_flight = 0  # the most requests being answered at once
@@ -128,23 +140,35 @@ class LLMStubServer:
             await self._runner.cleanup()
 
     async def _anthropic(self, request: web.Request) -> web.StreamResponse:
-        return await self._answer(request, self.anthropic, done_marker=False)
+        return await self._answer(
+            request, self.anthropic, self.anthropic_responder, done_marker=False
+        )
 
     async def _openai(self, request: web.Request) -> web.StreamResponse:
-        return await self._answer(request, self.openai, done_marker=True)
+        return await self._answer(request, self.openai, self.openai_responder, done_marker=True)
 
     async def _answer(
-        self, request: web.Request, queue: deque[Scripted], *, done_marker: bool
+        self,
+        request: web.Request,
+        queue: deque[Scripted],
+        responder: Responder | None,
+        *,
+        done_marker: bool,
     ) -> web.StreamResponse:
         self.in_flight += 1
         self.max_in_flight = max(self.max_in_flight, self.in_flight)
         try:
-            return await self._answer_one(request, queue, done_marker=done_marker)
+            return await self._answer_one(request, queue, responder, done_marker=done_marker)
         finally:
             self.in_flight -= 1
 
     async def _answer_one(
-        self, request: web.Request, queue: deque[Scripted], *, done_marker: bool
+        self,
+        request: web.Request,
+        queue: deque[Scripted],
+        responder: Responder | None,
+        *,
+        done_marker: bool,
     ) -> web.StreamResponse:
         raw = await request.read()
         try:
@@ -152,12 +176,16 @@ class LLMStubServer:
         except ValueError:
             body = raw.decode("utf-8", "replace")
         self.received.append(Received(request.path, dict(request.headers), body))
-        if not queue:
+        if queue:
+            item = queue.popleft()
+        elif responder is not None:
+            answer = responder(body)
+            item = await answer if inspect.isawaitable(answer) else answer
+        else:
             return web.json_response(
                 {"type": "error", "error": {"type": "api_error", "message": "script empty"}},
                 status=500,
             )
-        item = queue.popleft()
         if item.stall:
             await self._closing.wait()
             raise web.HTTPServiceUnavailable()

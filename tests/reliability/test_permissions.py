@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from bot.registry import Upload
 from novel.blueprint import default_blueprint
-from retrieval.llm.scripted import ScriptedLLM
+from retrieval.llm.base import RetryPolicy
+from retrieval.llm.openai import OpenAICompatLLM
 from retrieval.requests import Actor
 from tests.reliability.helpers.stack import open_app
+from tests.stubs.llm_server import LLMStubServer, Scripted, openai_completion, openai_stream
 
 ADMIN = Actor("telegram", "g1", "admin", "管理员", is_admin=True)
 MEMBER = Actor("telegram", "g1", "u1", "成员")
@@ -20,11 +23,26 @@ OTHER_GUILD = Actor("telegram", "g2", "admin2", "另一群管理员", is_admin=T
 CHAPTER = "\n\n".join(["林远撑船离开青岚渡口，苏晴在船头举着灯笼，江水拍打着船舷。" * 3] * 4)
 
 
-def writer(request: object) -> str:
-    system = getattr(request, "system", "")
+def writer(body: Any) -> Scripted:
+    """The loopback model: a summary (JSON) for the summary prompt, else the chapter."""
+    system = next((str(m["content"]) for m in body["messages"] if m["role"] == "system"), "")
+    text = CHAPTER
     if "摘要" in system or "JSON" in system:
-        return json.dumps({"title": "夜渡", "summary": "夜里渡河。", "characters": ["林远"]})
-    return CHAPTER
+        text = json.dumps({"title": "夜渡", "summary": "夜里渡河。", "characters": ["林远"]})
+    return (
+        Scripted.sse(openai_stream(text, piece=40))
+        if body.get("stream")
+        else Scripted.json(openai_completion(text))
+    )
+
+
+@pytest.fixture
+def model(llm_wire: LLMStubServer) -> OpenAICompatLLM:
+    """The real OpenAI adapter against the loopback model (the app closes it)."""
+    llm_wire.openai_responder = writer
+    return OpenAICompatLLM(
+        "sk-test", base_url=llm_wire.openai_url, policy=RetryPolicy(max_retries=0, timeout_s=60)
+    )
 
 
 @pytest.mark.parametrize(
@@ -41,9 +59,9 @@ def writer(request: object) -> str:
     ],
 )
 async def test_non_admin_is_refused_every_time(
-    tmp_path: Path, line: str, attachment: bytes | None
+    tmp_path: Path, line: str, attachment: bytes | None, model: OpenAICompatLLM
 ) -> None:
-    async with open_app(tmp_path / "data", ScriptedLLM([writer], repeat_last=True)) as app:
+    async with open_app(tmp_path / "data", model) as app:
         for step in ("/chapter next", "/chapter propose 夜渡 | 渡河", "/chapter close"):
             assert not (await app.router.handle_text(ADMIN, step)).is_error  # type: ignore[union-attr]
         done = await app.router.handle_text(ADMIN, "/chapter close")
@@ -60,10 +78,11 @@ async def test_non_admin_is_refused_every_time(
         assert await repo.open_round("g1") is None
 
 
-async def test_one_servers_novel_is_never_retrieved_in_another(tmp_path: Path) -> None:
+async def test_one_servers_novel_is_never_retrieved_in_another(
+    tmp_path: Path, model: OpenAICompatLLM
+) -> None:
     """Also: tests/unit/test_novel_memory.py::test_isolation_between_chats (memory level)."""
-    llm = ScriptedLLM([writer], repeat_last=True)
-    async with open_app(tmp_path / "data", llm) as app:
+    async with open_app(tmp_path / "data", model) as app:
         for step in ("/chapter next", "/chapter propose 夜渡", "/chapter close", "/chapter close"):
             assert not (await app.router.handle_text(ADMIN, step)).is_error  # type: ignore[union-attr]
         memory = app.novels.memory

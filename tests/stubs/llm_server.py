@@ -14,8 +14,8 @@ tests can assert what the SDKs actually sent.
 from __future__ import annotations
 
 import asyncio
-import json
 import inspect
+import json
 from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field

@@ -1,22 +1,19 @@
 """`/graph` end to end: the real router, registry, GraphViewer and knowledge graph (the curated
-seed), out through the console (a file path), Discord (discord.py against the loopback REST
-stub: a file on the follow-up) and Telegram (PTB against the Bot API stub: sendPhoto)."""
+seed), out through the console (a file path), Discord (discord.py against the loopback Discord,
+the command arriving over the gateway: a file on the follow-up) and Telegram (PTB's HTTPXRequest
+against the loopback Bot API, the command arriving by getUpdates: sendPhoto)."""
 
 from __future__ import annotations
 
-import asyncio
 import io
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
 
 import pytest
-from telegram import Update
 
 from bot.commands import standard_registry
 from bot.ratelimit import RateLimiter
 from bot.router import Router
-from bot.settings import load_settings
 from bot.transports.console import ConsoleTransport
 from bot.transports.discord import DiscordTransport
 from bot.transports.telegram import TelegramTransport
@@ -24,8 +21,9 @@ from retrieval.graph import KnowledgeGraph
 from retrieval.graph.view import GraphViewer
 from retrieval.requests import Actor
 from tests.service_fakes import RecordingNovels, RecordingScholar
-from tests.stubs.discord_stub import APP_ID, DiscordStub, slash
-from tests.stubs.telegram_stub import TelegramStub, command_update
+from tests.stubs.discord_server import APP_ID, DiscordServer, slash
+from tests.stubs.fixtures import discord_settings, telegram_settings
+from tests.stubs.telegram_server import TelegramServer
 
 PNG = b"\x89PNG\r\n\x1a\n"
 
@@ -68,33 +66,27 @@ async def test_english_and_unknown_and_empty(router: Router, tmp_path: Path) -> 
 
 
 async def test_discord_sends_the_picture_as_a_file(
-    router: Router, discord_stub: DiscordStub
+    router: Router, discord_wire: DiscordServer
 ) -> None:
-    transport = DiscordTransport(router, load_settings(discord_token="stub-token"))
+    transport = DiscordTransport(router, discord_settings(discord_wire))
     transport.edit_interval_s = 0.0
     async with transport:
-        payload: dict[str, Any] = slash("graph", {"concept": "神圣分赐"})
-        transport.client._connection.parse_interaction_create(payload)  # type: ignore[arg-type]
-        calls = await discord_stub.wait_for("POST", f"/webhooks/{APP_ID}/", 1)
-        await asyncio.sleep(0.05)
+        asked = await discord_wire.interact(slash("graph", {"concept": "神圣分赐"}))
+        calls = await discord_wire.wait_answers(asked, "POST", f"/webhooks/{APP_ID}/")
     files = {name: data for call in calls for name, data in call.files.items()}
     assert files["graph.png"].startswith(PNG)
     assert any("有机救恩" in (call.json or {}).get("content", "") for call in calls)
 
 
-async def test_telegram_sends_the_picture_as_a_photo(router: Router) -> None:
-    stub = TelegramStub()
-    transport = TelegramTransport(
-        router, load_settings(telegram_token="123:TEST"), request=stub, edit_interval_s=0.0
-    )
+async def test_telegram_sends_the_picture_as_a_photo(
+    router: Router, telegram_wire: TelegramServer
+) -> None:
+    transport = TelegramTransport(router, telegram_settings(telegram_wire), edit_interval_s=0.0)
     async with transport:
-        update = command_update("/graph 神圣分赐")
-        await transport.app.process_update(Update.de_json(update, transport.app.bot))
-    [photo] = stub.named("sendPhoto")
-    data = photo.files["photo"]
-    content = data[1] if isinstance(data, tuple) else data
-    assert bytes(content).startswith(PNG) or PNG in bytes(content)
-    assert any("有机救恩" in str(c.params.get("text", "")) for c in stub.named("sendMessage"))
+        telegram_wire.push_command("/graph 神圣分赐")
+        [photo] = await telegram_wire.wait_for("sendPhoto")
+        await telegram_wire.wait_until(lambda: "有机救恩" in telegram_wire.texts())
+    assert photo.files["photo"].startswith(PNG)
 
 
 async def test_ask_attaches_the_picture_of_the_path_it_used(tmp_path: Path) -> None:

@@ -65,6 +65,7 @@ _METHODS = {
     "deleteMessage",
     "sendChatAction",
     "sendDocument",
+    "sendPhoto",
     "sendPoll",
     "stopPoll",
     "answerCallbackQuery",
@@ -670,6 +671,22 @@ class TelegramServer:
         self.files[file_id] = data
         document = {"file_id": file_id, "file_unique_id": f"u-{file_id}", "file_size": len(data)}
         return self._store(chat, caption, self._markup(params), document=document)
+
+    def _m_sendPhoto(self, params: dict[str, Any], files: dict[str, bytes]) -> Any:
+        chat = self._chat(params)
+        ref = str(params.get("photo", ""))
+        data = files.get(ref.removeprefix("attach://")) if ref.startswith("attach://") else None
+        if not data:
+            raise bad_request("there is no photo in the request")
+        if len(data) > 10 * 1024 * 1024:
+            raise bad_request("PHOTO_INVALID_DIMENSIONS")
+        caption = ""
+        if params.get("caption"):
+            caption = self._text(params, "caption", CAPTION_LIMIT, "message caption is too long")
+        file_id = f"photo{next(self._ids)}"
+        self.files[file_id] = data
+        size = {"file_id": file_id, "file_unique_id": f"u-{file_id}", "width": 1, "height": 1}
+        return self._store(chat, caption, self._markup(params), photo=[size])
 
     def _m_sendPoll(self, params: dict[str, Any], files: dict[str, bytes]) -> Any:
         chat = self._chat(params)

@@ -247,7 +247,10 @@ async def test_novel_round_through_telegram_with_a_native_poll(
         await server.wait_for("sendMessage", before + 1)
 
     async with App(settings, embedder=HashEmbedder(DIM)) as app:
-        transport = TelegramTransport(app.router, settings, edit_interval_s=0.0)
+        # One update at a time, in order, so a later update's answer means earlier ones are done.
+        transport = TelegramTransport(
+            app.router, settings, edit_interval_s=0.0, concurrent_updates=1
+        )
         app.attach(transport)
         async with transport:
             await say("/chapter next")
@@ -256,9 +259,9 @@ async def test_novel_round_through_telegram_with_a_native_poll(
             await say("/chapter close")
             [poll] = await server.wait_for("sendPoll")
             assert poll.params["is_anonymous"] is False
-            for user_id in (7, 8):  # a vote in the native poll is answered silently …
+            for user_id in (7, 8):  # a vote in the native poll is silent …
                 server.push_poll_answer(server.last_poll_id(), [0], user_id=user_id)
-                await say("/help", user_id=user_id)  # … so a later update marks it done
+            await say("/help", user_id=9)  # … one update at a time: a later answer marks it done
             server.push_command("/chapter close", chat_id=group)
             await server.wait_until(lambda: "投票结果" in server.texts())  # the final edit
             assert "夜渡 — 2 票" in server.texts() and "林远提着灯" in server.texts()

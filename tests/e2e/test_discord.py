@@ -146,7 +146,8 @@ async def test_the_servers_language_decides_not_the_users_locale(env: Env) -> No
     payload = await stub.interact(
         slash("settings", {"value": "en"}, sub="language", roles=(MOD_ROLE_ID,))
     )
-    await stub.wait_answers(payload, "POST", "/callback")
+    [done] = await stub.wait_answers(payload, "POST", f"/webhooks/{APP_ID}/")  # deferred, then
+    assert done.json["content"].startswith("Done: this")  # the confirmation, in the new language
     payload = await stub.interact(slash("ask", {"question": " "}))  # a zh-CN client
     [callback] = await stub.wait_answers(payload, "POST", "/callback")
     assert "Missing argument" in callback.json["data"]["content"]

@@ -62,7 +62,8 @@ async def test_console_discord_and_telegram_render_the_same_reply(
 
     async with TelegramTransport(r, telegram_settings(telegram_wire), edit_interval_s=0.0):
         telegram_wire.push_command(question)
-        await telegram_wire.wait_for("sendMessage")  # the ballot is a keyboard by default (issue 12)
+        # The ballot is a keyboard by default (issue 12).
+        await telegram_wire.wait_for("sendMessage")
     telegram_text = "\n".join(
         str(c.params.get("text", "")) + str(c.params.get("reply_markup", ""))
         for c in telegram_wire.named("sendMessage")

@@ -5,6 +5,7 @@ Modules, each with one job:
 - `seed`: the curated seed file and its validation;
 - `storage`: SQLite rows tagged with the contributing document;
 - `contributions`: the in-memory networkx graph merged from every document's rows;
+- `mentions`: which chunks mention which nodes, per document, as compact numpy arrays;
 - `linking`: which nodes a text names;
 - `walking`: from entry nodes to scored chunks and explaining paths;
 - `grow`: what an ingested document adds (new concepts, aliases, relations), offline;

@@ -16,10 +16,12 @@ linker's cache key). Also kept per document: its title (`sources`) and its candi
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterable
 
 import networkx as nx
 
+from retrieval.graph.mentions import Mentions
 from retrieval.graph.model import KINDS, SEED_DOC
 
 EdgeKey = tuple[str, str, str]  # (src, dst, relation)
@@ -34,14 +36,15 @@ class Contributions:
         self.undirected: nx.MultiGraph = self.graph.to_undirected(as_view=True)
         self.version = 0
         self._node_rows: dict[str, dict[str, NodeRow]] = {}  # node → doc → row
+        self._shared_rows: dict[NodeRow, NodeRow] = {}  # one tuple for equal rows (loading)
+        self._staged: dict[str, None] = {}  # nodes loaded but not synced yet
         self._edge_docs: dict[EdgeKey, dict[str, float]] = {}  # edge → doc → weight
         self._edges_at: dict[str, set[EdgeKey]] = {}  # node → edges touching it
         self._seed_pairs: dict[frozenset[str], int] = {}  # node pairs the seed relates
         self.titles: dict[str, str] = {}  # doc → title
         self._doc_terms: dict[str, dict[str, int]] = {}  # doc → candidate term → frequency
         self._term_docs: dict[str, int] = {}  # candidate term → documents using it
-        self.mentions: dict[str, dict[str, set[str]]] = {}  # node → chunk → docs
-        self.chunk_nodes: dict[str, set[str]] = {}  # chunk → nodes
+        self.mentions = Mentions()  # chunk → node, per document (compact: numpy arrays)
 
     # ---- writes -----------------------------------------------------------------------------
 
@@ -50,6 +53,25 @@ class Contributions:
         rows.pop(doc, None)  # a rewritten row goes last, as INSERT OR REPLACE gives it a new rowid
         rows[doc] = row
         self._sync_node(node_id)
+
+    def stage_nodes(self, rows: Iterable[tuple[str, str, str, str, tuple[str, ...]]]) -> None:
+        """Stored node rows (doc, node, kind, label, aliases) at start-up; `sync_staged()`
+        after the last. Each node is then synced once, not once per row (a million-chunk
+        library has 1.5M node rows for 36k nodes: a node thousands of documents name was rebuilt
+        thousands of times), and equal rows share one tuple."""
+        shared = self._shared_rows
+        for doc, node_id, kind, label, aliases in rows:
+            row = (kind, label, aliases)
+            row = shared.setdefault(row, row)
+            by_doc = self._node_rows.setdefault(node_id, {})
+            by_doc.pop(doc, None)
+            by_doc[sys.intern(doc)] = row
+            self._staged[node_id] = None
+
+    def sync_staged(self) -> None:
+        staged, self._staged = self._staged, {}
+        for node_id in staged:
+            self._sync_node(node_id)
 
     def put_edge(self, doc: str, key: EdgeKey, weight: float = 1.0) -> None:
         docs = self._edge_docs.setdefault(key, {})
@@ -92,9 +114,9 @@ class Contributions:
             if {other[0], other[1]} == {src, dst}:
                 self._sync_edge(other)
 
-    def put_mention(self, doc: str, chunk: str, node: str) -> None:
-        self.mentions.setdefault(node, {}).setdefault(chunk, set()).add(doc)
-        self.chunk_nodes.setdefault(chunk, set()).add(node)
+    def put_mentions(self, doc: str, pairs: Iterable[tuple[str, str]]) -> None:
+        """`doc` says these chunks mention these nodes: (chunk, node) pairs."""
+        self.mentions.add(doc, pairs)
 
     def drop_doc(self, doc: str) -> None:
         for node_id in [n for n, rows in self._node_rows.items() if doc in rows]:
@@ -108,31 +130,11 @@ class Contributions:
                 self._sync_edge(key)
         self.titles.pop(doc, None)
         self._drop_terms(doc)
-        for node, by_chunk in list(self.mentions.items()):
-            for chunk, docs in list(by_chunk.items()):
-                docs.discard(doc)
-                if not docs:
-                    del by_chunk[chunk]
-                    self._unmention(chunk, node)
-            if not by_chunk:
-                del self.mentions[node]
+        self.mentions.drop_doc(doc)
 
     def drop_chunks(self, chunk_ids: Iterable[str]) -> None:
         """Forget which nodes these chunks mention (whatever document added the mention)."""
-        for chunk in chunk_ids:
-            for node in self.chunk_nodes.pop(chunk, set()):
-                by_chunk = self.mentions.get(node)
-                if by_chunk is not None:
-                    by_chunk.pop(chunk, None)
-                    if not by_chunk:
-                        del self.mentions[node]
-
-    def _unmention(self, chunk: str, node: str) -> None:
-        nodes = self.chunk_nodes.get(chunk)
-        if nodes is not None:
-            nodes.discard(node)
-            if not nodes:
-                del self.chunk_nodes[chunk]
+        self.mentions.drop_chunks(chunk_ids)
 
     def _sync_node(self, node_id: str) -> None:
         """Make the networkx node match its rows: seed row first, else the earliest document;
@@ -199,7 +201,7 @@ class Contributions:
     def documents(self) -> set[str]:
         docs = {d for rows in self._node_rows.values() for d in rows}
         docs |= {d for ds in self._edge_docs.values() for d in ds}
-        docs |= {d for by in self.mentions.values() for ds in by.values() for d in ds}
+        docs |= self.mentions.documents()
         return docs - {SEED_DOC}
 
     def stats(self) -> dict[str, int]:
@@ -209,8 +211,8 @@ class Contributions:
         return {
             "nodes": self.graph.number_of_nodes(),
             "edges": self.graph.number_of_edges(),
-            "mentions": sum(len(by) for by in self.mentions.values()),
-            "chunks": len(self.chunk_nodes),
+            "mentions": self.mentions.total,
+            "chunks": self.mentions.chunk_total,
             "documents": len(self.documents()),
             **{f"nodes_{k}": v for k, v in kinds.items()},
         }
@@ -224,9 +226,7 @@ class Contributions:
                 for n, d in g.nodes(data=True)
             ),
             sorted(g.edges(keys=True)),
-            sorted(
-                (n, c, tuple(sorted(ds))) for n, by in self.mentions.items() for c, ds in by.items()
-            ),
+            self.mentions.rows(),
             sorted((n, d, r) for n, rows in self._node_rows.items() for d, r in rows.items()),
             sorted((k, tuple(sorted(ds.items()))) for k, ds in self._edge_docs.items()),
             sorted(self.titles.items()),

@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import aiosqlite
 
@@ -40,6 +41,8 @@ CREATE TABLE IF NOT EXISTS graph_terms (
     doc_id TEXT NOT NULL, term TEXT NOT NULL, freq INTEGER NOT NULL,
     PRIMARY KEY (doc_id, term));
 """
+
+BATCH = 50_000  # rows per fetch when loading
 
 _TABLES = ("graph_nodes", "graph_edges", "graph_mentions", "graph_sources", "graph_terms")
 
@@ -77,37 +80,43 @@ class GraphDB:
         await self._db.close()
 
     # ---- reads (in insertion order, so a reload rebuilds the same picture) -------------------
+    # In batches: row by row, aiosqlite makes one thread hop per row (a million-chunk library's
+    # few million rows took minutes).
 
-    async def nodes(self) -> AsyncIterator[NodeRow]:
-        async with self._db.execute(
+    async def _batches(self, sql: str) -> AsyncIterator[list[Any]]:
+        async with self._db.execute(sql) as cur:
+            while rows := await cur.fetchmany(BATCH):
+                yield list(rows)
+
+    async def nodes(self) -> AsyncIterator[list[NodeRow]]:
+        aliases: dict[str, tuple[str, ...]] = {}  # most rows repeat a few alias lists
+        async for rows in self._batches(
             "SELECT doc_id, id, kind, label, aliases FROM graph_nodes ORDER BY rowid"
-        ) as cur:
-            async for doc, node_id, kind, label, aliases in cur:
-                yield doc, node_id, kind, label, tuple(json.loads(aliases))
+        ):
+            for row in rows:
+                if row[4] not in aliases:
+                    aliases[row[4]] = tuple(json.loads(row[4]))
+            yield [(doc, node, kind, label, aliases[a]) for doc, node, kind, label, a in rows]
 
-    async def edges(self) -> AsyncIterator[EdgeRow]:
-        async with self._db.execute(
+    async def edges(self) -> AsyncIterator[list[EdgeRow]]:
+        async for rows in self._batches(
             "SELECT doc_id, src, dst, relation, weight FROM graph_edges ORDER BY rowid"
-        ) as cur:
-            async for doc, src, dst, relation, weight in cur:
-                yield doc, src, dst, relation, float(weight)
+        ):
+            yield [(doc, src, dst, rel, float(w)) for doc, src, dst, rel, w in rows]
 
-    async def mentions(self) -> AsyncIterator[MentionRow]:
-        async with self._db.execute(
+    async def mentions(self) -> AsyncIterator[list[MentionRow]]:
+        async for rows in self._batches(
             "SELECT doc_id, chunk_id, node_id FROM graph_mentions ORDER BY rowid"
-        ) as cur:
-            async for doc, chunk, node in cur:
-                yield doc, chunk, node
+        ):
+            yield rows
 
-    async def sources(self) -> AsyncIterator[tuple[str, str]]:
-        async with self._db.execute("SELECT doc_id, title FROM graph_sources") as cur:
-            async for doc, title in cur:
-                yield doc, title
+    async def sources(self) -> AsyncIterator[list[tuple[str, str]]]:
+        async for rows in self._batches("SELECT doc_id, title FROM graph_sources"):
+            yield rows
 
-    async def terms(self) -> AsyncIterator[tuple[str, str, int]]:
-        async with self._db.execute("SELECT doc_id, term, freq FROM graph_terms") as cur:
-            async for doc, term, freq in cur:
-                yield doc, term, int(freq)
+    async def terms(self) -> AsyncIterator[list[tuple[str, str, int]]]:
+        async for rows in self._batches("SELECT doc_id, term, freq FROM graph_terms"):
+            yield [(doc, term, int(freq)) for doc, term, freq in rows]
 
     # ---- writes ---------------------------------------------------------------------------
 

@@ -15,10 +15,12 @@ Chunks then score what they mention (see `Walker._chunk_scores`), and the paths 
 
 from __future__ import annotations
 
-import heapq
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+
+import numpy as np
+import numpy.typing as npt
 
 from retrieval.graph.contributions import Contributions
 from retrieval.graph.model import RELATION_INFO, SEED_DOC, scripture_label
@@ -79,10 +81,7 @@ class Walker:
                 scores[node] = scores.get(node, 0.0) + BETWEEN_BONUS
         traced = between or self._paths_around(entries[0], reach[entries[0]], depth)
         result.nodes = dict(sorted(scores.items(), key=lambda kv: (-kv[1], kv[0])))
-        chunk_scores = self._chunk_scores(scores, entries, limit)
-        # Top `limit` by a heap: a full sort of every scored chunk dominated the slowest walks.
-        best = heapq.nsmallest(limit, chunk_scores.items(), key=lambda kv: (-kv[1], kv[0]))
-        result.chunk_scores = dict(best)
+        result.chunk_scores = self._chunk_scores(scores, entries, limit)
         result.paths = [self.path(nodes, steps) for nodes, steps in traced]
         return result
 
@@ -91,7 +90,8 @@ class Walker:
     def _entry_weight(self, node: str) -> float:
         """How much a named entity counts: 1, less for one that more than COMMON_SHARE of all
         chunks mention (a word that common says little about what the question wants)."""
-        share = len(self._c.mentions.get(node, ())) / max(1, len(self._c.chunk_nodes))
+        m = self._c.mentions
+        share = m.count(node) / max(1, m.chunk_total)
         return 1.0 if share <= COMMON_SHARE else COMMON_SHARE / share
 
     def _reach(self, start: str, depth: int, weight: float = 1.0) -> dict[str, _Reach]:
@@ -158,7 +158,7 @@ class Walker:
         far = [
             n for n, r in reach.items() if r.hops == far_hops and g.nodes[n]["kind"] != "scripture"
         ]
-        far.sort(key=lambda n: (-reach[n].score, -len(self._c.mentions.get(n, {})), n))
+        far.sort(key=lambda n: (-reach[n].score, -self._c.mentions.count(n), n))
         return [_trace(reach, n) for n in far[:3]]
 
     # ---- chunks -------------------------------------------------------------------------------
@@ -166,7 +166,9 @@ class Walker:
     def _chunk_scores(
         self, scores: dict[str, float], entries: list[str], limit: int
     ) -> dict[str, float]:
-        """Each walked node passes its score (× kind weight × hub damping) to the chunks that
+        """The best `limit` chunks by what they mention, best first (ties by chunk id).
+
+        Each walked node passes its score (× kind weight × hub damping) to the chunks that
         mention it. A chunk does not add up everything it mentions — that let long outlines,
         summaries and reading lists, which mention many nearby nodes once each, outrank the
         passage about the entity itself. Instead its gains count best first with diminishing
@@ -176,46 +178,58 @@ class Walker:
 
         Nodes go smallest first. A node that more than MANY_CHUNKS chunks mention (灵 in a
         Bible-sized corpus: tens of thousands) gives its gain to the chunks already scored
-        that mention it, and to `limit` more of its own: all its other chunks would score the
-        same, so they could not reach the top `limit` anyway (a chunk that two such nodes
-        alone share may be missed: the approximation that bounds the walk). Measured at 100k
-        chunks: link + walk p95 208 ms → see bench/results/million.md."""
+        that mention it, and to `limit` more of its own (the earliest indexed): all its other
+        chunks would score the same, so they could not reach the top `limit` anyway (a chunk
+        that two such nodes alone share may be missed: the approximation that bounds the
+        walk). The chunks are numpy arrays (`mentions`), so this is a few array operations
+        per node; see bench/results/million.md for the timings."""
+        m = self._c.mentions
         g = self._c.graph
-        gains: dict[str, list[float]] = {}
-        walked = sorted((len(self._c.mentions[n]), n) for n in scores if self._c.mentions.get(n))
+        walked = sorted((m.count(n), n) for n in scores if m.count(n))
+        parts: list[npt.NDArray[np.int32]] = []
+        gains: list[npt.NDArray[np.float64]] = []
+        seen = np.zeros(0, dtype=np.int32)  # chunks scored so far, sorted (for the big nodes)
+        unseen: list[npt.NDArray[np.int32]] = []  # scored since `seen` was last brought up
         for size, node in walked:
-            chunks = self._c.mentions[node]
+            chunks = m.chunk_numbers(node)
             weight = KIND_WEIGHT.get(str(g.nodes[node]["kind"]), 0.5)
             damp = 1.0 / (1.0 + math.log1p(size) / 4)  # hubs: many chunks mention it
             gain = scores[node] * weight * damp
-            if size <= MANY_CHUNKS:
-                for chunk in chunks:
-                    gains.setdefault(chunk, []).append(gain)
-                continue
-            if len(chunks) < len(gains):  # the smaller side drives the intersection
-                for chunk in chunks:
-                    found = gains.get(chunk)
-                    if found is not None:
-                        found.append(gain)
-            else:
-                for chunk, values in gains.items():
-                    if chunk in chunks:
-                        values.append(gain)
-            fresh = 0
-            for chunk in chunks:
-                if fresh >= limit:
-                    break
-                if chunk not in gains:
-                    gains[chunk] = [gain]
-                    fresh += 1
-        wanted = set(entries)
-        out: dict[str, float] = {}
-        for chunk, values in gains.items():
-            values.sort(reverse=True)
-            total = sum(v * DECAY**i for i, v in enumerate(values))
-            named = len(wanted.intersection(self._c.chunk_nodes.get(chunk, ())))
-            out[chunk] = total * (1.0 + named / len(wanted))
-        return out
+            if size > MANY_CHUNKS:
+                if unseen:
+                    seen = np.unique(np.concatenate([seen, *unseen]))
+                    unseen = []
+                known = _members(chunks, seen)
+                fresh = chunks[~known][:limit]
+                chunks = np.concatenate([chunks[known], fresh])
+            parts.append(chunks)
+            gains.append(np.full(len(chunks), gain))
+            unseen.append(chunks)
+        if not parts:
+            return {}
+        chunk = np.concatenate(parts)
+        gained = np.concatenate(gains)
+        order = np.lexsort((-gained, chunk))  # by chunk, each chunk's gains best first
+        chunk, gained = chunk[order], gained[order]
+        first = np.concatenate(([True], chunk[1:] != chunk[:-1]))
+        group = np.cumsum(first) - 1
+        rank = np.arange(len(chunk)) - np.flatnonzero(first)[group]
+        total = np.bincount(group, weights=gained * DECAY**rank)
+        unique = chunk[first]
+        named = np.zeros(len(unique))
+        wanted = list(dict.fromkeys(entries))
+        for node in wanted:
+            named += _members(unique, m.chunk_numbers(node))
+        score = total * (1.0 + named / len(wanted))
+        if len(score) > limit:  # the best `limit`, and every chunk tied with the last of them
+            cut = np.partition(score, len(score) - limit)[len(score) - limit]
+            keep = np.flatnonzero(score >= cut)
+            unique, score = unique[keep], score[keep]
+        ranked = sorted(
+            zip(score.tolist(), m.names(unique.tolist()), strict=True),
+            key=lambda sc: (-sc[0], sc[1]),
+        )
+        return {name: value for value, name in ranked[:limit]}
 
     # ---- paths --------------------------------------------------------------------------------
 
@@ -259,3 +273,14 @@ def _trace(reach: dict[str, _Reach], goal: str) -> tuple[list[str], list[tuple[s
             steps.append((route.relation, route.forward))
         route = route.via
     return nodes[::-1], steps[::-1]
+
+
+def _members(
+    items: npt.NDArray[np.int32], sorted_set: npt.NDArray[np.int32]
+) -> npt.NDArray[np.bool_]:
+    """Which of `items` are in `sorted_set` (a sorted array)."""
+    if not len(sorted_set):
+        return np.zeros(len(items), dtype=bool)
+    pos = np.searchsorted(sorted_set, items)
+    pos[pos == len(sorted_set)] = 0
+    return np.asarray(sorted_set[pos] == items)

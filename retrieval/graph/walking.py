@@ -278,9 +278,16 @@ def _trace(reach: dict[str, _Reach], goal: str) -> tuple[list[str], list[tuple[s
 def _members(
     items: npt.NDArray[np.int32], sorted_set: npt.NDArray[np.int32]
 ) -> npt.NDArray[np.bool_]:
-    """Which of `items` are in `sorted_set` (a sorted array)."""
-    if not len(sorted_set):
-        return np.zeros(len(items), dtype=bool)
+    """Which of `items` (sorted, unique) are in `sorted_set` (sorted, unique): the smaller
+    array is looked up in the larger (a big node's chunks against a few scored ones)."""
+    found = np.zeros(len(items), dtype=bool)
+    if not len(items) or not len(sorted_set):
+        return found
+    if len(sorted_set) < len(items):
+        pos = np.searchsorted(items, sorted_set)
+        pos[pos == len(items)] = 0
+        found[pos[items[pos] == sorted_set]] = True
+        return found
     pos = np.searchsorted(sorted_set, items)
     pos[pos == len(sorted_set)] = 0
     return np.asarray(sorted_set[pos] == items)

@@ -315,7 +315,30 @@ async def build(size: int, layout: str, work: Path) -> dict[str, Any]:
 # ---- query ------------------------------------------------------------------------------------
 
 
-async def query(layout: str, work: Path) -> dict[str, Any]:
+async def soak_run(hs: Any, queries: list[dict[str, Any]], n: int) -> dict[str, Any]:
+    """`n` more fused searches, each new to the store: two stored queries' texts joined, the
+    vector of one moved further away (so the dense track reaches other chunks). RSS every n/5:
+    how the file-backed part grows as queries touch more of the shard."""
+    from retrieval.text import search_form
+
+    rng = np.random.default_rng(5)
+    vectors = hs.embedder.vectors
+    lat: list[float] = []
+    trace: list[dict[str, float]] = []
+    for i in range(n):
+        a, b = (queries[int(k)] for k in rng.integers(0, len(queries), size=2))
+        text = search_form(a["text"] + b["text"])
+        v = np.asarray(a["vector"]) + 0.5 * rng.standard_normal(DIM) / math.sqrt(DIM)
+        vectors[text] = (v / np.linalg.norm(v)).tolist()
+        t = time.perf_counter()
+        await hs.search(text, limit=6)
+        lat.append(time.perf_counter() - t)
+        if (i + 1) % max(1, n // 5) == 0:
+            trace.append({"queries": i + 1, **memory_status()})
+    return {"lat": stats(lat), "trace": trace}
+
+
+async def query(layout: str, work: Path, soak: int = 0) -> dict[str, Any]:
     from retrieval.graph import KnowledgeGraph
     from retrieval.keyword import Bm25Encoder
     from retrieval.search import HybridSearch
@@ -378,6 +401,9 @@ async def query(layout: str, work: Path) -> dict[str, Any]:
     # original vector (exact search), which the bot never does.
     out["status_serving"] = memory_status()
     out["rss_by_file_serving"] = rss_by_file()
+    if soak:
+        out["soak"] = await soak_run(hs, queries, soak)
+        out["rss_by_file_soak"] = rss_by_file()
     recall: dict[str, Any] = {}
     for fname in ("none", "type∈{book,message}"):
         f = FILTERS[fname]
@@ -404,8 +430,10 @@ async def query(layout: str, work: Path) -> dict[str, Any]:
     return out
 
 
-def child(phase: str, size: int, layout: str, work: Path) -> None:
-    result = asyncio.run(build(size, layout, work) if phase == "build" else query(layout, work))
+def child(phase: str, size: int, layout: str, work: Path, soak: int) -> None:
+    result = asyncio.run(
+        build(size, layout, work) if phase == "build" else query(layout, work, soak)
+    )
     (work / f"{phase}.json").write_text(json.dumps(result, ensure_ascii=False), encoding="utf-8")
 
 
@@ -418,10 +446,11 @@ def main() -> None:
     ap.add_argument("--work", type=Path, default=None, help="keep the built shard here")
     ap.add_argument("--phase", choices=("build", "query"), help=argparse.SUPPRESS)
     ap.add_argument("--skip-build", action="store_true", help="query an existing --work dir")
+    ap.add_argument("--soak", type=int, default=0, help="then this many more fused searches")
     args = ap.parse_args()
     work = args.work or Path(tempfile.mkdtemp(prefix="bench-million-"))
     if args.phase:
-        child(args.phase, args.size, args.layout, work)
+        child(args.phase, args.size, args.layout, work, args.soak)
         return
     work.mkdir(parents=True, exist_ok=True)
     result: dict[str, Any] = {"load_before": os.getloadavg()}
@@ -439,6 +468,8 @@ def main() -> None:
             args.layout,
             "--work",
             str(work),
+            "--soak",
+            str(args.soak),
         ]
         subprocess.run(cmd, check=True)
         result[phase] = json.loads((work / f"{phase}.json").read_text(encoding="utf-8"))

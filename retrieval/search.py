@@ -129,7 +129,7 @@ class HybridSearch:
             Hit(chunks[cid], score, dict(ranks), {t: scores[cid][t] for t in ranks})
             for cid, score, ranks in fused
         ]
-        return SearchResult(merge_overlapping(hits)[:limit], graph.paths, expansions, refs)
+        return SearchResult(merge_overlapping(hits, limit), graph.paths, expansions, refs)
 
     def _expansions(self, q: str) -> dict[str, float]:
         if self.synonyms is None:
@@ -231,16 +231,19 @@ def _merge(kept: Hit, other: Hit) -> Hit | None:
     return Hit(chunk, max(kept.score, other.score), ranks, track_scores)
 
 
-def merge_overlapping(hits: Sequence[Hit]) -> list[Hit]:
+def merge_overlapping(hits: Sequence[Hit], limit: int | None = None) -> list[Hit]:
     """Fold hits that are the same passage (same document, same or overlapping adjacent text)
-    into the better-ranked one; order is kept."""
+    into the better-ranked one; order is kept. With `limit`, only the first `limit` results
+    (what folding into a later one would change is not returned: pairwise over every fused
+    candidate this took 1.5 ms a search)."""
     out: list[Hit] = []
     for hit in hits:
-        for i, kept in enumerate(out):
+        for i, kept in enumerate(out if limit is None else out[:limit]):
             merged = _merge(kept, hit)
             if merged is not None:
                 out[i] = merged
                 break
         else:
-            out.append(hit)
+            if limit is None or len(out) < limit:
+                out.append(hit)
     return out

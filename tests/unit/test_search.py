@@ -161,6 +161,21 @@ def test_merge_overlapping_adjacent_chunks() -> None:
     assert len(merge_overlapping([a, far])) == 2
 
 
+def test_merge_overlapping_with_a_limit_is_the_head_of_the_full_merge() -> None:
+    shared = "这一段是两块之间重叠的文字，长度超过二十个字符以便识别。"
+    hits = [
+        _hit("d", 3, "开头的话。" + shared, {"dense": 1}, 0.9),
+        _hit("e", 1, "别的书。", {"dense": 2}, 0.8),
+        _hit("f", 7, shared + "另一段。", {"keyword": 1}, 0.7),
+        _hit("f", 8, "另一段的下文。", {"keyword": 2}, 0.6),
+        _hit("d", 4, shared + "结尾的话。", {"graph": 1}, 0.5),  # folds into the first, late
+        _hit("f", 6, "前文" + shared, {"graph": 2}, 0.4),  # folds into one past the limit
+    ]
+    for limit in range(1, 6):
+        assert merge_overlapping(hits, limit) == merge_overlapping(hits)[:limit]
+    assert merge_overlapping(hits, 2)[0].chunk.text == "开头的话。" + shared + "结尾的话。"
+
+
 async def test_keyword_track_matches_cited_verses(
     env: tuple[HybridSearch, Indexer, KnowledgeGraph],
 ) -> None:

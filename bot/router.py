@@ -99,7 +99,7 @@ class Router:
         ack: Ack | None = None,
     ) -> Reply | None:
         """A raw chat line. None means stay quiet (see the module docstring)."""
-        actor = await self._in_chat_language(actor)
+        actor = await self.in_chat_language(actor)
         split = split_text_command(line, bot_username)
         if split is None:
             if not private or line.strip().startswith(SLASHES):
@@ -136,7 +136,7 @@ class Router:
         ack: Ack | None = None,
     ) -> Reply:
         """Structured form (Discord options): the path names the command, `raw` its options."""
-        actor = await self._in_chat_language(actor)
+        actor = await self.in_chat_language(actor)
         words = " ".join(v for v in raw.values() if isinstance(v, str))
         actor = self._with_lang(actor, self._lang(actor, words))
         lang = actor.lang
@@ -158,7 +158,7 @@ class Router:
         self, actor: Actor, action: str, *, member: MemberLookup | None = None
     ) -> Reply:
         """A button / keyboard / poll choice coming back (`f"{prefix}:{payload}"`)."""
-        actor = await self._in_chat_language(actor)
+        actor = await self.in_chat_language(actor)
         prefix, _, payload = action.partition(":")
         codec = self.registry.action(prefix)
         request = codec.decode(payload) if codec is not None else None
@@ -240,7 +240,9 @@ class Router:
 
     # ---- language and errors --------------------------------------------------------------
 
-    async def _in_chat_language(self, actor: Actor) -> Actor:
+    async def in_chat_language(self, actor: Actor) -> Actor:
+        """The actor as the chat's language setting says (transports use it for their own
+        notices, e.g. Discord's "this command was updated")."""
         if self._chats is None:
             return actor
         return self._with_lang(actor, await self._chats.language(actor.platform, actor.chat_id))

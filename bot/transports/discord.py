@@ -206,7 +206,7 @@ class DiscordTransport(ChatTransport):
     async def _on_tree_error(
         self, interaction: discord.Interaction[Any], error: app_commands.AppCommandError
     ) -> None:
-        lang = lang_of(interaction.locale, self._settings.default_language)
+        lang = await self._chat_lang(interaction)
         outdated = isinstance(
             error, app_commands.CommandSignatureMismatch | app_commands.CommandNotFound
         )
@@ -220,6 +220,15 @@ class DiscordTransport(ChatTransport):
                 )
             else:
                 await self._respond_now(interaction, reply)
+
+    async def _chat_lang(self, interaction: discord.Interaction[Any]) -> Lang:
+        """The server's language setting, as every command reply uses; the user's own client
+        locale only if the setting cannot be read (the notice must still go out)."""
+        try:
+            return (await self.router.in_chat_language(self.actor(interaction))).lang
+        except Exception:
+            log.warning("discord: chat language unavailable", exc_info=True)
+            return lang_of(interaction.locale, self._settings.default_language)
 
     # ---- registry → app commands ------------------------------------------------------------
 

@@ -166,6 +166,22 @@ async def test_outdated_command_signature_gets_a_private_notice(env: Env) -> Non
     assert novels.calls == []
 
 
+async def test_outdated_notice_follows_the_servers_language_not_the_users_locale(
+    env: Env,
+) -> None:
+    _transport, stub, _, novels = env
+    payload = await stub.interact(
+        slash("settings", {"value": "en"}, sub="language", roles=(MOD_ROLE_ID,))
+    )
+    await stub.wait_answers(payload, "POST", f"/webhooks/{APP_ID}/")
+    payload = await stub.interact(slash("chapter", {"chapter": 3}, sub="rollback"))  # zh-CN
+    [callback] = await stub.wait_answers(payload, "POST", "/callback")
+    await settle(stub)
+    assert callback.json["data"]["flags"] & 64
+    assert "This command was updated" in callback.json["data"]["content"]
+    assert novels.calls == []
+
+
 async def test_late_usage_error_replaces_the_thinking_message_privately(env: Env) -> None:
     _transport, stub, _, novels = env
     # no file attached (by an admin: Manage Server)

@@ -40,7 +40,9 @@ def add_ingest_arguments(parser: argparse.ArgumentParser) -> None:
         "without PATH, re-ingests the bundled 1919 CUV with these books embedded",
     )
     parser.add_argument("--list", action="store_true", help="list ingested documents")
-    parser.add_argument("--delete", metavar="SOURCE", help="delete a document by title or id")
+    parser.add_argument(
+        "--delete", metavar="DOC", help="delete a document by title, id, file name or path"
+    )
 
 
 def _width(s: str) -> int:
@@ -61,29 +63,69 @@ def _clip(s: str, width: int) -> str:
 
 
 def format_table(records: Sequence[DocumentRecord]) -> str:
-    rows: list[tuple[str, str, str, str]] = []
+    rows: list[tuple[str, str, str, str, str]] = []
     verse_only = [r for r in records if r.type == "bible" and r.chunk_count == 0]
     for r in records:
         if r in verse_only:
             continue
-        rows.append((_clip(r.source, 40), r.type, str(r.chunk_count), r.ingested_at[:19]))
-    if verse_only:
         rows.append(
             (
-                f"{verse_only[0].source}（另 {len(verse_only)} 卷仅经文表 / verse table only）",
-                "bible",
-                "0",
-                verse_only[0].ingested_at[:19],
+                _clip(r.source, 40),
+                r.type,
+                str(r.chunk_count),
+                r.ingested_at[:19],
+                _clip(Path(r.path).name, 40) if r.path else "",
             )
         )
-    head = ("来源 source", "类型 type", "块数 chunks", "入库时间 ingested (UTC)")
-    widths = [max(_width(x[i]) for x in [head, *rows]) for i in range(4)]
+    if verse_only:
+        first = verse_only[0]
+        rows.append(
+            (
+                f"{first.source}（另 {len(verse_only)} 卷仅经文表 / verse table only）",
+                "bible",
+                "0",
+                first.ingested_at[:19],
+                _clip(Path(first.path).name, 40) if first.path else "",
+            )
+        )
+    head = ("来源 source", "类型 type", "块数 chunks", "入库时间 ingested (UTC)", "文件 file")
+    widths = [max(_width(x[i]) for x in [head, *rows]) for i in range(len(head))]
     lines = [
         "  ".join(_pad(c, w) for c, w in zip(row, widths, strict=True)).rstrip()
         for row in [head, *rows]
     ]
     lines.insert(1, "  ".join("-" * w for w in widths))
     return "\n".join(lines)
+
+
+async def delete_documents(indexer: Indexer, key: str, out: TextIO, err: TextIO) -> int:
+    """`--delete KEY`: a title, id, path or file name. A file name that several ingested
+    files share (two folders with a notes.txt) deletes nothing and lists them instead."""
+    found = await indexer.find_documents(key)
+    if not found:
+        print(
+            f"找不到文档：{key}（可用标题、ID、文件名或路径；用 --list 查看）/ "
+            f"no document with title, id, file name or path {key!r} (see --list)",
+            file=err,
+        )
+        return 1
+    if len({r.path for r in found}) > 1:
+        print(
+            f"「{key}」对应多个文件，请改用标题或路径 / {key!r} names several files; "
+            "give the title or the path:",
+            file=err,
+        )
+        for r in found:
+            print(f"  {r.source}  ({r.path})", file=err)
+        return 1
+    removed = await indexer.delete_documents(found)
+    if len(removed) <= 3:
+        for record in removed:
+            print(f"已删除 deleted: {record.source} ({record.doc_id})", file=out)
+    else:  # one Bible table: a line per book says nothing more
+        name = Path(removed[0].path).name
+        print(f"已删除 deleted: {name}（{len(removed)} 个文档 documents）", file=out)
+    return 0
 
 
 class ProgressBar:
@@ -153,16 +195,7 @@ async def run_ingest(indexer: Indexer, args: argparse.Namespace) -> int:
             print(format_table(records), file=out)
         return 0
     if getattr(args, "delete", None):
-        record = await indexer.delete_document(args.delete)
-        if record is None:
-            print(
-                f"找不到文档：{args.delete}（用 --list 查看标题或 ID）/ "
-                f"no document with title or id {args.delete!r} (see --list)",
-                file=sys.stderr,
-            )
-            return 1
-        print(f"已删除 deleted: {record.source} ({record.doc_id})", file=out)
-        return 0
+        return await delete_documents(indexer, args.delete, out, sys.stderr)
     paths: list[Path] = list(getattr(args, "paths", []) or [])
     if not paths and args.bible_books:
         from ingest.samples import SAMPLES_DIR

@@ -106,8 +106,11 @@ class Manifest:
     defaults: DocMeta = DocMeta()
 
     def for_path(self, path: Path) -> DocMeta:
+        """CLI options fill in or override a file's entry, except its title: a manifest names
+        each file, `--title` only says what to call a file nobody named."""
         entry = self.entries.get(path.resolve(), DocMeta())
-        return self.defaults.over(entry)
+        meta = self.defaults.over(entry)
+        return replace(meta, title=entry.title) if entry.title else meta
 
     def merged(self, other: Manifest) -> Manifest:
         """`other` wins: its entries and its defaults over ours."""

@@ -22,6 +22,7 @@ from typing import Literal
 
 from ingest.chunkers import Piece, footnote_pieces, outline_pieces, prose_pieces
 from ingest.clean import tidy
+from ingest.headings import choose_title
 from ingest.loaders import (
     DEFAULT_MAX_BYTES,
     BibleTable,
@@ -254,7 +255,7 @@ def prepare_document(
     """Load and resolve metadata. The content hash covers the text blocks, the metadata, the
     pipeline version and the tagger, so an unchanged file is recognised before chunking."""
     doc = load_document(path, max_bytes)
-    title = meta.title or doc.title or path.stem
+    title = choose_title(meta.title, doc.title, path)
     doc_type: ChunkType = meta.type or infer_type(doc)
     language: Literal["zh", "en"] = "en" if (meta.language or doc.language) == "en" else "zh"
     resolved = DocMeta(
@@ -304,7 +305,7 @@ def finish_document(p: Prepared, *, tagger: Tagger, namespace: str) -> Built:
         era=p.meta.era or "",
         type=doc_type,
         language=language,
-        path=str(p.path),
+        path=str(p.path.resolve()),
         chunk_count=len(chunks),
         ingested_at=now,
     )
@@ -414,7 +415,7 @@ def build_bible_book(
         year=1919,
         type="bible",
         language="zh",
-        path=str(path),
+        path=str(path.resolve()),
         chunk_count=len(chunks),
         ingested_at=now,
     )

@@ -7,16 +7,11 @@ import re
 from dataclasses import dataclass, field
 
 from ingest.clean import join_broken_lines, squash
+from ingest.headings import is_chapter_line
 from ingest.loaders.base import Block, Document
 from retrieval.types import ChunkType
 
 # ---- prose ----------------------------------------------------------------------------------
-
-_CHAPTER_LINE = re.compile(
-    r"^(?:第[一二三四五六七八九十百零〇两\d]+[章篇课課讲講节節卷部]|"
-    r"(?:Chapter|CHAPTER|Message|MESSAGE|Lesson|LESSON)\s+[\dIVXLC]+\b|"
-    r"(?:Chapter|Message|Lesson)\s+[A-Z][a-z]+\b)"
-)
 
 
 @dataclass(slots=True)
@@ -31,10 +26,6 @@ class Section:
         return " > ".join(self.path)
 
 
-def _is_chapter_line(text: str) -> bool:
-    return "\n" not in text and len(text) <= 60 and bool(_CHAPTER_LINE.match(text))
-
-
 def prose_sections(doc: Document) -> list[Section]:
     """Headings (Markdown/EPUB, or chapter lines like `第三章 …` in TXT/PDF) open sections;
     paragraphs have layout line breaks joined."""
@@ -43,11 +34,7 @@ def prose_sections(doc: Document) -> list[Section]:
     current = Section(())
     for block in doc.blocks:
         level = block.level if block.kind == "heading" else 0
-        if (
-            block.kind != "heading"
-            and doc.format in ("txt", "pdf")
-            and _is_chapter_line(block.text)
-        ):
+        if block.kind != "heading" and doc.format in ("txt", "pdf") and is_chapter_line(block.text):
             level = 1
         if level:
             if current.paragraphs:
@@ -215,7 +202,7 @@ def infer_type(doc: Document) -> ChunkType:
         if len(lines) >= 3:
             return "outline"
     chapters = sum(1 for h in headings if h.level == 1)
-    chapters += sum(1 for b in doc.blocks if b.kind == "para" and _is_chapter_line(b.text))
+    chapters += sum(1 for b in doc.blocks if b.kind == "para" and is_chapter_line(b.text))
     if doc.format in ("pdf", "epub") or chapters > 1 or len(text) > 60000:
         return "book"
     return "message"

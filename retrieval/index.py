@@ -40,6 +40,7 @@ import aiosqlite
 
 from retrieval.keyword import Bm25Encoder
 from retrieval.ports import Embedder, VectorStore
+from retrieval.text import search_form
 from retrieval.types import (
     CORPUS_NAMESPACE,
     Chunk,
@@ -144,6 +145,21 @@ CREATE INDEX IF NOT EXISTS corpus_verses_osis ON corpus_verses(osis);
 CREATE INDEX IF NOT EXISTS corpus_verses_chapter ON corpus_verses(book, chapter);
 CREATE INDEX IF NOT EXISTS corpus_verses_doc ON corpus_verses(doc_id);
 """
+
+
+def _resolved(path: str) -> str:
+    try:
+        return str(Path(path).expanduser().resolve())
+    except (OSError, RuntimeError, ValueError):
+        return path
+
+
+def _stem(path: str) -> str:
+    name = Path(path).name
+    for suffix in (".tsv.gz", ".txt.gz"):
+        if name.endswith(suffix):
+            return name[: -len(suffix)]
+    return Path(name).stem
 
 
 def point_id(chunk_id: str, gen: int) -> str:
@@ -352,16 +368,44 @@ class Indexer:
             return 0
         return await self.graph.index_document(doc_id, chunks)
 
-    async def delete_document(self, doc_id_or_source: str) -> DocumentRecord | None:
-        """Remove a document (by id, else by source title): points, graph, verses, registry."""
+    async def find_documents(self, key: str) -> list[DocumentRecord]:
+        """The documents `key` names, by the first rule that matches any: the id; the title
+        (also in the other script: 神的經綸 finds 神的经纶); the path the file was ingested
+        from; that file's name; the name without its extension (`gbk_test` → gbk_test.txt).
+        One Bible table file registers one document per book, so a path can name several."""
+        key = key.strip()
+        if not key:
+            return []
+        records = await self.documents()
+        folded = search_form(key).casefold()
+        as_path = _resolved(key)
+        rules: tuple[Callable[[DocumentRecord], bool], ...] = (
+            lambda r: r.doc_id == key,
+            lambda r: r.source == key,
+            lambda r: search_form(r.source).casefold() == folded,
+            lambda r: bool(r.path) and _resolved(r.path) == as_path,
+            lambda r: bool(r.path) and Path(r.path).name == key,
+            lambda r: bool(r.path) and _stem(r.path) == key,
+        )
+        for rule in rules:
+            found = [r for r in records if rule(r)]
+            if found:
+                return found
+        return []
+
+    async def delete_document(self, key: str) -> DocumentRecord | None:
+        """Remove the documents `key` names (see `find_documents`): points, graph, verses,
+        registry. Returns the first one removed, None when `key` names nothing."""
+        removed = await self.delete_documents(await self.find_documents(key))
+        return removed[0] if removed else None
+
+    async def delete_documents(self, records: Sequence[DocumentRecord]) -> list[DocumentRecord]:
         async with self._lock:
-            rows = await self._rows("WHERE doc_id = ?", (doc_id_or_source,))
-            if not rows:
-                rows = await self._rows("WHERE source = ? ORDER BY doc_id", (doc_id_or_source,))
-            if not rows:
-                return None
-            for row in rows:
-                doc_id = row["doc_id"]
+            removed = []
+            for record in records:
+                doc_id = record.doc_id
+                if not await self._rows("WHERE doc_id = ?", (doc_id,)):
+                    continue  # already gone
                 # Registry first: a crash after this commit leaves unregistered points, which
                 # reconcile removes; never a registered document without its chunks.
                 await self.db.execute("DELETE FROM corpus_verses WHERE doc_id = ?", (doc_id,))
@@ -370,7 +414,8 @@ class Indexer:
                 await self.store.delete(Filter(equals=self._doc(doc_id)))
                 if self.graph is not None:
                     await self.graph.delete_document(doc_id)
-            return self._record(rows[0])
+                removed.append(record)
+            return removed
 
     # ---- recovery -------------------------------------------------------------------------
 

@@ -14,15 +14,20 @@ import io
 import logging
 import re
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ingest.clean import join_broken_lines, strip_running_lines
 from ingest.loaders.base import Block, Document, LoadError, guess_language, read_bytes
+
+if TYPE_CHECKING:
+    import pypdf
 
 _REPLACEMENT = re.compile(r"[\ufffd]|\(cid:\d+\)")
 log = logging.getLogger(__name__)
 
 
-def _pages_pypdf(data: bytes) -> list[str]:
+def _pages_pypdf(data: bytes) -> tuple[list[str], str]:
+    """The text of every page, and the document's /Title ("" when none)."""
     import pypdf
     from pypdf.errors import FileNotDecryptedError, PdfReadError
 
@@ -37,7 +42,8 @@ def _pages_pypdf(data: bytes) -> list[str]:
                 ok = False
             if not ok:
                 raise LoadError("PDF 已加密（需要密码）", "encrypted PDF (password required)")
-        return [page.extract_text() or "" for page in reader.pages]
+        pages = [page.extract_text() or "" for page in reader.pages]
+        return pages, _metadata_title(reader)
     except LoadError:
         raise
     except FileNotDecryptedError:
@@ -46,6 +52,15 @@ def _pages_pypdf(data: bytes) -> list[str]:
         raise _Unreadable(str(err)) from None
     except Exception as err:
         raise _Unreadable(f"{type(err).__name__}: {err}") from None
+
+
+def _metadata_title(reader: pypdf.PdfReader) -> str:
+    try:
+        info = reader.metadata
+        title = info.title if info is not None else None
+    except Exception:  # a broken info dictionary is no reason to skip the text
+        return ""
+    return str(title).strip() if title else ""
 
 
 class _Unreadable(Exception):
@@ -67,8 +82,9 @@ def load_pdf(path: Path, max_bytes: int) -> Document:
     data = read_bytes(path, max_bytes)
     if b"%PDF-" not in data[:1024]:
         raise LoadError("不是 PDF 文件（文件头不符）", "not a PDF (no %PDF- header)")
+    title = ""
     try:
-        pages = _pages_pypdf(data)
+        pages, title = _pages_pypdf(data)
     except _Unreadable as err:
         log.debug("pypdf failed on %s: %s; trying pdfminer", path, err)
         try:
@@ -98,5 +114,6 @@ def load_pdf(path: Path, max_bytes: int) -> Document:
         path=path,
         format="pdf",
         blocks=[Block(p) for p in paragraphs],
+        title=title,
         language=guess_language(text),
     )

@@ -107,15 +107,15 @@ def read_text_file(path: Path, max_bytes: int) -> tuple[str, str]:
 
 def load_txt(path: Path, max_bytes: int) -> Document:
     """Paragraphs are separated by blank lines; line structure inside a paragraph is kept
-    (outlines need it; prose joins broken lines later)."""
+    (outlines need it; prose joins broken lines later). A text file carries no title: its
+    first line is as often a chapter heading (`第一章 …`) as the book's name, so the pipeline
+    titles it by the file name."""
     text, enc = read_text_file(path, max_bytes)
     paragraphs = [p.strip("\n") for p in re.split(r"\n\s*\n", text) if p.strip()]
-    first_line = text.strip().split("\n", 1)[0].strip()
     return Document(
         path=path,
         format="txt",
         blocks=[Block(p.rstrip()) for p in paragraphs],
-        title=first_line if 0 < len(first_line) <= 60 else "",
         language=guess_language(text),
         hints={"encoding": enc},
     )

@@ -98,7 +98,8 @@ async def test_ingest_folder_then_search_reingest_modify_delete(env: Env, tmp_pa
     assert seen[-1].files_done == 2 and seen[-1].chunks_done == summary.chunks
 
     docs = {d.source: d for d in await env.indexer.documents()}
-    assert set(docs) == {"灯台与金油", "属灵的呼吸"}
+    # A text file carries no title: the outline is named by its file (its 主题 line heads the paths)
+    assert set(docs) == {"灯台与金油", "breath"}
     lamp = docs["灯台与金油"]
     assert (lamp.type, lamp.author, lamp.year, lamp.era) == (
         "message",
@@ -106,7 +107,7 @@ async def test_ingest_folder_then_search_reingest_modify_delete(env: Env, tmp_pa
         1980,
         "sample-1980s",
     )
-    assert docs["属灵的呼吸"].type == "outline"
+    assert docs["breath"].type == "outline"
 
     hits = (await env.search.search("金油的供应", limit=3)).hits
     assert hits and hits[0].chunk.source == "灯台与金油"
@@ -143,7 +144,7 @@ async def test_ingest_folder_then_search_reingest_modify_delete(env: Env, tmp_pa
     assert await run_ingest(env.indexer, parser.parse_args(["--delete", "灯台与金油"])) == 0
     assert await env.store.count(Filter(equals={"source": "灯台与金油"})) == 0
     assert not any("灯台" in t for t in await _texts(env, "灯台 金油 七个金灯台"))
-    assert [d.source for d in await env.indexer.documents()] == ["属灵的呼吸"]
+    assert [d.source for d in await env.indexer.documents()] == ["breath"]
     assert await run_ingest(env.indexer, parser.parse_args(["--delete", "灯台与金油"])) == 1
 
 
@@ -175,13 +176,14 @@ async def test_bad_files_are_skipped_with_reasons_others_indexed(
         assert any(name in line and why in line for line in skipped), (name, reasons)
     assert "2 个文档 documents" in out.out
     assert "块/秒" in out.err  # the progress bar
-    assert {d.source for d in await env.indexer.documents()} == {"灯台与金油", "属灵的呼吸"}
+    assert {d.source for d in await env.indexer.documents()} == {"灯台与金油", "breath"}
     for name in ("broken", "fake", "empty", "image", "huge"):
         assert await env.store.count(Filter(equals={"source": name})) == 0
 
     assert await run_ingest(env.indexer, parser.parse_args(["--list"])) == 0
     table = capsys.readouterr().out
-    assert "来源 source" in table and "属灵的呼吸" in table and "outline" in table
+    assert "来源 source" in table and "breath" in table and "outline" in table
+    assert "breath.txt" in table and "lamp.md" in table  # the file each came from
 
 
 async def test_bible_table_verses_and_chosen_books(env: Env, tmp_path: Path) -> None:
@@ -255,8 +257,9 @@ async def test_failure_mid_document_leaves_nothing_of_it(tmp_path: Path) -> None
             assert [p.name for p, _ in summary.skipped] == ["long.txt"]
             assert "索引失败" in summary.skipped[0][1] and "went away" in summary.skipped[0][1]
             assert summary.documents == 1
-            assert await store.count(Filter(equals={"source": "很长的纲目"})) == 0
-            assert [d.source for d in await ix.documents()] == ["第一篇　灯台与金油"]
+            assert await store.count(Filter(equals={"source": "long"})) == 0
+            # 第一篇… is a chapter heading, never a title: the file name is
+            assert [d.source for d in await ix.documents()] == ["lamp"]
     finally:
         await graph.close()
         await store.close()
@@ -272,3 +275,65 @@ async def test_two_files_with_one_title_second_is_skipped(env: Env, tmp_path: Pa
     assert [(p.name, "same title as a.md" in r) for p, r in summary.skipped] == [("b.md", True)]
     stored = await env.store.scroll(Filter(equals={"source": "同一个标题"}))
     assert [c.text for c in stored] == ["第一份文字。"]
+
+
+BOOKS = Path(__file__).resolve().parents[1] / "fixtures" / "books"
+
+
+async def test_book_files_without_manifest_are_titled_by_file_and_deletable(
+    env: Env, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A new user's files: a book whose first line is `第一章 …`, a GBK file, no manifest.
+    Titles come from the file names; `--delete` takes the title, the id, the file name, the
+    name without extension or the path."""
+    folder = tmp_path / "mine"
+    folder.mkdir()
+    life = folder / "生命的经历.txt"
+    life.write_bytes((BOOKS / "生命的经历.txt").read_bytes())
+    gbk = folder / "gbk_test.txt"
+    gbk.write_bytes((BOOKS / "神的经纶.txt").read_text(encoding="utf-8").encode("gbk"))
+    parser = argparse.ArgumentParser()
+    add_ingest_arguments(parser)
+    assert await run_ingest(env.indexer, parser.parse_args([str(folder)])) == 0
+    docs = {d.source: d for d in await env.indexer.documents()}
+    assert set(docs) == {"生命的经历", "gbk_test"}
+    assert docs["生命的经历"].type == "book"  # three 第X章 chapters
+    chunks = await env.store.scroll(Filter(equals={"source": "生命的经历"}))
+    assert {c.chapter for c in chunks} >= {"第一章 生命的经历与生命的长大", "第三章 生命的成熟"}
+    capsys.readouterr()
+
+    assert await run_ingest(env.indexer, parser.parse_args(["--list"])) == 0
+    listed = capsys.readouterr().out
+    assert "生命的经历.txt" in listed and "gbk_test.txt" in listed
+
+    for key in ("gbk_test", "生命的经历.txt"):  # name without extension; file name
+        assert await run_ingest(env.indexer, parser.parse_args(["--delete", key])) == 0
+    assert await env.indexer.documents() == []
+    assert await env.store.count(Filter(equals={"namespace": "corpus"})) == 0
+
+    await run_ingest(env.indexer, parser.parse_args([str(folder)]))
+    doc_id = next(d.doc_id for d in await env.indexer.documents() if d.source == "gbk_test")
+    for key in (str(life), doc_id):  # the path; the id
+        assert await run_ingest(env.indexer, parser.parse_args(["--delete", key])) == 0
+    assert await env.indexer.documents() == []
+    capsys.readouterr()
+    assert await run_ingest(env.indexer, parser.parse_args(["--delete", "gbk_test"])) == 1
+    assert "找不到文档" in capsys.readouterr().err
+
+
+async def test_a_file_name_two_folders_share_deletes_nothing(
+    env: Env, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for name, text in (("a", "甲处的笔记，说到生命的长大。"), ("b", "乙处的笔记，说到召会生活。")):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "notes.md").write_text(f"# 笔记{name}\n\n{text}", encoding="utf-8")
+    await Pipeline(env.indexer).ingest_paths([tmp_path / "a", tmp_path / "b"])
+    parser = argparse.ArgumentParser()
+    add_ingest_arguments(parser)
+    capsys.readouterr()
+    assert await run_ingest(env.indexer, parser.parse_args(["--delete", "notes.md"])) == 1
+    err = capsys.readouterr().err
+    assert "笔记a" in err and "笔记b" in err
+    assert len(await env.indexer.documents()) == 2
+    assert await run_ingest(env.indexer, parser.parse_args(["--delete", "笔记a"])) == 0
+    assert [d.source for d in await env.indexer.documents()] == ["笔记b"]

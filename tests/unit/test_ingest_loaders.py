@@ -39,11 +39,13 @@ def test_encodings_are_detected(payload: bytes, expected: str) -> None:
     assert text.lstrip("\ufeff") == expected
 
 
-def test_txt_file_in_big5_loads_with_title(tmp_path: Path) -> None:
+def test_txt_file_in_big5_loads_without_a_title(tmp_path: Path) -> None:
     path = tmp_path / "msg.txt"
     path.write_bytes(("經綸的意義\n\n" + ZH_TW + "\n" + ZH_TW).encode("big5"))
     doc = load_document(path)
-    assert doc.title == "經綸的意義" and doc.language == "zh"
+    # A text file has no title metadata: its first line is kept as text, the file names it.
+    assert doc.title == "" and doc.language == "zh"
+    assert doc.blocks[0].text == "經綸的意義"
     assert doc.hints["encoding"] in ("big5", "cp950", "big5hkscs")
     assert ZH_TW in doc.plain_text()
 

@@ -95,7 +95,7 @@ def test_inference_when_no_manifest(tmp_path: Path) -> None:
     txt = tmp_path / "notes.txt"
     txt.write_text("Some English notes.\n\nThe economy of God is His plan.", encoding="utf-8")
     built = build_document(txt, DocMeta(), max_bytes=10**6, tagger=tag, namespace="corpus")
-    assert (built.record.source, built.record.language) == ("Some English notes.", "en")
+    assert (built.record.source, built.record.language) == ("notes", "en")  # the file name
     assert built.chunks[0].topic_tags == ("经纶",)
     no_title = tmp_path / "untitled.md"
     no_title.write_text("只是一段没有标题的文字。", encoding="utf-8")

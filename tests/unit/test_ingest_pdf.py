@@ -188,3 +188,17 @@ def test_truncated_and_empty_pdfs_are_skipped(tmp_path: Path) -> None:
     (tmp_path / "zero.pdf").write_bytes(b"")
     with pytest.raises(LoadError, match="empty"):
         load_document(tmp_path / "zero.pdf")
+
+
+def test_pdf_title_metadata_names_the_document_unless_it_is_a_chapter(tmp_path: Path) -> None:
+    from ingest.headings import choose_title
+
+    plain = build_pdf([[(72, 700, "生命的经历。")]], tmp_path / "plain.pdf")
+    for title, expected in (("生命的经历", "生命的经历"), ("第一章 生命的长大", "book-17")):
+        writer = pypdf.PdfWriter(clone_from=plain)
+        writer.add_metadata({"/Title": title})
+        path = tmp_path / "book-17.pdf"
+        writer.write(path)
+        doc = load_pdf(path, 10**8)
+        assert doc.title == title
+        assert choose_title(None, doc.title, path) == expected

@@ -611,6 +611,19 @@ class Pipeline:
             finish_document, prepared, tagger=tagger, namespace=self.namespace
         )
         await self._index(path, built, summary, state, report)
+        await self._drop_renamed(built.record)
+
+    async def _drop_renamed(self, record: DocumentRecord) -> None:
+        """One file is one document: when the file was indexed before under another title
+        (a new --title, a manifest entry, or an older title rule), that version goes."""
+        stale = [
+            r
+            for r in await self.indexer.find_documents(record.path)
+            if r.doc_id != record.doc_id and r.type != "bible"
+        ]
+        if stale:
+            log.info("%s was indexed as %s; replaced", record.path, [r.source for r in stale])
+            await self.indexer.delete_documents(stale)
 
     @staticmethod
     def _check_duplicate(path: Path, doc_id: str, title: str, summary: IngestSummary) -> None:

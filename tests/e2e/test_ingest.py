@@ -337,3 +337,17 @@ async def test_a_file_name_two_folders_share_deletes_nothing(
     assert len(await env.indexer.documents()) == 2
     assert await run_ingest(env.indexer, parser.parse_args(["--delete", "笔记a"])) == 0
     assert [d.source for d in await env.indexer.documents()] == ["笔记b"]
+
+
+async def test_a_file_ingested_again_under_a_new_title_replaces_its_old_self(
+    env: Env, tmp_path: Path
+) -> None:
+    path = tmp_path / "生命的经历.txt"
+    path.write_bytes((BOOKS / "生命的经历.txt").read_bytes())
+    parser = argparse.ArgumentParser()
+    add_ingest_arguments(parser)
+    await run_ingest(env.indexer, parser.parse_args([str(path), "--title", "旧标题"]))
+    assert [d.source for d in await env.indexer.documents()] == ["旧标题"]
+    await run_ingest(env.indexer, parser.parse_args([str(path)]))
+    assert [d.source for d in await env.indexer.documents()] == ["生命的经历"]
+    assert await env.store.count(Filter(equals={"source": "旧标题"})) == 0

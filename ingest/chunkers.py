@@ -13,7 +13,11 @@ embedding models' sub-word counts closely enough to size chunks.
   the result stays within 600. Chunks never span two headings; a section under 100 tokens
   that only leads in to its first sub-section (a 读经 line under the message title) is carried
   into that sub-section.
-- outline: one piece per point: its own text, with the full path as the search prefix.
+  Each chunk records the document-wide numbers of its first and last paragraph (`para`,
+  `para_end`: a message is cited by paragraph).
+- outline: one unit per point together with its sub-points, with the point's path; a unit
+  over 600 tokens becomes its sub-points' units (each carrying the path down to it), and
+  consecutive small sibling units share a chunk. No chunk is only a heading.
 - footnote: one verse + its notes; split by notes only above 1,200 tokens.
 """
 
@@ -114,9 +118,10 @@ def _hard_split(sentence: str, limit: int) -> list[str]:
     return [f for f in final if f]
 
 
-def _units(paragraphs: Sequence[str], limit: int) -> list[_Unit]:
+def _units(paragraphs: Sequence[str], limit: int, first: int = 0) -> list[_Unit]:
+    """Sentences as units; `para` numbers the paragraphs from `first`."""
     units: list[_Unit] = []
-    for p_index, para in enumerate(paragraphs):
+    for p_index, para in enumerate(paragraphs, start=first):
         for sentence in split_sentences(para):
             n = count_tokens(sentence)
             parts = _hard_split(sentence, limit) if n > limit else [sentence]
@@ -202,6 +207,7 @@ def prose_pieces(
 ) -> list[Piece]:
     pieces: list[Piece] = []
     carry: list[str] = []
+    numbered = 0  # paragraphs of the document before `paragraphs` (for 段落 N labels)
     for index, section in enumerate(sections):
         paragraphs = carry + section.paragraphs
         carry = []
@@ -211,27 +217,124 @@ def prose_pieces(
         if small and lead_in:
             carry = paragraphs  # a lead-in (e.g. 读经 line) joins the section after it
             continue
-        units = _units(paragraphs, max_tokens)
+        units = _units(paragraphs, max_tokens, first=numbered + 1)
+        numbered += len(paragraphs)
         for group in pack_units(
             units, min_tokens=min_tokens, max_tokens=max_tokens, overlap=overlap
         ):
-            pieces.append(Piece(_render(group), section.chapter, section.chapter))
+            where = {"para": group[0].para, "para_end": group[-1].para}
+            pieces.append(Piece(_render(group), section.chapter, section.chapter, extra=where))
     return pieces
 
 
-def outline_pieces(title: str, points: Sequence[OutlinePoint]) -> list[Piece]:
-    pieces = []
+SMALL_UNIT = 40  # tokens: an outline unit this small rides with its neighbour
+
+
+@dataclass(slots=True)
+class _Point:
+    """An outline point and its sub-points (a tree built from the parser's flat list)."""
+
+    point: OutlinePoint
+    children: list[_Point] = field(default_factory=list)
+
+    @property
+    def head(self) -> str:
+        return self.point.text.split("\n", 1)[0]
+
+    def text(self) -> str:
+        return "\n".join([self.point.text, *(c.text() for c in self.children)])
+
+
+def _outline_tree(points: Sequence[OutlinePoint]) -> list[_Point]:
+    roots: list[_Point] = []
+    open_: list[_Point] = []
     for point in points:
-        path = point.path(title)
-        chapter = " > ".join(p for p in (*point.ancestors, point.text.split("\n", 1)[0]))
+        node = _Point(point)
+        while open_ and open_[-1].point.level >= point.level:
+            open_.pop()
+        (open_[-1].children if open_ else roots).append(node)
+        open_.append(node)
+    return roots
+
+
+@dataclass(slots=True)
+class _OutlineUnit:
+    nodes: list[_Point]
+    ancestors: tuple[str, ...]  # heads of the enclosing points
+    lead: str = ""  # a split parent's own lines below its head
+
+    def text(self) -> str:
+        return "\n".join([*([self.lead] if self.lead else []), *(n.text() for n in self.nodes)])
+
+    def chapter(self) -> str:
+        if len(self.nodes) == 1:
+            return SECTION_SEP.join((*self.ancestors, self.nodes[0].head))
+        if self.ancestors:
+            return SECTION_SEP.join(self.ancestors)
+        return "；".join(n.head for n in self.nodes)
+
+
+SECTION_SEP = " > "
+
+
+def _outline_units(nodes: Sequence[_Point], max_tokens: int) -> list[_OutlineUnit]:
+    """A point with its sub-points is one unit; a unit too big for a chunk is split into its
+    sub-points' units (the point's head stays in their path)."""
+    units: list[_OutlineUnit] = []
+    for node in nodes:
+        ancestors = node.point.ancestors
+        if node.children and count_tokens(node.text()) > max_tokens:
+            inner = _outline_units(node.children, max_tokens)
+            lead = node.point.text.partition("\n")[2].strip()
+            if lead and inner:
+                inner[0].lead = lead
+            units.extend(inner)
+        else:
+            units.append(_OutlineUnit([node], ancestors))
+    return units
+
+
+def _join_small(units: list[_OutlineUnit], max_tokens: int) -> list[_OutlineUnit]:
+    """A unit under SMALL_UNIT tokens (a bare point) joins its sibling before it, or else the
+    one after it, when the two fit in a chunk."""
+
+    def fits(a: _OutlineUnit, b: _OutlineUnit) -> bool:
+        same_parent = a.ancestors == b.ancestors
+        return same_parent and count_tokens(a.text()) + count_tokens(b.text()) <= max_tokens
+
+    out: list[_OutlineUnit] = []
+    for unit in units:
+        if out and count_tokens(unit.text()) < SMALL_UNIT and fits(out[-1], unit):
+            out[-1].nodes.extend(unit.nodes)
+        else:
+            out.append(unit)
+    merged: list[_OutlineUnit] = []
+    for unit in out:
+        if merged and count_tokens(merged[-1].text()) < SMALL_UNIT and fits(merged[-1], unit):
+            unit.nodes[:0] = merged[-1].nodes
+            unit.lead = merged[-1].lead or unit.lead
+            merged[-1] = unit
+        else:
+            merged.append(unit)
+    return merged
+
+
+def outline_pieces(
+    title: str, points: Sequence[OutlinePoint], *, max_tokens: int = MAX_TOKENS
+) -> list[Piece]:
+    """One piece per outline unit (see the module docstring): its text, its chapter (the path
+    below the title), the full path as the search prefix and in `extra["path"]`."""
+    pieces = []
+    units = _join_small(_outline_units(_outline_tree(points), max_tokens), max_tokens)
+    for unit in units:
+        chapter = unit.chapter()
+        path = SECTION_SEP.join(p for p in (title, chapter) if p)
         pieces.append(
             Piece(
-                point.text,
+                unit.text(),
                 chapter=chapter,
-                search_prefix=" > ".join((title, *point.ancestors))
-                if title or point.ancestors
-                else "",
-                extra={"path": path, "level": point.level},
+                search_prefix=path,
+                extra={"path": path, "level": unit.nodes[0].point.level},
             )
         )
     return pieces

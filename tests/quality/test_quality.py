@@ -76,4 +76,4 @@ def test_chosen_fusion_keeps_up_with_keyword(run: Run) -> None:
 
 
 def test_sample_corpus_ingested(run: Run) -> None:
-    assert run.chunks > 300  # samples + Ephesians verses
+    assert run.chunks > 240  # samples (outlines as units since issue 10) + Ephesians verses

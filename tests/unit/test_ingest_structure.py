@@ -56,46 +56,78 @@ A. The source of revelation
 def test_outline_tree_paths_zh() -> None:
     title, points = parse_outline(OUTLINE_ZH.split("\n"))
     assert title == "新约职事"
-    pieces = outline_pieces(title, points)
-    paths = [p.extra["path"] for p in pieces]
+    paths = [p.path(title) for p in points]
     assert paths[0] == "新约职事 > 壹　新约职事的性质"
     assert (
         "新约职事 > 壹　新约职事的性质 > 一、新约职事只有一个——林后三6 > （一）旧约的职事是字句的职事"
         in paths
     )
-    deep = next(p for p in pieces if p.text.startswith("a. 第一小点"))
-    assert deep.extra["level"] == 5
-    assert deep.extra["path"].endswith("> 2. 这丰富藉着那灵分赐 > a. 第一小点")
-    third = next(p for p in pieces if p.text.startswith("3、"))
-    assert third.extra["level"] == 4  # closes the a./b. level
-    second = next(p for p in pieces if p.text.startswith("二、保罗"))
-    assert second.extra["path"] == "新约职事 > 壹　新约职事的性质 > 二、保罗的职事"
-    source = next(p for p in pieces if p.text.startswith("（一）启示"))
-    assert source.extra["path"] == (
+    deep = next(p for p in points if p.text.startswith("a. 第一小点"))
+    assert deep.level == 5
+    assert deep.path(title).endswith("> 2. 这丰富藉着那灵分赐 > a. 第一小点")
+    third = next(p for p in points if p.text.startswith("3、"))
+    assert third.level == 4  # closes the a./b. level
+    second = next(p for p in points if p.text.startswith("二、保罗"))
+    assert second.path(title) == "新约职事 > 壹　新约职事的性质 > 二、保罗的职事"
+    source = next(p for p in points if p.text.startswith("（一）启示"))
+    assert source.path(title) == (
         "新约职事 > 壹　新约职事的性质 > 二、保罗的职事 > （一）启示的来源——加一11–12"
     )
-    assert pieces[-1].extra["path"] == "新约职事 > 贰　彼得的职事"
-    # a point's chunk holds its own text (+ continuation), never its children
-    first = next(p for p in pieces if p.text.startswith("1. 基督"))
+    assert points[-1].path(title) == "新约职事 > 贰　彼得的职事"
+    first = next(p for p in points if p.text.startswith("1. 基督"))
     assert first.text == "1. 基督的丰富包括神性与人性\n这一行是上一点的续行"
-    assert "一、" not in pieces[0].text
-    assert first.search_prefix.startswith("新约职事 > 壹")
 
 
 def test_outline_tree_paths_en_with_roman_letter_ambiguity() -> None:
     title, points = parse_outline(OUTLINE_EN.split("\n"))
-    pieces = outline_pieces(title, points)
-    by_text = {p.text: p.extra for p in pieces}
-    assert by_text["I. The nature of the ministry"]["level"] == 1
-    assert by_text["a. As life"]["path"] == (
+    by_text = {p.text: p for p in points}
+    assert by_text["I. The nature of the ministry"].level == 1
+    assert by_text["a. As life"].path(title) == (
         "The New Testament Ministry > I. The nature of the ministry > A. One ministry > "
         "1. Supplying the Triune God > a. As life"
     )
-    assert by_text["I. Ninth point under the same Roman numeral"]["level"] == 2
-    assert by_text["II. Paul's ministry"]["level"] == 1
-    assert by_text["A. The source of revelation"]["path"] == (
+    assert by_text["I. Ninth point under the same Roman numeral"].level == 2
+    assert by_text["II. Paul's ministry"].level == 1
+    assert by_text["A. The source of revelation"].path(title) == (
         "The New Testament Ministry > II. Paul's ministry > A. The source of revelation"
     )
+
+
+def test_outline_unit_is_a_point_with_its_sub_points() -> None:
+    title, points = parse_outline(OUTLINE_ZH.split("\n"))
+    pieces = outline_pieces(title, points)
+    # 贰 is a bare point: it rides with 壹's unit rather than being a heading-only chunk
+    assert len(pieces) == 1
+    (piece,) = pieces
+    assert piece.text.startswith("壹　新约职事的性质\n一、新约职事只有一个")
+    assert "b. 第二小点" in piece.text and piece.text.endswith("贰　彼得的职事")
+    assert piece.search_prefix.startswith("新约职事 > 壹")
+
+
+def test_big_outline_points_split_into_sub_point_units_with_their_path() -> None:
+    lines = ["纲目", "壹　大点"]
+    for i, zh in enumerate("一二三四五六", start=1):
+        lines.append(f"{zh}、第{i}个小点，讲到生命的长大")
+        lines += [f"（{n}）" + "这是一段很长的说明文字，供应生命，" * 6 for n in "一二三"]
+    title, points = parse_outline(lines)
+    pieces = outline_pieces(title, points, max_tokens=300)
+    assert len(pieces) > 1
+    for piece in pieces:
+        assert count_tokens(piece.text) <= 300
+        assert piece.chapter.startswith("壹　大点 > ")
+        assert piece.extra["path"] == f"纲目 > {piece.chapter}"
+        heads = [ln for ln in piece.text.split("\n") if re.match(r"^[一二三四五六]、", ln)]
+        assert heads and all(h.endswith("讲到生命的长大") for h in heads)
+        # every sub-point of a unit is in the same chunk as its point
+        assert piece.text.count("（一）") == piece.text.count("（三）") == len(heads)
+
+
+def test_sample_outlines_have_no_heading_only_chunk() -> None:
+    samples = Path(__file__).resolve().parents[2] / "ingest" / "samples"
+    for name in ("outline-01-nt-ministry.txt", "outline-02-three-stages.txt"):
+        title, points = parse_outline((samples / name).read_text(encoding="utf-8").split("\n"))
+        for piece in outline_pieces(title, points):
+            assert "\n" in piece.text and count_tokens(piece.text) >= 100, piece.text
 
 
 def test_outline_marker_styles() -> None:
@@ -226,3 +258,18 @@ def test_footnote_chunks_carry_the_verse(tmp_path: Path) -> None:
     assert first.extra == {"verse": "弗1:10", "part": 1} and third.extra == {"verse": "弗1:11"}
     assert first.topic_tags == ("经纶",)
     assert [c.position for c in chunks] == [0, 1, 2]
+
+
+def test_prose_chunks_know_their_paragraph_numbers() -> None:
+    para = "神圣的分赐是一个流。" * 30  # ~300 tokens
+    sections = [
+        Section(("第一篇　分赐",), ["读经：弗一3"]),
+        Section(("第一篇　分赐", "一　意义"), [para, para, para]),
+        Section(("第一篇　分赐", "二　路线"), [para, para]),
+    ]
+    pieces = prose_pieces(sections)
+    assert pieces[0].extra["para"] == 1  # the 读经 lead-in is paragraph 1
+    spans = [(p.extra["para"], p.extra["para_end"]) for p in pieces]
+    assert spans[-1][1] == 6
+    assert all(a <= b for a, b in spans)
+    assert [p.chapter for p in pieces if p.extra["para"] >= 5][-1].endswith("二　路线")

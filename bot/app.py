@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from retrieval.graph import KnowledgeGraph
     from retrieval.index import Indexer
     from retrieval.keyword import Bm25Encoder
+    from retrieval.scholar import Scholar
     from retrieval.search import HybridSearch
 
 log = logging.getLogger(__name__)
@@ -67,6 +68,7 @@ class App:
         self.encoder: Bm25Encoder
         self.indexer: Indexer
         self.search: HybridSearch
+        self.scholar: Scholar
         self.llm: LLM | None
         self.novels: NovelService
         self.chats: ChatSettings
@@ -93,6 +95,7 @@ class App:
         from retrieval.graph.view import GraphViewer
         from retrieval.index import Indexer
         from retrieval.keyword import Bm25Encoder
+        from retrieval.relevance import RelevanceGate
         from retrieval.scholar import Scholar
         from retrieval.search import HybridSearch
         from retrieval.synonyms import SynonymTable
@@ -122,7 +125,15 @@ class App:
         if self.llm is not None:
             self._stack.push_async_callback(self.llm.aclose)
         viewer = GraphViewer(self.graph)
-        scholar = Scholar(self.search, self.indexer, self.graph, self.llm, pictures=viewer)
+        self.scholar = scholar = Scholar(
+            self.search,
+            self.indexer,
+            self.graph,
+            self.llm,
+            pictures=viewer,
+            gate=RelevanceGate.for_embedder(self.embedder.model_id),
+        )
+        await scholar.refresh_sources()  # /ask source autocomplete
         novel_repo = await self._stack.enter_async_context(await NovelRepo.open(self.db_path))
         plot_memory = PlotMemory(
             novel_repo,

@@ -14,6 +14,7 @@ from bot.settings import Settings, SettingsError, load_settings
 
 if TYPE_CHECKING:
     from bot.app import App
+    from retrieval.requests import Actor
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -23,6 +24,11 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_parser("chat", help="the console transport (no tokens needed)")
     ask = sub.add_parser("ask", help="answer one question and exit")
     ask.add_argument("question", nargs="+")
+    ask.add_argument(
+        "--json",
+        action="store_true",
+        help="print {question, mode, addressed, answer, citations, graph_paths} as JSON",
+    )
     cite = sub.add_parser("cite", help="look up one scripture reference and exit")
     cite.add_argument("reference", nargs="+")
     search = sub.add_parser("search", help="show fused hits with each track's rank and score")
@@ -129,11 +135,45 @@ async def _one_shot(app: App, args: argparse.Namespace) -> int:
         "console", "console", "cli", "cli", is_admin=True, lang=app.settings.default_language
     )
     words = " ".join(args.question if args.cmd == "ask" else args.reference)
+    if args.cmd == "ask" and args.json:
+        return await _ask_json(app, actor, words)
     reply = await app.router.handle_text(actor, f"/{args.cmd} {words}")
     if reply is None:
         return 1
     print(render(reply, reply.lang))
     return 1 if reply.is_error else 0
+
+
+async def _ask_json(app: App, actor: Actor, words: str) -> int:
+    """`baibao ask --json`: the structured answer, for integrations and evaluation."""
+    from dataclasses import replace
+
+    from bot.commands.scholar import split_filters
+    from bot.registry import UsageError
+    from retrieval.answer import answer_reply
+    from retrieval.i18n import detect_language
+    from retrieval.requests import AskRequest
+    from retrieval.scholar import UnknownFilter
+
+    actor = replace(actor, lang=detect_language(words, default=actor.lang))
+    try:
+        filters, question = split_filters(words)
+    except UsageError as err:
+        zh, en = err.text or (err.key, err.key)
+        print(en if actor.lang == "en" else zh, file=sys.stderr)
+        return 2
+    if not question.strip():
+        print("请写下问题 / write a question", file=sys.stderr)
+        return 2
+    try:
+        request = await app.scholar.resolve_filters(AskRequest(question, filters))
+    except UnknownFilter as err:
+        print(err.message(actor.lang), file=sys.stderr)
+        return 2
+    answer = await app.scholar.answer(actor, request)
+    shown = "\n\n".join(b.text for b in answer_reply(answer).blocks)
+    print(json.dumps(answer.as_json(shown), ensure_ascii=False, indent=2))
+    return 0
 
 
 async def _search(app: App, args: argparse.Namespace) -> int:

@@ -69,7 +69,7 @@ class Settings(BaseSettings):
     # and k=60, 0.5/0.3/0.2 let no keyword- or graph-only hit outrank any dense candidate, and
     # fused fell short of the keyword track alone (bench/results/quality.md).
     fusion_weights: str = "1,1,1"
-    fusion_k: int = Field(60, ge=1)
+    fusion_k: int = Field(10, ge=1)
     # Grow the knowledge graph from ingested documents (new concepts and relations); false
     # keeps it to the curated seed plus books, authors and verses.
     graph_growth: bool = True

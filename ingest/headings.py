@@ -26,6 +26,14 @@ _PLACEHOLDER = re.compile(
 )
 
 
+_NAMES_CHAPTER = re.compile(rf"第{_NUMERAL}[章篇卷部回]|\b(?:Chapter|CHAPTER|Psalm)\s+[\dIVXLC]+\b")
+
+
+def names_chapter(text: str) -> bool:
+    """A heading that names a chapter anywhere in it: `诗篇第二十三篇`, `Book II, Chapter 3`."""
+    return bool(_NAMES_CHAPTER.search(text))
+
+
 def is_chapter_line(text: str) -> bool:
     """A short single line that opens a chapter (第X章/篇…, Chapter N, Message N)."""
     text = text.strip()

@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass, field
 
 from ingest.clean import join_broken_lines, squash
-from ingest.headings import is_chapter_line
+from ingest.headings import is_chapter_line, names_chapter
 from ingest.loaders.base import Block, Document
 from retrieval.types import ChunkType
 
@@ -201,7 +201,9 @@ def infer_type(doc: Document) -> ChunkType:
         lines = [ln for ln in text.split("\n") if ln.strip()]
         if len(lines) >= 3:
             return "outline"
-    chapters = sum(1 for h in headings if h.level == 1)
+    # Chapters: level-1 headings, or headings naming a chapter (## 诗篇第二十三篇) under one title.
+    named = sum(1 for h in headings if h.level <= 2 and names_chapter(h.text))
+    chapters = max(sum(1 for h in headings if h.level == 1), named)
     chapters += sum(1 for b in doc.blocks if b.kind == "para" and is_chapter_line(b.text))
     if doc.format in ("pdf", "epub") or chapters > 1 or len(text) > 60000:
         return "book"

@@ -49,11 +49,11 @@ def _verse_range(chunk: Chunk) -> scripture.RefRange | None:
         return _single_verse(chunk.scripture_refs[0]) if chunk.scripture_refs else None
     heading = chunk.extra.get("verse")
     if not isinstance(heading, str) or not heading:
-        return None
+        heading = chunk.chapter  # a footnote's chapter is its verse heading
     try:
         ranges = scripture.parse_reference(heading)
     except scripture.ScriptureError:
-        return None
+        ranges = scripture.find_references(heading)[:1]
     return ranges[0] if len(ranges) == 1 else None
 
 

@@ -24,7 +24,9 @@ class Block:
 
 @dataclass(frozen=True, slots=True)
 class Citation:
-    """A verified source shown under an answer: 【label】 → source, chapter, a short quote."""
+    """A verified source shown under an answer: 【label】 and a short quote. `label` is the
+    `retrieval.labels.CitationLabel` text in the reply's language — it names the source and
+    the place in it, so renderers show it as it is; `source`/`chapter` are for data users."""
 
     label: str
     source: str
@@ -96,7 +98,7 @@ class Reply:
         """Everything as plain text (logs, tests, the non-interactive CLI)."""
         parts = [b.text for b in self.blocks]
         for c in self.citations:
-            parts.append(f"【{c.label}】{c.source} {c.chapter}：{c.quote}".strip())
+            parts.append(f"【{c.label}】{c.quote}")
         if self.poll:
             parts.append(self.poll.question)
             parts.extend(f"{i + 1}. {o}" for i, o in enumerate(self.poll.options))

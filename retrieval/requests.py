@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Literal
 
 from retrieval.i18n import Lang
+
+Script = Literal["simplified", "traditional"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,3 +37,6 @@ class CiteRequest:
 
     text: str
     refs: tuple[tuple[str, str], ...]
+    # The script the verse is shown in; None = Traditional when `text` is written in
+    # Traditional characters, else Simplified. (A chat setting may pass it explicitly.)
+    script: Script | None = None

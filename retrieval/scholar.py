@@ -19,26 +19,29 @@ from typing import Protocol
 
 from retrieval import scripture
 from retrieval.answer import (
-    T as ANSWER_T,
-)
-from retrieval.answer import (
+    Answer,
+    Mode,
+    RelevanceGate,
     answer_reply,
     build_prompt,
-    citation_label,
     excerpt,
-    extractive_reply,
+    extractive_answer,
     failure_notice,
-    not_found_reply,
+    model_answer,
+    model_declined,
+    not_addressed_answer,
     preview,
     quote_at,
     verify,
 )
+from retrieval.answer.replies import T as REPLY_T
 from retrieval.i18n import Catalog, Lang
+from retrieval.labels import CitationLabel
 from retrieval.ports import LLM, CitationStats, LLMError, OnDelta, VectorStore
-from retrieval.reply import Attachment, Block, Citation, Progress, Reply
-from retrieval.requests import Actor, AskRequest, CiteRequest
+from retrieval.reply import Attachment, Block, Progress, Reply
+from retrieval.requests import Actor, AskRequest, CiteRequest, Script
 from retrieval.search import SearchResult
-from retrieval.text import to_simplified
+from retrieval.text import is_traditional, search_form, to_simplified, to_traditional
 from retrieval.types import CORPUS_NAMESPACE, Chunk, Filter, GraphPath, Hit
 
 log = logging.getLogger(__name__)
@@ -62,7 +65,16 @@ T = Catalog(
             "……（共 {n} 节，只显示前 {shown} 节）",
             "… ({n} verses; showing the first {shown})",
         ),
+        "unknown_source": (
+            "语料中没有「{value}」这本书。已收录：{known}（用 /sources 查看全部）",
+            "The corpus holds no source “{value}”. It holds: {known} (see /sources)",
+        ),
+        "unknown_era": (
+            "语料中没有「{value}」这个时代。已有：{known}",
+            "The corpus holds no era “{value}”. It has: {known}",
+        ),
         "footnotes": ("注解", "Footnotes"),
+        "related_notes": ("相关注解", "Related notes"),
         "passages": ("阐述这处经文的职事段落", "Ministry passages on this passage"),
         "no_passages": (
             "语料中没有找到引用这处经文的职事段落。",
@@ -78,6 +90,21 @@ NON_MINISTRY = ("footnote", "bible")
 FILTER_KEYS = frozenset({"source", "type", "era", "language", "topic_tags", "doc_id"})
 
 
+class UnknownFilter(ValueError):
+    """An /ask filter names a source or era the corpus does not hold."""
+
+    def __init__(self, key: str, value: str, known: tuple[str, ...]) -> None:
+        super().__init__(f"unknown {key}: {value}")
+        self.key = key
+        self.value = value
+        self.known = known
+
+    def message(self, lang: Lang) -> str:
+        shown = "、".join(self.known[:8]) if lang == "zh" else ", ".join(self.known[:8])
+        more = "…" if len(self.known) > 8 else ""
+        return T(lang, f"unknown_{self.key}", value=self.value[:60], known=shown + more)
+
+
 class Searcher(Protocol):
     async def search(
         self, query: str, *, flt: Filter | None = None, limit: int = 6
@@ -85,7 +112,7 @@ class Searcher(Protocol):
 
 
 class VerseIndex(Protocol):
-    """What /cite needs from `retrieval.index.Indexer`."""
+    """What /cite and /sources need from `retrieval.index.Indexer`."""
 
     @property
     def store(self) -> VectorStore: ...
@@ -93,6 +120,22 @@ class VerseIndex(Protocol):
     async def verses(self, osis_ids: Sequence[str]) -> Sequence[VerseLike]: ...
 
     async def has_bible(self) -> bool: ...
+
+    async def documents(self) -> Sequence[DocumentLike]: ...
+
+
+class DocumentLike(Protocol):
+    @property
+    def source(self) -> str: ...
+
+    @property
+    def type(self) -> str: ...
+
+    @property
+    def era(self) -> str: ...
+
+    @property
+    def chunk_count(self) -> int: ...
 
 
 class VerseLike(Protocol):
@@ -161,6 +204,7 @@ class Scholar:
         *,
         passages: int = 6,
         pictures: PathPictures | None = None,
+        gate: RelevanceGate | None = None,
     ) -> None:
         self._search = search
         self._pictures = pictures
@@ -168,6 +212,9 @@ class Scholar:
         self._graph = graph
         self._llm = llm
         self._passages = max(1, passages)
+        self._gate = gate or RelevanceGate()
+        self._titles: list[str] = []
+        self._eras: list[str] = []
         # Running totals since start-up (logged; the benchmark reads the same numbers).
         self.citation_stats = CitationStats()
 
@@ -176,32 +223,82 @@ class Scholar:
     async def ask(
         self, actor: Actor, request: AskRequest, progress: Progress | None = None
     ) -> Reply:
-        reply, paths = await self._answer(actor, request, progress)
-        if self._pictures is None or not paths:
+        if not request.question.strip():
+            return Reply.error(T(actor.lang, "empty_question"), lang=actor.lang)
+        try:
+            request = await self.resolve_filters(request)
+        except UnknownFilter as err:
+            return Reply.error(err.message(actor.lang), lang=actor.lang)
+        answer = await self.answer(actor, request, progress)
+        reply = answer_reply(answer)
+        if self._pictures is None or not (answer.addressed and answer.graph_helped):
             return reply
         # The answer showed a knowledge-graph path: attach its picture too.
-        picture = await self._pictures.picture(paths, actor.lang)
+        picture = await self._pictures.picture(answer.graph_paths, actor.lang)
         if picture is None:
             return reply
         return dataclasses.replace(reply, attachments=(*reply.attachments, picture))
 
-    async def _answer(
-        self, actor: Actor, request: AskRequest, progress: Progress | None
-    ) -> tuple[Reply, Sequence[GraphPath]]:
-        """The reply, and the graph paths it shows (none when the graph did not help)."""
+    # ---- the corpus: /ask filters ---------------------------------------------------------
+
+    def source_suggestions(self, typed: str, limit: int = 25) -> list[str]:
+        """Titles for autocomplete (as of the last look at the corpus), best matches first."""
+        key = search_form(typed).casefold().strip()
+        titles = self._titles
+        starts = [t for t in titles if search_form(t).casefold().startswith(key)]
+        inside = [t for t in titles if key in search_form(t).casefold() and t not in starts]
+        return (starts + inside)[:limit]
+
+    def era_suggestions(self, typed: str, limit: int = 25) -> list[str]:
+        key = typed.strip().casefold()
+        return [e for e in self._eras if key in e.casefold()][:limit]
+
+    async def refresh_sources(self) -> None:
+        self._remember(list(await self._indexer.documents()))
+
+    def _remember(self, records: Sequence[DocumentLike]) -> None:
+        self._titles = sorted({r.source for r in records if r.type != "bible"})
+        self._eras = sorted({r.era for r in records if r.era})
+
+    async def resolve_filters(self, request: AskRequest) -> AskRequest:
+        """A source filter names a title the corpus holds — exactly, in the other script, or
+        as the one title containing it; an era filter an era it holds. Raises UnknownFilter."""
+        if not request.filters.get("source") and not request.filters.get("era"):
+            return request
+        await self.refresh_sources()
+        filters = dict(request.filters)
+        wanted = filters.get("source", "")
+        if wanted:
+            key = search_form(wanted).casefold()
+            exact = [t for t in self._titles if search_form(t).casefold() == key]
+            partial = [t for t in self._titles if key in search_form(t).casefold()]
+            match = exact or (partial if len(partial) == 1 else [])
+            if not match:
+                raise UnknownFilter("source", wanted, tuple(partial or self._titles))
+            filters["source"] = match[0]
+        era = filters.get("era", "")
+        if era and era not in self._eras:
+            raise UnknownFilter("era", era, tuple(self._eras))
+        return AskRequest(request.question, filters)
+
+    async def answer(
+        self, actor: Actor, request: AskRequest, progress: Progress | None = None
+    ) -> Answer:
+        """Search, decide whether the corpus addresses the question, then answer from the
+        passages: with the model when there is one, else (or when it fails) extractively."""
         lang = actor.lang
         question = request.question.strip()
         if not question:
-            return Reply.error(T(lang, "empty_question"), lang=lang), ()
+            raise ValueError("empty question")
         result = await self._search.search(
             question, flt=self._filter(request.filters), limit=self._passages
         )
-        hits = result.hits
-        if not hits:
-            return not_found_reply(lang), ()
-        shown = result.graph_paths if any("graph" in h.ranks for h in hits) else []
+        hits, paths = result.hits, result.graph_paths
+        mode: Mode = "extractive" if self._llm is None else "llm"
+        if not hits or not self._gate.addressed(result.evidence):
+            return not_addressed_answer(question, hits, lang, mode, graph_paths=paths)
         if self._llm is None:
-            return extractive_reply(question, hits, lang, graph_paths=result.graph_paths), shown
+            return extractive_answer(question, hits, lang, graph_paths=paths)
         prompt = build_prompt(
             question,
             hits,
@@ -210,31 +307,21 @@ class Scholar:
             max_passages=self._passages,
         )
         if not prompt.passages:  # a window too small for even one passage
-            return extractive_reply(question, hits, lang, graph_paths=result.graph_paths), shown
+            return extractive_answer(question, hits, lang, graph_paths=paths)
         try:
             response = await self._llm.complete(prompt.request, self._streamer(progress))
         except LLMError as err:
             log.warning("model failed (%s); answering extractively", err)
-            reply = extractive_reply(
-                question,
-                hits,
-                lang,
-                graph_paths=result.graph_paths,
-                notice=failure_notice(err.kind, lang),
-            )
-            return reply, shown
+            notice = failure_notice(err.kind, lang)
+            return extractive_answer(question, hits, lang, graph_paths=paths, notice=notice)
         verified = verify(response, prompt.passages, lang)
         self._tally(verified.stats)
+        if model_declined(verified.text):
+            return not_addressed_answer(question, hits, lang, "llm", graph_paths=paths)
         if not verified.text.strip():
-            reply = extractive_reply(
-                question,
-                hits,
-                lang,
-                graph_paths=result.graph_paths,
-                notice=ANSWER_T(lang, "empty_answer"),
-            )
-            return reply, shown
-        return answer_reply(verified, prompt.passages, result.graph_paths, lang), shown
+            notice = REPLY_T(lang, "empty_answer")
+            return extractive_answer(question, hits, lang, graph_paths=paths, notice=notice)
+        return model_answer(question, lang, verified, prompt.passages, paths)
 
     def _streamer(self, progress: Progress | None) -> OnDelta | None:
         if progress is None:
@@ -277,6 +364,9 @@ class Scholar:
     # ---- /cite --------------------------------------------------------------------------
 
     async def cite(self, actor: Actor, request: CiteRequest) -> Reply:
+        """The verse once (in the reader's script, the version named); under 注解 the notes on
+        that verse — the note text, not the verse again; under 相关注解 notes on other verses
+        that mention it; then the ministry passages that cite it. Nothing is shown twice."""
         lang = actor.lang
         if not request.refs:
             return Reply.error(T(lang, "no_refs"), lang=lang)
@@ -290,39 +380,49 @@ class Scholar:
             ranges.append(_Range(ref, ref.osis(), ids))
         ids = tuple(dict.fromkeys(i for r in ranges for i in r.ids))
         render = scripture.render_en if lang == "en" else scripture.render_zh
-        title = (
-            "；".join(render(r.ref) for r in ranges)
-            if lang == "zh"
-            else "; ".join(render(r.ref) for r in ranges)
-        )
-        blocks: list[Block] = [Block(title, "heading")]
-        citations: list[Citation] = []
+        sep = "；" if lang == "zh" else "; "
+        blocks: list[Block] = [Block(sep.join(render(r.ref) for r in ranges), "heading")]
+        script = request.script or ("traditional" if is_traditional(request.text) else "simplified")
+        verse_text = await self._verse_blocks(ids, lang, script, blocks)
 
-        verse_text = await self._verse_blocks(ids, lang, blocks)
-        footnotes = await self._footnotes(ids)
-        if footnotes:
+        shown: set[str] = set()
+        own, related = await self._notes(ids)
+        if own:
             blocks.append(Block(T(lang, "footnotes"), "heading"))
-            for chunk in footnotes:
-                label = citation_label(chunk)
-                blocks.append(Block(f"{excerpt(chunk.text, verse_text)}【{label}】", "item"))
-                citations.append(self._citation(chunk, verse_text))
-        passages = await self._passages_for(ids, verse_text or request.text)
+            for chunk in own:
+                label = CitationLabel.of(chunk).text(lang)
+                blocks.append(Block(f"{note_text(chunk)}【{label}】", "item"))
+                shown.add(chunk.id)
+        if related:
+            blocks.append(Block(T(lang, "related_notes"), "heading"))
+            focus = " ".join(scripture.render_zh(r.ref) for r in ranges)
+            for chunk in related:
+                label = CitationLabel.of(chunk).text(lang)
+                blocks.append(Block(f"{quote_at(note_text(chunk), focus)}【{label}】", "item"))
+                shown.add(chunk.id)
+        passages = [
+            c
+            for c in await self._passages_for(ids, verse_text or request.text)
+            if c.id not in shown
+        ]
         if passages:
             blocks.append(Block(T(lang, "passages"), "heading"))
             focus = " ".join([verse_text, *(scripture.render_zh(r.ref) for r in ranges)])
             for chunk in passages:
-                label = citation_label(chunk)
+                label = CitationLabel.of(chunk).text(lang)
                 blocks.append(Block(f"{excerpt(chunk.text, focus)}【{label}】", "quote"))
-                citations.append(self._citation(chunk, focus))
-        else:
+        elif not own and not related:
             blocks.append(Block(T(lang, "no_passages"), "note"))
         concepts = self._concepts(ranges)
         if concepts:
             blocks.append(Block(T(lang, "concepts", concepts=" · ".join(concepts)), "note"))
-        return Reply(blocks=tuple(blocks), citations=tuple(citations), lang=lang)
+        return Reply(blocks=tuple(blocks), lang=lang)
 
-    async def _verse_blocks(self, ids: tuple[str, ...], lang: Lang, blocks: list[Block]) -> str:
-        """Add the verse text blocks (or say why there are none); return the text shown."""
+    async def _verse_blocks(
+        self, ids: tuple[str, ...], lang: Lang, script: Script, blocks: list[Block]
+    ) -> str:
+        """Add the verse block — in `script`, its version named — or say why there is none;
+        return the verse text (Simplified, for matching)."""
         if not await self._indexer.has_bible():
             blocks.append(Block(T(lang, "no_bible"), "note"))
             return ""
@@ -330,23 +430,34 @@ class Scholar:
         if not rows:
             blocks.append(Block(T(lang, "verse_missing"), "note"))
             return ""
+        shape = to_traditional if script == "traditional" else to_simplified
         versions = list(dict.fromkeys(r.version for r in rows))
         lines = []
         for row in rows:
-            tag = f"（{row.version}）" if len(versions) > 1 else ""
-            lines.append(f"{row.chapter}:{row.verse} {row.text}{tag}")
+            tag = f"（{version_name(row.version, lang)}）" if len(versions) > 1 else ""
+            lines.append(f"{row.chapter}:{row.verse} {shape(row.text)}{tag}")
         blocks.append(Block("\n".join(lines), "quote"))
+        if len(versions) == 1:
+            blocks.append(Block(version_name(versions[0], lang), "note"))
         if len(ids) > MAX_VERSES:
             blocks.append(Block(T(lang, "verses_truncated", n=len(ids), shown=MAX_VERSES), "note"))
         return to_simplified(" ".join(r.text for r in rows))
 
-    async def _footnotes(self, ids: tuple[str, ...]) -> list[Chunk]:
+    async def _notes(self, ids: tuple[str, ...]) -> tuple[list[Chunk], list[Chunk]]:
+        """Footnotes mentioning the verses: those whose own verse is one of them, and the rest."""
         flt = Filter(
             equals={"scripture_refs": list(ids), "type": "footnote", "namespace": CORPUS_NAMESPACE}
         )
-        found = await self._indexer.store.scroll(flt, limit=MAX_FOOTNOTES * 4)
+        found = _unique(await self._indexer.store.scroll(flt, limit=MAX_FOOTNOTES * 4))
         found.sort(key=lambda c: (c.source, c.position))
-        return _unique(found)[:MAX_FOOTNOTES]
+        wanted = set(ids)
+        own: list[Chunk] = []
+        related: list[Chunk] = []
+        for chunk in found:
+            verse = CitationLabel.of(chunk).verse
+            about = set(scripture.expand(verse)) if verse is not None else set()
+            (own if about & wanted else related).append(chunk)
+        return own[:MAX_FOOTNOTES], related[:MAX_FOOTNOTES]
 
     async def _passages_for(self, ids: tuple[str, ...], query: str) -> list[Chunk]:
         """Ministry chunks citing the verses: ranked by search, completed by a scroll."""
@@ -372,14 +483,22 @@ class Scholar:
                 labels[label] = None
         return list(labels)[:12]
 
-    def _citation(self, chunk: Chunk, focus: str) -> Citation:
-        return Citation(
-            citation_label(chunk),
-            chunk.source,
-            chunk.chapter,
-            quote_at(chunk.text, focus),
-            chunk.id,
-        )
+
+VERSION_NAMES = {"cuv1919": ("和合本（1919）", "Chinese Union Version (1919)")}
+
+
+def version_name(version: str, lang: Lang) -> str:
+    zh, en = VERSION_NAMES.get(version, (version, version))
+    return en if lang == "en" else zh
+
+
+def note_text(chunk: Chunk) -> str:
+    """A footnote chunk without its first line, the verse it annotates (shown once above)."""
+    head, _, notes = chunk.text.partition("\n")
+    heading = chunk.extra.get("verse")
+    if notes.strip() and isinstance(heading, str) and head.startswith(heading):
+        return notes.strip()
+    return chunk.text
 
 
 def _unique(chunks: Sequence[Chunk]) -> list[Chunk]:

@@ -18,9 +18,10 @@ from typing import Literal, Protocol
 from retrieval.fuse import weighted_rrf
 from retrieval.keyword import Bm25Encoder
 from retrieval.ports import Embedder, VectorStore
+from retrieval.relevance import NON_MINISTRY, Evidence, coverage, query_terms, with_phrases
 from retrieval.scripture import normalise_refs
 from retrieval.synonyms import SynonymTable
-from retrieval.text import search_form
+from retrieval.text import rarity, search_form
 from retrieval.types import CORPUS_NAMESPACE, Chunk, Filter, GraphPath, Hit, ScoredChunk
 
 Track = Literal["dense", "graph", "keyword"]
@@ -31,6 +32,9 @@ DEPTH = 30  # candidates per track
 GRAPH_DEPTH = 10
 MAX_REF_TOKENS = 50  # verse ids of the query added to the keyword track
 MIN_OVERLAP = 20  # characters two adjacent chunks must share to be stitched into one hit
+ENTITY_KINDS = ("concept:", "topic:", "person:")  # graph nodes that name a question's subject
+KEYWORD_SIGNAL_DEPTH = 3  # keyword hits that must hold a query term for the track to count
+MIN_KEYWORD_SIGNAL = 0.4  # bench/results/fusion.md
 
 
 class GraphWalkResult(Protocol):
@@ -60,6 +64,8 @@ class SearchResult:
     graph_paths: list[GraphPath] = field(default_factory=list)
     expansions: dict[str, float] = field(default_factory=dict)
     refs: tuple[str, ...] = ()
+    # What the tracks found about whether the corpus speaks to the query (the relevance gate).
+    evidence: Evidence = field(default_factory=Evidence)
 
 
 @dataclass(slots=True)
@@ -67,6 +73,17 @@ class _TrackResult:
     ranked: list[ScoredChunk] = field(default_factory=list)
     paths: list[GraphPath] = field(default_factory=list)
     entries: list[str] = field(default_factory=list)  # graph track: the linked entry nodes
+
+
+@dataclass(slots=True)
+class Candidates:
+    """What the tracks found for one query, before fusion."""
+
+    query: str  # search form
+    refs: tuple[str, ...] = ()
+    expansions: dict[str, float] = field(default_factory=dict)
+    per_track: dict[str, _TrackResult] = field(default_factory=dict)
+    evidence: Evidence = field(default_factory=Evidence)
 
 
 class HybridSearch:
@@ -97,12 +114,24 @@ class HybridSearch:
         namespace: str = CORPUS_NAMESPACE,
         tracks: Sequence[Track] = TRACKS,
     ) -> SearchResult:
+        found = await self.candidates(query, flt=flt, namespace=namespace, tracks=tracks)
+        return self.fuse(found, limit=limit)
+
+    async def candidates(
+        self,
+        query: str,
+        *,
+        flt: Filter | None = None,
+        namespace: str = CORPUS_NAMESPACE,
+        tracks: Sequence[Track] = TRACKS,
+    ) -> Candidates:
+        """Every track's ranked candidates for `query`, and the evidence they give."""
         q = search_form(query)
         base = Filter(equals={"namespace": namespace}).and_(flt)
         expansions = await asyncio.to_thread(self._expansions, q) if "keyword" in tracks else {}
         refs = normalise_refs(q)
         if not q:
-            return SearchResult([], [], expansions, refs)
+            return Candidates(q, refs, expansions)
 
         async def none() -> _TrackResult:
             return _TrackResult()
@@ -115,21 +144,88 @@ class HybridSearch:
             self._graph(q, refs, base) if "graph" in tracks else none(),
         )
         per_track = {"dense": dense, "keyword": keyword, "graph": graph}
+        evidence = self._evidence(q, refs, per_track)
+        return Candidates(q, refs, expansions, per_track, evidence)
+
+    def fuse(self, found: Candidates, *, limit: int = 6) -> SearchResult:
+        """The tracks' candidates as one ranking (see `retrieval.fuse`)."""
         chunks: dict[str, Chunk] = {}
         scores: dict[str, dict[str, float]] = {}
         rankings: dict[str, list[str]] = {}
-        for name, result in per_track.items():
+        for name, result in found.per_track.items():
             rankings[name] = [s.chunk.id for s in result.ranked]
             for s in result.ranked:
                 chunks.setdefault(s.chunk.id, s.chunk)
                 scores.setdefault(s.chunk.id, {})[name] = s.score
-        weights = {t: w for t, w in self.weights.items() if t in tracks}
-        fused = weighted_rrf(rankings, weights, k=self.k)
+        fused = weighted_rrf(rankings, self._weights_for(found), k=self.k)
         hits = [
             Hit(chunks[cid], score, dict(ranks), {t: scores[cid][t] for t in ranks})
             for cid, score, ranks in fused
         ]
-        return SearchResult(merge_overlapping(hits, limit), graph.paths, expansions, refs)
+        graph = found.per_track.get("graph", _TrackResult())
+        return SearchResult(
+            merge_overlapping(hits, limit),
+            graph.paths,
+            found.expansions,
+            found.refs,
+            found.evidence,
+        )
+
+    def track_weights(self, evidence: Evidence) -> dict[str, float]:
+        """Query-aware fusion: a track with no real signal for this query adds nothing, so it
+        cannot push the others' hits down. The keyword track has none when its top hits hold
+        none of the query's distinctive terms (an English question against Chinese tokens
+        matching only common words); the graph track has none without an entity or a verse
+        (it then returns nothing anyway)."""
+        weights = dict(self.weights)
+        if evidence.terms and evidence.keyword_signal < MIN_KEYWORD_SIGNAL:
+            weights["keyword"] = 0.0
+        return weights
+
+    def _weights_for(self, found: Candidates) -> dict[str, float]:
+        """`track_weights`, unless that would silence every track that found something."""
+        weights = self.track_weights(found.evidence)
+        alive = [t for t, r in found.per_track.items() if r.ranked]
+        if alive and all(weights.get(t, 0.0) <= 0 for t in alive):
+            return dict(self.weights)
+        return weights
+
+    def _evidence(
+        self, q: str, refs: tuple[str, ...], per_track: Mapping[str, _TrackResult]
+    ) -> Evidence:
+        tokens = self.encoder.tokenize(q)
+        phrases = self.synonyms.find(q, tokens) if self.synonyms else []
+        terms = with_phrases(query_terms(tokens, rarity, refs), phrases)
+        alternatives = {t: tuple(self.synonyms.expand([t])) for t in terms} if self.synonyms else {}
+        candidates = [s.chunk for result in per_track.values() for s in result.ranked]
+        share, best, specific = coverage(terms, alternatives, candidates)
+        keyword_top = [
+            dataclasses.replace(s.chunk, type="book")  # a verse hit is keyword signal too
+            for s in per_track["keyword"].ranked[:KEYWORD_SIGNAL_DEPTH]
+        ]
+        keyword_signal, _, _ = coverage(terms, alternatives, keyword_top)
+        if any(set(refs).intersection(c.scripture_refs) for c in keyword_top):
+            keyword_signal = 1.0  # the keyword track matched the verse the query names
+        ministry = [s for s in per_track["dense"].ranked if s.chunk.type not in NON_MINISTRY]
+        entities: tuple[str, ...] = ()
+        if self.graph is not None:
+            linked = self.graph.link(q)
+            entities = tuple(dict.fromkeys(n for n in linked if n.startswith(ENTITY_KINDS)))
+        wanted = set(refs)
+        cited = any(
+            c.type not in NON_MINISTRY and wanted.intersection(c.scripture_refs) for c in candidates
+        )
+        return Evidence(
+            terms=terms,
+            coverage=share,
+            best=best,
+            specific=specific,
+            keyword_signal=keyword_signal,
+            dense=max((s.score for s in ministry), default=0.0),
+            entities=entities,
+            refs=refs,
+            refs_cited=cited,
+        )
 
     def _expansions(self, q: str) -> dict[str, float]:
         if self.synonyms is None:

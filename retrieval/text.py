@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import math
 import os
 import re
 import tempfile
@@ -70,6 +71,24 @@ def to_simplified(s: str) -> str:
     if not s:
         return s
     return _t2s()(s)
+
+
+@functools.cache
+def _s2t() -> Callable[[str], str]:
+    import opencc
+
+    convert: Callable[[str], str] = opencc.OpenCC("s2t").convert
+    return convert
+
+
+def to_traditional(s: str) -> str:
+    """Simplified → Traditional Chinese (for readers who asked for Traditional)."""
+    return _s2t()(s) if s else s
+
+
+def is_traditional(s: str) -> bool:
+    """Written in Traditional characters: some character changes under Traditional → Simplified."""
+    return to_simplified(s) != s
 
 
 def search_form(s: str) -> str:
@@ -278,3 +297,19 @@ def tokenize(s: str) -> list[str]:
 def add_terms(terms: Iterable[str]) -> int:
     """Register domain terms (e.g. the graph's concept labels) with the default tokenizer."""
     return default_tokenizer().add_terms(terms)
+
+
+def rarity(token: str) -> float:
+    """How distinctive a token is in general Chinese, 0 (very common) … 1 (rare or unknown):
+    jieba's dictionary frequency as an IDF, scaled by the rarest possible. Domain terms and
+    English words are not in that dictionary and count as rare; stop words never reach here."""
+    with _BASE_LOCK:
+        base = next(iter(_BASE.values()), None)
+    if base is None:
+        default_tokenizer().warm()
+        with _BASE_LOCK:
+            base = next(iter(_BASE.values()))
+    freq, total = base
+    top = math.log(total)
+    count = freq.get(token, 0)
+    return 1.0 if count <= 0 else max(0.0, min(1.0, math.log(total / count) / top))

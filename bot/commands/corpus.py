@@ -66,6 +66,15 @@ T = Catalog(
             "No documents yet. Admins can upload one with /ingest.",
         ),
         "chunks": ("{n} 块", "{n} chunks"),
+        "no_era": ("未注明时代", "no era"),
+        "bible_line": (
+            "{title} · bible · {books} 卷（{n} 节可检索；/cite 可查全部经文）",
+            "{title} · bible · {books} books ({n} verses searchable; /cite shows every verse)",
+        ),
+        "sources_filters": (
+            "提问时可只查某本书或某类文献：/ask 书:神的经纶 类型:outline 问题",
+            "Ask within one source or type: /ask source:神的经纶 type:outline question",
+        ),
     }
 )
 
@@ -137,18 +146,34 @@ def _summary(lang: Lang, name: str, result: UploadResult) -> Reply:
 
 
 def _sources_reply(lang: Lang, records: Sequence[DocumentRecord]) -> Reply:
+    """Title (author, year when known) · type · era · chunks; a Bible table is one line."""
     if not records:
         return Reply.text(T(lang, "sources_empty"), lang=lang)
+    books = [r for r in records if r.type == "bible"]
+    others = [r for r in records if r.type != "bible"]
     lines = []
-    for r in records[:MAX_LISTED]:
-        parts = [r.source, r.author, str(r.year or ""), r.type, T(lang, "chunks", n=r.chunk_count)]
+    for r in others[:MAX_LISTED]:
+        era = r.era or T(lang, "no_era")
+        parts = [
+            r.source,
+            r.author,
+            str(r.year or ""),
+            r.type,
+            era,
+            T(lang, "chunks", n=r.chunk_count),
+        ]
         lines.append(" · ".join(p for p in parts if p))
+    if books:
+        embedded = sum(r.chunk_count for r in books)
+        lines.append(T(lang, "bible_line", title=books[0].source, books=len(books), n=embedded))
+    shown = len(others) + (1 if books else 0)
     blocks = [
-        Block(T(lang, "sources_heading", n=len(records)), "heading"),
+        Block(T(lang, "sources_heading", n=shown), "heading"),
         Block("\n".join(lines)),
     ]
-    if len(records) > MAX_LISTED:
-        blocks.append(Block(T(lang, "sources_more", n=len(records) - MAX_LISTED), "note"))
+    if len(others) > MAX_LISTED:
+        blocks.append(Block(T(lang, "sources_more", n=len(others) - MAX_LISTED), "note"))
+    blocks.append(Block(T(lang, "sources_filters"), "note"))
     return Reply(blocks=tuple(blocks), lang=lang)
 
 

@@ -1,14 +1,15 @@
-"""The scholar's commands: `/ask` and `/cite`."""
+"""The scholar's commands: `/ask` (with source / type / era filters) and `/cite`."""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any, Protocol
 
-from bot.registry import Call, Command, Help, Param, UsageError, Values
+from bot.registry import Call, Command, Help, Param, Suggest, UsageError, Values
 from retrieval import scripture
 from retrieval.reply import Progress, Reply
-from retrieval.requests import Actor, AskRequest, CiteRequest
+from retrieval.requests import Actor, AskRequest, CiteRequest, Script
 
 MAX_QUESTION = 1000
 
@@ -19,6 +20,89 @@ class Scholar(Protocol):
     ) -> Reply: ...
 
     async def cite(self, actor: Actor, request: CiteRequest) -> Reply: ...
+
+    def source_suggestions(self, typed: str, limit: int = 25) -> list[str]: ...
+
+    def era_suggestions(self, typed: str, limit: int = 25) -> list[str]: ...
+
+
+# Text form of the filters: `/ask 书:神的经纶 类型:outline 问题` (keys in either language).
+FILTER_NAMES = {
+    "书": "source",
+    "書": "source",
+    "来源": "source",
+    "來源": "source",
+    "source": "source",
+    "类型": "type",
+    "類型": "type",
+    "type": "type",
+    "时代": "era",
+    "時代": "era",
+    "年代": "era",
+    "era": "era",
+}
+TYPES = {
+    "book": "book",
+    "书籍": "book",
+    "書籍": "book",
+    "message": "message",
+    "信息": "message",
+    "outline": "outline",
+    "纲目": "outline",
+    "綱目": "outline",
+    "footnote": "footnote",
+    "注解": "footnote",
+    "註解": "footnote",
+    "bible": "bible",
+    "经文": "bible",
+    "經文": "bible",
+    "圣经": "bible",
+}
+TYPE_CHOICES = ("book", "message", "outline", "footnote", "bible")
+_FILTER = re.compile(
+    r"^(" + "|".join(sorted(map(re.escape, FILTER_NAMES), key=len, reverse=True)) + r")[:：]",
+    re.IGNORECASE,
+)
+
+
+def split_filters(text: str) -> tuple[dict[str, str], str]:
+    """Leading `key:value` words of a question → (filters, the question)."""
+    filters: dict[str, str] = {}
+    rest = text.strip()
+    while m := _FILTER.match(rest):
+        name = m.group(1)
+        value, _, after = rest[m.end() :].partition(" ")
+        value = value.strip()
+        if not value:
+            raise UsageError.say(
+                f"筛选条件「{name}:」后面要写值，例如 书:神的经纶",
+                f"the filter “{name}:” needs a value, e.g. source:神的经纶",
+            )
+        key = FILTER_NAMES[name.lower()]
+        if key in filters:
+            raise UsageError.say(f"「{name}」只能写一次", f"“{name}” may be given once")
+        filters[key] = value
+        rest = after.strip()
+    return filters, rest
+
+
+def _ask_request(values: Values) -> AskRequest:
+    filters, question = split_filters(values.text("question"))
+    for key in ("source", "type", "era"):
+        option = values.text(key).strip()
+        if option:
+            filters[key] = option
+    if "type" in filters:
+        kind = TYPES.get(filters["type"].lower())
+        if kind is None:
+            raise UsageError.say(
+                f"类型「{filters['type'][:20]}」不存在；可用：{' / '.join(TYPE_CHOICES)}",
+                f"no type “{filters['type'][:20]}”; use one of {' / '.join(TYPE_CHOICES)}",
+            )
+        filters["type"] = kind
+    if not question.strip():
+        raise UsageError.say("请在筛选条件后面写下问题。", "Write the question after the filters.")
+    return AskRequest(question, filters)
 
 
 def book_suggestions(current: str, limit: int = 25) -> list[tuple[str, str]]:
@@ -33,13 +117,26 @@ def book_suggestions(current: str, limit: int = 25) -> list[tuple[str, str]]:
     ]
 
 
+SCRIPTS: dict[str, Script] = {
+    "简体": "simplified",
+    "繁体": "traditional",
+    "simplified": "simplified",
+    "traditional": "traditional",
+}
+
+
 def _cite_request(values: Values) -> CiteRequest:
     text = values.text("reference")
     try:
         ranges = scripture.parse_reference(text)
     except scripture.ScriptureError as err:
         raise UsageError.say(err.zh, err.en) from None
-    return CiteRequest(text, tuple((r.start.osis(), r.end.osis()) for r in ranges))
+    refs = tuple((r.start.osis(), r.end.osis()) for r in ranges)
+    return CiteRequest(text, refs, SCRIPTS.get(values.text("script")))
+
+
+def _suggest(names: Callable[[str], list[str]]) -> Suggest:
+    return lambda typed: [(n[:100], n[:100]) for n in names(typed)]
 
 
 def scholar_commands(scholar: Scholar) -> tuple[Command[Any], ...]:
@@ -53,13 +150,34 @@ def scholar_commands(scholar: Scholar) -> tuple[Command[Any], ...]:
         Command(
             help=Help(
                 "ask",
-                "向职事语料提问，回答附出处",
-                "Ask the ministry corpus; answers cite their sources",
-                "/ask 神圣分赐与召会有什么关系？",
-                "/ask How is the divine dispensing related to the church?",
+                "向职事语料提问，回答附出处；可只查某本书、某类文献或某个时代",
+                "Ask the ministry corpus; answers cite their sources; filter by source, type, era",
+                "/ask 神圣分赐与召会有什么关系？ · /ask 书:神的经纶 类型:outline 问题 · "
+                "/ask 时代:sample-1980s 问题",
+                "/ask How is the divine dispensing related to the church? · "
+                "/ask source:神的经纶 type:outline question",
             ),
-            params=(Param("question", "问题", "question", rest=True, max_len=MAX_QUESTION),),
-            parse=lambda v: AskRequest(v.text("question")),
+            params=(
+                Param("question", "问题", "question", rest=True, max_len=MAX_QUESTION),
+                Param(
+                    "source",
+                    "书名",
+                    "source",
+                    required=False,
+                    max_len=200,
+                    suggest=_suggest(scholar.source_suggestions),
+                ),
+                Param("type", "类型", "type", "choice", required=False, choices=TYPE_CHOICES),
+                Param(
+                    "era",
+                    "时代",
+                    "era",
+                    required=False,
+                    max_len=100,
+                    suggest=_suggest(scholar.era_suggestions),
+                ),
+            ),
+            parse=_ask_request,
             run=ask,
         ),
         Command(
@@ -78,6 +196,14 @@ def scholar_commands(scholar: Scholar) -> tuple[Command[Any], ...]:
                     rest=True,
                     max_len=200,
                     suggest=book_suggestions,
+                ),
+                Param(
+                    "script",
+                    "字体（简体/繁体）",
+                    "script (simplified/traditional)",
+                    "choice",
+                    required=False,
+                    choices=tuple(SCRIPTS),
                 ),
             ),
             parse=_cite_request,

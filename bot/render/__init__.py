@@ -74,10 +74,3 @@ def short_label(text: str, limit: int) -> str:
     """One line of at most `limit` characters for a button."""
     text = re.sub(r"\s+", " ", text).strip() or "…"
     return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def citation_where(label: str, source: str, chapter: str) -> str:
-    """The source/chapter to show after a citation label, or "" when the label says it."""
-    if source and label.startswith(source):  # 【书名，章节】 already names them
-        return ""
-    return "，".join(x for x in (source, chapter) if x)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from bot.render import citation_where
 from retrieval.i18n import Lang
 from retrieval.reply import Reply
 
@@ -26,8 +25,7 @@ def render(reply: Reply, lang: Lang = "zh") -> str:
     if reply.citations:
         out.append(f"-- {_SOURCES[lang]} --")
         for c in reply.citations:
-            where = citation_where(c.label, c.source, c.chapter)
-            out.append(f"【{c.label}】{where}：{c.quote}" if c.quote else f"【{c.label}】{where}")
+            out.append(f"【{c.label}】{c.quote}" if c.quote else f"【{c.label}】")
     choices: list[str] = []
     if reply.poll:
         out.append(reply.poll.question)

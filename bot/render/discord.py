@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 import discord
 from discord.utils import escape_markdown, escape_mentions
 
-from bot.render import citation_where, join_pieces, short_label, split_message
+from bot.render import join_pieces, short_label, split_message
 from bot.render.stream import ActionTable
 from retrieval.i18n import Lang
 from retrieval.reply import Block, Reply
@@ -71,8 +71,7 @@ def render_text(reply: Reply) -> list[str]:
     if reply.citations:
         sections.append(f"**{_SOURCES[lang]}**")
         for c in reply.citations:
-            where = esc(citation_where(c.label, c.source, c.chapter))
-            line = f"【{esc(c.label)}】{where}"
+            line = f"【{esc(c.label)}】"
             if c.quote:
                 line += "\n" + "\n".join(f"> {esc(q)}" for q in c.quote.splitlines())
             sections.append(line)

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from telegram import InlineKeyboardButton, InlineKeyboardMarkup
 
-from bot.render import citation_where, join_pieces, short_label, split_message
+from bot.render import join_pieces, short_label, split_message
 from bot.render.stream import ActionTable
 from retrieval.reply import Block, Reply
 
@@ -97,8 +97,7 @@ def sections(reply: Reply) -> list[list[str]]:
     if reply.citations:
         out.append([f"<b>{_SOURCES[reply.lang]}</b>"])
         for c in reply.citations:
-            where = citation_where(c.label, c.source, c.chapter)
-            head = f"【{esc(c.label)}】{esc(where)}"
+            head = f"【{esc(c.label)}】"
             quote = fit(c.quote, lambda s: f"<blockquote>{s}</blockquote>", LIMIT - len(head) - 1)
             out.append([head + ("\n" + quote[0] if quote else ""), *quote[1:]])
     if reply.poll:

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from retrieval.ports import LLMError, LLMRequest, LLMResponse, OnDelta
+from retrieval.sentences import split_sentences
 
 log = logging.getLogger(__name__)
 
@@ -187,40 +188,6 @@ def estimate_tokens(text: str) -> int:
     cjk = len(_CJK.findall(text))
     other = len(text) - cjk
     return int(cjk * CJK_TOKENS_PER_CHAR + other / OTHER_CHARS_PER_TOKEN) + 1
-
-
-_TERMINALS = frozenset("。！？!?；;…")
-_CLOSERS = frozenset("」』”’）)】\"'")
-
-
-def split_sentences(text: str) -> list[str]:
-    """Sentences with their closing punctuation and quotes; `"".join(result) == text`.
-
-    Chinese terminals always end a sentence; an English full stop only before whitespace
-    (so `1.5`, `Eph.1.10` and `e.g.x` stay whole); a newline always does.
-    """
-    out: list[str] = []
-    start = 0
-    i = 0
-    n = len(text)
-    while i < n:
-        ch = text[i]
-        end = -1
-        if ch in _TERMINALS or (ch == "." and (i + 1 == n or text[i + 1].isspace())):
-            j = i + 1
-            while j < n and (text[j] in _TERMINALS or text[j] in _CLOSERS or text[j] == "."):
-                j += 1
-            end = j
-        elif ch == "\n":
-            end = i + 1
-        if end > 0:
-            out.append(text[start:end])
-            start = i = end
-            continue
-        i += 1
-    if start < n:
-        out.append(text[start:])
-    return out
 
 
 def truncate_to_sentences(text: str, max_tokens: int) -> str:

@@ -48,3 +48,19 @@ def test_first_run_prepares_the_samples_then_answers_offline() -> None:
 
     bad = _baibao("search", "调和", "--filter", "colour=blue")
     assert bad.returncode == 2 and "invalid filter" in bad.stderr
+
+    asked = _baibao("ask", "--json", "书:神圣的分赐与召会", "召会是什么的结果？")
+    assert asked.returncode == 0, asked.stderr[-2000:]
+    answer = json.loads(asked.stdout)
+    assert set(answer) >= {"question", "mode", "addressed", "answer", "citations", "graph_paths"}
+    assert answer["mode"] == "extractive" and answer["addressed"] is True
+    assert answer["citations"] and all(
+        c["source"] == "神圣的分赐与召会" and c["verified"] and c["chunk_id"]
+        for c in answer["citations"]
+    )
+    assert answer["citations"][0]["label"].startswith("神圣的分赐与召会，段落 ")
+    weather = json.loads(_baibao("ask", "--json", "今天天气怎么样？").stdout)
+    assert weather["addressed"] is False and weather["citations"] == []
+    assert "没有直接论及" in weather["answer"]
+    unknown = _baibao("ask", "--json", "书:不存在的书", "问题")
+    assert unknown.returncode == 2 and "语料中没有「不存在的书」这本书" in unknown.stderr

@@ -93,10 +93,11 @@ async def test_cite_shows_verse_footnotes_passages_and_rejects_what_does_not_exi
         gen = await _console(app, "/cite 創1:1")  # not embedded for the demo, still in the table
         bad = await _console(app, "/cite 弗7:1")
         nonsense = await _console(app, "/cite 东西")
-    assert "在日期滿足的時候" in eph  # the CUV verse text, as stored (Traditional)
+    assert "在日期满足的时候" in eph  # the CUV verse, in Simplified (stored Traditional)
+    assert eph.count("要照所安排的，在日期满足的时候") == 1  # once: not again under 注解
     assert "注1" in eph  # the sample footnote on Eph 1:10
     assert "职事段落" in eph
-    assert "起初，神創造天地" in gen
+    assert "起初，神創造天地" in gen  # asked in Traditional (創), shown in Traditional
     assert "以弗所书只有 6 章" in bad
     assert "用法：/cite 弗1:10" in nonsense
 

@@ -12,10 +12,10 @@ from retrieval.answer import (
     Passage,
     answer_reply,
     build_prompt,
-    citation_label,
     excerpt,
-    extractive_reply,
-    not_found_reply,
+    extractive_answer,
+    model_answer,
+    not_addressed_answer,
     preview,
     quote_at,
     quote_found,
@@ -24,6 +24,8 @@ from retrieval.answer import (
     verify,
     verify_form,
 )
+from retrieval.answer.quotes import QUOTE_CHARS
+from retrieval.labels import CitationLabel
 from retrieval.llm.base import (
     Budget,
     RetryPolicy,
@@ -36,6 +38,7 @@ from retrieval.llm.base import (
     with_retries,
 )
 from retrieval.ports import LLMError, LLMResponse, ModelCitation, TextSegment
+from retrieval.reply import Reply
 from retrieval.types import Chunk, GraphPath, Hit, PathStep
 
 A = "神圣的分赐是神把祂自己一点一点供应到人里面。这供应不是外面的改良，乃是里面的长大。"
@@ -78,7 +81,7 @@ def test_prompt_carries_numbered_documents_with_labels() -> None:
     prompt = build_prompt("什么是神圣的分赐？", HITS)
     docs = prompt.request.documents
     assert [d.index for d in docs] == [1, 2, 3]
-    assert docs[0].title == "神圣分赐的路，一　分赐的意义" == citation_label(HITS[0].chunk)
+    assert docs[0].title == "神圣分赐的路，一　分赐的意义" == CitationLabel.of(HITS[0].chunk).text()
     assert docs[1].text == B  # stored text as is
     assert prompt.request.system == SYSTEM_PROMPT_ZH
     assert "<question>\n什么是神圣的分赐？\n</question>" in prompt.request.messages[0].content
@@ -187,7 +190,7 @@ def test_out_of_range_marker_removed_and_claim_flagged() -> None:
     assert v.text == "神也是光〔未经证实〕。"
     assert "7" not in v.text
     assert v.stats.removed == 1 and v.stats.reasons == {"unknown_source": 1}
-    assert v.uses == []
+    assert v.uses == ()
 
 
 def test_marker_list_and_partly_bad_list() -> None:
@@ -260,7 +263,8 @@ def test_unattributed_quote_is_left_alone() -> None:
 
 def test_english_quote_and_marker() -> None:
     v = verify(reply_of('It is "His plan to dispense Himself into man" [3].'), passages(), "en")
-    assert v.stats.shown == 1 and "【God's Economy，Chapter 1】" in v.text
+    # an English reply uses English punctuation inside its citations
+    assert v.stats.shown == 1 and "【God's Economy, Chapter 1】" in v.text
     bad = verify(reply_of('It is "a plan for a better world" [3].'), passages(), "en")
     assert "[unsupported]" in bad.text
 
@@ -326,7 +330,9 @@ def test_answer_reply_structure() -> None:
     ps = passages()
     text = "职事明确教导\n\n召会是「基督的身体」[2]。神把自己供应到人里面[1]。\n\n推论\n\n因此召会需要供应[2]。又如[8]。"
     v = verify(reply_of(text), ps)
-    reply = answer_reply(v, ps, [graph_path("神圣分赐", "有机救恩", "召会")], "zh")
+    reply = answer_reply(
+        model_answer("问", "zh", v, ps, [graph_path("神圣分赐", "有机救恩", "召会")])
+    )
     kinds = [(b.kind, b.text[:6]) for b in reply.blocks]
     assert kinds[0] == ("heading", "职事明确教导")
     assert ("heading", "推论") in kinds
@@ -338,10 +344,10 @@ def test_answer_reply_structure() -> None:
     ]
     first = reply.citations[0]
     assert first.source == "召会的实际" and first.chapter == "二　身体与丰满"
-    assert first.chunk_id == "c2" and len(first.quote) <= 80
+    assert first.chunk_id == "c2" and len(first.quote) <= QUOTE_CHARS
     assert "召會是基督的身體" in first.quote
     # The citation list never names anything that was not retrieved.
-    retrieved = {p.label for p in ps}
+    retrieved = {p.label.text("zh") for p in ps}
     assert {c.label for c in reply.citations} <= retrieved
     assert "8" not in "".join(b.text for b in reply.blocks[:4])
 
@@ -349,15 +355,21 @@ def test_answer_reply_structure() -> None:
 def test_graph_block_only_when_the_graph_contributed() -> None:
     hits = [Hit(chunk(1, A, "书", "章"), 1.0, {"dense": 1})]
     ps = build_prompt("问", hits).passages
-    reply = answer_reply(verify(reply_of("供应[1]。"), ps), ps, [graph_path("甲", "乙")], "zh")
+    reply = answer_reply(
+        model_answer("问", "zh", verify(reply_of("供应[1]。"), ps), ps, [graph_path("甲", "乙")])
+    )
     assert not any("知识图谱" in b.text for b in reply.blocks)
 
 
 def test_quote_at_picks_the_cited_spot() -> None:
     assert quote_at(B, "身体需要供应") == "身體需要生命的供應。"
     long = "甲" * 200 + "。"
-    assert len(quote_at(long, "甲")) <= 80 and quote_at(long, "甲").endswith("…")
+    assert len(quote_at(long, "甲")) <= QUOTE_CHARS and quote_at(long, "甲").endswith("…")
     assert short_quote("短句。") == "短句。"
+
+
+def extractive_reply(question: str, hits: list[Hit], lang: str, **kw: object) -> Reply:
+    return answer_reply(extractive_answer(question, hits, lang, **kw))  # type: ignore[arg-type]
 
 
 def test_extractive_reply_shows_only_retrieved_text() -> None:
@@ -383,10 +395,15 @@ def test_excerpt_starts_near_the_question() -> None:
     assert out.startswith("…") and "经纶是神的计划。" in out
 
 
-def test_not_found_reply() -> None:
-    assert "没有找到" in not_found_reply("zh").plain()
-    assert "Nothing in the ingested" in not_found_reply("en").plain()
-    assert extractive_reply("q", [], "zh").plain() == not_found_reply("zh").plain()
+def test_not_addressed_reply_offers_related_reading_only() -> None:
+    reply = answer_reply(not_addressed_answer("今天天气怎么样？", HITS, "zh", "extractive"))
+    text = reply.plain()
+    assert text.startswith("职事语料中没有直接论及「今天天气怎么样」的内容")
+    assert "相关参考（仅供延伸阅读，并非这个问题的答案）" in text
+    assert "【神圣分赐的路，一　分赐的意义】" in text
+    assert not reply.citations  # related reading is never presented as the answer's sources
+    en = answer_reply(not_addressed_answer("What's the weather?", [], "en", "llm")).plain()
+    assert "does not directly address “What's the weather”" in en and "Nothing close" in en
 
 
 def test_preview_hides_unverified_markers() -> None:
@@ -445,3 +462,30 @@ def test_retry_after_header_forms() -> None:
     assert retry_after_seconds({"retry-after-ms": "250"}) == 0.25
     assert retry_after_seconds({"retry-after": "Wed, 21 Oct 2026 07:28:00 GMT"}) is None
     assert retry_after_seconds(None) is None
+
+
+def test_quotes_are_whole_sentences_never_reference_fragments() -> None:
+    """Issue 10: quotes under 出处 were fragments such as `1:13-14).` and `John 14:20;`."""
+    from retrieval.sentences import split_sentences as split
+
+    text = (
+        "The Spirit sealed us and became the pledge (Eph. 1:13-14). We are in Him and He is "
+        "in us (John 14:20; 1:13-14). See 2 Cor. 13:14 for the fellowship."
+    )
+    parts = split(text)
+    assert "".join(parts) == text
+    assert [p.strip() for p in parts] == [
+        "The Spirit sealed us and became the pledge (Eph. 1:13-14).",
+        "We are in Him and He is in us (John 14:20; 1:13-14).",
+        "See 2 Cor. 13:14 for the fellowship.",
+    ]
+    assert quote_at(text, "John 14:20") == "We are in Him and He is in us (John 14:20; 1:13-14)."
+    zh = "召会是神圣分赐的结果（约十四20；一13–14）。身体是生命的产物；不是组织的产物。"
+    assert split(zh) == [
+        "召会是神圣分赐的结果（约十四20；一13–14）。",
+        "身体是生命的产物；不是组织的产物。",
+    ]
+    assert (
+        quote_at("1:13-14).\nJohn 14:20;\n神的经纶是神的计划。", "约14:20")
+        == "神的经纶是神的计划。"
+    )

@@ -46,13 +46,13 @@ def test_discord_citations_poll_buttons_files() -> None:
     reply = Reply(
         lang="zh",
         blocks=[Block("答")],
-        citations=[Citation("1", "神的经纶", "第三章", "神圣的分赐")],
+        citations=[Citation("神的经纶，第三章", "神的经纶", "第三章", "神圣的分赐")],
         poll=Poll("选哪个？", ("甲", "乙" * 100), "vote:r1:", "r1"),
         buttons=[Button("关闭", "close:r1")],
         attachments=[Attachment("ch.md", b"# x")],
     )
     [message] = dr.render(reply)
-    assert "**出处**" in message.content and "【1】神的经纶，第三章" in message.content
+    assert "**出处**" in message.content and "【神的经纶，第三章】" in message.content
     assert [cid for _, cid in message.buttons] == ["vote:r1:1", "vote:r1:2", "close:r1"]
     assert all(len(label) <= 80 for label, _ in message.buttons)
     assert message.files == [("ch.md", b"# x")]
@@ -114,7 +114,7 @@ def test_telegram_html_escapes_and_tags() -> None:
             Block("print('<b>')", "code"),
             Block("注", "note"),
         ],
-        citations=[Citation("1", "书<名>", "章", "引文 & 注")],
+        citations=[Citation("书<名>，章", "书<名>", "章", "引文 & 注")],
     )
     out = tr.render(reply)
     [message] = out.messages
@@ -122,7 +122,7 @@ def test_telegram_html_escapes_and_tags() -> None:
     assert "<b>&lt;标题&gt; &amp; co</b>" in html
     assert "<blockquote>x &lt; y</blockquote>" in html
     assert "<pre>print('&lt;b&gt;')</pre>" in html and "<i>注</i>" in html
-    assert "<b>出处</b>" in html and "【1】书&lt;名&gt;，章" in html
+    assert "<b>出处</b>" in html and "【书&lt;名&gt;，章】" in html
     assert "<blockquote>引文 &amp; 注</blockquote>" in html
     assert balanced(html)
 

@@ -99,7 +99,8 @@ async def _index(ix: Indexer) -> None:
                     scripture_refs=refs,
                 )
             )
-        await ix.replace_document(DocumentRecord(doc_id, source, content_hash(repr(paras))), chunks)
+        record = DocumentRecord(doc_id, source, content_hash(repr(paras)), type=kind)
+        await ix.replace_document(record, chunks)
 
 
 @pytest.fixture
@@ -211,6 +212,19 @@ async def test_model_failure_falls_back_to_extractive(
     assert en in reply.blocks[0].text and reply.blocks[1].text.startswith("(No language model")
 
 
+async def test_a_model_that_says_not_addressed_is_rendered_like_the_gate(env: Env) -> None:
+    from retrieval.answer import NOT_ADDRESSED
+
+    llm = ScriptedLLM([NOT_ADDRESSED["zh"]])
+    reply = await env.scholar(llm).ask(ZH, AskRequest("神的经纶是什么？"))
+    text = reply.plain()
+    assert text.startswith("职事语料中没有直接论及「神的经纶是什么」的内容")
+    assert "相关参考（仅供延伸阅读，并非这个问题的答案）" in text and not reply.citations
+    offline = await env.scholar(None).ask(ZH, AskRequest("今天天气怎么样？"))
+    assert offline.plain().startswith("职事语料中没有直接论及")
+    assert len(llm.requests) == 1  # the gate declined the weather before any model call
+
+
 async def test_empty_model_answer_falls_back(env: Env) -> None:
     reply = await env.scholar(ScriptedLLM(["   "])).ask(ZH, AskRequest("神的经纶？"))
     assert "没有给出回答" in reply.blocks[0].text
@@ -220,8 +234,16 @@ async def test_nothing_retrieved(env: Env) -> None:
     llm = ScriptedLLM()
     request = AskRequest("神的经纶？", filters={"source": "不存在的书"})
     reply = await env.scholar(llm).ask(ZH, request)
-    assert "没有找到" in reply.plain() and not reply.citations
+    # an unknown source is a clear error that names what the corpus holds
+    assert reply.is_error and "语料中没有「不存在的书」这本书" in reply.plain()
+    assert "经纶的异象" in reply.plain() and not reply.citations
     assert llm.requests == []  # no model call when there is nothing to ground an answer in
+    en = await env.scholar(llm).ask(EN, AskRequest("economy?", filters={"era": "1066"}))
+    assert en.is_error and "no era “1066”" in en.plain()
+    narrowed = await env.scholar(None).answer(
+        ZH, await env.scholar(None).resolve_filters(AskRequest("神的经纶？", {"source": "召会"}))
+    )
+    assert {c.chunk.source for c in narrowed.citations} <= {"召会的奥秘"}
     assert (await env.scholar(None).ask(ZH, AskRequest("   "))).is_error
 
 
@@ -270,10 +292,12 @@ async def test_cite_verse_footnotes_passages_and_concepts(env: Env) -> None:
     reply = await env.scholar(None).cite(ZH, CiteRequest("弗1:10", (("Eph.1.10", "Eph.1.10"),)))
     blocks = [(b.kind, b.text) for b in reply.blocks]
     assert blocks[0] == ("heading", "弗1:10")
-    assert blocks[1][0] == "quote" and "同歸於一" in blocks[1][1]  # Traditional, as stored
+    # the verse once, in Simplified by default (the CUV is stored Traditional), version named
+    assert blocks[1][0] == "quote" and "同归于一" in blocks[1][1]
+    assert blocks[2] == ("note", "CUV")
     assert ("heading", "注解") in blocks
     footnote = blocks[blocks.index(("heading", "注解")) + 1]
-    assert footnote[0] == "item" and "【以弗所书注解，弗1:10 注1】" in footnote[1]
+    assert footnote[0] == "item" and "【以弗所书注解，弗1:10】" in footnote[1]
     start = blocks.index(("heading", "阐述这处经文的职事段落")) + 1
     passages = [t for k, t in blocks[start:] if k == "quote"]
     sources = [t.rsplit("【", 1)[1] for t in passages]
@@ -281,7 +305,67 @@ async def test_cite_verse_footnotes_passages_and_concepts(env: Env) -> None:
     assert {sources[0].split("，")[0], sources[1].split("，")[0]} == {"经纶的异象", "召会的奥秘"}
     assert "二　分赐的路" not in "".join(sources)  # it does not cite the verse
     assert blocks[-1] == ("note", "相关概念：神圣分赐 · 经纶")
-    assert {c.source for c in reply.citations} == {"以弗所书注解", "经纶的异象", "召会的奥秘"}
+    assert not reply.citations  # every passage is labelled in place: no text shown twice
+
+
+async def test_cite_own_notes_apart_from_notes_that_mention_the_verse(env: Env) -> None:
+    """Issue 10: /cite 腓2:5 listed the note of 腓2:13 (which only mentions 2:5) as 2:5's note,
+    and /cite 弗1:10 showed the verse three times."""
+    await env.indexer.put_verses(
+        [
+            VerseRow("cuv1919", "Phil.2.5", "Phil", 2, 5, "你們當以基督耶穌的心為心。"),
+            VerseRow(
+                "cuv1919", "Phil.2.13", "Phil", 2, 13, "因為你們立志行事，都是神在你們心裏運行。"
+            ),
+        ]
+    )
+    notes = [
+        (
+            "腓2:5",
+            "腓2:5　你们当以基督耶稣的心为心。\n注1　这心是基督的心思，测试用的原创注解。",
+            ("Phil.2.5",),
+        ),
+        (
+            "腓2:13",
+            "腓2:13　因为你们立志行事，都是神在你们心里运行。\n注1　神在里面运行，与腓2:5的心思相连。",
+            ("Phil.2.13", "Phil.2.5"),
+        ),
+    ]
+    chunks = [
+        Chunk(
+            id=chunk_id("corpus", "f2", pos, content_hash(text)),
+            text=text,
+            search_text=search_form(text),
+            doc_id="f2",
+            source="腓立比书注解",
+            type="footnote",
+            chapter=heading,
+            position=pos,
+            scripture_refs=refs,
+            extra={"verse": heading},
+        )
+        for pos, (heading, text, refs) in enumerate(notes)
+    ]
+    await env.indexer.replace_document(DocumentRecord("f2", "腓立比书注解", "h-f2"), chunks)
+    reply = await env.scholar(None).cite(ZH, CiteRequest("腓2:5", (("Phil.2.5", "Phil.2.5"),)))
+    blocks = [(b.kind, b.text) for b in reply.blocks]
+    own = blocks[blocks.index(("heading", "注解")) + 1][1]
+    assert own.startswith("注1　这心是基督的心思") and "【腓立比书注解，腓2:5】" in own
+    related = blocks[blocks.index(("heading", "相关注解")) + 1][1]
+    assert "【腓立比书注解，腓2:13】" in related
+    text = "\n".join(t for _, t in blocks)
+    assert text.count("以基督耶稣的心为心") == 1  # the verse once, not again under 注解
+    assert "以基督耶穌的心為心" not in text  # and in Simplified, like everything else
+
+    traditional = await env.scholar(None).cite(
+        ZH, CiteRequest("腓立比書二章五節", (("Phil.2.5", "Phil.2.5"),))
+    )
+    assert "2:5 你們當以基督耶穌的心為心。" in [b.text for b in traditional.blocks]
+    chosen = await env.scholar(None).cite(
+        ZH, CiteRequest("腓2:5", (("Phil.2.5", "Phil.2.5"),), script="traditional")
+    )
+    assert "2:5 你們當以基督耶穌的心為心。" in [b.text for b in chosen.blocks]
+    assert ("note", "和合本（1919）") in [(b.kind, b.text) for b in chosen.blocks]
 
 
 async def test_cite_without_a_bible(env: Env) -> None:
@@ -295,7 +379,7 @@ async def test_cite_verse_without_passages(env: Env) -> None:
     await env.indexer.put_verses([VerseRow("CUV", "John.4.24", "John", 4, 24, "神是個靈。")])
     reply = await env.scholar(None).cite(ZH, CiteRequest("约4:24", (("John.4.24", "John.4.24"),)))
     texts = [b.text for b in reply.blocks]
-    assert "4:24 神是個靈。" in texts
+    assert "4:24 神是个灵。" in texts
     assert "语料中没有找到引用这处经文的职事段落。" in texts
     assert not reply.citations
 

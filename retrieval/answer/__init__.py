@@ -1,0 +1,73 @@
+"""The grounded answer, in small units (everything here is pure: `Scholar` does the I/O).
+
+- `prompt`   — the model's rules, the question and the numbered passages it may cite;
+- `quotes`   — a sentence splitter that knows scripture references and brackets, the form
+               quotations are compared in, the quote and excerpt shown for a passage;
+- `verify`   — every citation and quotation of a model answer checked against the passages,
+               as small named steps (read markers → check native citations → check quotations
+               → rewrite);
+- `result`   — `Answer`: what `/ask` found, for the reply and for `baibao ask --json`;
+- `replies`  — `Answer` → `Reply`.
+
+Labels come from `retrieval.labels.CitationLabel`; whether the corpus addresses a question from
+`retrieval.relevance`.
+"""
+
+from retrieval.answer.prompt import (
+    NOT_ADDRESSED,
+    SYSTEM_PROMPT_ZH,
+    Passage,
+    Prompt,
+    build_prompt,
+    model_declined,
+    preview,
+)
+from retrieval.answer.quotes import (
+    excerpt,
+    quote_at,
+    quote_found,
+    short_quote,
+    split_sentences,
+    verify_form,
+)
+from retrieval.answer.replies import answer_reply, failure_notice, graph_block
+from retrieval.answer.result import (
+    Answer,
+    Cited,
+    Mode,
+    extractive_answer,
+    model_answer,
+    not_addressed_answer,
+)
+from retrieval.answer.verify import Verified, resolve_label, verify
+from retrieval.relevance import Evidence, RelevanceGate
+
+__all__ = [
+    "NOT_ADDRESSED",
+    "SYSTEM_PROMPT_ZH",
+    "Answer",
+    "Cited",
+    "Evidence",
+    "Mode",
+    "Passage",
+    "Prompt",
+    "RelevanceGate",
+    "Verified",
+    "answer_reply",
+    "build_prompt",
+    "excerpt",
+    "extractive_answer",
+    "failure_notice",
+    "graph_block",
+    "model_answer",
+    "model_declined",
+    "not_addressed_answer",
+    "preview",
+    "quote_at",
+    "quote_found",
+    "resolve_label",
+    "short_quote",
+    "split_sentences",
+    "verify",
+    "verify_form",
+]

@@ -1,0 +1,127 @@
+"""Sentences and quotations.
+
+- `split_sentences`: a splitter that knows brackets and scripture references, so a quotation
+  is a whole sentence — `…的结果（约十四20；一13–14）。` stays one sentence, `Eph. 1:10` is not a
+  sentence end, and `；` never ends one.
+- `verify_form` / `quote_found`: the form quotations are compared in (width, script, case,
+  spaces and punctuation folded) and the check that a quotation is in a passage.
+- `quote_at` / `excerpt`: the sentence of a passage shown under 出处, and the excerpt shown in
+  an extractive answer.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Sequence
+
+from retrieval.sentences import split_sentences
+from retrieval.text import to_simplified
+
+__all__ = ["excerpt", "quote_at", "quote_found", "short_quote", "split_sentences", "verify_form"]
+
+QUOTE_CHARS = 120
+EXCERPT_CHARS = 300
+MIN_SUBSTANCE = 6  # folded characters a sentence needs to be worth quoting
+
+_CLAUSE = re.compile(r"(?<=[，、：；,;:])")
+_SPACES = re.compile(r"[ \t\r\n]+")  # the ideographic space of 肆　… stays
+
+
+# ---- verification form ----------------------------------------------------------------------
+
+
+def verify_form(text: str) -> str:
+    """What quotations are compared in: NFKC width, Simplified, lowercase, no spaces/punctuation."""
+    text = to_simplified(unicodedata.normalize("NFKC", text)).lower()
+    return "".join(ch for ch in text if unicodedata.category(ch)[0] not in "PZSC")
+
+
+def quote_found(quote: str, source: str) -> bool:
+    """Is `quote` in `source` after normalisation? An ellipsis may skip text between parts."""
+    parts = [verify_form(p) for p in re.split(r"…+|\.{3,}|⋯+", quote)]
+    parts = [p for p in parts if p]
+    if not parts:
+        return True
+    haystack = verify_form(source)
+    position = 0
+    for part in parts:
+        found = haystack.find(part, position)
+        if found < 0:
+            return False
+        position = found + len(part)
+    return True
+
+
+# ---- quotes and excerpts ----------------------------------------------------------------------
+
+
+def _bigrams(text: str) -> set[str]:
+    form = verify_form(text)
+    return {form[i : i + 2] for i in range(len(form) - 1)} or ({form} if form else set())
+
+
+def _substantial(sentence: str) -> bool:
+    """More than a reference or a heading number: `1:13-14).` and `John 14:20;` are not."""
+    form = verify_form(sentence)
+    return sum(1 for ch in form if not ch.isdigit()) >= MIN_SUBSTANCE
+
+
+def short_quote(sentence: str, limit: int = QUOTE_CHARS) -> str:
+    """A sentence as it stands; one longer than `limit` is cut after a clause mark, with "…"."""
+    sentence = _SPACES.sub(" ", sentence).strip()
+    if len(sentence) <= limit:
+        return sentence
+    cut = ""
+    for clause in _CLAUSE.split(sentence):
+        if cut and len(cut) + len(clause) > limit - 1:
+            break
+        cut += clause
+    if len(cut) > limit - 1:
+        cut = cut[: limit - 1]
+    return cut.rstrip("，、：；,;: ") + "…"
+
+
+def _best(sentences: list[str], wanted: str) -> int:
+    grams = _bigrams(wanted)
+    return max(range(len(sentences)), key=lambda i: (len(grams & _bigrams(sentences[i])), -i))
+
+
+def quote_at(
+    chunk_text: str, spot: str, limit: int = QUOTE_CHARS, *, headings: Sequence[str] = ()
+) -> str:
+    """The whole sentence of the passage that best matches `spot` (a claim, a quotation the
+    model made, or the question); sentences that are only a reference, or only one of the
+    passage's `headings` (an outline unit's point line, which its label already names), are
+    chosen only when nothing else is there."""
+    sentences = [s.strip() for s in split_sentences(chunk_text) if s.strip()]
+    named = {verify_form(h) for h in headings}
+    candidates = [
+        s for s in sentences if _substantial(s) and verify_form(s) not in named
+    ] or sentences
+    if not candidates:
+        return ""
+    return short_quote(candidates[_best(candidates, spot)], limit)
+
+
+def excerpt(chunk_text: str, question: str, limit: int = EXCERPT_CHARS) -> str:
+    """Whole sentences of the passage, starting at the one nearest the question."""
+    sentences = split_sentences(chunk_text)
+    if not sentences:
+        return ""
+    start = _best(sentences, question)
+    if start <= 1:  # near the beginning: start there
+        start = 0
+    out = ""
+    end = start
+    for sentence in sentences[start:]:
+        if out and len(out) + len(sentence) > limit:
+            break
+        out += sentence
+        end += 1
+    out = out.strip()
+    lead = "…" if start > 0 else ""
+    if len(out) > limit:
+        return lead + short_quote(out, limit)
+    more = any(s.strip() for s in sentences[end:])
+    return lead + out + ("…" if more else "")

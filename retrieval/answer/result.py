@@ -1,0 +1,169 @@
+"""What `/ask` found, before it is a reply: `Answer`, for the chat reply and `baibao ask --json`."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from retrieval.answer.prompt import Passage
+from retrieval.answer.quotes import excerpt, quote_at
+from retrieval.answer.verify import Verified
+from retrieval.i18n import Lang
+from retrieval.labels import CitationLabel
+from retrieval.types import Chunk, GraphPath, Hit
+
+EXTRACTIVE_PASSAGES = 5
+RELATED_PASSAGES = 3
+Paths = Sequence[GraphPath]
+
+Mode = Literal["llm", "extractive"]
+
+
+@dataclass(frozen=True, slots=True)
+class Cited:
+    """A passage shown with an answer: its label, the sentence quoted from it, and — for an
+    extractive answer — the excerpt shown. `verified` is False only for a passage the model
+    cited with a quotation that is not in it (removed from the answer, listed for audits)."""
+
+    chunk: Chunk
+    label: CitationLabel
+    quote: str
+    excerpt: str = ""
+    verified: bool = True
+
+    def as_json(self, lang: Lang) -> dict[str, Any]:
+        return {
+            "label": self.label.text(lang),
+            "source": self.chunk.source,
+            "chapter": self.chunk.chapter,
+            "quote": self.quote,
+            "chunk_id": self.chunk.id,
+            "verified": self.verified,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """`addressed` False: the corpus does not address the question (the relevance gate said
+    so, or the model did); `related` then holds the nearest passages, offered as related
+    reading, never as the answer. `text` is the verified model answer (empty when extractive:
+    the citations' excerpts are the answer). `notice` says why a model answer fell back."""
+
+    question: str
+    lang: Lang
+    mode: Mode
+    addressed: bool
+    text: str = ""
+    citations: tuple[Cited, ...] = ()
+    related: tuple[Cited, ...] = ()
+    graph_paths: tuple[GraphPath, ...] = ()
+    notice: str = ""
+    removed: int = 0  # citations the verifier removed
+    graph_helped: bool = False  # a passage shown came from the graph track
+
+    def as_json(self, answer_text: str) -> dict[str, Any]:
+        """`answer_text`: the answer as shown (the reply's text without its source list)."""
+        return {
+            "question": self.question,
+            "mode": self.mode,
+            "addressed": self.addressed,
+            "answer": answer_text,
+            "citations": [c.as_json(self.lang) for c in self.citations],
+            "related": [c.as_json(self.lang) for c in self.related],
+            "graph_paths": [p.to_json() for p in self.graph_paths],
+        }
+
+
+def _quote(chunk: Chunk, label: CitationLabel, spot: str) -> str:
+    headings = [h for part in label.section for h in part.split("；")]
+    return quote_at(chunk.text, spot, headings=headings)
+
+
+def _paths(paths: Paths) -> tuple[GraphPath, ...]:
+    return tuple(paths)
+
+
+def _unique(hits: Sequence[Hit]) -> list[Hit]:
+    seen: set[str] = set()
+    out = []
+    for hit in hits:
+        if hit.chunk.id not in seen:
+            seen.add(hit.chunk.id)
+            out.append(hit)
+    return out
+
+
+def model_answer(
+    question: str,
+    lang: Lang,
+    verified: Verified,
+    passages: Sequence[Passage],
+    graph_paths: Paths = (),
+) -> Answer:
+    """The verified model answer; its sources are the passages it truly cited, each once, quoted
+    where the claim rests (plus, unverified, those it misquoted)."""
+    spots: dict[int, tuple[Passage, str]] = {}
+    for use in verified.uses:
+        spots.setdefault(use.passage.index, (use.passage, use.spot))
+    cited = [Cited(p.chunk, p.label, _quote(p.chunk, p.label, spot)) for p, spot in spots.values()]
+    cited += [
+        Cited(p.chunk, p.label, _quote(p.chunk, p.label, question), verified=False)
+        for p in verified.misquoted
+        if p.index not in spots
+    ]
+    return Answer(
+        question,
+        lang,
+        "llm",
+        True,
+        text=verified.text,
+        citations=tuple(cited),
+        graph_paths=_paths(graph_paths),
+        removed=verified.stats.removed,
+        graph_helped=any(p.from_graph for p in passages),
+    )
+
+
+def extractive_answer(
+    question: str,
+    hits: Sequence[Hit],
+    lang: Lang,
+    *,
+    graph_paths: Paths = (),
+    notice: str = "",
+    limit: int = EXTRACTIVE_PASSAGES,
+) -> Answer:
+    """No model: the top passages verbatim (whole sentences), each labelled. Never invented."""
+    shown = _unique(hits)[:limit]
+    cited = []
+    for hit in shown:
+        text = excerpt(hit.chunk.text, question)
+        if text:
+            label = CitationLabel.of(hit.chunk)
+            cited.append(Cited(hit.chunk, label, _quote(hit.chunk, label, question), text))
+    return Answer(
+        question,
+        lang,
+        "extractive",
+        True,
+        citations=tuple(cited),
+        graph_paths=_paths(graph_paths),
+        notice=notice,
+        graph_helped=any("graph" in h.ranks for h in shown),
+    )
+
+
+def not_addressed_answer(
+    question: str,
+    hits: Sequence[Hit],
+    lang: Lang,
+    mode: Mode,
+    *,
+    graph_paths: Paths = (),
+    limit: int = RELATED_PASSAGES,
+) -> Answer:
+    """The corpus does not address the question: the nearest passages, as related reading."""
+    labels = [(h.chunk, CitationLabel.of(h.chunk)) for h in _unique(hits)[:limit]]
+    related = tuple(Cited(c, label, _quote(c, label, question)) for c, label in labels)
+    return Answer(question, lang, mode, False, related=related, graph_paths=_paths(graph_paths))

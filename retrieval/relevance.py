@@ -1,0 +1,202 @@
+"""Does the corpus address a question? The evidence the search tracks found, and the gate.
+
+`Evidence` is computed once per search (`HybridSearch` fills `SearchResult.evidence`):
+
+- `coverage`: the best share of the question's distinctive terms that one retrieved passage
+  (a ministry passage, not a bare Bible verse) holds, each term weighted by how rare it is in
+  general Chinese (`retrieval.text.rarity`), synonyms counting (经纶 ↔ economy). Question
+  scaffolding (什么, 怎样, mean, explain …) does not count. `今天天气怎么样？` has no passage
+  holding 天气; `神圣的分赐是什么意思？` has passages holding 神圣的分赐.
+- `dense`: the best dense similarity of a ministry passage (model-specific scale).
+- `entities`: concepts, topics and people of the knowledge graph the question names.
+- `refs_cited`: the question names a verse that some ministry passage cites.
+
+The same evidence makes fusion query-aware (a keyword track that matched nothing distinctive
+has no real signal).
+
+`RelevanceGate` decides from it; its thresholds are calibrated on `tests/quality/relevance.yaml`
+(see `bench/results/relevance.md`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from retrieval.types import Chunk
+
+# Words that frame a question rather than name its subject.
+QUESTION_WORDS = frozenset(
+    """
+    什么 意思 怎么 怎样 怎么样 如何 为什么 为何 哪 哪些 哪里 哪个 哪一年 是否 吗 呢 有没有 可以 可不可以
+    应该 应当 能否 能不能 关系 区别 不同 分别 有何 何 理解 解释 含义 说 说的 讲 讲的 指 指的是 是不是 还是
+    请问 告诉 一下 帮 帮我 到底 真的 问题 方面 各 各有 特点 今天 现在
+    mean meaning means meant say says said tell explain difference different between relationship
+    related relate think know believe way ways happen happens called call does did do
+    """.split()
+)
+NON_MINISTRY = frozenset({"bible"})
+MIN_WEIGHT = 0.15
+
+
+_VERSE_NUMBER = re.compile(r"^(?:\d+|[一二三四五六七八九十百零〇两]+[章节節篇])$")
+PARTIAL = 0.5  # credit for a long CJK term found only without its first or last character
+
+
+def _present(term: str, text: str) -> float:
+    """1 when `term` is in `text` (English as a whole word), PARTIAL when a CJK term of three
+    or more characters is there without its first or last character (首生者 / 首生), else 0."""
+    if term.isascii():
+        return 1.0 if re.search(rf"(?<![\w-]){re.escape(term)}(?![\w-])", text) else 0.0
+    if term in text:
+        return 1.0
+    if len(term) >= 3 and (term[:-1] in text or term[1:] in text):
+        return PARTIAL
+    return 0.0
+
+
+def reference_words(refs: Iterable[str]) -> frozenset[str]:
+    """Names of the books a query's verse ids are in (Chinese and English, full and short):
+    the words that only say *where*, not *what*."""
+    from retrieval import scripture
+
+    names: set[str] = set()
+    for osis in refs:
+        try:
+            b = scripture.book(osis.split(".")[0])
+        except Exception:  # an id the table does not know
+            continue
+        names.update(n.lower() for n in (b.zh, b.zh_short, b.en, b.en_short) if n)
+    return frozenset(names)
+
+
+@dataclass(frozen=True, slots=True)
+class Evidence:
+    terms: Mapping[str, float] = field(default_factory=dict)  # term → weight
+    coverage: float = 0.0
+    best: str = ""  # id of the passage with that coverage
+    # Terms the best passage holds that few candidates hold (火漆, 棱角: what it is about).
+    specific: int = 0
+    dense: float = 0.0
+    entities: tuple[str, ...] = ()
+    refs: tuple[str, ...] = ()
+    refs_cited: bool = False
+    # Share of the query's terms the keyword track's top hits hold (0: it matched nothing
+    # distinctive, so its ranking is no signal).
+    keyword_signal: float = 0.0
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "coverage": round(self.coverage, 3),
+            "specific": self.specific,
+            "keyword_signal": round(self.keyword_signal, 3),
+            "dense": round(self.dense, 4),
+            "entities": list(self.entities),
+            "refs": list(self.refs),
+            "refs_cited": self.refs_cited,
+            "terms": {t: round(w, 3) for t, w in self.terms.items()},
+        }
+
+
+def query_terms(
+    tokens: Iterable[str], weight: Callable[[str], float], refs: Iterable[str] = ()
+) -> dict[str, float]:
+    """The question's subject terms and their weights: no scaffolding, and no part of a verse
+    reference (verse ids, numbers, the referenced books' names)."""
+    books = reference_words(refs)
+    out: dict[str, float] = {}
+    for token in tokens:
+        t = token.lower()
+        if t in QUESTION_WORDS or t in out or ("." in t and t[:1].isupper()):
+            continue
+        if books and (_VERSE_NUMBER.match(t) or any(t in name for name in books)):
+            continue
+        out[t] = max(MIN_WEIGHT, weight(t))
+    return out
+
+
+def with_phrases(terms: Mapping[str, float], phrases: Iterable[str]) -> dict[str, float]:
+    """Synonym-table phrases the query contains (`divine dispensing`) count as one term in
+    place of their words, so their Chinese synonyms (神圣分赐) can hold them."""
+    out = dict(terms)
+    for phrase in phrases:
+        words = phrase.split()
+        if len(words) < 2:
+            continue
+        weight = sum(out.pop(w, 0.0) for w in words)  # the phrase weighs what its words did
+        out[phrase] = max(weight, MIN_WEIGHT)
+    return out
+
+
+def _holds(term: str, text: str, alternatives: Mapping[str, Sequence[str]]) -> float:
+    return max([_present(term, text), *(_present(a, text) for a in alternatives.get(term, ()))])
+
+
+def coverage(
+    terms: Mapping[str, float],
+    alternatives: Mapping[str, Sequence[str]],
+    chunks: Iterable[Chunk],
+    *,
+    specific_df: int = 3,
+) -> tuple[float, str, int]:
+    """The best weighted share of `terms` one ministry chunk holds (a term or one of its
+    alternatives), that chunk's id, and how many of the terms it holds are held by at most
+    `specific_df` of the chunks."""
+    total = sum(terms.values())
+    texts = {c.id: (c.search_text or c.text).lower() for c in chunks if c.type not in NON_MINISTRY}
+    if total <= 0 or not texts:
+        return 0.0, "", 0
+    best, best_id = 0.0, ""
+    for cid, text in texts.items():
+        held = sum(w * _holds(t, text, alternatives) for t, w in terms.items())
+        if held / total > best:
+            best, best_id = held / total, cid
+    if not best_id:
+        return 0.0, "", 0
+    specific = 0
+    for term in terms:
+        if _holds(term, texts[best_id], alternatives) > 0:
+            df = sum(1 for text in texts.values() if _holds(term, text, alternatives) > 0)
+            specific += df <= specific_df
+    return best, best_id, specific
+
+
+# Dense similarity above which a ministry passage is close enough in meaning, per embedder
+# (calibrated on tests/quality/relevance.yaml, bench/results/relevance.md). Models not listed
+# (the hash fake, USE, remote models) are judged on terms and verses alone.
+DENSE_FLOORS = {"multilingual-e5-small-q4": 0.905}
+
+
+@dataclass(frozen=True, slots=True)
+class RelevanceGate:
+    """Addressed when
+    - a ministry passage cites a verse the question names; or
+    - one passage holds most of the question's distinctive terms (`min_coverage`); or
+    - it holds a good part of them (`partial_coverage`) of which at least `min_specific` are
+      terms few passages hold — a paraphrase naming the passage's own images; or
+    - it is close in meaning (`dense_floor`, on the embedder's own scale) and holds half of
+      them — unless the question names verses no passage cites.
+    """
+
+    min_coverage: float = 0.6
+    partial_coverage: float = 0.4
+    min_specific: int = 2
+    dense_floor: float | None = None
+    dense_coverage: float = 0.5
+
+    @classmethod
+    def for_embedder(cls, model_id: str) -> RelevanceGate:
+        return cls(dense_floor=DENSE_FLOORS.get(model_id))
+
+    def addressed(self, evidence: Evidence) -> bool:
+        if evidence.refs_cited or evidence.coverage >= self.min_coverage:
+            return True
+        if evidence.coverage >= self.partial_coverage and evidence.specific >= self.min_specific:
+            return True
+        return (
+            self.dense_floor is not None
+            and not evidence.refs
+            and evidence.dense >= self.dense_floor
+            and evidence.coverage >= self.dense_coverage
+        )

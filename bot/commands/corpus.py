@@ -73,7 +73,7 @@ T = Catalog(
         ),
         "sources_filters": (
             "提问时可只查某本书或某类文献：/ask 书:神的经纶 类型:outline 问题",
-            "Ask within one source or type: /ask source:神的经纶 type:outline question",
+            "Ask within one source or type: /ask source:Dispensing type:message question",
         ),
     }
 )

@@ -155,7 +155,7 @@ def scholar_commands(scholar: Scholar) -> tuple[Command[Any], ...]:
                 "/ask 神圣分赐与召会有什么关系？ · /ask 书:神的经纶 类型:outline 问题 · "
                 "/ask 时代:sample-1980s 问题",
                 "/ask How is the divine dispensing related to the church? · "
-                "/ask source:神的经纶 type:outline question",
+                "/ask source:Dispensing type:message How does the church grow?",
             ),
             params=(
                 Param("question", "问题", "question", rest=True, max_len=MAX_QUESTION),

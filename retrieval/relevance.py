@@ -31,7 +31,7 @@ QUESTION_WORDS = frozenset(
     """
     什么 意思 怎么 怎样 怎么样 如何 为什么 为何 哪 哪些 哪里 哪个 哪一年 是否 吗 呢 有没有 可以 可不可以
     应该 应当 能否 能不能 关系 区别 不同 分别 有何 何 理解 解释 含义 说 说的 讲 讲的 指 指的是 是不是 还是
-    请问 告诉 一下 帮 帮我 到底 真的 问题 方面 各 各有 特点 今天 现在
+    请问 告诉 一下 帮 帮我 到底 真的 问题 方面 各 各有 特点 今天 现在 之前 之后 以前 以后
     mean meaning means meant say says said tell explain difference different between relationship
     related relate think know believe way ways happen happens called call does did do
     """.split()
@@ -171,7 +171,8 @@ DENSE_FLOORS = {"multilingual-e5-small-q4": 0.905}
 @dataclass(frozen=True, slots=True)
 class RelevanceGate:
     """Addressed when
-    - a ministry passage cites a verse the question names; or
+    - a ministry passage cites a verse the question names (a question naming verses that no
+      ministry passage cites needs most of its terms, specific ones among them); or
     - one passage holds most of the question's distinctive terms (`min_coverage`); or
     - it holds a good part of them (`partial_coverage`) of which at least `min_specific` are
       terms few passages hold — a paraphrase naming the passage's own images; or
@@ -190,7 +191,11 @@ class RelevanceGate:
         return cls(dense_floor=DENSE_FLOORS.get(model_id))
 
     def addressed(self, evidence: Evidence) -> bool:
-        if evidence.refs_cited or evidence.coverage >= self.min_coverage:
+        if evidence.refs_cited:
+            return True
+        if evidence.refs:  # about verses no ministry passage expounds: the topic must be strong
+            return evidence.coverage >= self.min_coverage and evidence.specific >= self.min_specific
+        if evidence.coverage >= self.min_coverage:
             return True
         if evidence.coverage >= self.partial_coverage and evidence.specific >= self.min_specific:
             return True

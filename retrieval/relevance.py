@@ -85,12 +85,14 @@ class Evidence:
     # Share of the query's terms the keyword track's top hits hold (0: it matched nothing
     # distinctive, so its ranking is no signal).
     keyword_signal: float = 0.0
+    graph_signal: float = 0.0  # the same for the graph track's top hits
 
     def as_dict(self) -> dict[str, object]:
         return {
             "coverage": round(self.coverage, 3),
             "specific": self.specific,
             "keyword_signal": round(self.keyword_signal, 3),
+            "graph_signal": round(self.graph_signal, 3),
             "dense": round(self.dense, 4),
             "entities": list(self.entities),
             "refs": list(self.refs),

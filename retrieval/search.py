@@ -33,8 +33,8 @@ GRAPH_DEPTH = 10
 MAX_REF_TOKENS = 50  # verse ids of the query added to the keyword track
 MIN_OVERLAP = 20  # characters two adjacent chunks must share to be stitched into one hit
 ENTITY_KINDS = ("concept:", "topic:", "person:")  # graph nodes that name a question's subject
-KEYWORD_SIGNAL_DEPTH = 3  # keyword hits that must hold a query term for the track to count
-MIN_KEYWORD_SIGNAL = 0.4  # bench/results/fusion.md
+SIGNAL_DEPTH = 3  # a track's top hits that must hold the query's terms for it to count
+MIN_SIGNAL = 0.4  # bench/results/fusion.md
 
 
 class GraphWalkResult(Protocol):
@@ -173,13 +173,16 @@ class HybridSearch:
 
     def track_weights(self, evidence: Evidence) -> dict[str, float]:
         """Query-aware fusion: a track with no real signal for this query adds nothing, so it
-        cannot push the others' hits down. The keyword track has none when its top hits hold
-        none of the query's distinctive terms (an English question against Chinese tokens
-        matching only common words); the graph track has none without an entity or a verse
-        (it then returns nothing anyway)."""
+        cannot push the others' hits down. The keyword and graph tracks have none when their
+        top hits hold under 40 % of the query's distinctive terms — an English question whose
+        words meet only common words of an English passage, or whose graph entities lead to
+        Chinese verses that share nothing with it; the graph track has none without an entity
+        or a verse (it then returns nothing anyway)."""
         weights = dict(self.weights)
-        if evidence.terms and evidence.keyword_signal < MIN_KEYWORD_SIGNAL:
+        if evidence.terms and evidence.keyword_signal < MIN_SIGNAL:
             weights["keyword"] = 0.0
+        if evidence.terms and evidence.graph_signal < MIN_SIGNAL:
+            weights["graph"] = 0.0
         return weights
 
     def _weights_for(self, found: Candidates) -> dict[str, float]:
@@ -199,13 +202,18 @@ class HybridSearch:
         alternatives = {t: tuple(self.synonyms.expand([t])) for t in terms} if self.synonyms else {}
         candidates = [s.chunk for result in per_track.values() for s in result.ranked]
         share, best, specific = coverage(terms, alternatives, candidates)
-        keyword_top = [
-            dataclasses.replace(s.chunk, type="book")  # a verse hit is keyword signal too
-            for s in per_track["keyword"].ranked[:KEYWORD_SIGNAL_DEPTH]
-        ]
-        keyword_signal, _, _ = coverage(terms, alternatives, keyword_top)
-        if any(set(refs).intersection(c.scripture_refs) for c in keyword_top):
-            keyword_signal = 1.0  # the keyword track matched the verse the query names
+
+        def signal(track: str) -> float:
+            """Share of the query's terms the track's top hits hold (a verse hit counts too;
+            a hit citing the verse the query names is full signal)."""
+            top = [
+                dataclasses.replace(s.chunk, type="book")
+                for s in per_track[track].ranked[:SIGNAL_DEPTH]
+            ]
+            if any(set(refs).intersection(c.scripture_refs) for c in top):
+                return 1.0
+            return coverage(terms, alternatives, top)[0]
+
         ministry = [s for s in per_track["dense"].ranked if s.chunk.type not in NON_MINISTRY]
         entities: tuple[str, ...] = ()
         if self.graph is not None:
@@ -220,7 +228,8 @@ class HybridSearch:
             coverage=share,
             best=best,
             specific=specific,
-            keyword_signal=keyword_signal,
+            keyword_signal=signal("keyword"),
+            graph_signal=signal("graph"),
             dense=max((s.score for s in ministry), default=0.0),
             entities=entities,
             refs=refs,

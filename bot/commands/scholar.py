@@ -150,8 +150,9 @@ def scholar_commands(scholar: Scholar) -> tuple[Command[Any], ...]:
         Command(
             help=Help(
                 "ask",
-                "向职事语料提问，回答附出处；可只查某本书、某类文献或某个时代",
-                "Ask the ministry corpus; answers cite their sources; filter by source, type, era",
+                # The menu line stays short; the usage line (in /help) shows the filters.
+                "向职事语料提问，回答附出处",
+                "Ask the ministry corpus; answers cite their sources",
                 "/ask 神圣分赐与召会有什么关系？ · /ask 书:神的经纶 类型:outline 问题 · "
                 "/ask 时代:sample-1980s 问题",
                 "/ask How is the divine dispensing related to the church? · "

@@ -8,16 +8,12 @@ outline is the bundled sample, ingested as a new user would (no manifest, file n
 
 from __future__ import annotations
 
-import asyncio
 import gzip
 import re
 import shutil
 from pathlib import Path
 
-from telegram import Update
-
 from bot.app import App
-from bot.settings import load_settings
 from bot.transports.discord import DiscordTransport
 from bot.transports.telegram import TelegramTransport
 from ingest.pipeline import Pipeline
@@ -25,8 +21,9 @@ from ingest.samples import SAMPLES_DIR
 from retrieval.fakes import HashEmbedder
 from retrieval.requests import Actor, AskRequest
 from tests.e2e.test_full_stack import DIM, _console, _settings, data_dir, prepared
-from tests.stubs.discord_stub import APP_ID, DiscordStub, slash
-from tests.stubs.telegram_stub import TelegramStub, command_update
+from tests.stubs.discord_server import DiscordServer, slash
+from tests.stubs.fixtures import discord_settings, telegram_settings
+from tests.stubs.telegram_server import TelegramServer
 
 __all__ = ["data_dir", "prepared"]  # fixtures used here
 
@@ -107,38 +104,34 @@ async def test_a_new_users_books_are_labelled_true_to_the_document(tmp_path: Pat
 
 
 async def test_discord_and_telegram_carry_the_decline_the_labels_and_the_filters(
-    data_dir: Path, discord_stub: DiscordStub
+    data_dir: Path, telegram_wire: TelegramServer, discord_wire: DiscordServer
 ) -> None:
-    """The same on the wire: the Telegram Bot API stub (PTB's own HTTP) and the Discord
-    gateway/REST stub (discord.py's own HTTP), over the real App."""
+    """The same on the wire: the loopback Telegram Bot API (PTB's own HTTP, getUpdates) and
+    the loopback Discord gateway/REST (discord.py's own HTTP and websocket), over the real App."""
     async with App(_settings(data_dir), embedder=HashEmbedder(DIM), llm=None) as app:
-        telegram_stub = TelegramStub()
         telegram = TelegramTransport(
-            app.router,
-            load_settings(telegram_token="123:TEST"),
-            request=telegram_stub,
-            edit_interval_s=0.0,
+            app.router, telegram_settings(telegram_wire), edit_interval_s=0.0
         )
         async with telegram:
-            for line in ("/ask 今天天气怎么样？", "/cite 弗1:10"):
-                update = Update.de_json(command_update(line), telegram.app.bot)
-                await telegram.app.process_update(update)
-        sent = [str(c.params.get("text", "")) for c in telegram_stub.named("sendMessage")]
+            for count, line in enumerate(("/ask 今天天气怎么样？", "/cite 弗1:10"), start=1):
+                telegram_wire.push_command(line)
+                await telegram_wire.wait_for("sendMessage", count)
+        sent = [str(c.params.get("text", "")) for c in telegram_wire.named("sendMessage")]
         weather = next(t for t in sent if "今天天气怎么样" in t)
         assert "职事语料中没有直接论及" in weather and "相关参考" in weather
         cite = "\n".join(t for t in sent if "弗1:10" in t)
         assert cite.count("要照所安排的，在日期满足的时候") == 1 and "和合本（1919）" in cite
 
-        transport = DiscordTransport(app.router, load_settings(discord_token="stub-token"))
+        transport = DiscordTransport(app.router, discord_settings(discord_wire))
+        transport.edit_interval_s = 0.0
         async with transport:
-            transport.client._connection.parse_interaction_create(  # type: ignore[arg-type]
+            payload = await discord_wire.interact(
                 slash("ask", {"question": "保罗职事的来源是什么？", "source": "新约职事"})
             )
-            await discord_stub.wait_for("POST", f"/webhooks/{APP_ID}/")
-            await asyncio.sleep(0.05)
+            await discord_wire.wait_until(lambda: "【新约职事，" in discord_wire.contents())
+            answers = discord_wire.answers(payload)
         posted = "\n".join(
-            str(c.json.get("content", ""))
-            for c in discord_stub.find("POST", f"/webhooks/{APP_ID}/")
+            str(c.json.get("content", "")) for c in answers if isinstance(c.json, dict)
         )
     assert "【新约职事，" in posted
     sources = re.findall(r"【([^，】]+)，", posted)

@@ -86,6 +86,10 @@ class Evidence:
     # distinctive, so its ranking is no signal).
     keyword_signal: float = 0.0
     graph_signal: float = 0.0  # the same for the graph track's top hits
+    # The question is in Latin script and the dense track (the only cross-lingual one) found
+    # its nearest passages all in Chinese: the words the keyword and graph tracks matched are
+    # English surface words, not the passages the question is about.
+    cross_script: bool = False
 
     def as_dict(self) -> dict[str, object]:
         return {
@@ -93,6 +97,7 @@ class Evidence:
             "specific": self.specific,
             "keyword_signal": round(self.keyword_signal, 3),
             "graph_signal": round(self.graph_signal, 3),
+            "cross_script": self.cross_script,
             "dense": round(self.dense, 4),
             "entities": list(self.entities),
             "refs": list(self.refs),

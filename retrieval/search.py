@@ -21,7 +21,7 @@ from retrieval.ports import Embedder, VectorStore
 from retrieval.relevance import NON_MINISTRY, Evidence, coverage, query_terms, with_phrases
 from retrieval.scripture import normalise_refs
 from retrieval.synonyms import SynonymTable
-from retrieval.text import rarity, search_form
+from retrieval.text import is_latin, mostly_chinese, rarity, search_form
 from retrieval.types import CORPUS_NAMESPACE, Chunk, Filter, GraphPath, Hit, ScoredChunk
 
 Track = Literal["dense", "graph", "keyword"]
@@ -35,6 +35,8 @@ MIN_OVERLAP = 20  # characters two adjacent chunks must share to be stitched int
 ENTITY_KINDS = ("concept:", "topic:", "person:")  # graph nodes that name a question's subject
 SIGNAL_DEPTH = 3  # a track's top hits that must hold the query's terms for it to count
 MIN_SIGNAL = 0.4  # bench/results/fusion.md
+SCRIPT_DEPTH = 5  # the dense hits that tell which script a question's answer is written in
+CROSS_SCRIPT_WEIGHT = 0.3  # share of its weight a lexical track keeps across scripts
 
 
 class GraphWalkResult(Protocol):
@@ -173,16 +175,24 @@ class HybridSearch:
 
     def track_weights(self, evidence: Evidence) -> dict[str, float]:
         """Query-aware fusion: a track with no real signal for this query adds nothing, so it
-        cannot push the others' hits down. The keyword and graph tracks have none when their
-        top hits hold under 40 % of the query's distinctive terms — an English question whose
-        words meet only common words of an English passage, or whose graph entities lead to
-        Chinese verses that share nothing with it; the graph track has none without an entity
-        or a verse (it then returns nothing anyway)."""
+        cannot push the others' hits down.
+        - The keyword and graph tracks have none when their top hits hold under 40 % of the
+          query's distinctive terms (an English question whose words meet only common words
+          of an English passage); the graph track has none without an entity or a verse (it
+          then returns nothing anyway).
+        - Across scripts they count for less: an English question whose nearest passages by
+          meaning are all Chinese is answered in the Chinese text, which only the dense track
+          reads across languages; what the other two matched there are English words (LORD,
+          God, name) that every English passage holds, or the concepts those words link to.
+        """
         weights = dict(self.weights)
         if evidence.terms and evidence.keyword_signal < MIN_SIGNAL:
             weights["keyword"] = 0.0
         if evidence.terms and evidence.graph_signal < MIN_SIGNAL:
             weights["graph"] = 0.0
+        if evidence.cross_script:
+            for track in ("keyword", "graph"):
+                weights[track] *= CROSS_SCRIPT_WEIGHT
         return weights
 
     def _weights_for(self, found: Candidates) -> dict[str, float]:
@@ -215,6 +225,10 @@ class HybridSearch:
             return coverage(terms, alternatives, top)[0]
 
         ministry = [s for s in per_track["dense"].ranked if s.chunk.type not in NON_MINISTRY]
+        nearest = per_track["dense"].ranked[:SCRIPT_DEPTH]
+        cross_script = (
+            is_latin(q) and bool(nearest) and all(mostly_chinese(s.chunk.text) for s in nearest)
+        )
         entities: tuple[str, ...] = ()
         if self.graph is not None:
             linked = self.graph.link(q)
@@ -234,6 +248,7 @@ class HybridSearch:
             entities=entities,
             refs=refs,
             refs_cited=cited,
+            cross_script=cross_script,
         )
 
     def _expansions(self, q: str) -> dict[str, float]:

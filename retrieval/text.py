@@ -104,6 +104,20 @@ _OSIS = re.compile(r"(?<![\w.])([1-3]?[A-Z][a-z]{1,5}\.\d{1,3}(?:\.\d{1,3})?)(?!
 _WORDLIKE = re.compile(r"[\w\u3400-\u9fff\uf900-\ufaff]")
 
 
+_LATIN = re.compile(r"[A-Za-z]")
+
+
+def is_latin(text: str) -> bool:
+    """Written in Latin script: letters and no Chinese at all (`Ps 23:1` counts, `oikonomia
+    和经纶` does not)."""
+    return bool(_LATIN.search(text)) and not _CJK.search(text)
+
+
+def mostly_chinese(text: str) -> bool:
+    """More Chinese characters than Latin letters."""
+    return len(_CJK.findall(text)) > len(_LATIN.findall(text))
+
+
 def _load_lines(path: Path | None) -> list[str]:
     if path is None or not path.exists():
         return []

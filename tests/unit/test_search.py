@@ -12,11 +12,11 @@ from retrieval.fakes import HashEmbedder
 from retrieval.graph import KnowledgeGraph
 from retrieval.index import DocumentRecord, Indexer
 from retrieval.keyword import Bm25Encoder
-from retrieval.search import HybridSearch, merge_overlapping
+from retrieval.search import Candidates, HybridSearch, _TrackResult, merge_overlapping
 from retrieval.store.edge import EdgeStore
 from retrieval.synonyms import SynonymTable
 from retrieval.text import search_form
-from retrieval.types import Chunk, Filter, Hit, chunk_id, content_hash
+from retrieval.types import Chunk, Filter, Hit, ScoredChunk, chunk_id, content_hash
 
 DIM = 64
 
@@ -183,3 +183,40 @@ async def test_keyword_track_matches_cited_verses(
     result = await search.search("弗1:10", tracks=("keyword",))
     assert [h.chunk.source for h in result.hits] == ["经纶信息"]
     assert "Eph.1.10" not in result.expansions
+
+
+def _scored(doc: str, text: str, score: float) -> ScoredChunk:
+    chunk = Chunk(id=f"{doc}-0", text=text, search_text=text, doc_id=doc, source=doc, type="bible")
+    return ScoredChunk(chunk, score)
+
+
+async def test_an_english_question_answered_in_chinese_text_is_fused_by_its_dense_track(
+    env: tuple[HybridSearch, Indexer, KnowledgeGraph],
+) -> None:
+    """The dev set's failure (bench/results/fusion.md): the keyword track's English hits,
+    which share only LORD / name with the question, pushed the gold Chinese verses out."""
+    search, _, _ = env
+    query = "Some trust in chariots, and some in horses: but we will remember the name of the LORD"
+    verses = [
+        _scored(f"v{i}", f"有人靠车，有人靠马，但我们要提到耶和华我们神的名。{i}", 0.9)
+        for i in range(5)
+    ]
+    english = [
+        _scored(f"m{i}", f"The name of the LORD is a strong tower; trust in the LORD. {i}", 9.0)
+        for i in range(5)
+    ]
+    per_track = {
+        "dense": _TrackResult(verses),
+        "keyword": _TrackResult(english),
+        "graph": _TrackResult(english[:3]),
+    }
+    evidence = search._evidence(search_form(query), (), per_track)
+    assert evidence.cross_script and evidence.keyword_signal >= 0.4  # a signal by its words
+    weights = search.track_weights(evidence)
+    assert weights["keyword"] == pytest.approx(0.3 * search.weights["keyword"])
+    found = Candidates(search_form(query), (), {}, per_track, evidence)
+    top = [h.chunk.doc_id for h in search.fuse(found, limit=5).hits]
+    assert top == [f"v{i}" for i in range(5)]
+    # The same question with an English passage among the nearest: the tracks keep their say.
+    per_track["dense"] = _TrackResult([english[0], *verses[:4]])
+    assert not search._evidence(search_form(query), (), per_track).cross_script

@@ -8,6 +8,13 @@ from typing import Literal
 from retrieval.i18n import Lang
 
 Script = Literal["simplified", "traditional"]
+# What a user may type for a script (the /cite option, `/settings script`).
+SCRIPT_NAMES: dict[str, Script] = {
+    "简体": "simplified",
+    "繁体": "traditional",
+    "simplified": "simplified",
+    "traditional": "traditional",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,5 +45,6 @@ class CiteRequest:
     text: str
     refs: tuple[tuple[str, str], ...]
     # The script the verse is shown in; None = Traditional when `text` is written in
-    # Traditional characters, else Simplified. (A chat setting may pass it explicitly.)
+    # Traditional characters, else Simplified. The chat's `/settings script traditional`
+    # fills it in when the user gave no script option (`bot.commands.scholar`).
     script: Script | None = None

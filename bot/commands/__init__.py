@@ -27,7 +27,7 @@ def standard_registry(
     """The commands of the rooms this process serves; `/settings` and `/ingest` only when
     their stores are given (the one-shot CLI and some tests run without them)."""
     registry = Registry()
-    registry.add(*scholar_commands(scholar), *novel_commands(novels, openers=openers))
+    registry.add(*scholar_commands(scholar, chats), *novel_commands(novels, openers=openers))
     if graph is not None:
         registry.add(*graph_commands(graph))
     if corpus is not None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Callable
 from typing import Any, Protocol
@@ -9,7 +10,8 @@ from typing import Any, Protocol
 from bot.registry import Call, Command, Help, Param, Suggest, UsageError, Values
 from retrieval import scripture
 from retrieval.reply import Progress, Reply
-from retrieval.requests import Actor, AskRequest, CiteRequest, Script
+from retrieval.requests import SCRIPT_NAMES, Actor, AskRequest, CiteRequest, Script
+from retrieval.text import is_traditional
 
 MAX_QUESTION = 1000
 
@@ -117,14 +119,6 @@ def book_suggestions(current: str, limit: int = 25) -> list[tuple[str, str]]:
     ]
 
 
-SCRIPTS: dict[str, Script] = {
-    "简体": "simplified",
-    "繁体": "traditional",
-    "simplified": "simplified",
-    "traditional": "traditional",
-}
-
-
 def _cite_request(values: Values) -> CiteRequest:
     text = values.text("reference")
     try:
@@ -132,18 +126,32 @@ def _cite_request(values: Values) -> CiteRequest:
     except scripture.ScriptureError as err:
         raise UsageError.say(err.zh, err.en) from None
     refs = tuple((r.start.osis(), r.end.osis()) for r in ranges)
-    return CiteRequest(text, refs, SCRIPTS.get(values.text("script")))
+    return CiteRequest(text, refs, SCRIPT_NAMES.get(values.text("script")))
 
 
 def _suggest(names: Callable[[str], list[str]]) -> Suggest:
     return lambda typed: [(n[:100], n[:100]) for n in names(typed)]
 
 
-def scholar_commands(scholar: Scholar) -> tuple[Command[Any], ...]:
+class ChatScripts(Protocol):
+    """Where a chat's script setting comes from (`bot.chats.ChatSettings`)."""
+
+    async def script(self, platform: str, chat_id: str) -> Script | None: ...
+
+
+def scholar_commands(
+    scholar: Scholar, scripts: ChatScripts | None = None
+) -> tuple[Command[Any], ...]:
     async def ask(call: Call, request: AskRequest) -> Reply:
         return await scholar.ask(call.actor, request, call.progress)
 
     async def cite(call: Call, request: CiteRequest) -> Reply:
+        # The script option wins, then a reference written in Traditional (as the user's own
+        # words pick the reply language), then the chat's setting, then Simplified.
+        if request.script is None and scripts is not None and not is_traditional(request.text):
+            chosen = await scripts.script(call.actor.platform, call.actor.chat_id)
+            if chosen is not None:
+                request = dataclasses.replace(request, script=chosen)
         return await scholar.cite(call.actor, request)
 
     return (
@@ -204,7 +212,7 @@ def scholar_commands(scholar: Scholar) -> tuple[Command[Any], ...]:
                     "script (simplified/traditional)",
                     "choice",
                     required=False,
-                    choices=tuple(SCRIPTS),
+                    choices=tuple(SCRIPT_NAMES),
                 ),
             ),
             parse=_cite_request,

@@ -1,4 +1,5 @@
-"""`/settings language zh|en`: a chat's settings, chosen by its admins."""
+"""`/settings language zh|en`, `/settings script 简体|繁体`: a chat's settings, chosen by its
+admins."""
 
 from __future__ import annotations
 
@@ -7,12 +8,23 @@ from typing import Any, Protocol
 from bot.registry import Call, Command, Group, Help, Param, Permission, Values
 from retrieval.i18n import Catalog, Lang
 from retrieval.reply import Reply
+from retrieval.requests import SCRIPT_NAMES, Script
 
 T = Catalog(
     {
         "language_is": (
             "本聊天的语言：中文。管理员可以用 /settings language en 改为英文。",
             "This chat's language: English. Admins can switch with /settings language zh.",
+        ),
+        "script_is": (
+            "本聊天 /cite 显示经文用{name}。管理员可以用 /settings script 简体 或 繁体 更改。",
+            "This chat shows /cite verses in {name_en} characters. Admins can change it with "
+            "/settings script simplified or traditional.",
+        ),
+        "script_set": (
+            "好的，本聊天 /cite 今后用{name}显示经文（用繁体写的出处仍显示繁体）。",
+            "Done: /cite now shows verses in {name_en} characters in this chat (a reference "
+            "written in Traditional still gets Traditional).",
         ),
         "language_set": (
             "好的，本聊天今后用中文回复（用英文写的问题仍用英文回答）。",
@@ -29,6 +41,18 @@ class LanguageSetting(Protocol):
     async def language(self, platform: str, chat_id: str) -> Lang: ...
 
     async def set_language(self, platform: str, chat_id: str, lang: Lang, set_by: str) -> None: ...
+
+    async def script(self, platform: str, chat_id: str) -> Script | None: ...
+
+    async def set_script(
+        self, platform: str, chat_id: str, script: Script, set_by: str
+    ) -> None: ...
+
+
+_SCRIPT_WORDS: dict[Script, tuple[str, str]] = {
+    "simplified": ("简体", "Simplified"),
+    "traditional": ("繁体", "Traditional"),
+}
 
 
 def _permission(values: Values) -> Permission:
@@ -50,34 +74,73 @@ def settings_commands(
         await chats.set_language(actor.platform, actor.chat_id, value, actor.user_id)
         return Reply.text(T(value, "language_set"), lang=value)
 
+    async def script(call: Call, value: Script | None) -> Reply:
+        assert chats is not None
+        actor = call.actor
+        key = "script_set"
+        if value is None:
+            key, value = "script_is", await chats.script(actor.platform, actor.chat_id)
+        else:
+            await chats.set_script(actor.platform, actor.chat_id, value, actor.user_id)
+        zh, en = _SCRIPT_WORDS[value or "simplified"]
+        return Reply.text(T(actor.lang, key, name=zh, name_en=en), lang=actor.lang)
+
+    def parse_script(values: Values) -> Script | None:
+        return SCRIPT_NAMES.get(values.text("value"))
+
     def parse(values: Values) -> Lang | None:
         value = values.text("value")
         return "en" if value == "en" else "zh" if value == "zh" else None
 
     children: list[Command[Any]] = []
     if chats is not None:
-        children.append(
-            Command(
-                help=Help(
-                    "language",
-                    "回复语言：zh 中文 · en 英文",
-                    "Reply language: zh Chinese · en English",
-                    "/settings language en",
-                ),
-                params=(
-                    Param(
-                        "value",
-                        "语言",
+        children.extend(
+            (
+                Command(
+                    help=Help(
                         "language",
-                        "choice",
-                        required=False,
-                        choices=("zh", "en"),
+                        "回复语言：zh 中文 · en 英文",
+                        "Reply language: zh Chinese · en English",
+                        "/settings language en",
                     ),
+                    params=(
+                        Param(
+                            "value",
+                            "语言",
+                            "language",
+                            "choice",
+                            required=False,
+                            choices=("zh", "en"),
+                        ),
+                    ),
+                    parse=parse,
+                    run=language,
+                    permission=_permission,
+                    rate_limited=False,
                 ),
-                parse=parse,
-                run=language,
-                permission=_permission,
-                rate_limited=False,
+                Command(
+                    help=Help(
+                        "script",
+                        "/cite 经文的字体：简体 · 繁体",
+                        "Script of /cite verses: simplified · traditional",
+                        "/settings script 繁体",
+                        "/settings script traditional",
+                    ),
+                    params=(
+                        Param(
+                            "value",
+                            "字体",
+                            "script",
+                            "choice",
+                            required=False,
+                            choices=tuple(SCRIPT_NAMES),
+                        ),
+                    ),
+                    parse=parse_script,
+                    run=script,
+                    permission=_permission,
+                    rate_limited=False,
+                ),
             )
         )
     children.extend(extra)

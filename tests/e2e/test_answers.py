@@ -201,3 +201,35 @@ async def test_book_files_built_from_the_cuv_are_labelled_true_to_the_file(
                 "第三章",
             }
             assert cited.quote.rstrip("…") in cited.chunk.text
+
+
+async def test_a_chats_script_setting_reaches_cite_on_the_wire(
+    data_dir: Path, telegram_wire: TelegramServer
+) -> None:
+    """`/settings script 繁体` is the chat's: `/cite` then shows the verse in Traditional, once;
+    the per-request option still wins, and another chat keeps Simplified."""
+    async with App(_settings(data_dir), embedder=HashEmbedder(DIM), llm=None) as app:
+        transport = TelegramTransport(
+            app.router, telegram_settings(telegram_wire), edit_interval_s=0.0
+        )
+        async with transport:
+            for count, (line, chat) in enumerate(
+                [
+                    ("/settings script 繁体", 42),
+                    ("/cite 弗1:10", 42),
+                    ("/cite 弗1:10", 43),
+                    ("/settings script", 42),
+                    ("/settings script 正楷", 42),
+                ],
+                start=1,
+            ):
+                telegram_wire.push_command(line, chat_id=chat, user_id=chat)
+                await telegram_wire.wait_for("sendMessage", count)
+        sent = [str(c.params.get("text", "")) for c in telegram_wire.named("sendMessage")]
+    confirmed, traditional, simplified, current, malformed = sent
+    assert "繁体" in confirmed
+    assert traditional.count("要照所安排的，在日期滿足的時候") == 1
+    assert "要照所安排的，在日期满足的时候" not in traditional  # the verse once, not twice
+    assert simplified.count("要照所安排的，在日期满足的时候") == 1  # chat 43 chose nothing
+    assert "繁体" in current
+    assert "简体" in malformed and "繁体" in malformed  # the choices, in the user's language

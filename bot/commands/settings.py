@@ -147,9 +147,16 @@ def settings_commands(
     if not children:
         return ()
     usage = " · ".join(c.help.usage for c in children)
+    usage_en = " · ".join(c.help.usage_in("en") for c in children)
     return (
         Group(
-            Help("settings", "本聊天的设置（管理员）", "This chat's settings (admins)", usage),
+            Help(
+                "settings",
+                "本聊天的设置（管理员）",
+                "This chat's settings (admins)",
+                usage,
+                usage_en,
+            ),
             tuple(children),
         ),
     )

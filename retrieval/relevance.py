@@ -136,6 +136,32 @@ def with_phrases(terms: Mapping[str, float], phrases: Iterable[str]) -> dict[str
     return out
 
 
+# Characters that carry grammar, not a subject: jieba's HMM glues them to a neighbour it cannot
+# place (信徒被提是 → 信徒 / 提是, the 被 of 被提 dropped as a stop word).
+FUNCTION_CHARS = frozenset("是在的了着过和与及或被把将就都也又还而之其这那有为以于从对向")
+
+
+def unglued(term: str, question: str) -> tuple[str, ...]:
+    """The word a two-character Chinese `term` that no dictionary has was cut from, when jieba
+    glued a function character to one of its characters: 提是 in 信徒被提是在 → 被提 (the 是
+    belongs to what follows; the 提 to what precedes). Nothing for a term with no function
+    character at an edge (七印 is a word of its own)."""
+    at = question.find(term)
+    if len(term) != 2 or at < 0 or not all(map(_is_han, term)):
+        return ()
+    left = question[at - 1 : at]  # the character before the term, the one after it
+    right = question[at + 2 : at + 3]
+    if term[1] in FUNCTION_CHARS and term[0] not in FUNCTION_CHARS and _is_han(left):
+        return (left + term[0],)
+    if term[0] in FUNCTION_CHARS and term[1] not in FUNCTION_CHARS and _is_han(right):
+        return (term[1] + right,)
+    return ()
+
+
+def _is_han(c: str) -> bool:
+    return len(c) == 1 and "\u3400" <= c <= "\u9fff"
+
+
 def _holds(term: str, text: str, alternatives: Mapping[str, Sequence[str]]) -> float:
     return max([_present(term, text), *(_present(a, text) for a in alternatives.get(term, ()))])
 

@@ -18,7 +18,14 @@ from typing import Literal, Protocol
 from retrieval.fuse import weighted_rrf
 from retrieval.keyword import Bm25Encoder
 from retrieval.ports import Embedder, VectorStore
-from retrieval.relevance import NON_MINISTRY, Evidence, coverage, query_terms, with_phrases
+from retrieval.relevance import (
+    NON_MINISTRY,
+    Evidence,
+    coverage,
+    query_terms,
+    unglued,
+    with_phrases,
+)
 from retrieval.scripture import normalise_refs
 from retrieval.synonyms import SynonymTable
 from retrieval.text import is_latin, mostly_chinese, rarity, search_form
@@ -210,6 +217,9 @@ class HybridSearch:
         phrases = self.synonyms.find(q, tokens) if self.synonyms else []
         terms = with_phrases(query_terms(tokens, rarity, refs), phrases)
         alternatives = {t: tuple(self.synonyms.expand([t])) for t in terms} if self.synonyms else {}
+        for t in terms:  # a word jieba made up (rarity 1, no synonym): read it as written
+            if rarity(t) >= 1.0 and not alternatives.get(t):
+                alternatives[t] = unglued(t, q)
         candidates = [s.chunk for result in per_track.values() for s in result.ranked]
         share, best, specific = coverage(terms, alternatives, candidates)
 

@@ -2,8 +2,8 @@
 SQLite, BM25, graph) with the hash embedder — so the gate decides on terms and verses alone
 (`RelevanceGate.for_embedder` sets no dense floor for it).
 
-Measured (bench/results/relevance.md): hash 58/64 addressed answered, 64/64 unaddressed
-declined, 65/73 held-out labelled questions answered; e5 62/64, 64/64, 65/73. Before the
+Measured (bench/results/relevance.md): hash 59/64 addressed answered, 64/64 unaddressed
+declined, 65/73 held-out labelled questions answered; e5 63/64, 64/64, 65/73. Before the
 gate, 0 of 64 unaddressed questions were declined.
 """
 

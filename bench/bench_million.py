@@ -8,6 +8,8 @@ stream so no process ever holds the corpus. Two processes per run:
           payload on disk, int8 scalar quantization in RAM with rescoring, memory-mapped
           BM25 index, payload indexes as always), then `optimize()`; the knowledge graph's
           rows (books, authors, verses, seed concepts linked per chunk) straight into SQLite.
+          The keyword terms' chunk counts (`retrieval.termstats`) into the same SQLite, as the
+          indexer keeps them (`--phase df` writes them for a shard built without them).
   query : a fresh process opens the shard and the graph the way the bot does at start-up,
           then times `HybridSearch.search` per track and fused (equal weights, k=60), with and
           without a filter, and measures HNSW recall@10 against exact search (same filter).
@@ -35,6 +37,7 @@ import sys
 import tempfile
 import time
 import zlib
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -173,7 +176,12 @@ def make_query(r: Row, vector: np.ndarray, n: int, rng: np.random.Generator) -> 
         concepts = seed_concepts()
         text += concepts[int(rng.integers(0, len(concepts)))]
     q = vector + QNOISE * rng.standard_normal(DIM).astype(np.float32) / math.sqrt(DIM)
-    return {"text": search_form(text), "vector": (q / np.linalg.norm(q)).tolist()}
+    # `chunk`: the stored chunk the query was drawn from, the keyword track's target.
+    return {
+        "text": search_form(text),
+        "vector": (q / np.linalg.norm(q)).tolist(),
+        "chunk": chunk_of(r).id,
+    }
 
 
 def memory_status() -> dict[str, float]:
@@ -228,6 +236,7 @@ async def build(size: int, layout: str, work: Path) -> dict[str, Any]:
     from retrieval.types import IndexedChunk
 
     out: dict[str, Any] = {"size": size, "layout": layout}
+    term_counts: Counter[int] = Counter()
     default_tokenizer().warm()
     encoder = Bm25Encoder()
     seed_graph = await KnowledgeGraph.open(None)
@@ -256,7 +265,9 @@ async def build(size: int, layout: str, work: Path) -> dict[str, Any]:
         items = []
         for r, d in zip(rows, dense, strict=True):
             c = chunk_of(r)
-            items.append(IndexedChunk(c, d.tolist(), encoder.encode_tokens([*r.tokens, *r.refs])))
+            sparse = encoder.encode_tokens([*r.tokens, *r.refs])
+            term_counts.update(sparse.indices)
+            items.append(IndexedChunk(c, d.tolist(), sparse))
             docs.setdefault(r.doc_id, []).append((c.id, r))
         t = time.perf_counter()
         await store.upsert(items)
@@ -296,6 +307,7 @@ async def build(size: int, layout: str, work: Path) -> dict[str, Any]:
     if batch:
         await flush_batch()
     await write_docs(list(docs))
+    await write_term_counts(work, term_counts)
     out["upsert_s"] = upsert_s
     out["graph_rows_s"] = graph_s
     out["stream_s"] = time.perf_counter() - t0
@@ -312,7 +324,58 @@ async def build(size: int, layout: str, work: Path) -> dict[str, Any]:
     return out
 
 
+async def write_term_counts(work: Path, counts: Counter[int]) -> None:
+    """The keyword terms' chunk counts as the indexer keeps them (`retrieval.termstats`)."""
+    import aiosqlite
+
+    from retrieval import termstats
+
+    async with aiosqlite.connect(work / "baibao.sqlite3") as db:
+        await db.executescript(termstats.SCHEMA)
+        await db.execute("DELETE FROM corpus_term_df")
+        await termstats.add(db, counts)
+        await db.commit()
+
+
+async def count_terms(size: int, work: Path) -> dict[str, Any]:
+    """`--phase df`: the term counts of a shard built before the build wrote them, from the
+    same deterministic stream of rows."""
+    from retrieval import termstats
+    from retrieval.keyword import Bm25Encoder
+    from retrieval.text import default_tokenizer
+
+    default_tokenizer().warm()
+    encoder = Bm25Encoder()
+    t = time.perf_counter()
+    counts: Counter[int] = Counter()
+    for _, r in rows_stream(size, set()):
+        counts.update(encoder.encode_tokens([*r.tokens, *r.refs]).indices)
+    await write_term_counts(work, counts)
+    common = sum(1 for n in counts.values() if n >= termstats.COMMON_DF)
+    return {"terms": len(counts), "common": common, "s": time.perf_counter() - t}
+
+
 # ---- query ------------------------------------------------------------------------------------
+
+
+async def keyword_sweep(hs: Any, indexer: Any, queries: list[dict[str, Any]]) -> dict[str, Any]:
+    """The keyword track with other thresholds for a common term (`termstats.COMMON_DF` is the
+    shipped one): latency and how often the query's own chunk is in its top 10."""
+    from retrieval import termstats
+
+    out: dict[str, Any] = {}
+    for min_df in (5_000, 10_000, 20_000, 50_000, 100_000):
+        common = await termstats.common_terms(indexer.db, min_df)
+        hs.common_terms = lambda _ns, common=common: common
+        lat, found = [], []
+        for q in queries:
+            t = time.perf_counter()
+            res = await hs.search(q["text"], tracks=("keyword",), limit=10)
+            lat.append(time.perf_counter() - t)
+            found.append(q.get("chunk") in {h.chunk.id for h in res.hits})
+        out[str(min_df)] = {"common": len(common), "found": statistics.mean(found), **stats(lat)}
+    hs.common_terms = None
+    return out
 
 
 async def soak_run(hs: Any, queries: list[dict[str, Any]], n: int) -> dict[str, Any]:
@@ -340,11 +403,13 @@ async def soak_run(hs: Any, queries: list[dict[str, Any]], n: int) -> dict[str, 
 
 async def query(layout: str, work: Path, soak: int = 0) -> dict[str, Any]:
     from retrieval.graph import KnowledgeGraph
+    from retrieval.index import Indexer
     from retrieval.keyword import Bm25Encoder
     from retrieval.search import HybridSearch
     from retrieval.store.edge import EdgeStore
     from retrieval.synonyms import SynonymTable
     from retrieval.text import default_tokenizer
+    from retrieval.types import CORPUS_NAMESPACE
 
     out: dict[str, Any] = {}
     queries = json.loads((work / "queries.json").read_text(encoding="utf-8"))
@@ -359,20 +424,40 @@ async def query(layout: str, work: Path, soak: int = 0) -> dict[str, Any]:
     out["rss_graph_mb"] = rss_mb() - g_rss
     out["graph_stats"] = graph.stats()
     default_tokenizer().warm()
+    embedder = PrecomputedEmbedder({q["text"]: q["vector"] for q in queries})
+    # The registry's database as the bot opens it: the keyword terms' chunk counts come from it.
+    indexer = Indexer(work / "baibao.sqlite3", store, embedder, Bm25Encoder(), graph)
+    await indexer.open()
+    out["common_terms"] = len(indexer.common_terms(CORPUS_NAMESPACE))
     hs = HybridSearch(
         store,
-        PrecomputedEmbedder({q["text"]: q["vector"] for q in queries}),
+        embedder,
         Bm25Encoder(),
         graph,
         SynonymTable.load(),
         weights=(1.0, 1.0, 1.0),
         k=60,
+        common_terms=indexer.common_terms,
     )
+    # The same search with every query term: the keyword track without term counts.
+    hs_all = HybridSearch(store, embedder, Bm25Encoder(), graph, SynonymTable.load())
     for q in queries[:WARMUP]:
         await hs.search(q["text"])
     lat: dict[str, list[float]] = {
-        k: [] for k in ("fused first", "dense", "keyword", "graph", "fused", "fused+filter")
+        k: []
+        for k in (
+            "fused first",
+            "dense",
+            "keyword",
+            "keyword, every term",
+            "graph",
+            "fused",
+            "fused+filter",
+        )
     }
+    # The chunk each query was drawn from, in the keyword track's top 10 and fused top 6: what
+    # leaving out the common terms costs in ranking.
+    found: dict[str, list[bool]] = {"keyword": [], "keyword, every term": [], "fused": []}
     # CPU time of the whole process (every thread: the event loop, the store's readers,
     # Qdrant's own) per fused search: the work a query costs, which the other programs on a
     # shared machine do not change, unlike its wall time.
@@ -392,17 +477,26 @@ async def query(layout: str, work: Path, soak: int = 0) -> dict[str, Any]:
             lat[track].append(time.perf_counter() - t)
             if track == "graph":
                 hits["graph"].append(len(res.hits))
+            if track == "keyword":
+                found["keyword"].append(q.get("chunk") in {h.chunk.id for h in res.hits})
+        t = time.perf_counter()
+        res = await hs_all.search(q["text"], tracks=("keyword",), limit=10)
+        lat["keyword, every term"].append(time.perf_counter() - t)
+        found["keyword, every term"].append(q.get("chunk") in {h.chunk.id for h in res.hits})
         t, c = time.perf_counter(), time.process_time()
         res = await hs.search(q["text"], limit=6)
         lat["fused"].append(time.perf_counter() - t)
         cpu.append(time.process_time() - c)
         hits["fused"].append(len(res.hits))
+        found["fused"].append(q.get("chunk") in {h.chunk.id for h in res.hits})
         t = time.perf_counter()
         await hs.search(q["text"], flt=type_filter, limit=6)
         lat["fused+filter"].append(time.perf_counter() - t)
     out["lat"] = {k: stats(v) for k, v in lat.items()}
     out["fused_cpu"] = stats(cpu)
     out["hits_mean"] = {k: statistics.mean(v) for k, v in hits.items()}
+    out["source_found"] = {k: statistics.mean(v) for k, v in found.items()}
+    out["keyword_by_common_df"] = await keyword_sweep(hs_all, indexer, queries)
     # The bot's footprint: after serving queries, before the recall check below reads every
     # original vector (exact search), which the bot never does.
     out["status_serving"] = memory_status()
@@ -431,15 +525,19 @@ async def query(layout: str, work: Path, soak: int = 0) -> dict[str, Any]:
     out["status"] = memory_status()  # after the exact searches too
     out["rss_by_file"] = rss_by_file()
     out["queries"] = len(queries)
+    await indexer.close()
     await store.close()
     await graph.close()
     return out
 
 
 def child(phase: str, size: int, layout: str, work: Path, soak: int) -> None:
-    result = asyncio.run(
-        build(size, layout, work) if phase == "build" else query(layout, work, soak)
-    )
+    runs = {
+        "build": lambda: build(size, layout, work),
+        "df": lambda: count_terms(size, work),
+        "query": lambda: query(layout, work, soak),
+    }
+    result = asyncio.run(runs[phase]())
     (work / f"{phase}.json").write_text(json.dumps(result, ensure_ascii=False), encoding="utf-8")
 
 
@@ -450,8 +548,13 @@ def main() -> None:
     ap.add_argument("--size", type=int, default=1_000_000)
     ap.add_argument("--layout", choices=("on-disk", "in-memory"), default="on-disk")
     ap.add_argument("--work", type=Path, default=None, help="keep the built shard here")
-    ap.add_argument("--phase", choices=("build", "query"), help=argparse.SUPPRESS)
+    ap.add_argument("--phase", choices=("build", "df", "query"), help=argparse.SUPPRESS)
     ap.add_argument("--skip-build", action="store_true", help="query an existing --work dir")
+    ap.add_argument(
+        "--count-terms",
+        action="store_true",
+        help="first write the keyword terms' chunk counts (a shard built without them)",
+    )
     ap.add_argument("--soak", type=int, default=0, help="then this many more fused searches")
     args = ap.parse_args()
     work = args.work or Path(tempfile.mkdtemp(prefix="bench-million-"))
@@ -461,6 +564,8 @@ def main() -> None:
     work.mkdir(parents=True, exist_ok=True)
     result: dict[str, Any] = {"load_before": os.getloadavg()}
     phases = ["query"] if args.skip_build else ["build", "query"]
+    if args.count_terms:
+        phases = ["df", *phases]
     for phase in phases:
         t = time.perf_counter()
         cmd = [

@@ -119,7 +119,14 @@ class App:
         )
         await self.indexer.reconcile()
         self.search = HybridSearch(
-            self.store, self.embedder, self.encoder, self.graph, synonyms, s.weights, s.fusion_k
+            self.store,
+            self.embedder,
+            self.encoder,
+            self.graph,
+            synonyms,
+            s.weights,
+            s.fusion_k,
+            common_terms=self.indexer.common_terms,
         )
         self.llm = self._build_llm()
         if self.llm is not None:

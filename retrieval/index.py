@@ -1,7 +1,8 @@
 """The corpus indexer: document registry (SQLite) + points (VectorStore) + graph, kept in step.
 
-Tables (aiosqlite, WAL): `corpus_documents` (one row per indexed document version) and
-`corpus_verses` (Bible text for `/cite`).
+Tables (aiosqlite, WAL): `corpus_documents` (one row per indexed document version),
+`corpus_verses` (Bible text for `/cite`) and the keyword terms' chunk counts
+(`retrieval.termstats`), which change in the transaction that writes the registry row.
 
 Generations. Every indexed version of a document gets a generation number `gen` (the
 registry's previous gen + 1). Its points carry payload `x_gen` and ids derived from the
@@ -29,7 +30,8 @@ from __future__ import annotations
 import asyncio
 import inspect
 import uuid
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections import Counter
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, fields, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -38,6 +40,7 @@ from typing import Any, Literal, Protocol
 
 import aiosqlite
 
+from retrieval import termstats
 from retrieval.keyword import Bm25Encoder
 from retrieval.ports import Embedder, VectorStore
 from retrieval.text import search_form
@@ -109,6 +112,7 @@ class IndexReport:
 class ReconcileReport:
     points_deleted: int = 0
     graphs_rebuilt: int = 0
+    terms_counted: int = 0
 
 
 _RECORD_FIELDS = tuple(f.name for f in fields(DocumentRecord))
@@ -199,6 +203,7 @@ class Indexer:
         graph: GraphIndex | None,
         *,
         namespace: str = CORPUS_NAMESPACE,
+        common_df: int = termstats.COMMON_DF,
     ) -> None:
         self._db_path = Path(db_path)
         self.store = store
@@ -208,6 +213,8 @@ class Indexer:
         self.namespace = namespace
         self._db: aiosqlite.Connection | None = None
         self._lock = asyncio.Lock()
+        self.common_df = common_df
+        self._common: dict[int, int] = {}
 
     # ---- lifecycle ------------------------------------------------------------------------
 
@@ -231,8 +238,9 @@ class Indexer:
         try:
             await db.execute("PRAGMA journal_mode=WAL")
             await db.execute("PRAGMA busy_timeout=5000")
-            await db.executescript(_SCHEMA)
+            await db.executescript(_SCHEMA + termstats.SCHEMA)
             await db.commit()
+            self._common = await termstats.common_terms(db, self.common_df)
         except BaseException:
             await db.close()
             raise
@@ -288,6 +296,19 @@ class Indexer:
         )
         await self.db.commit()
 
+    def common_terms(self, namespace: str) -> Mapping[int, int]:
+        """The keyword terms held by at least `common_df` of this namespace's chunks,
+        with their counts (the keyword track leaves them out while a rarer term remains)."""
+        return self._common if namespace == self.namespace else {}
+
+    async def _set_terms(self, doc_id: str, counts: Mapping[int, int] | None) -> None:
+        """Stage the document's term counts in the open transaction (the registry write that
+        follows commits them) — see `retrieval.termstats`."""
+        await termstats.replace_document(self.db, doc_id, counts)
+
+    async def _refresh_common(self) -> None:
+        self._common = await termstats.common_terms(self.db, self.common_df)
+
     def _doc(self, doc_id: str) -> dict[str, FilterValue]:
         return {"namespace": self.namespace, "doc_id": doc_id}
 
@@ -316,7 +337,9 @@ class Indexer:
             self.encoder.encode_document(c.search_text or c.text, c.scripture_refs) for c in chunks
         ]
 
-    async def _upsert(self, chunks: Sequence[Chunk], progress: Progress | None) -> None:
+    async def _upsert(self, chunks: Sequence[Chunk], progress: Progress | None) -> Counter[int]:
+        """Embed and store `chunks`; returns how many of them hold each keyword term."""
+        terms: Counter[int] = Counter()
         total = len(chunks)
         await _report(progress, 0, total)
         for start in range(0, total, EMBED_BATCH):
@@ -328,7 +351,9 @@ class Indexer:
             await self.store.upsert(
                 [IndexedChunk(c, d, s) for c, d, s in zip(batch, dense, sparse, strict=True)]
             )
+            terms.update(termstats.count_terms(sparse))
             await _report(progress, start + len(batch), total)
+        return terms
 
     async def replace_document(
         self,
@@ -355,10 +380,11 @@ class Indexer:
             # generation, only then the old generation goes. A crash before the row write leaves
             # the old version (reconcile drops the unregistered new points); after it, the new one
             # (reconcile drops the old generation's leftovers).
-            if stamped:
-                await self._upsert(stamped, progress)
+            terms = await self._upsert(stamped, progress) if stamped else None
             old_graph_gen = int(old["graph_gen"]) if old is not None else 0
+            await self._set_terms(doc.doc_id, terms)
             await self._write_row(doc, gen, old_graph_gen, has_points=embed)
+            await self._refresh_common()
             if old is not None or stamped:
                 await self.store.delete(
                     Filter(equals=self._doc(doc.doc_id), not_equals={"x_gen": gen})
@@ -420,11 +446,14 @@ class Indexer:
                 # reconcile removes; never a registered document without its chunks.
                 await self.db.execute("DELETE FROM corpus_verses WHERE doc_id = ?", (doc_id,))
                 await self.db.execute("DELETE FROM corpus_documents WHERE doc_id = ?", (doc_id,))
+                await self._set_terms(doc_id, None)
                 await self.db.commit()
                 await self.store.delete(Filter(equals=self._doc(doc_id)))
                 if self.graph is not None:
                     await self.graph.delete_document(doc_id)
                 removed.append(record)
+            if removed:
+                await self._refresh_common()
             return removed
 
     # ---- recovery -------------------------------------------------------------------------
@@ -466,7 +495,31 @@ class Indexer:
                 await self._update_graph(row["doc_id"], chunks)
                 await self._set_graph_gen(row["doc_id"], int(row["gen"]))
                 rebuilt += 1
-            return ReconcileReport(before - after, rebuilt)
+            counted = await self._count_missing_terms(rows)
+            return ReconcileReport(before - after, rebuilt, counted)
+
+    async def _count_missing_terms(self, rows: Sequence[dict[str, Any]]) -> int:
+        """Count the keyword terms of documents indexed before term counts were kept (by an
+        older version), from their stored chunks: once per document."""
+        cursor = await self.db.execute("SELECT doc_id FROM corpus_doc_terms")
+        have = {str(r[0]) for r in await cursor.fetchall()}
+        await cursor.close()
+        counted = 0
+        for row in rows:
+            if not row["has_points"] or not row["chunk_count"] or row["doc_id"] in have:
+                continue
+            chunks = await self.store.scroll(
+                Filter(equals=self._doc(row["doc_id"])), limit=SCROLL_LIMIT
+            )
+            if not chunks:
+                continue
+            vectors = await asyncio.to_thread(self._encode, chunks)
+            await self._set_terms(row["doc_id"], termstats.count_terms(vectors))
+            await self.db.commit()
+            counted += 1
+        if counted:
+            await self._refresh_common()
+        return counted
 
     # ---- Bible verses ---------------------------------------------------------------------
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
@@ -28,10 +28,14 @@ from retrieval.relevance import (
 )
 from retrieval.scripture import normalise_refs
 from retrieval.synonyms import SynonymTable
+from retrieval.termstats import drop_common
 from retrieval.text import is_latin, mostly_chinese, rarity, search_form
 from retrieval.types import CORPUS_NAMESPACE, Chunk, Filter, GraphPath, Hit, ScoredChunk
 
 Track = Literal["dense", "graph", "keyword"]
+# A namespace's keyword terms held by so many chunks that the keyword track leaves them out
+# while a rarer term remains (`Indexer.common_terms`, see `retrieval.termstats`).
+CommonTerms = Callable[[str], Mapping[int, int]]
 TRACKS: tuple[Track, ...] = ("dense", "graph", "keyword")
 DEPTH = 30  # candidates per track
 # The graph track's evidence is sparser: past its first ten its candidates only dilute the
@@ -105,6 +109,8 @@ class HybridSearch:
         synonyms: SynonymTable | None,
         weights: tuple[float, float, float] = (0.5, 0.3, 0.2),
         k: int = 60,
+        *,
+        common_terms: CommonTerms | None = None,
     ) -> None:
         self.store = store
         self.embedder = embedder
@@ -113,6 +119,7 @@ class HybridSearch:
         self.synonyms = synonyms
         self.weights: dict[str, float] = dict(zip(TRACKS, weights, strict=True))
         self.k = k
+        self.common_terms = common_terms
 
     async def search(
         self,
@@ -149,7 +156,7 @@ class HybridSearch:
         keyword_terms = {**expansions, **dict.fromkeys(refs[:MAX_REF_TOKENS], 1.0)}
         dense, keyword, graph = await asyncio.gather(
             self._dense(q, base) if "dense" in tracks else none(),
-            self._keyword(q, keyword_terms, base) if "keyword" in tracks else none(),
+            self._keyword(q, keyword_terms, base, namespace) if "keyword" in tracks else none(),
             self._graph(q, refs, base) if "graph" in tracks else none(),
         )
         per_track = {"dense": dense, "keyword": keyword, "graph": graph}
@@ -271,8 +278,12 @@ class HybridSearch:
         vector = await self.embedder.embed_query(q)
         return _TrackResult(await self.store.search_dense(vector, flt=base, limit=DEPTH))
 
-    async def _keyword(self, q: str, expansions: dict[str, float], base: Filter) -> _TrackResult:
+    async def _keyword(
+        self, q: str, expansions: dict[str, float], base: Filter, namespace: str
+    ) -> _TrackResult:
         vector = await asyncio.to_thread(self.encoder.encode_query, q, expansions)
+        if self.common_terms is not None:
+            vector = drop_common(vector, self.common_terms(namespace))
         if not vector.indices:
             return _TrackResult()
         return _TrackResult(await self.store.search_sparse(vector, flt=base, limit=DEPTH))

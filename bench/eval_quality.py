@@ -210,6 +210,9 @@ def _settings(data_dir: Path, books: str) -> Settings:
     )
 
 
+NO_GLOSS = "without the English → Chinese gloss of the keyword track (before/after)"
+
+
 async def evaluate(
     embedder_name: str,
     questions: Sequence[Question],
@@ -221,6 +224,7 @@ async def evaluate(
     throughput: bool = True,
     data_dir: Path | None = None,
     log: Callable[[str], None] = print,
+    gloss: bool = True,
 ) -> Run:
     """`data_dir`: keep the prepared corpus there and reuse it on the next run (one directory
     per embedder and book set; ingest is skipped when the corpus is already there, so
@@ -233,6 +237,8 @@ async def evaluate(
         else:
             tmp = data_dir / f"{embedder_name}-{books.replace(',', '_')}"
         async with App(_settings(tmp, books), embedder=inner, llm=None) as app:
+            if not gloss:
+                app.search.gloss = None
             t0 = time.perf_counter()
             await app.prepare_samples()
             run.ingest_s = time.perf_counter() - t0
@@ -391,6 +397,7 @@ async def main(argv: Sequence[str] | None = None) -> None:
         default=None,
         help="keep prepared corpora here (<dir>/<embedder>-<books>) and reuse them",
     )
+    p.add_argument("--no-gloss", action="store_true", help=NO_GLOSS)
     args = p.parse_args(argv)
     questions = load_questions()
     runs = []
@@ -404,6 +411,7 @@ async def main(argv: Sequence[str] | None = None) -> None:
                 books=args.books,
                 throughput=not args.no_throughput,
                 data_dir=args.data_dir,
+                gloss=not args.no_gloss,
             )
         )
     text = report(runs, questions)

@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from bench.eval_quality import _settings, load_questions, make_embedder  # noqa: E402
+from bench.eval_quality import NO_GLOSS, _settings, load_questions, make_embedder  # noqa: E402
 from bot.app import App  # noqa: E402
 from retrieval.relevance import Evidence, RelevanceGate  # noqa: E402
 
@@ -63,6 +63,7 @@ async def run_gate(
     *,
     data_dir: Path | None = None,
     gate: RelevanceGate | None = None,
+    gloss: bool = True,
 ) -> GateRun:
     labelled = load_questions()
     with contextlib.ExitStack() as stack:
@@ -71,6 +72,8 @@ async def run_gate(
         else:
             tmp = data_dir / f"{embedder_name}-Eph"
         async with App(_settings(tmp, "Eph"), embedder=make_embedder(embedder_name)) as app:
+            if not gloss:
+                app.search.gloss = None
             await app.prepare_samples()
             model_id = app.embedder.model_id
             chosen = gate or RelevanceGate.for_embedder(model_id)
@@ -141,10 +144,11 @@ async def main(argv: Sequence[str] | None = None) -> None:
     p.add_argument("--embedders", default="hash,e5")
     p.add_argument("--data-dir", type=Path, default=None)
     p.add_argument("--out", type=Path, default=None)
+    p.add_argument("--no-gloss", action="store_true", help=NO_GLOSS)
     args = p.parse_args(argv)
     items = load_items()
     runs = [
-        await run_gate(name.strip(), items, data_dir=args.data_dir)
+        await run_gate(name.strip(), items, data_dir=args.data_dir, gloss=not args.no_gloss)
         for name in args.embedders.split(",")
     ]
     text = report(runs, items)

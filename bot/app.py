@@ -91,6 +91,7 @@ class App:
         from novel.repo import NovelRepo
         from novel.service import NovelService
         from novel.settings import NovelSettings
+        from retrieval.gloss import Gloss
         from retrieval.graph import KnowledgeGraph
         from retrieval.graph.view import GraphViewer
         from retrieval.index import Indexer
@@ -127,6 +128,8 @@ class App:
             s.weights,
             s.fusion_k,
             common_terms=self.indexer.common_terms,
+            # English → Chinese renderings for English questions (read on first use)
+            gloss=Gloss.bundled(tokenizer.general_frequency),
         )
         self.llm = self._build_llm()
         if self.llm is not None:

@@ -48,12 +48,17 @@ def _present(term: str, text: str) -> float:
     """1 when `term` is in `text` (English as a whole word), PARTIAL when a CJK term of three
     or more characters is there without its first or last character (首生者 / 首生), else 0."""
     if term.isascii():
-        return 1.0 if re.search(rf"(?<![\w-]){re.escape(term)}(?![\w-])", text) else 0.0
+        return holds(term, text)
     if term in text:
         return 1.0
     if len(term) >= 3 and (term[:-1] in text or term[1:] in text):
         return PARTIAL
     return 0.0
+
+
+def holds(word: str, text: str) -> float:
+    """1 when the English `word` is a whole word of `text`, else 0."""
+    return 1.0 if re.search(rf"(?<![\w-]){re.escape(word)}(?![\w-])", text) else 0.0
 
 
 def reference_words(refs: Iterable[str]) -> frozenset[str]:
@@ -90,6 +95,9 @@ class Evidence:
     # its nearest passages all in Chinese: the words the keyword and graph tracks matched are
     # English surface words, not the passages the question is about.
     cross_script: bool = False
+    # The dense candidates were also ranked through the question's Chinese gloss
+    # (`retrieval.gloss`, `HybridSearch._gloss_rank`).
+    glossed: bool = False
 
     def as_dict(self) -> dict[str, object]:
         return {
@@ -98,6 +106,7 @@ class Evidence:
             "keyword_signal": round(self.keyword_signal, 3),
             "graph_signal": round(self.graph_signal, 3),
             "cross_script": self.cross_script,
+            "glossed": self.glossed,
             "dense": round(self.dense, 4),
             "entities": list(self.entities),
             "refs": list(self.refs),

@@ -5,6 +5,8 @@ reached by walking the knowledge graph from the query's entities (concepts, peop
 the scripture nodes of the verses it cites) together with chunks that cite those verses directly (`scripture_refs`);
 chunks are fetched by their point id through the `x_cid` payload key the Indexer writes.
 Overlapping chunks of one document (the prose chunker's 15% overlap) come back as one hit.
+An English question's dense candidates are also ranked by the words they say through the
+English → Chinese gloss (`retrieval.gloss`), a ranking fused where the answer is Chinese.
 """
 
 from __future__ import annotations
@@ -16,12 +18,14 @@ from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
 from retrieval.fuse import weighted_rrf
+from retrieval.gloss import Gloss
 from retrieval.keyword import Bm25Encoder
 from retrieval.ports import Embedder, VectorStore
 from retrieval.relevance import (
     NON_MINISTRY,
     Evidence,
     coverage,
+    holds,
     query_terms,
     unglued,
     with_phrases,
@@ -48,6 +52,11 @@ SIGNAL_DEPTH = 3  # a track's top hits that must hold the query's terms for it t
 MIN_SIGNAL = 0.4  # bench/results/fusion.md
 SCRIPT_DEPTH = 5  # the dense hits that tell which script a question's answer is written in
 CROSS_SCRIPT_WEIGHT = 0.3  # share of its weight a lexical track keeps across scripts
+# The gloss ranking (`HybridSearch._gloss_rank`): its weight as a multiple of the dense
+# track's, and the least a Chinese rendering a passage holds counts (rare ones count more).
+GLOSS_WEIGHT = 3.0
+RENDERING_FLOOR = 0.5
+GLOSS_DEPTH = 100  # dense candidates the gloss ranking reads (the dense track keeps DEPTH)
 
 
 class GraphWalkResult(Protocol):
@@ -111,6 +120,7 @@ class HybridSearch:
         k: int = 60,
         *,
         common_terms: CommonTerms | None = None,
+        gloss: Gloss | None = None,
     ) -> None:
         self.store = store
         self.embedder = embedder
@@ -120,6 +130,7 @@ class HybridSearch:
         self.weights: dict[str, float] = dict(zip(TRACKS, weights, strict=True))
         self.k = k
         self.common_terms = common_terms
+        self.gloss = gloss
 
     async def search(
         self,
@@ -154,13 +165,23 @@ class HybridSearch:
 
         # Chunks carry their verse ids as keyword tokens (see Indexer), so the query's do too.
         keyword_terms = {**expansions, **dict.fromkeys(refs[:MAX_REF_TOKENS], 1.0)}
+        # An English question's dense candidates are re-read through the English → Chinese
+        # gloss (with the keyword track: the lexical reading the fused search gets), deeper
+        # than the dense track's own.
+        glossed = self.gloss is not None and is_latin(q) and "keyword" in tracks
+        depth = GLOSS_DEPTH if glossed else DEPTH
         dense, keyword, graph = await asyncio.gather(
-            self._dense(q, base) if "dense" in tracks else none(),
+            self._dense(q, base, depth) if "dense" in tracks else none(),
             self._keyword(q, keyword_terms, base, namespace) if "keyword" in tracks else none(),
             self._graph(q, refs, base) if "graph" in tracks else none(),
         )
+        pool = dense.ranked
+        dense = _TrackResult(pool[:DEPTH])
         per_track = {"dense": dense, "keyword": keyword, "graph": graph}
-        evidence = self._evidence(q, refs, per_track)
+        glossed = glossed and bool(pool)
+        evidence = self._evidence(q, refs, per_track, glossed=glossed)
+        if glossed:
+            per_track["gloss"] = await asyncio.to_thread(self._gloss_rank, q, pool)
         return Candidates(q, refs, expansions, per_track, evidence)
 
     def fuse(self, found: Candidates, *, limit: int = 6) -> SearchResult:
@@ -207,6 +228,10 @@ class HybridSearch:
         if evidence.cross_script:
             for track in ("keyword", "graph"):
                 weights[track] *= CROSS_SCRIPT_WEIGHT
+        # The gloss ranking counts across scripts only, where it is the one lexical reading
+        # of the Chinese text (on an English passage the English words already meet).
+        glossing = evidence.glossed and evidence.cross_script
+        weights["gloss"] = weights["dense"] * GLOSS_WEIGHT if glossing else 0.0
         return weights
 
     def _weights_for(self, found: Candidates) -> dict[str, float]:
@@ -218,7 +243,12 @@ class HybridSearch:
         return weights
 
     def _evidence(
-        self, q: str, refs: tuple[str, ...], per_track: Mapping[str, _TrackResult]
+        self,
+        q: str,
+        refs: tuple[str, ...],
+        per_track: Mapping[str, _TrackResult],
+        *,
+        glossed: bool = False,
     ) -> Evidence:
         tokens = self.encoder.tokenize(q)
         phrases = self.synonyms.find(q, tokens) if self.synonyms else []
@@ -266,7 +296,27 @@ class HybridSearch:
             refs=refs,
             refs_cited=cited,
             cross_script=cross_script,
+            glossed=glossed,
         )
+
+    def _gloss_rank(self, q: str, ranked: Sequence[ScoredChunk]) -> _TrackResult:
+        """The dense candidates re-ranked by how many of the question's English words they
+        say: a word counts when a passage holds it or one of its Chinese renderings (a rare
+        rendering more than a common character); ties keep the dense order."""
+        assert self.gloss is not None
+        words = self.gloss.renderings(q)
+
+        def said(chunk: Chunk) -> float:
+            text = (chunk.search_text or chunk.text).lower()
+            return sum(
+                max(
+                    [holds(w, text), *(max(RENDERING_FLOOR, rarity(h)) for h in heads if h in text)]
+                )
+                for w, heads in words.items()
+            )
+
+        scored = [ScoredChunk(s.chunk, said(s.chunk)) for s in ranked]
+        return _TrackResult(sorted(scored, key=lambda s: -s.score))
 
     def _expansions(self, q: str) -> dict[str, float]:
         if self.synonyms is None:
@@ -274,9 +324,9 @@ class HybridSearch:
         found = self.synonyms.find(q, self.encoder.tokenize(q))
         return self.synonyms.expand(found)
 
-    async def _dense(self, q: str, base: Filter) -> _TrackResult:
+    async def _dense(self, q: str, base: Filter, depth: int = DEPTH) -> _TrackResult:
         vector = await self.embedder.embed_query(q)
-        return _TrackResult(await self.store.search_dense(vector, flt=base, limit=DEPTH))
+        return _TrackResult(await self.store.search_dense(vector, flt=base, limit=depth))
 
     async def _keyword(
         self, q: str, expansions: dict[str, float], base: Filter, namespace: str

@@ -5,7 +5,8 @@ router calls when — and only when — a command needs an admin. The policy her
 into a yes or no:
 
 - Discord: the Administrator or Manage Server permission, or the role named `NOVEL_ADMIN_ROLE`;
-- Telegram: the chat's creator and its administrators;
+- Telegram: the chat's creator and its administrators, and whoever posts as the group itself
+  (an anonymous administrator: Telegram lets only administrators do that);
 - a private chat (a DM, the console): its only member.
 
 A lookup that cannot get an answer raises `AdminUnknown`; the router then says so and never
@@ -33,6 +34,10 @@ class Member:
     administrator: bool = False  # Telegram administrator, Discord Administrator permission
     manage_server: bool = False  # Discord Manage Server permission
     roles: tuple[str, ...] = ()  # Discord role names
+    # Telegram: the message was sent on behalf of the chat itself (`sender_chat` is the chat),
+    # as an anonymous administrator's are. A post on behalf of another chat (a linked
+    # channel) is not this.
+    as_the_chat: bool = False
 
 
 MemberLookup = Callable[[], Awaitable[Member]]
@@ -43,7 +48,13 @@ class AdminPolicy:
     admin_role: str = ""  # NOVEL_ADMIN_ROLE: a Discord role whose members count as admins
 
     def is_admin(self, member: Member) -> bool:
-        if member.private_chat or member.owner or member.administrator or member.manage_server:
+        if (
+            member.private_chat
+            or member.owner
+            or member.administrator
+            or member.manage_server
+            or member.as_the_chat  # only a chat's administrators may speak as the chat
+        ):
             return True
         return bool(self.admin_role) and self.admin_role in member.roles
 

@@ -300,9 +300,15 @@ class TelegramTransport(ChatTransport):
 
     # ---- incoming ---------------------------------------------------------------------------
 
-    def _actor(self, chat: Chat, user: User | None) -> Actor:
-        user_id = user.id if user else chat.id
-        name = (user.full_name or user.username or "") if user else (chat.title or "")
+    def _actor(self, chat: Chat, user: User | None, sender_chat: Chat | None = None) -> Actor:
+        """Who spoke. A message sent on behalf of a chat (an anonymous admin posts as the group,
+        a linked channel as itself) comes `from` a placeholder bot: the chat is the sender."""
+        if sender_chat is not None:
+            user_id, name = sender_chat.id, sender_chat.title or sender_chat.username or ""
+        elif user is not None:
+            user_id, name = user.id, user.full_name or user.username or ""
+        else:
+            user_id, name = chat.id, chat.title or ""
         return Actor(
             "telegram",
             str(chat.id),
@@ -312,14 +318,16 @@ class TelegramTransport(ChatTransport):
         )
 
     def _member(
-        self, chat_id: int, chat_type: str, user_id: int
+        self, chat: Chat, user_id: int, sender_chat: Chat | None = None
     ) -> Callable[[], Awaitable[Member]]:
         """The lookup the router calls when a command needs an admin (never otherwise)."""
 
         async def lookup() -> Member:
-            if chat_type == ChatType.PRIVATE:
+            if chat.type == ChatType.PRIVATE:
                 return Member(private_chat=True)
-            return await self.admins.member(chat_id, user_id)
+            if sender_chat is not None:  # on behalf of a chat: no member to look up
+                return Member(as_the_chat=sender_chat.id == chat.id)
+            return await self.admins.member(chat.id, user_id)
 
         return lookup
 
@@ -370,7 +378,7 @@ class TelegramTransport(ChatTransport):
         text: str,
         upload: Upload | None,
     ) -> None:
-        actor = self._actor(chat, user)
+        actor = self._actor(chat, user, message.sender_chat)
         thread = message.message_thread_id if message.is_topic_message else None
         state = _EditState()
         editor = self._editor(chat.id, thread, state)
@@ -390,7 +398,7 @@ class TelegramTransport(ChatTransport):
                 private=chat.type == ChatType.PRIVATE,
                 upload=upload,
                 progress=progress,
-                member=self._member(chat.id, chat.type, int(actor.user_id)),
+                member=self._member(chat, int(actor.user_id), message.sender_chat),
                 ack=ack,
             )
         if reply is None:  # addressed to another bot
@@ -428,7 +436,7 @@ class TelegramTransport(ChatTransport):
             await query.answer()
             return
         user = query.from_user
-        member = self._member(chat.id, chat.type, user.id)
+        member = self._member(chat, user.id)
         reply = await self.router.press(self._actor(chat, user), action, member=member)
         text = reply.plain()
         short = len(text) <= 190 and not reply.buttons and not reply.poll and not reply.attachments

@@ -143,6 +143,21 @@ async def test_an_admin_lookup_failure_is_said_once_never_a_wrong_refusal(
     assert [a.is_admin for a, _ in tg.novels.calls] == [True]  # once Telegram can tell
 
 
+async def test_an_anonymous_admin_is_an_admin_a_channel_is_not(tg: Tg) -> None:
+    # An admin posting anonymously: `from` is GroupAnonymousBot, `sender_chat` the group.
+    tg.server.push_as_chat("/chapter close", chat_id=GROUP)
+    await answered(tg, chat_id=GROUP)
+    [(actor, _)] = tg.novels.calls
+    assert actor.is_admin and actor.user_id == str(GROUP)
+    assert before_marker(tg) == ["ok"]
+    # A post on behalf of another chat (a linked channel) is no admin of this group.
+    tg.server.push_as_chat("/chapter close", chat_id=GROUP, channel_id=-1009)
+    await answered(tg, chat_id=GROUP)
+    assert len(tg.novels.calls) == 1
+    assert before_marker(tg)[-1] == "只有管理员可以这样做。"
+    assert tg.server.named("getChatAdministrators") == []  # neither needed a lookup
+
+
 async def test_a_membership_change_refreshes_the_admin_list(tg: Tg) -> None:
     tg.server.member_status[(GROUP, MEMBER)] = "administrator"
     await answered(tg, "/chapter close", chat_id=GROUP, user_id=MEMBER)

@@ -22,6 +22,7 @@ from tests.service_fakes import RecordingNovels, RecordingScholar, fake_router
         (Member(owner=True), "", True),
         (Member(administrator=True), "", True),
         (Member(manage_server=True), "", True),
+        (Member(as_the_chat=True), "", True),  # a Telegram anonymous administrator
         (Member(roles=("写手",)), "写手", True),
         (Member(roles=("写手",)), "", False),
         (Member(roles=("读者",)), "写手", False),

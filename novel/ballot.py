@@ -24,6 +24,22 @@ BALLOT_STYLES: tuple[BallotStyle, ...] = ("poll", "keyboard")
 
 VOTE = "vote"  # the action prefix of vote buttons
 
+# Telegram's native poll takes 2–12 options; it is the only platform with one here. Whether a
+# ballot goes out as the native poll or as buttons is decided once, by `native_ballot` (the
+# presenter words the help text by it and the renderers follow the flag it sets).
+POLL_MIN_OPTIONS = 2
+POLL_MAX_OPTIONS = 12
+NATIVE_POLL_PLATFORMS = frozenset({"telegram"})
+
+
+def native_ballot(style: BallotStyle, platform: str, options: int) -> bool:
+    """True: the ballot is the platform's native poll; False: buttons / a keyboard."""
+    return (
+        style == "poll"
+        and platform in NATIVE_POLL_PLATFORMS
+        and POLL_MIN_OPTIONS <= options <= POLL_MAX_OPTIONS
+    )
+
 
 @dataclass(frozen=True, slots=True)
 class VoteAction:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from novel.ballot import vote_prefix
+from novel.ballot import native_ballot, vote_prefix
 from novel.consistency import Finding
 from novel.evolve import BlueprintChange
 from novel.messages import T
@@ -230,7 +230,7 @@ class Presenter:
                 ),
                 lang=lang,
             )
-        native = view.style == "poll"
+        native = native_ballot(view.style, view.round.platform, len(view.proposals))
         help_key = "ballot_poll_help" if native else "ballot_help"
         return Reply(
             blocks=(

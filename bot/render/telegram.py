@@ -22,7 +22,6 @@ CALLBACK_LIMIT = 64  # bytes of callback_data
 LABEL_LIMIT = 64
 POLL_QUESTION_LIMIT = 300
 POLL_OPTION_LIMIT = 100
-POLL_MAX_OPTIONS = 12
 
 _SOURCES = {"zh": "出处", "en": "Sources"}
 _TRUNCATED = {
@@ -133,9 +132,10 @@ def _label(text: str) -> str:
 
 def native_poll(reply: Reply) -> bool:
     """The ballot goes out as Telegram's own poll (else as keyboard buttons) — never both, so
-    there is one ballot and one count. A poll needs 2–12 options."""
-    poll = reply.poll
-    return poll is not None and poll.native and 2 <= len(poll.options) <= POLL_MAX_OPTIONS
+    there is one ballot and one count. The ballot's owner decided which (`Poll.native`, set
+    within Telegram's 2–12 options by `novel.ballot.native_ballot`): the help text it wrote
+    matches only what it decided, so the renderer follows it and never re-decides."""
+    return reply.poll is not None and reply.poll.native
 
 
 def keyboard(reply: Reply, table: ActionTable) -> InlineKeyboardMarkup | None:

@@ -228,3 +228,49 @@ async def test_members_may_open_rounds_when_configured(tmp_path: Path) -> None:
     async with Room(tmp_path, None, settings) as room:
         opened = await room.service.handle(member(1), api.NextRound())
         assert not opened.is_error
+
+
+def _rendered_ballot_help(ballot_plain: str) -> str:
+    return "poll" if "在下方的投票中选择" in ballot_plain else "buttons"
+
+
+async def test_ballot_help_matches_the_ballot_actually_rendered(tmp_path: Path) -> None:
+    """Telegram polls take 2–12 options: 1 or 13 proposals go out as the keyboard, and the
+    help text says buttons; Discord always shows buttons, even with the chat set to poll."""
+    from bot.render import discord as dr
+    from bot.render import telegram as tr
+
+    titles = [f"提议{i}" for i in range(1, 14)]
+    for count, native in ((1, False), (2, True), (12, True), (13, False)):
+        chat = f"-10{count}"
+        admin = Actor("telegram", chat, "admin", "管理员", is_admin=True)
+        async with Room(tmp_path / f"tg{count}", None) as room:
+            s = room.service
+            assert not (await s.handle(admin, api.NextRound())).is_error
+            for i, title in enumerate(titles[:count], start=1):
+                who = Actor("telegram", chat, f"u{i}", f"成员{i}")
+                assert not (await s.handle(who, api.Propose(title))).is_error
+            ballot = await s.handle(admin, api.CloseRound())
+            assert ballot.poll is not None and ballot.poll.native is native, count
+            out = tr.render(ballot)
+            assert (out.poll is not None) is native, count
+            keyboard = out.messages[-1].keyboard
+            rows = len(keyboard.inline_keyboard) if keyboard is not None else 0
+            assert rows == (0 if native else count), count
+            said = _rendered_ballot_help(ballot.plain())
+            assert said == ("poll" if native else "buttons"), (count, ballot.plain())
+            if not native:
+                assert "点按钮或用 /chapter vote 编号 投票" in ballot.plain()
+    discord_admin = Actor("discord", "guild", "admin", "管理员", "chan", is_admin=True)
+    async with Room(tmp_path / "dc", None) as room:
+        s = room.service
+        set_poll = await s.handle(discord_admin, api.BallotSettings(style="poll"))
+        assert not set_poll.is_error
+        assert not (await s.handle(discord_admin, api.NextRound())).is_error
+        for i, title in enumerate(titles[:3], start=1):
+            who = Actor("discord", "guild", f"u{i}", f"成员{i}", "chan")
+            assert not (await s.handle(who, api.Propose(title))).is_error
+        ballot = await s.handle(discord_admin, api.CloseRound())
+        assert ballot.poll is not None and not ballot.poll.native
+        assert len(dr.render(ballot)[-1].buttons) == 3
+        assert _rendered_ballot_help(ballot.plain()) == "buttons", ballot.plain()

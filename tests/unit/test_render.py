@@ -13,6 +13,7 @@ from telegram.error import RetryAfter
 from bot.render import discord as dr
 from bot.render import telegram as tr
 from bot.render.stream import ActionTable, StreamingEditor, as_seconds
+from novel.ballot import native_ballot
 from retrieval.reply import Attachment, Block, Button, Citation, Poll, Reply
 
 # ---- Discord ---------------------------------------------------------------------------------
@@ -188,7 +189,10 @@ def test_telegram_keyboard_or_native_poll_never_both() -> None:
 
 
 def test_telegram_single_option_poll_is_keyboard_only() -> None:
-    out = tr.render(Reply(lang="zh", poll=Poll("?", ("甲",), "vote:r:", native=True)))
+    # The ballot's owner decides (novel.ballot.native_ballot: one option is a keyboard, as
+    # Telegram polls need 2–12); the renderer follows the flag so the help text matches.
+    assert not native_ballot("poll", "telegram", 1)
+    out = tr.render(Reply(lang="zh", poll=Poll("?", ("甲",), "vote:r:", "r", native=False)))
     assert out.poll is None and out.messages[-1].keyboard is not None
 
 

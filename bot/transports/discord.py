@@ -135,6 +135,11 @@ class _Client(discord.Client):
     async def setup_hook(self) -> None:
         await self.transport.setup()
 
+    async def on_message(self, message: discord.Message) -> None:
+        # The default intents deliver DMs with their content (message content is a privileged
+        # intent only in servers); server messages are ignored by the transport anyway.
+        await self.transport.on_message(message)
+
 
 Callback = Callable[..., Coroutine[Any, Any, None]]
 
@@ -352,6 +357,37 @@ class DiscordTransport(ChatTransport):
         else:
             await self._deliver(interaction, reply, editor, state)
 
+    async def on_message(self, message: discord.Message) -> None:
+        """A message typed in a DM to the bot gets what a private chat gets from the router (a
+        one-line pointer to /help for plain text or an unknown command). Server channels and
+        bots (this one included) are never answered: there, commands are interactions."""
+        if message.guild is not None or message.author.bot:
+            return
+        if message.type not in (discord.MessageType.default, discord.MessageType.reply):
+            return
+        me = self.client.user
+        actor = Actor(
+            "discord",
+            f"dm:{message.author.id}",
+            str(message.author.id),
+            message.author.display_name,
+            channel_id=str(message.channel.id),
+            lang=self._settings.default_language,
+        )
+
+        async def member() -> Member:
+            return Member(private_chat=True)
+
+        reply = await self.router.handle_text(
+            actor,
+            message.content,
+            bot_username=me.name if me is not None else "",
+            private=True,
+            member=member,
+        )
+        if reply is not None:
+            await self._send_to(message.channel, actor, reply)
+
     async def on_press(self, interaction: discord.Interaction[Any], custom_id: str) -> None:
         action = self._actions.decode(custom_id)
         await interaction.response.defer(ephemeral=True, thinking=True)
@@ -446,7 +482,9 @@ class DiscordTransport(ChatTransport):
         raise ValueError(f"no channel to post to for chat {target.chat_id}")
 
     async def send(self, target: Actor, reply: Reply) -> None:
-        channel = await self._channel(target)
+        await self._send_to(await self._channel(target), target, reply)
+
+    async def _send_to(self, channel: Any, target: Actor, reply: Reply) -> None:
         sent = None
         for message in render(reply, self._actions):
             sent = await channel.send(message.content or "…", **_send_kwargs(message))

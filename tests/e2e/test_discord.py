@@ -352,3 +352,27 @@ async def test_a_429_on_a_followup_is_honoured(env: Env) -> None:
     assert [c.status for c in attempts] == [200, 429, 200]  # callback, limited, retried
     assert post.json["content"] == "answer"
     assert len(scholar.calls) == 1  # retried at the HTTP layer, not re-run
+
+
+async def test_a_dm_never_meets_silence_a_server_channel_stays_quiet(env: Env) -> None:
+    _, stub, scholar, _ = env
+    hello = await stub.post_message("你好")  # MESSAGE_CREATE in a DM channel, no guild
+    dm = hello["channel_id"]
+    await stub.post_message("/foo 1", channel_id=dm)
+    await stub.wait_until(lambda: len(stub.posted_in(dm)) >= 2)
+    plain, unknown = stub.posted_in(dm)
+    assert plain.startswith("请以 / 开头输入命令") and "/help" in plain and "\n" not in plain
+    assert unknown.startswith("未知命令：/foo") and "/help" in unknown
+    # Never answered: a server channel, the bot's own DM message, another bot's DM.
+    await stub.post_message("大家好", dm=False)
+    await stub.post_message(f"<@{APP_ID}> /foo", dm=False)  # content delivered: it mentions us
+    await stub.post_message("你好", channel_id=dm, user_id=APP_ID, name="baibao", bot=True)
+    other = await stub.post_message("你好", user_id=snowflake(), name="dice", bot=True)
+    # A later DM is answered once the earlier messages were handled (each ignored one returns
+    # before its handler first awaits, and handlers start in arrival order).
+    await stub.post_message("what can you do", channel_id=dm)
+    await stub.wait_until(lambda: len(stub.posted_in(dm)) >= 3)
+    assert stub.posted_in(dm)[2].startswith("Commands start with /")
+    assert len(stub.posted_in(dm)) == 3
+    assert stub.posted_in(CHANNEL_ID) == [] and stub.posted_in(other["channel_id"]) == []
+    assert scholar.calls == []

@@ -7,7 +7,8 @@ Point the library at it with `discord.http.Route.BASE = server.api` and
 The gateway speaks the real sequence: HELLO (heartbeat interval) → IDENTIFY (the token is
 checked) → READY → GUILD_CREATE (roles and a channel), heartbeats acknowledged; a test sends an
 interaction with `await server.interact(payload)`, which arrives as an `INTERACTION_CREATE`
-dispatch with the next sequence number. Member payloads carry role ids and permissions, and the
+dispatch with the next sequence number; `await server.post_message(text)` posts a message (in a DM
+by default) as a MESSAGE_CREATE dispatch. Member payloads carry role ids and permissions, and the
 guild's roles carry names, so permission checks (Manage Server, `NOVEL_ADMIN_ROLE`) are real.
 
 REST requests are checked and refused with Discord's error bodies:
@@ -51,6 +52,7 @@ TOKEN = "stub-token"
 CONTENT_LIMIT = 2000
 MANAGE_GUILD = 1 << 5
 ADMINISTRATOR = 1 << 3
+MESSAGE_CONTENT_INTENT = 1 << 15
 
 _ids = itertools.count(500000000000000001)
 
@@ -203,6 +205,7 @@ class DiscordServer:
         self.rate_limit_once: dict[str, float] = {}
         self.channels = {CHANNEL_ID}
         self.identified = asyncio.Event()
+        self.intents = 0  # the gateway intents the client identified with
         self._interactions: dict[str, _Interaction] = {}
         self._by_token: dict[str, _Interaction] = {}
         self._ws: web.WebSocketResponse | None = None
@@ -322,6 +325,52 @@ class DiscordServer:
         await self._dispatch("INTERACTION_CREATE", payload)
         return payload
 
+    async def post_message(
+        self,
+        content: str,
+        *,
+        dm: bool = True,
+        user_id: str = USER_ID,
+        name: str = "linyuan",
+        bot: bool = False,
+        channel_id: str | None = None,
+    ) -> dict[str, Any]:
+        """Someone posts a message: a MESSAGE_CREATE dispatch as Discord sends it, in a DM
+        channel with the bot (`dm=True`, a fresh DM channel unless `channel_id`) or in the
+        server's channel. As on Discord, a server message reaches a bot without the privileged
+        MESSAGE_CONTENT intent with an empty `content` unless it mentions the bot; a DM always
+        carries its content. Returns the payload."""
+        await self.wait_until(lambda: self._ws is not None and self.identified.is_set())
+        message = self._message_object({"content": content}, snowflake())
+        message["author"] = _user(user_id, name, bot=bot)
+        mentioned = f"<@{BOT_ID}>" in content
+        if dm:
+            message["channel_id"] = channel_id or snowflake()
+            self.channels.add(message["channel_id"])  # the bot may answer in it
+        else:
+            message["channel_id"] = channel_id or CHANNEL_ID
+            message["guild_id"] = GUILD_ID
+            message["member"] = {
+                "roles": [],
+                "joined_at": "2024-01-01T00:00:00+00:00",
+                "deaf": False,
+                "mute": False,
+                "flags": 0,
+            }
+            if not (self.intents & MESSAGE_CONTENT_INTENT) and not mentioned:
+                message["content"] = ""
+        if mentioned:
+            message["mentions"] = [_user(BOT_ID, "baibao", bot=True)]
+        await self._dispatch("MESSAGE_CREATE", message)
+        return message
+
+    def posted_in(self, channel_id: str) -> list[str]:
+        """The contents the bot POSTed to a channel (not interaction answers), in order."""
+        return [
+            str((c.json or {}).get("content") or "")
+            for c in self.find("POST", f"/channels/{channel_id}/messages")
+        ]
+
     # ---- gateway ----------------------------------------------------------------------------
 
     async def _dispatch(self, event: str, data: dict[str, Any]) -> None:
@@ -338,6 +387,7 @@ class DiscordServer:
             self.gateway_frames.append(frame)
             op = frame.get("op")
             if op == 2:  # IDENTIFY
+                self.intents = int(frame.get("d", {}).get("intents") or 0)
                 if frame.get("d", {}).get("token") != self.token:
                     await ws.close(code=4004, message=b"Authentication failed.")
                     break

@@ -4,7 +4,8 @@ Token: one CJK character, or one Latin word / number (`[A-Za-z0-9]+` with inner 
 Punctuation and spaces are not tokens. This approximates both jieba words × ~1.5 and the
 embedding models' sub-word counts closely enough to size chunks.
 
-- prose (book, message): per section, whole sentences gathered into chunks of 400–600 tokens
+- prose (book, message): per section, whole sentences (`retrieval.sentences`, the splitter
+  that knows brackets and scripture references) gathered into chunks of 400–600 tokens
   (closed at the first paragraph end after 400, or before a sentence would pass 600), the
   next chunk starting with the previous one's last sentences (~15% of its tokens, whole
   sentences only: the smallest suffix ≥ 15%, none when a single sentence would exceed 35%).
@@ -30,6 +31,7 @@ from typing import Any
 
 from ingest.clean import is_cjk
 from ingest.structure import FootnoteEntry, OutlinePoint, Section
+from retrieval.sentences import split_sentences as _split_sentences
 
 MIN_TOKENS = 400
 MAX_TOKENS = 600
@@ -39,13 +41,6 @@ FOOTNOTE_MAX = 1200
 SMALL_SECTION = 100
 
 _TOKEN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]|[A-Za-z0-9]+(?:['’-][A-Za-z0-9]+)*")
-_SENTENCE = re.compile(
-    r".+?(?:[。！？!?；…]+[」』”’\"）)】]*"
-    r"|[.!?]+[\"”’)]*(?=\s+[A-Z\"“‘(（\u3400-\u9fff])"
-    r"|[.!?]+[\"”’)]*\s*$"
-    r"|$)",
-    re.S,
-)
 _CLAUSE = re.compile(r"(?<=[，、：,:])")
 
 
@@ -54,7 +49,9 @@ def count_tokens(text: str) -> int:
 
 
 def split_sentences(text: str) -> list[str]:
-    return [s.strip() for s in _SENTENCE.findall(text) if s.strip()]
+    """Whole sentences, stripped: the one splitter (`retrieval.sentences`), which never ends a
+    sentence inside brackets (`（约十四20；一13–14）`) nor after `cf.` / before `15:5`."""
+    return [s.strip() for s in _split_sentences(text) if s.strip()]
 
 
 def smart_join(parts: Iterable[str]) -> str:

@@ -273,3 +273,30 @@ def test_prose_chunks_know_their_paragraph_numbers() -> None:
     assert spans[-1][1] == 6
     assert all(a <= b for a, b in spans)
     assert [p.chapter for p in pieces if p.extra["para"] >= 5][-1].endswith("二　路线")
+
+
+def test_prose_chunks_never_cut_inside_brackets_or_scripture_references() -> None:
+    """The chunker uses the one splitter (retrieval.sentences): a bracketed reference list
+    with `；` stays in its sentence, and `cf.` does not end one before `John 15:5`."""
+    from retrieval.sentences import split_sentences as shared_splitter
+
+    bracket = "召会是神圣分赐的结果（约十四20；一13–14）。"
+    reference = "See cf. John 15:5 for the vine."
+    assert split_sentences(bracket + "这是另一句。") == [bracket, "这是另一句。"]
+    assert split_sentences(reference + " The branch abides.") == [
+        reference,
+        "The branch abides.",
+    ]
+    # Sentences are packed whole: with each sentence just under half a chunk, a boundary
+    # falls between sentences only, so every chunk is made of whole sentences of the text.
+    zh = [bracket + "神圣的分赐" * 11 + "在召会里显出来（弗一23；三10）。" for _ in range(12)]
+    en = [reference + " The branch remains in the vine and bears fruit." * 20 for _ in range(12)]
+    for paragraphs in (zh, en):
+        sentences = {s.strip() for p in paragraphs for s in shared_splitter(p) if s.strip()}
+        pieces = prose_pieces([Section(("第一章",), paragraphs)], min_tokens=100, max_tokens=200)
+        assert len(pieces) > 2
+        for piece in pieces:
+            for line in piece.text.split("\n"):
+                assert set(split_sentences(line)) <= sentences, line
+            assert "一13–14）。" not in split_sentences(piece.text.replace("\n", ""))
+            assert "John 15:5 for the vine." not in split_sentences(piece.text)

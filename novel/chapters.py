@@ -318,6 +318,7 @@ class ChapterService:
             row = await self._repo.version(chapter_id, version)
             assert row is not None
             bp = await self.blueprint(actor.chat_id)
+            target: int | None = None
             try:
                 if upload is None:
                     assert self._llm is not None
@@ -337,6 +338,8 @@ class ChapterService:
                 summary = await summarise(
                     self._llm, text, row.title, bp, await self._known_places(actor.chat_id)
                 )
+                # the version add_version will write (the lock keeps anyone else from adding)
+                target = await self._repo.next_version(chapter_id)
                 new_version, chunks = await self._memory.add_version(
                     chat_id=actor.chat_id,
                     chapter_id=chapter_id,
@@ -350,6 +353,14 @@ class ChapterService:
                 )
             except LLMError as err:
                 raise Refused("llm_failed", kind=err.kind) from None
+            except Refused:
+                raise
+            except Exception:
+                # A store or disk fault: nothing half-written stays (version stays current).
+                log.exception("saving a revision of chapter %s of %s failed", number, actor.chat_id)
+                if target is not None:
+                    await self._memory.undo_version(actor.chat_id, chapter_id, target, version)
+                raise Refused("revise_save_failed", n=number, v=version) from None
             findings, changes = await self.review(
                 actor.chat_id, chapter_id, number, text, summary, bp
             )

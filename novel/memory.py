@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -35,6 +36,8 @@ from retrieval.types import (
     chunk_id,
     content_hash,
 )
+
+log = logging.getLogger(__name__)
 
 EncodeSparse = Callable[[str], SparseVector]
 
@@ -340,6 +343,28 @@ class PlotMemory:
         )
         await self.activate(chat_id, chapter_id, version)
         return version, count
+
+    async def undo_version(self, chat_id: str, chapter_id: str, version: int, keep: int) -> None:
+        """After `add_version` of `version` failed (a store or disk fault at any step, the
+        process still running): make `keep` current again and remove `version`. SQLite first
+        (the truth), then the store is made to agree — the new chunks dropped, `keep`'s chunks
+        re-activated or re-indexed if step 4 got that far. Best effort: if the store still
+        fails, the next `reconcile()` finishes from the same SQLite truth."""
+        try:
+            if await self._repo.version(chapter_id, version) is not None:
+                await self._repo.drop_version(chapter_id, version, keep)
+        except Exception:
+            log.exception("undoing version %s of chapter %s in SQLite failed", version, chapter_id)
+            return
+        try:
+            await self._store.delete(self._flt(chat_id, doc_id=chapter_id, x_version=version))
+            await self.reconcile(chat_id)
+        except Exception:
+            log.warning(
+                "plot memory of %s left for the next reconcile after a failed revision",
+                chat_id,
+                exc_info=True,
+            )
 
     async def rollback(self, chat_id: str, chapter_id: str, chapter_no: int, version: int) -> int:
         row = await self._repo.version(chapter_id, version)

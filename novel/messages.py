@@ -138,6 +138,10 @@ T = Catalog(
             "已收到第 {n} 章正文并写入情节记忆（{chunks} 段）。",
             "Chapter {n} received and added to plot memory ({chunks} chunks).",
         ),
+        "revise_save_failed": (
+            "保存失败，第 {n} 章没有改动，当前仍是第 {v} 版。请稍后重试。",
+            "Saving failed; chapter {n} is unchanged and version {v} is still current. Try again later.",
+        ),
         "revising_progress": ("正在重写第 {n} 章…", "Rewriting chapter {n}…"),
         "needs_model": (
             _NEEDS_MODEL_ZH + "上传文本修订仍可使用。",

@@ -833,6 +833,18 @@ class NovelRepo:
                 "UPDATE novel_chapters SET current_version = ? WHERE id = ?", (version, chapter_id)
             )
 
+    async def drop_version(self, chapter_id: str, version: int, current: int) -> None:
+        """Undo a revision that failed to save: remove version `version` and make `current`
+        current again, in one transaction."""
+        async with self._tx() as db:
+            await db.execute(
+                "UPDATE novel_chapters SET current_version = ? WHERE id = ?", (current, chapter_id)
+            )
+            await db.execute(
+                "DELETE FROM novel_chapter_versions WHERE chapter_id = ? AND version = ?",
+                (chapter_id, version),
+            )
+
     async def next_version(self, chapter_id: str) -> int:
         row = await self._one(
             "SELECT COALESCE(MAX(version), 0) + 1 FROM novel_chapter_versions WHERE chapter_id = ?",

@@ -17,7 +17,7 @@ from retrieval.llm.scripted import ScriptedLLM
 from retrieval.ports import LLMError, LLMRequest
 from retrieval.requests import Actor
 from retrieval.store.edge import EdgeStore
-from retrieval.types import IndexedChunk
+from retrieval.types import Chunk, Filter, IndexedChunk, ScoredChunk, SparseVector
 from tests.novel_room import ADMIN, Room, fake_model, member
 
 MEMBERS_OPEN = NovelSettings(openers="members", proposal_minutes=60, vote_minutes=60)
@@ -147,6 +147,102 @@ async def test_a_non_llm_failure_while_saving_saves_nothing(tmp_path: Path) -> N
         assert lost.is_error and "保存失败" in lost.plain()
         assert len(await room.repo.chapters("g1")) == 1
         assert not (await s.handle(member(1), api.SubmitChapter("寻师之夜。"))).is_error
+
+
+class FailingStore:
+    """The real store behind the VectorStore protocol, failing the next `fail[method]` calls
+    of a method with a disk error (a store fault while saving — not a model error)."""
+
+    def __init__(self, inner: EdgeStore) -> None:
+        self.inner = inner
+        self.fail: dict[str, int] = {}
+
+    def _trip(self, method: str) -> None:
+        if self.fail.get(method):
+            self.fail[method] -= 1
+            raise OSError(f"disk full ({method})")
+
+    async def upsert(self, items: Sequence[IndexedChunk]) -> None:
+        self._trip("upsert")
+        await self.inner.upsert(items)
+
+    async def delete(self, flt: Filter) -> None:
+        self._trip("delete")
+        await self.inner.delete(flt)
+
+    async def set_extra(self, flt: Filter, values: dict[str, object]) -> None:
+        self._trip("set_extra")
+        await self.inner.set_extra(flt, values)
+
+    async def search_dense(
+        self, vector: Sequence[float], *, flt: Filter | None = None, limit: int = 10
+    ) -> list[ScoredChunk]:
+        return await self.inner.search_dense(vector, flt=flt, limit=limit)
+
+    async def search_sparse(
+        self, query: SparseVector, *, flt: Filter | None = None, limit: int = 10
+    ) -> list[ScoredChunk]:
+        return await self.inner.search_sparse(query, flt=flt, limit=limit)
+
+    async def scroll(self, flt: Filter | None = None, *, limit: int = 1000) -> list[Chunk]:
+        return await self.inner.scroll(flt, limit=limit)
+
+    async def count(self, flt: Filter | None = None) -> int:
+        return await self.inner.count(flt)
+
+    async def close(self) -> None:
+        await self.inner.close()
+
+
+async def test_a_store_failure_while_saving_a_revision_keeps_the_current_version(
+    tmp_path: Path,
+) -> None:
+    """A disk fault at any store step of a revision (hidden upsert, activation after the
+    SQLite flip, deleting the old chunks) leaves version 1 current, whole and retrievable."""
+    stores: list[FailingStore] = []
+
+    def wrap(store: EdgeStore) -> FailingStore:
+        stores.append(FailingStore(store))
+        return stores[-1]
+
+    english = Actor("console", "g1", "admin", "Admin", channel_id="c1", is_admin=True, lang="en")
+    async with Room(tmp_path, None, MEMBERS_OPEN, store_wrapper=wrap) as room:
+        s = room.service
+        await _winner_pending(room, ADMIN)
+        assert not (await s.handle(member(1), api.SubmitChapter(RELAY))).is_error
+        chapter = await room.repo.chapter("g1", 1)
+        assert chapter is not None
+        stored = await room.store.scroll(limit=1000)
+        assert stored and {c.extra["version"] for c in stored} == {1}
+
+        for step, who in (("upsert", ADMIN), ("set_extra", english), ("delete", ADMIN)):
+            stores[0].fail = {step: 1}
+            failed = await s.handle(who, api.ReviseChapter(1, text="林远没有过江。"))
+            assert failed.is_error, (step, failed.plain())
+            if who is english:
+                assert "Saving failed; chapter 1 is unchanged" in failed.plain()
+                assert "version 1 is still current" in failed.plain()
+            else:
+                assert "保存失败，第 1 章没有改动，当前仍是第 1 版" in failed.plain(), step
+            assert stores[0].fail == {step: 0}, step  # the fault was hit
+            # SQLite: version 1 is current and the failed version is gone
+            assert [v.version for v in await room.repo.versions(chapter.id)] == [1], step
+            assert (await room.repo.current_map("g1"))[chapter.id] == (1, 1), step
+            shown = await s.handle(member(2), api.ShowChapter(1))
+            assert "霍三死了" in shown.plain() and "林远没有过江" not in shown.plain()
+            # the store: only version 1's chunks, all current, and retrievable
+            after = await room.store.scroll(limit=1000)
+            assert len(after) == len(stored), step
+            assert {(c.extra["version"], c.extra["current"]) for c in after} == {(1, True)}
+            hits = await s.memory.search("g1", "钱七 漕帮 封江")
+            assert hits and all(h.version == 1 for h in hits), step
+            assert any("钱七" in h.text for h in hits), step
+
+        ok = await s.handle(ADMIN, api.ReviseChapter(1, text="林远没有过江，钱七独自回了漕帮。"))
+        assert not ok.is_error and "第 2 版" in ok.plain(), ok.plain()
+        assert (await room.repo.current_map("g1"))[chapter.id] == (1, 2)
+        after = await room.store.scroll(limit=1000)
+        assert {(c.extra["version"], c.extra["current"]) for c in after} == {(2, True)}
 
 
 async def test_revise_edge_cases(tmp_path: Path) -> None:

@@ -145,28 +145,24 @@ async def _one_shot(app: App, args: argparse.Namespace) -> int:
 
 
 async def _ask_json(app: App, actor: Actor, words: str) -> int:
-    """`baibao ask --json`: the structured answer, for integrations and evaluation."""
-    from dataclasses import replace
-
-    from bot.commands.scholar import split_filters
-    from bot.registry import UsageError
+    """`baibao ask --json`: the structured answer, for integrations and evaluation. The words
+    go through the /ask command's own parsing (length limit, filters, types), so bad input
+    gets the same usage message as in a chat (on stderr, exit status 2)."""
+    from bot.render.console import render
     from retrieval.answer import answer_reply
-    from retrieval.i18n import detect_language
+    from retrieval.reply import Reply
     from retrieval.requests import AskRequest
     from retrieval.scholar import UnknownFilter
 
-    actor = replace(actor, lang=detect_language(words, default=actor.lang))
-    try:
-        filters, question = split_filters(words)
-    except UsageError as err:
-        zh, en = err.text or (err.key, err.key)
-        print(en if actor.lang == "en" else zh, file=sys.stderr)
+    parsed = await app.router.parse_text(actor, f"/ask {words}")
+    if isinstance(parsed, Reply):
+        print(render(parsed, parsed.lang), file=sys.stderr)
         return 2
-    if not question.strip():
-        print("请写下问题 / write a question", file=sys.stderr)
-        return 2
+    actor, request = parsed
+    if not isinstance(request, AskRequest):  # the registry's /ask always parses to one
+        raise TypeError(f"/ask parsed to {type(request).__name__}")
     try:
-        request = await app.scholar.resolve_filters(AskRequest(question, filters))
+        request = await app.scholar.resolve_filters(request)
     except UnknownFilter as err:
         print(err.message(actor.lang), file=sys.stderr)
         return 2

@@ -99,6 +99,35 @@ class Router:
         ack: Ack | None = None,
     ) -> Reply | None:
         """A raw chat line. None means stay quiet (see the module docstring)."""
+        resolved = await self._resolve_text(actor, line, bot_username, private)
+        if not isinstance(resolved, tuple):
+            return resolved
+        actor, entry, raw = resolved
+        return await self._run(actor, entry, raw, upload, progress, member, ack)
+
+    async def parse_text(self, actor: Actor, line: str) -> tuple[Actor, Any] | Reply:
+        """A command line parsed exactly as `handle_text` parses it (the same resolution,
+        parameter checks and `parse`), without running it: (the actor in the language of the
+        user's words, the typed request), or the usage Reply the chat would get. For one-shot
+        callers such as `baibao ask --json`; a command that takes a file cannot be parsed here."""
+        resolved = await self._resolve_text(actor, line, "", True)
+        if resolved is None:
+            lang = self._lang(actor, line)
+            return Reply.error(T(lang, "not_a_command"), lang=lang)
+        if isinstance(resolved, Reply):
+            return resolved
+        actor, command, raw = resolved
+        try:
+            values = validate(command, raw, has_file=False)
+            return actor, command.parse(Values(dict(values)))
+        except UsageError as err:
+            return self._usage(actor.lang, command, err)
+
+    async def _resolve_text(
+        self, actor: Actor, line: str, bot_username: str, private: bool
+    ) -> tuple[Actor, Command[Any], RawArgs] | Reply | None:
+        """A raw line → (actor in the words' language, the command, its raw arguments), or the
+        error Reply, or None to stay quiet."""
         actor = await self.in_chat_language(actor)
         split = split_text_command(line, bot_username)
         if split is None:
@@ -121,8 +150,7 @@ class Router:
         actor = self._with_lang(actor, self._lang(actor, rest))
         if entry is None:
             return Reply.error(T(actor.lang, "unknown_command", name=name[:40]), lang=actor.lang)
-        raw = parse_args(entry, rest)
-        return await self._run(actor, entry, raw, upload, progress, member, ack)
+        return actor, entry, parse_args(entry, rest)
 
     async def dispatch(
         self,

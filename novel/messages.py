@@ -4,10 +4,6 @@ from __future__ import annotations
 
 from retrieval.i18n import Catalog
 
-_NEEDS_MODEL_ZH = "写作需要语言模型：请配置 ANTHROPIC_API_KEY、OPENAI_API_KEY 或 LLM_BASE_URL。"
-_NEEDS_MODEL_EN = (
-    "Writing needs a language model: configure ANTHROPIC_API_KEY, OPENAI_API_KEY or LLM_BASE_URL."
-)
 # What admins see on top of the plain sentence members get: the setting to fix.
 _SETTING_ZH = (
     "（管理员：配置 ANTHROPIC_API_KEY、OPENAI_API_KEY 或 LLM_BASE_URL 后，机器人就能代写。）"
@@ -143,14 +139,10 @@ T = Catalog(
             "Saving failed; chapter {n} is unchanged and version {v} is still current. Try again later.",
         ),
         "revising_progress": ("正在重写第 {n} 章…", "Rewriting chapter {n}…"),
+        # a plain sentence; admins get `admin_setting` (the setting names) appended once
         "needs_model": (
-            _NEEDS_MODEL_ZH + "上传文本修订仍可使用。",
-            _NEEDS_MODEL_EN + " Uploading a text still works.",
-        ),
-        "needs_model_pending": (
-            _NEEDS_MODEL_ZH + "本轮胜出的提议已保存，配置好后用 /chapter next 重试。",
-            _NEEDS_MODEL_EN
-            + " The winning goal is saved; retry with /chapter next once configured.",
+            "重写需要语言模型，现在没有可用的模型；上传文本修订仍可使用。",
+            "Rewriting needs a language model and none is available; uploading a text still works.",
         ),
         "llm_failed": (
             "写作失败（语言模型：{kind}），没有保存任何内容，请稍后重试。",
@@ -297,6 +289,13 @@ T = Catalog(
             "The blueprint has not been changed yet.",
         ),
         "reason_upload_blueprint": ("上传", "upload"),
+        "blueprint_decisions_heading": ("设定更新建议的处理记录", "Decided blueprint updates"),
+        "blueprint_decision_line": (
+            "{when} · {who} · {status} · {change}",
+            "{when} · {who} · {status} · {change}",
+        ),
+        "change_status_accepted": ("已接受", "accepted"),
+        "change_status_rejected": ("已拒绝", "rejected"),
         "pending_heading": ("待处理的更新建议", "Pending updates"),
         # ballot settings
         "bad_ballot_style": (

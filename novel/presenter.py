@@ -89,7 +89,7 @@ class Presenter:
         if refused.key == "round_open" and isinstance(fields.get("phase"), str):
             fields["phase"] = T(lang, f"phase_{fields['phase']}")
         text = T(lang, refused.key, **fields)
-        if admin and refused.key in ("needs_model",):
+        if admin and refused.key == "needs_model":  # the setting to fix, said once
             text += T(lang, "admin_setting")
         return Reply.error(text, lang=lang)
 
@@ -398,8 +398,9 @@ class Presenter:
         return Reply(blocks=tuple(blocks), is_error=not r.changes, lang=lang)
 
     def _blueprint_history(self, r: BlueprintHistoryView, lang: Lang) -> Reply:
-        if not r.entries:
+        if not r.entries and not r.decisions:
             return Reply.text(T(lang, "blueprint_history_empty"), lang=lang)
+        blocks: list[Block] = []
         lines = [
             T(
                 lang,
@@ -411,13 +412,24 @@ class Presenter:
             )
             for when, who, why, title in r.entries
         ]
-        return Reply(
-            blocks=(
-                Block(T(lang, "blueprint_history_heading"), "heading"),
-                Block("\n".join(lines)),
-            ),
-            lang=lang,
-        )
+        if lines:
+            blocks += [Block(T(lang, "blueprint_history_heading"), "heading")]
+            blocks += [Block("\n".join(lines))]
+        decided = [
+            T(
+                lang,
+                "blueprint_decision_line",
+                when=c.decided_at.strftime("%Y-%m-%d %H:%M") if c.decided_at else "-",
+                who=c.decided_by or "-",
+                status=T(lang, f"change_status_{c.status}"),
+                change=describe_change(lang, c),
+            )
+            for c in r.decisions
+        ]
+        if decided:
+            blocks += [Block(T(lang, "blueprint_decisions_heading"), "heading")]
+            blocks += [Block("\n".join(decided))]
+        return Reply(blocks=tuple(blocks), lang=lang)
 
 
 def describe_change(lang: Lang, row: ChangeRow) -> str:

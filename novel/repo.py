@@ -220,6 +220,8 @@ class ChangeRow:
     payload: dict[str, Any]
     status: str  # pending | accepted | rejected | superseded
     created_at: datetime
+    decided_at: datetime | None = None
+    decided_by: str = ""
 
 
 def _ts(value: datetime) -> str:
@@ -283,6 +285,8 @@ def _change(row: sqlite3.Row) -> ChangeRow:
         payload=json.loads(row["payload"]),
         status=row["status"],
         created_at=datetime.fromisoformat(row["created_at"]),
+        decided_at=_dt(row["decided_at"]),
+        decided_by=row["decided_by"],
     )
 
 
@@ -439,6 +443,15 @@ class NovelRepo:
             "SELECT * FROM novel_blueprint_changes WHERE chat_id = ? AND status = 'pending'"
             " ORDER BY id",
             (chat_id,),
+        )
+        return [_change(r) for r in rows]
+
+    async def decided_changes(self, chat_id: str, limit: int = 20) -> list[ChangeRow]:
+        """Proposed changes an admin accepted or rejected, newest decision first."""
+        rows = await self._all(
+            "SELECT * FROM novel_blueprint_changes WHERE chat_id = ?"
+            " AND status IN ('accepted', 'rejected') ORDER BY decided_at DESC, id DESC LIMIT ?",
+            (chat_id, limit),
         )
         return [_change(r) for r in rows]
 

@@ -195,3 +195,4 @@ class ChangesDecided:
 @dataclass(frozen=True, slots=True)
 class BlueprintHistoryView:
     entries: Sequence[tuple[str, str, str, str]]  # (when, who, reason, title)
+    decisions: Sequence[ChangeRow] = ()  # accepted and rejected proposals, newest first

@@ -128,4 +128,4 @@ class WorldService:
             entries.append(
                 (rev.changed_at.strftime("%Y-%m-%d %H:%M"), rev.changed_by, rev.reason, title)
             )
-        return BlueprintHistoryView(entries)
+        return BlueprintHistoryView(entries, await self._repo.decided_changes(actor.chat_id))

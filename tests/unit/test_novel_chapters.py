@@ -270,6 +270,14 @@ async def test_revise_edge_cases(tmp_path: Path) -> None:
     async with Room(tmp_path, None, settings) as room:
         no_model = await room.service.handle(ADMIN, api.ReviseChapter(1, "更紧张"))
         assert no_model.is_error and "上传文本修订仍可使用" in no_model.plain()
+        # the admin sees the settings to fix, once
+        for name in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "LLM_BASE_URL"):
+            assert no_model.plain().count(name) == 1, no_model.plain()
+        admin_en = Actor(
+            "console", "g1", "admin", "Admin", channel_id="c1", is_admin=True, lang="en"
+        )
+        en = (await room.service.handle(admin_en, api.ReviseChapter(1, "tenser"))).plain()
+        assert "uploading a text still works" in en and en.count("ANTHROPIC_API_KEY") == 1, en
 
 
 async def test_rollback_to_current_and_export_edge_cases(tmp_path: Path) -> None:
@@ -368,6 +376,15 @@ async def test_blueprint_changes_accept_reject_and_history(tmp_path: Path) -> No
         assert none_left.is_error and "没有待处理" in none_left.plain()
         history = await s.handle(member(1), api.BlueprintHistory())
         assert "已接受" in history.plain() and "admin" in history.plain()
+        # rejected proposals are kept too, with their status
+        assert "设定更新建议的处理记录" in history.plain()
+        assert f"已拒绝 · #{newcomer.id} 新人物：钱七" in history.plain(), history.plain()
+        assert f"已接受 · #{status.id} 霍三：状态 存活 → 已死亡" in history.plain()
+        en = Actor("console", "g1", "u1", "Reader", channel_id="c1", lang="en")
+        english = (await s.handle(en, api.BlueprintHistory())).plain()
+        assert "Decided blueprint updates" in english
+        assert f"rejected · #{newcomer.id} new character: 钱七" in english, english
+        assert f"accepted · #{status.id} 霍三: status 存活 → 已死亡" in english
         # the next chapter is checked against the updated blueprint: 霍三 is dead now
         await _winner_pending(room, ADMIN, "封江")
         ghost = await s.handle(member(1), api.SubmitChapter("霍三推开门，大声说：“谁敢拦我？”"))

@@ -81,8 +81,12 @@ class Env:
         return Scholar(self.search, self.indexer, self.graph, llm)
 
 
+ERAS = {"m1": "sample-1960s", "m2": "sample-1980s"}  # the footnotes have none
+
+
 async def _index(ix: Indexer) -> None:
     for doc_id, (source, kind, paras) in DOCS.items():
+        era = ERAS.get(doc_id, "")
         chunks = []
         for pos, (chapter, text, refs) in enumerate(paras):
             st = search_form(text)
@@ -97,9 +101,10 @@ async def _index(ix: Indexer) -> None:
                     chapter=chapter,
                     position=pos,
                     scripture_refs=refs,
+                    era=era,
                 )
             )
-        record = DocumentRecord(doc_id, source, content_hash(repr(paras)), type=kind)
+        record = DocumentRecord(doc_id, source, content_hash(repr(paras)), type=kind, era=era)
         await ix.replace_document(record, chunks)
 
 
@@ -223,6 +228,26 @@ async def test_a_model_that_says_not_addressed_is_rendered_like_the_gate(env: En
     offline = await env.scholar(None).ask(ZH, AskRequest("今天天气怎么样？"))
     assert offline.plain().startswith("职事语料中没有直接论及")
     assert len(llm.requests) == 1  # the gate declined the weather before any model call
+
+
+async def test_an_unknown_era_is_refused_naming_the_eras_the_corpus_has(env: Env) -> None:
+    llm = ScriptedLLM()
+    scholar = env.scholar(llm)
+    zh = await scholar.ask(ZH, AskRequest("神的经纶？", filters={"era": "1850s"}))
+    en = await scholar.ask(EN, AskRequest("God's economy?", filters={"era": "1850s"}))
+    assert (
+        zh.is_error
+        and zh.plain() == "语料中没有「1850s」这个时代。已有：sample-1960s、sample-1980s"
+    )
+    assert en.is_error and en.plain() == (
+        "The corpus holds no era “1850s”. It has: sample-1960s, sample-1980s"
+    )
+    assert not llm.requests  # refused before any search or model call
+    offline = env.scholar(None)
+    request = await offline.resolve_filters(AskRequest("神的经纶？", {"era": "sample-1960s"}))
+    known = await offline.answer(ZH, request)
+    assert known.addressed and known.citations
+    assert {c.chunk.doc_id for c in known.citations} == {"m1"}  # the era filter held
 
 
 async def test_empty_model_answer_falls_back(env: Env) -> None:

@@ -91,7 +91,7 @@ class App:
         from novel.repo import NovelRepo
         from novel.service import NovelService
         from novel.settings import NovelSettings
-        from retrieval.gloss import Gloss
+        from retrieval.gloss import Gloss, english_labels
         from retrieval.graph import KnowledgeGraph
         from retrieval.graph.view import GraphViewer
         from retrieval.index import Indexer
@@ -110,6 +110,10 @@ class App:
         self.store = await self._open_store(self.embedder.dim)
         self.graph = await KnowledgeGraph.open(self.db_path, growth=s.graph_growth)
         self._stack.push_async_callback(self.graph.close)
+        # The English names of grown concepts (graph paths of English replies) come from
+        # CC-CEDICT, indexed once per process: index it here, off the event loop, rather
+        # than in the first search that walks the graph.
+        await asyncio.to_thread(english_labels)
         synonyms = SynonymTable.load()
         tokenizer = Tokenizer(terms=self.graph.terms())
         # jieba's dictionary takes ~1 s to load: do it now, off the loop, not on the first query.

@@ -15,6 +15,10 @@ the passages the dense track found say what the question says (`HybridSearch._gl
   `righteous`), the commonest in general Chinese first, `max_renderings` kept.
 
 The dictionary is read once per process, on first use (about 1.5 s).
+
+Read forwards, the same dictionary names a Chinese term in English (`english_label`: 帐幕 →
+tent, 重生 → rebirth): the English label of a graph concept that has no English alias, for the
+graph paths of an English reply. That index is built on first use too (about 0.5 s).
 """
 
 from __future__ import annotations
@@ -207,6 +211,68 @@ def parse_cedict(lines: Iterable[str]) -> dict[str, list[str]]:
                     if simplified not in heads:
                         heads.append(simplified)
     return index
+
+
+MAX_LABEL_WORDS = 4  # a sense longer than this is a definition, not a label
+_NOT_A_LABEL = (*_SKIP_SENSE, "lit.", "fig.", "also ", "(onom.)")
+
+
+def _label_of(raw: str) -> str | None:
+    """A sense as a short English label, or None (a cross-reference, a definition, CJK)."""
+    sense = raw.strip()
+    if not sense or sense.lower().startswith(_NOT_A_LABEL):
+        return None
+    first = " ".join(_BRACKETS.sub(" ", sense).split(";")[0].split()).strip(" ,.")
+    if not first or not first.isascii() or len(first.split()) > MAX_LABEL_WORDS:
+        return None
+    return first
+
+
+def parse_english_labels(lines: Iterable[str]) -> dict[str, str]:
+    """Simplified headword → its English label: the first short sense that names a thing,
+    across the headword's entries in file order; when every short sense is a verb's
+    (`to …`), the first of those without its `to`. Headwords without a short sense are left
+    out."""
+    labels: dict[str, str] = {}
+    verbs: dict[str, str] = {}
+    for line in lines:
+        parts = line.split(" ", 2)  # traditional, simplified, "[pinyin] /sense/sense/"
+        if len(parts) < 3 or line.startswith("#"):
+            continue
+        simplified, rest = parts[1], parts[2]
+        if simplified in labels or not _CJK_ONLY.match(simplified):
+            continue
+        for raw in rest[rest.find("/") + 1 :].rstrip().rstrip("/").split("/"):
+            label = _label_of(raw)
+            if label is None:
+                continue
+            if label.lower().startswith("to "):
+                verbs.setdefault(simplified, label[3:])
+                continue
+            labels[simplified] = label
+            break
+    for simplified, label in verbs.items():
+        labels.setdefault(simplified, label)
+    return labels
+
+
+_labels_lock = threading.Lock()
+_labels: dict[str, str] | None = None
+
+
+def english_labels() -> Mapping[str, str]:
+    """The forward index of the bundled CC-CEDICT (built once, on first use)."""
+    global _labels
+    if _labels is None:
+        with _labels_lock:
+            if _labels is None:
+                _labels = parse_english_labels(_read_bundled())
+    return _labels
+
+
+def english_label(term: str) -> str | None:
+    """The English label CC-CEDICT gives a Chinese term (its first short sense), or None."""
+    return english_labels().get(term)
 
 
 def _read_bundled() -> list[str]:

@@ -201,8 +201,9 @@ class GraphPath:
     """A path through the knowledge graph that explains a graph hit.
 
     `render("zh")` → "神圣分赐 —发展→ 有机救恩 ←包含— 重生" (a symmetric relation has no arrow:
-    "召会 —相关— 帐幕"); `render("en")` uses the nodes' English labels (a node without one
-    keeps its Chinese label) and English relation names."""
+    "召会 —相关— 帐幕"); `render("en")` uses the nodes' English labels (an English alias; for a
+    concept without one, its CC-CEDICT name; else the Chinese label) and English relation
+    names."""
 
     nodes: tuple[str, ...]  # node ids
     labels: tuple[str, ...]

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
+from retrieval.gloss import english_label
 from retrieval.graph.contributions import Contributions
 from retrieval.graph.model import RELATION_INFO, SEED_DOC, scripture_label
 from retrieval.types import GraphPath, PathStep
@@ -259,7 +260,15 @@ class Walker:
             return str(data["label"])
         if data["kind"] == "scripture":
             return scripture_label(node_id.partition(":")[2], "en")
-        return next((str(a) for a in data["aliases"] if str(a).isascii()), str(data["label"]))
+        alias = next((str(a) for a in data["aliases"] if str(a).isascii()), None)
+        if alias is not None:
+            return alias
+        label = str(data["label"])
+        if data["kind"] != "concept":
+            return label
+        # A concept grown from a document often has no English alias: the dictionary's name
+        # for it (CC-CEDICT read forwards, indexed once on first use), else its own label.
+        return english_label(label) or label
 
 
 def _trace(reach: dict[str, _Reach], goal: str) -> tuple[list[str], list[tuple[str, bool]]]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import io
+import re
 import shutil
 from pathlib import Path
 from typing import Any
@@ -22,6 +23,7 @@ from bot.transports.console import ConsoleTransport
 from bot.transports.discord import DiscordTransport
 from bot.transports.telegram import TelegramTransport
 from retrieval.fakes import HashEmbedder
+from retrieval.gloss import english_label
 from tests.stubs.discord_server import APP_ID, GUILD_ID, DiscordServer, button_click, slash
 from tests.stubs.fixtures import llm_settings
 from tests.stubs.llm_server import (
@@ -83,6 +85,27 @@ async def test_offline_ask_is_extractive_and_cited_in_both_languages(data_dir: P
         en = await _console(app, "/ask What is the divine dispensing and the church life?")
     assert "未使用语言模型" in zh and "【" in zh and "-- 出处 --" in zh
     assert "No language model used" in en and "-- Sources --" in en
+
+
+CJK = re.compile(r"[\u2e80-\u9fff\uf900-\ufaff\u3000-\u303f\uff00-\uffef]")
+
+
+async def test_an_english_answers_graph_path_is_english_grown_concepts_too(data_dir: Path) -> None:
+    question = "Who are the saints in Christ?"
+    async with App(_settings(data_dir), embedder=HashEmbedder(DIM), llm=None) as app:
+        paths = (await app.search.search(question)).graph_paths[:2]
+        nodes = {n: app.graph.graph.nodes[n] for p in paths for n in p.nodes}
+        grown = [
+            n
+            for n, d in nodes.items()
+            if d["kind"] == "concept" and not any(str(a).isascii() for a in d["aliases"])
+        ]
+        assert grown  # a concept grown from the corpus, with no English alias, on the path
+        assert all(english_label(nodes[n]["label"]) for n in grown)  # … but a dictionary name
+        en = await _console(app, f"/ask {question}")
+    [line] = [ln for ln in en.splitlines() if "Knowledge-graph path" in ln]
+    assert "honor" in line  # 荣耀, grown from the sample corpus: CC-CEDICT /honor/glory/
+    assert not CJK.search(line), line
 
 
 async def test_cite_shows_verse_footnotes_passages_and_rejects_what_does_not_exist(

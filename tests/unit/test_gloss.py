@@ -9,7 +9,14 @@ from pathlib import Path
 import pytest
 
 from retrieval.fakes import HashEmbedder
-from retrieval.gloss import Gloss, bundled_index, lemmas, parse_cedict
+from retrieval.gloss import (
+    Gloss,
+    bundled_index,
+    english_label,
+    lemmas,
+    parse_cedict,
+    parse_english_labels,
+)
 from retrieval.index import DocumentRecord, Indexer
 from retrieval.keyword import Bm25Encoder
 from retrieval.search import GLOSS_WEIGHT, HybridSearch
@@ -169,3 +176,27 @@ async def test_without_the_cross_script_rule_the_gloss_ranking_does_not_count(
     found = await search.candidates("The LORD is my shepherd")
     same_script = dataclasses.replace(found.evidence, cross_script=False)
     assert search.track_weights(same_script)["gloss"] == 0.0
+
+
+def test_english_labels_read_the_dictionary_forwards() -> None:
+    lines = [
+        "# CC-CEDICT",
+        "帳幕 帐幕 [zhang4 mu4] /tent/",
+        "教會 教会 [jiao1 hui4] /to show/to teach/",
+        "教會 教会 [jiao4 hui4] /Christian church/",
+        "變化 变化 [bian4 hua4] /(intransitive) to change; to vary/change; variation/CL:個|个[ge4]/",
+        "重生 重生 [chong2 sheng1] /to be reborn/",
+        "基督 基督 [Ji1 du1] /Christ (abbr. for 基利斯督[Ji1 li4 si1 du1])/",
+        "經綸 经纶 [jing1 lun2] /see 經綸|经纶/a long definition of more than four words here/",
+        "某 某 [mou3] /variant of 某|某/",
+    ]
+    labels = parse_english_labels(lines)
+    assert labels == {
+        "帐幕": "tent",
+        "教会": "Christian church",  # a thing's name before a verb's, across entries
+        "变化": "change",
+        "重生": "be reborn",  # only verbs: the first, without its "to"
+        "基督": "Christ",
+    }
+    assert english_label("帐幕") == "tent"  # the bundled dictionary
+    assert english_label("甲乙丙丁") is None

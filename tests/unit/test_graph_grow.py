@@ -191,3 +191,28 @@ async def test_growth_off_keeps_to_the_curated_graph() -> None:
     assert TABERNACLE not in kg.graph
     assert "book:帐幕与召会" in kg.graph
     assert kg.chunks_for(CHURCH)  # existing concepts are still linked to the chunks
+
+
+async def test_a_concept_without_an_english_alias_is_named_by_the_dictionary() -> None:
+    kg = await KnowledgeGraph.open(None)
+    chunks = chunks_of(DATA / "message-tabernacle.md", "帐幕与召会")
+    await kg.index_document(chunks[0].doc_id, chunks)
+    assert not any(str(a).isascii() for a in kg.graph.nodes[TABERNACLE]["aliases"])
+    assert kg.label(TABERNACLE, "en") == "tent"  # CC-CEDICT: 帐幕 /tent/
+    path = kg.walk(kg.link("帐幕和召会是什么关系？")).paths[0]
+    assert path.render("en") in ("tent —is related to— church", "church —is related to— tent")
+    # No gloss: the Chinese term stays (never an empty label); an English alias still wins.
+    await kg.add(
+        "doc-x",
+        [
+            Node("concept:甲乙丙丁", "concept", "甲乙丙丁"),
+            Node("concept:会幕", "concept", "会幕", ("Tent of Meeting",)),
+            Node("book:帐幕之书", "book", "帐幕之书"),
+        ],
+        [],
+        [],
+    )
+    assert kg.label("concept:甲乙丙丁", "en") == "甲乙丙丁"
+    assert kg.label("concept:会幕", "en") == "Tent of Meeting"
+    assert kg.label("book:帐幕之书", "en") == "帐幕之书"  # a title is not translated
+    await kg.close()

@@ -108,6 +108,27 @@ async def test_an_english_answers_graph_path_is_english_grown_concepts_too(data_
     assert not CJK.search(line), line
 
 
+async def test_default_language_en_answers_a_chat_without_settings_in_english(
+    data_dir: Path, telegram_wire: TelegramServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DEFAULT_LANGUAGE", "en")
+    settings = _settings(
+        data_dir, telegram_token=telegram_wire.token, telegram_api_base=telegram_wire.api_base
+    )
+    assert settings.default_language == "en"
+    async with App(settings, embedder=HashEmbedder(DIM), llm=None) as app:
+        transport = TelegramTransport(app.router, settings, edit_interval_s=0.0)
+        app.attach(transport)
+        async with transport:
+            # A group and a private chat nobody ran /settings in; the senders' apps are Chinese.
+            telegram_wire.push_command("/chapter rollback 3", chat_id=-100, user_id=8)
+            telegram_wire.push_command("/help")
+            await telegram_wire.wait_for("sendMessage", 2)
+    texts = {c.params["chat_id"]: str(c.params["text"]) for c in telegram_wire.named("sendMessage")}
+    assert texts[-100].startswith("Missing argument “version”")
+    assert texts[42].startswith("<b>Baibao · commands")
+
+
 async def test_cite_shows_verse_footnotes_passages_and_rejects_what_does_not_exist(
     data_dir: Path,
 ) -> None:

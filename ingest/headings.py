@@ -1,6 +1,7 @@
 """What a chapter heading looks like, and which title a document gets.
 
-A chapter heading (`第三章 神的经纶与人的灵`, `第一篇`, `壹　…`, `一、…`, `Chapter 3`, `Message 12`)
+A chapter heading (`第三章 神的经纶与人的灵`, `第一篇`, `壹　…`, `一、…`, `Chapter 3`, `Message 12`,
+`CHAPTER ONE`, `Chapter Twenty-One`)
 names a part of a book, never the book: a file that starts with one is titled by its name.
 """
 
@@ -10,10 +11,16 @@ import re
 from pathlib import Path
 
 _NUMERAL = r"[一二三四五六七八九十百千零〇两\d]+"
+# An English chapter number: digits, a Roman numeral (upper case), or a spelled-out number in
+# any case (`One`, `TWELVE`, `Twenty-One`, `twenty one`).
+_UNITS = "one|two|three|four|five|six|seven|eight|nine"
+_TEENS = "ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen"
+_TENS = "twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety"
+_SPELLED = rf"(?i:(?:{_TENS})(?:[-\s](?:{_UNITS}))?|{_TEENS}|{_UNITS}|(?:one\s+)?hundred|zero)"
+EN_NUMBER = rf"(?:\d+|[IVXLC]+|{_SPELLED})"
+_EN_CHAPTER_WORD = r"(?:Chapter|CHAPTER|Message|MESSAGE|Lesson|LESSON|Part|PART)"
 CHAPTER_LINE = re.compile(
-    rf"^(?:第{_NUMERAL}[章篇课課讲講节節卷部回]|"
-    r"(?:Chapter|CHAPTER|Message|MESSAGE|Lesson|LESSON|Part|PART)\s+[\dIVXLC]+\b|"
-    r"(?:Chapter|Message|Lesson|Part)\s+[A-Z][a-z]+\b)"
+    rf"^(?:第{_NUMERAL}[章篇课課讲講节節卷部回]|{_EN_CHAPTER_WORD}\s+{EN_NUMBER}\b(?![-'’]))"
 )
 # Outline point markers that also open chapters in books: 壹　… / 一、…
 _POINT_LINE = re.compile(
@@ -26,7 +33,9 @@ _PLACEHOLDER = re.compile(
 )
 
 
-_NAMES_CHAPTER = re.compile(rf"第{_NUMERAL}[章篇卷部回]|\b(?:Chapter|CHAPTER|Psalm)\s+[\dIVXLC]+\b")
+_NAMES_CHAPTER = re.compile(
+    rf"第{_NUMERAL}[章篇卷部回]|\b(?:Chapter|CHAPTER|Psalm|PSALM)\s+{EN_NUMBER}\b(?![-'’])"
+)
 
 
 def names_chapter(text: str) -> bool:

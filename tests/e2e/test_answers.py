@@ -233,3 +233,62 @@ async def test_a_chats_script_setting_reaches_cite_on_the_wire(
     assert simplified.count("要照所安排的，在日期满足的时候") == 1  # chat 43 chose nothing
     assert "繁体" in current
     assert "简体" in malformed and "繁体" in malformed  # the choices, in the user's language
+
+
+async def test_an_english_book_is_labelled_and_quoted_true_to_the_file(tmp_path: Path) -> None:
+    """The English fixture book (`# The Experience of Life`, `## Chapter N …` headings,
+    `(John 1:12-13; 3:6)` references) and a text file whose chapters open with `CHAPTER ONE` /
+    `Chapter Two` lines, ingested with no manifest: every citation of an English /ask answer
+    names the file's own title (never a chapter heading), the section heading whole, and
+    quotes a whole sentence of the passage — a bracketed reference list stays inside it."""
+    from retrieval.sentences import split_sentences
+
+    folder = tmp_path / "english"
+    folder.mkdir()
+    shutil.copy(BOOKS / "the-experience-of-life.md", folder / "the-experience-of-life.md")
+    (folder / "walking-by-the-spirit.txt").write_text(
+        "CHAPTER ONE\n\n"
+        "The Spirit is the Lord Himself reaching us (2 Cor. 3:17-18). To walk by the Spirit "
+        "is to let Him lead each step of the day.\n\n"
+        "Chapter Two\n\n"
+        "A branch abides by staying where it was grafted (cf. John 15:4). The walk by the "
+        "Spirit and the abiding in the vine are one experience seen from two sides.\n",
+        encoding="utf-8",
+    )
+    headings = {
+        "The Experience of Life": {"Chapter 1 Life Grows", "Chapter 2 Abiding"},
+        "walking-by-the-spirit": {"CHAPTER ONE", "Chapter Two"},
+    }
+    async with App(_settings(tmp_path / "data"), embedder=HashEmbedder(DIM), llm=None) as app:
+        summary = await Pipeline(app.indexer).ingest_paths([folder])
+        assert summary.skipped == [] and summary.documents == 2
+        listed = {d.source: d.type for d in await app.indexer.documents()}
+        assert listed == {"The Experience of Life": "book", "walking-by-the-spirit": "book"}
+        questions = (
+            "How does a branch abide in the vine and bear fruit?",
+            "How is a believer born of God and how does this new life grow?",
+            "What does it mean to walk by the Spirit?",
+        )
+        answers = [await app.scholar.answer(EN, AskRequest(q)) for q in questions]
+        shown = await _console(app, f"/ask {questions[0]}")
+    assert "【The Experience of Life, Chapter 2 Abiding】" in shown
+    labels = {c.label.text("en") for a in answers for c in a.citations}
+    assert {
+        "The Experience of Life, Chapter 2 Abiding",
+        "The Experience of Life, Chapter 1 Life Grows",
+        "walking-by-the-spirit, CHAPTER ONE",
+    } <= labels, labels
+    for answer in answers:
+        assert answer.addressed and answer.citations and answer.lang == "en"
+        for cited in answer.citations:
+            label = cited.label
+            assert label.title in headings, label
+            assert label.place("en") in headings[label.title]  # the heading, whole
+            sentences = [s.strip() for s in split_sentences(cited.chunk.text) if s.strip()]
+            quote = cited.quote.rstrip("…")
+            assert quote in cited.chunk.text
+            # a whole sentence (or a run of them): it starts and ends where sentences do
+            assert any(quote.startswith(s) for s in sentences), quote
+            assert any(quote.endswith(s) for s in sentences) or cited.quote.endswith("…")
+            assert not re.fullmatch(r"[\d:：;；,，.。()（）\s–-]+", cited.quote)
+            assert not re.search(r"^(?:\d+:\d+|3:6\)|15:4\))", cited.quote)

@@ -24,7 +24,12 @@ from ingest.pipeline import prepare_document
         "一、神圣分赐的意义",
         "Chapter 3 Abiding",
         "Chapter Three",
+        "Chapter One",
+        "CHAPTER ONE",
+        "CHAPTER TWELVE THE BODY",
+        "Chapter Twenty-One The Bride",
         "Message 12 The Vine",
+        "MESSAGE FORTY",
         "CHAPTER IV",
     ],
 )
@@ -36,7 +41,15 @@ def test_chapter_headings_are_never_titles(heading: str) -> None:
 
 @pytest.mark.parametrize(
     "title",
-    ["神的经纶", "生命的经历", "The Experience of Life", "新约职事", "三一神、那灵与内住的基督"],
+    [
+        "神的经纶",
+        "生命的经历",
+        "The Experience of Life",
+        "新约职事",
+        "三一神、那灵与内住的基督",
+        "Part Time Shepherds",
+        "Chapter Onerous Duties",
+    ],
 )
 def test_real_titles_are_kept(title: str) -> None:
     assert not is_chapter_heading(title)
@@ -71,3 +84,33 @@ def test_prepare_document_titles(tmp_path: Path, name: str, text: str, expected:
     path.write_text(text, encoding="utf-8")
     prepared = prepare_document(path, DocMeta(), max_bytes=10**6)
     assert prepared.meta.title == expected
+
+
+def test_spelled_out_english_chapter_lines_open_chapters(tmp_path: Path) -> None:
+    """`CHAPTER ONE` / `Chapter Two` lines in a text file open chapters, as `Chapter 1` does,
+    and `## Chapter One` headings under an H1 make a Markdown file a book."""
+    from ingest.headings import is_chapter_line, names_chapter
+    from ingest.loaders import load_document
+    from ingest.structure import infer_type, prose_sections
+
+    for line in ("CHAPTER ONE", "Chapter One", "CHAPTER TWENTY-ONE THE BRIDE", "Chapter Ten: Rest"):
+        assert is_chapter_line(line) and names_chapter(line), line
+    for line in ("Chapter Ones", "chapter one of the book says so", "Part Time Shepherds"):
+        assert not is_chapter_line(line), line
+    txt = tmp_path / "walking-by-the-spirit.txt"
+    txt.write_text(
+        "CHAPTER ONE\n\nThe Spirit is the reality of the Lord.\n\n"
+        "Chapter Two\n\nWe walk by turning to Him within.\n",
+        encoding="utf-8",
+    )
+    doc = load_document(txt)
+    assert infer_type(doc) == "book"
+    assert [s.chapter for s in prose_sections(doc)] == ["CHAPTER ONE", "Chapter Two"]
+    assert prepare_document(txt, DocMeta(), max_bytes=10**6).meta.title == "walking-by-the-spirit"
+    md = tmp_path / "book.md"
+    md.write_text(
+        "# Walking by the Spirit\n\n## Chapter One The Spirit\n\nThe Spirit is real.\n\n"
+        "## Chapter Two The Walk\n\nWe walk by Him.\n",
+        encoding="utf-8",
+    )
+    assert infer_type(load_document(md)) == "book"

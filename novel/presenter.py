@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from novel.ballot import native_ballot, vote_prefix
+from novel.blueprint import BlueprintError
 from novel.consistency import Finding
 from novel.evolve import BlueprintChange
 from novel.messages import T
@@ -264,6 +265,13 @@ class Presenter:
     def writing(self, lang: Lang, number: int, *, resumed: bool = False) -> str:
         return T(lang, "writing_resumed" if resumed else "writing_progress", n=number)
 
+    def writing_notice(self, lang: Lang, number: int, *, resumed: bool = False) -> Reply:
+        """The "writing chapter N…" message announced to the chat (no caller to stream to)."""
+        return Reply.text(self.writing(lang, number, resumed=resumed), lang=lang)
+
+    def blueprint_error(self, lang: Lang, err: BlueprintError) -> Reply:
+        return Reply.error(err.text(lang), lang=lang)
+
     def revising(self, lang: Lang, number: int) -> str:
         return T(lang, "revising_progress", n=number)
 
@@ -393,7 +401,8 @@ class Presenter:
             head = T(lang, "changes_accepted" if r.accepted else "changes_rejected")
             blocks.append(Block(head))
             blocks += [Block(describe_change(lang, c), "item") for c in r.changes]
-        for change, why in r.skipped:
+        for change, err in r.skipped:
+            why = err.text(lang) if isinstance(err, BlueprintError) else str(err)
             blocks.append(Block(T(lang, "change_skipped", id=change.id, why=why), "note"))
         return Reply(blocks=tuple(blocks), is_error=not r.changes, lang=lang)
 

@@ -189,7 +189,9 @@ class BlueprintEdited:
 class ChangesDecided:
     accepted: bool
     changes: Sequence[ChangeRow]
-    skipped: Sequence[tuple[ChangeRow, str]] = field(default_factory=tuple)  # (change, why)
+    # (change, why it no longer applies: a BlueprintError, worded by the presenter, or another
+    # ValueError shown as it reads)
+    skipped: Sequence[tuple[ChangeRow, ValueError]] = field(default_factory=tuple)
 
 
 @dataclass(frozen=True, slots=True)

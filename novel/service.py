@@ -179,7 +179,7 @@ class NovelService:
         except Refused as refused:
             return self.present.refusal(actor.lang, refused, admin=admin)
         except BlueprintError as err:
-            return Reply.error(err.text(actor.lang), lang=actor.lang)
+            return self.present.blueprint_error(actor.lang, err)
 
     async def _dispatch(
         self, actor: Actor, request: api.NovelRequest, progress: Progress | None, admin: bool
@@ -249,9 +249,9 @@ class NovelService:
                 )
                 return show(edited, lang)
             case api.BlueprintAccept():
-                return show(await self.world.decide(actor, request.ids, True, lang), lang)
+                return show(await self.world.decide(actor, request.ids, True), lang)
             case api.BlueprintReject():
-                return show(await self.world.decide(actor, request.ids, False, lang), lang)
+                return show(await self.world.decide(actor, request.ids, False), lang)
             case api.BlueprintHistory():
                 return show(await self.world.history(actor), lang)
             case api.Export():
@@ -346,9 +346,7 @@ class NovelService:
             if not closed.model_writes:
                 await self.repo.advance(r.id, Event.STALL)
                 return
-            await self._announce(
-                target, Reply.text(self.present.writing(lang, closed.number), lang=lang)
-            )
+            await self._announce(target, self.present.writing_notice(lang, closed.number))
             written = await self.chapters.write_round(r, self._winner_of(closed), None, wait=True)
             await self._announce(target, self.present.reply(written, lang))
 
@@ -377,10 +375,7 @@ class NovelService:
         target = self._target(r)
         winner = await self._winner(r)
         number = len(await self.repo.chapters(r.chat_id)) + 1
-        await self._announce(
-            target,
-            Reply.text(self.present.writing(target.lang, number, resumed=True), lang=target.lang),
-        )
+        await self._announce(target, self.present.writing_notice(target.lang, number, resumed=True))
         written = await self.chapters.write_round(r, winner, None, wait=True)
         await self._announce(target, self.present.reply(written, target.lang))
 

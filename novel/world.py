@@ -7,7 +7,6 @@ import json
 
 from novel.blueprint import (
     Blueprint,
-    BlueprintError,
     default_blueprint,
     edit,
     parse_upload,
@@ -26,7 +25,6 @@ from novel.results import (
 )
 from novel.schedule import Clock
 from novel.settings import NovelSettings
-from retrieval.i18n import Lang
 from retrieval.requests import Actor
 
 
@@ -62,9 +60,7 @@ class WorldService:
         )
         return BlueprintEdited(field, value.strip())
 
-    async def decide(
-        self, actor: Actor, ids: tuple[int, ...], accept: bool, lang: Lang
-    ) -> ChangesDecided:
+    async def decide(self, actor: Actor, ids: tuple[int, ...], accept: bool) -> ChangesDecided:
         """Accept (apply in order, one transaction) or reject pending changes; no ids = all.
         A change that no longer applies (its character was removed …) is skipped, not fatal."""
         pending = await self._repo.pending_changes(actor.chat_id)
@@ -86,13 +82,12 @@ class WorldService:
             return ChangesDecided(False, chosen)
         bp = await self.blueprint(actor.chat_id)
         applied: list[ChangeRow] = []
-        skipped: list[tuple[ChangeRow, str]] = []
+        skipped: list[tuple[ChangeRow, ValueError]] = []
         for row in chosen:
             try:
                 bp = BlueprintChange.from_row(row.kind, row.payload).apply(bp)
-            except (BlueprintError, ValueError) as err:
-                why = err.text(lang) if isinstance(err, BlueprintError) else str(err)
-                skipped.append((row, why))
+            except ValueError as err:  # BlueprintError included; the presenter words it
+                skipped.append((row, err))
                 continue
             applied.append(row)
         if applied:

@@ -49,7 +49,8 @@ class Poll:
 
     question: str
     options: tuple[str, ...]
-    # Action prefix; choosing option i sends `f"{action_prefix}{i}"` back to the router.
+    # The vote prefix of the round (`novel.ballot.vote_prefix`). Transports encode option i
+    # (1-based) with the codec, `novel.ballot.encode_vote(round_id, i)`, never by hand.
     action_prefix: str
     round_id: str = ""
     # True: a platform-native poll where the platform has one (Telegram), and no keyboard;

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from novel.ballot import encode_vote
 from retrieval.i18n import Lang
 from retrieval.reply import Reply
 
@@ -43,6 +44,7 @@ def actions(reply: Reply) -> list[str]:
     """The actions behind the numbered choices `render` printed, in the same order."""
     acts: list[str] = []
     if reply.poll:
-        acts += [f"{reply.poll.action_prefix}{i + 1}" for i in range(len(reply.poll.options))]
+        poll = reply.poll
+        acts += [encode_vote(poll.round_id, i + 1) for i in range(len(poll.options))]
     acts += [b.action for b in reply.buttons]
     return acts

@@ -15,6 +15,7 @@ from discord.utils import escape_markdown, escape_mentions
 
 from bot.render import join_pieces, short_label, split_message
 from bot.render.stream import ActionTable
+from novel.ballot import encode_vote
 from retrieval.i18n import Lang
 from retrieval.reply import Block, Reply
 
@@ -103,9 +104,9 @@ def buttons(reply: Reply, table: ActionTable | None = None) -> list[tuple[str, s
     table = table or ActionTable(CUSTOM_ID_LIMIT)
     out: list[tuple[str, str]] = []
     if reply.poll:
-        prefix = reply.poll.action_prefix
+        round_id = reply.poll.round_id
         for i, option in enumerate(reply.poll.options):
-            out.append((_label(f"{i + 1}. {option}"), table.encode(f"{prefix}{i + 1}")))
+            out.append((_label(f"{i + 1}. {option}"), table.encode(encode_vote(round_id, i + 1))))
     out += [(_label(b.label), table.encode(b.action)) for b in reply.buttons]
     return out[:MAX_BUTTONS]
 

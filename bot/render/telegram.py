@@ -14,6 +14,7 @@ from telegram import InlineKeyboardButton, InlineKeyboardMarkup
 
 from bot.render import join_pieces, short_label, split_message
 from bot.render.stream import ActionTable
+from novel.ballot import encode_vote
 from retrieval.reply import Block, Reply
 
 LIMIT = 4096
@@ -142,9 +143,9 @@ def keyboard(reply: Reply, table: ActionTable) -> InlineKeyboardMarkup | None:
     """One button per row: the ballot's options (unless it is a native poll) and buttons."""
     rows: list[list[InlineKeyboardButton]] = []
     if reply.poll and not native_poll(reply):
-        prefix = reply.poll.action_prefix
+        round_id = reply.poll.round_id
         for i, option in enumerate(reply.poll.options):
-            data = table.encode(f"{prefix}{i + 1}")
+            data = table.encode(encode_vote(round_id, i + 1))
             rows.append([InlineKeyboardButton(_label(f"{i + 1}. {option}"), callback_data=data)])
     for button in reply.buttons:
         data = table.encode(button.action)

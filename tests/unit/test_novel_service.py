@@ -313,3 +313,56 @@ async def test_one_generation_at_a_time(tmp_path: Path) -> None:
         assert busy.is_error and "正在写作中，请稍候" in busy.plain()
         gate.set()
         assert "第 2 版" in (await task).plain()
+
+
+def test_only_the_presenter_builds_replies() -> None:
+    """The services return typed results; every Reply of the writers' room is built in
+    novel/presenter.py (the service facade only joins and passes them on)."""
+    import ast
+
+    root = Path(__file__).resolve().parents[2] / "novel"
+    for path in sorted(root.glob("*.py")):
+        if path.name == "presenter.py":
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        built = [
+            node.lineno
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Call)
+            and (
+                (isinstance(node.func, ast.Name) and node.func.id == "Reply")
+                or (
+                    isinstance(node.func, ast.Attribute)
+                    and isinstance(node.func.value, ast.Name)
+                    and node.func.value.id == "Reply"
+                )
+            )
+        ]
+        assert not built, (path.name, built)
+
+
+async def test_a_change_that_no_longer_applies_is_worded_by_the_presenter(tmp_path: Path) -> None:
+    """WorldService.decide returns why a change was skipped (the error itself); the presenter
+    says it in the reader's language."""
+    from novel.blueprint import default_blueprint
+
+    async with Room(tmp_path, None, SLOW) as room:
+        s = room.service
+        await s.handle(ADMIN, api.NextRound())
+        await s.handle(member(1), api.Propose("夜渡"))
+        await s.handle(ADMIN, api.CloseRound())
+        await s.handle(ADMIN, api.CloseRound())
+        text = "霍三死了。一个名叫钱七的老船夫说：“漕帮今夜要封江。”钱七解开缆绳。"
+        assert not (await s.handle(member(1), api.SubmitChapter(text))).is_error
+        newcomer = next(c for c in await room.repo.pending_changes("g1") if c.kind == "character")
+        # meanwhile an admin adds the newcomer by hand: the proposal no longer applies
+        bp = default_blueprint().model_dump()
+        bp["characters"].append({"name": newcomer.payload["name"], "description": "老船夫"})
+        uploaded = await s.handle(ADMIN, api.BlueprintSet(json.dumps(bp).encode()))
+        assert not uploaded.is_error, uploaded.plain()
+        decided = await s.world.decide(ADMIN, (newcomer.id,), True)
+        assert [c.id for c, _ in decided.skipped] == [newcomer.id]
+        zh = s.present.reply(decided, "zh").plain()
+        en = s.present.reply(decided, "en").plain()
+        assert f"未能应用 #{newcomer.id}：人物“钱七”已在世界设定中" in zh, zh
+        assert f"Could not apply #{newcomer.id}: “钱七” is already in the blueprint" in en, en

@@ -164,7 +164,7 @@ def test_telegram_keyboard_or_native_poll_never_both() -> None:
     reply = Reply(
         lang="zh",
         blocks=[Block("投票")],
-        poll=Poll("下一章？", ("甲", "乙"), "vote:" + "x" * 70 + ":", "r"),
+        poll=Poll("下一章？", ("甲", "乙"), "vote:" + "x" * 70 + ":", "x" * 70),
         buttons=[Button("关闭", "close:r")],
     )
     out = tr.render(reply, table)  # a keyboard ballot
@@ -292,3 +292,22 @@ async def test_editor_update_swallows_errors_but_finish_raises() -> None:
     await editor.update("ab")  # swallowed
     with pytest.raises(RuntimeError):
         await editor.finish("abc")
+
+
+def test_vote_actions_come_from_the_codec() -> None:
+    """Every transport encodes a ballot option with novel.ballot.encode_vote(round, i) — the
+    one codec the router decodes — and never appends to a prefix by hand."""
+    from bot.render import console as cr
+    from novel.ballot import decode_vote, encode_vote
+
+    poll = Poll("下一章？", ("甲", "乙", "丙"), "", "r42")  # no hand-made prefix to lean on
+    reply = Reply(lang="zh", blocks=[Block("投票")], poll=poll)
+    wanted = [encode_vote("r42", i) for i in (1, 2, 3)]
+    table = ActionTable(tr.CALLBACK_LIMIT)
+    keyboard = tr.render(reply, table).messages[-1].keyboard
+    assert keyboard is not None
+    assert [table.decode(str(row[0].callback_data)) for row in keyboard.inline_keyboard] == wanted
+    dtable = ActionTable(dr.CUSTOM_ID_LIMIT)
+    assert [dtable.decode(cid) for _, cid in dr.buttons(reply, dtable)] == wanted
+    assert cr.actions(reply) == wanted
+    assert [decode_vote(a) for a in wanted][1] == decode_vote("vote:r42:2")

@@ -25,9 +25,11 @@ from retrieval.fakes import HashEmbedder
 from tests.reliability.helpers.stack import DIM, settings
 from tests.stubs.discord_server import (
     CHANNEL_ID,
+    GUILD_ID,
     NOVEL_ROLE_ID,
     NOVEL_ROLE_NAME,
     DiscordServer,
+    attachment,
     button_click,
     slash,
 )
@@ -346,6 +348,74 @@ async def test_discord_role_admins_buttons_and_counts_on_the_ballot(
         lambda: any("投票已截止" in str(c.json.get("content")) for c in _edits(server))
     )
     assert not _edits(server)[-1].json.get("components")  # closed: no buttons
+
+
+async def test_discord_relay_without_a_model_vote_close_and_submit_a_file(
+    dc: tuple[App, DiscordServer],
+) -> None:
+    """No model, on Discord: the round says so at once (the role admin also hears the setting),
+    a proposal, a button vote, the close names the winner and asks for /chapter submit; the
+    winner uploads the chapter as a file and gets it back indexed, summarised and checked."""
+    app, server = dc
+    role = {"roles": (NOVEL_ROLE_ID,), "user_id": "600000000000000007"}
+    author = "600000000000000011"
+    await server.interact(slash("chapter", {}, sub="next", **role))
+    await server.wait_until(lambda: "提议征集开始" in server.contents())
+    assert "没有可用的语言模型" in server.contents() and "/chapter submit" in server.contents()
+    assert "ANTHROPIC\\_API\\_KEY" in server.contents()  # a NOVEL_ADMIN_ROLE admin opened it
+    await server.interact(
+        slash(
+            "chapter", {"title": "夜渡", "summary": "林远夜里渡江"}, sub="propose", user_id=author
+        )
+    )
+    await server.wait_until(lambda: "《夜渡》" in server.contents())
+    await server.interact(slash("chapter", {}, sub="close", **role))
+    await server.wait_until(lambda: "投票开始" in server.contents())
+    ballot = next(
+        c
+        for c in server.followups()
+        if isinstance(c.json, dict) and "投票开始" in str(c.json.get("content"))
+    )
+    assert "在下方的投票中选择" not in str(ballot.json["content"])  # buttons, and it says so
+    [button] = [b for row in ballot.json["components"] for b in row["components"]]
+    await server.interact(button_click(button["custom_id"], user_id="600000000000000013"))
+    await server.wait_until(
+        lambda: any("1. 夜渡 — 1 票" in str(c.json.get("content")) for c in _edits(server))
+    )
+    await _settled(app)
+    await server.interact(slash("chapter", {}, sub="close", **role))
+    await server.wait_until(lambda: "胜出：《夜渡》" in server.contents())
+    closed = server.contents().split("胜出：《夜渡》", 1)[1]
+    assert "/chapter submit" in closed and "正在写作" not in closed  # no dead write
+    # someone else may not submit the winner's chapter
+    await server.interact(
+        slash("chapter", {"text": "不是我写的"}, sub="submit", user_id="600000000000000013")
+    )
+    await server.wait_until(lambda: "只有胜出提议的作者" in server.contents())
+    body = (
+        "夜色沉沉，林远提着灯走到青岚渡口。霍三死了。一个名叫钱七的老船夫摇着橹过来。\n\n"
+        "江风很冷，苏晴在船头举着灯笼，林远撑船过江，钱七说：“漕帮今夜要封江。”"
+    )
+    att_id, resolved = attachment(server, "第1章.txt", body.encode())
+    await server.interact(
+        slash(
+            "chapter",
+            {"file": ("attachment", att_id)},
+            sub="submit",
+            attachments=resolved,
+            user_id=author,
+        )
+    )
+    await server.wait_until(lambda: "已收到第 1 章正文" in server.contents())
+    await server.wait_until(lambda: "一致性检查" in server.contents())
+    reply = server.contents().split("只有胜出提议的作者", 1)[1]  # what the submit got back
+    assert "钱七的老船夫" in reply and "情节记忆" in reply  # the chapter, indexed
+    assert "霍三：状态 存活 → 已死亡" in reply and "新人物：钱七" in reply  # from its summary
+    [(number, version)] = await app.novels.repo.current_versions(GUILD_ID)
+    assert number == 1 and version.summary["extractive"] is True
+    assert version.text == body
+    hits = await app.novels.memory.search(GUILD_ID, "钱七 老船夫 封江")
+    assert hits and hits[0].chapter_no == 1 and "钱七" in {t for h in hits for t in h.tags}
 
 
 def _edits(server: DiscordServer) -> list[Any]:

@@ -224,3 +224,73 @@ async def test_crash_during_delete_and_reindex_missing(
     assert await stored_versions(store, "g1", "c1") == {}
     assert await visible(memory, "g1", "甲 乙 青岚渡口") == {(1, 1, "乙")}
     assert {c.extra["chapter_no"] for c in await memory.chunks_of("g1", "c2")} == {1}
+
+
+async def _chapter(memory: PlotMemory, cid: str, text: str, summary: dict[str, object]) -> None:
+    await memory.add_chapter(
+        chat_id="g1",
+        chapter_id=cid,
+        title=cid,
+        text=text,
+        summary=summary,
+        author="t",
+        reason="test",
+        now=NOW,
+    )
+
+
+async def test_selective_tag_track_boosts_a_goal_characters_chunks(
+    env: tuple[NovelRepo, FailingStore, PlotMemory],
+) -> None:
+    """L2's third ranking: the chunks tagged with a character the goal names are boosted when
+    the tag is selective (few chunks carry it); a tag most chunks carry boosts nothing."""
+    _repo, _store, memory = env
+    for n in range(1, 16):
+        text = (
+            f"第{n}回。林远在渡口等船，江风很冷，灯火摇晃，船夫们收网，江风又起，渡口灯火第{n}夜。"
+        )
+        await _chapter(memory, f"c{n}", text, {"summary": f"第{n}回"})
+    await _chapter(memory, "c16", "林远想起沈默在听潮阁里抚琴，琴声穿过竹林。", {"summary": "抚琴"})
+    [tagged] = await memory.chunks_of("g1", "c16")
+    assert "沈默" in tagged.extra["tags"] and "林远" in tagged.extra["tags"]
+    query = "江风 渡口 灯火 船夫"
+    plain = await memory.search("g1", query, limit=6)
+    assert len(plain) == 6 and "c16" not in [h.chapter_id for h in plain]  # similarity alone
+    boosted = await memory.search("g1", query, limit=6, tags=["沈默"])
+    assert boosted[0].chapter_id == "c16" and "沈默" in boosted[0].tags
+    assert [h.chapter_id for h in boosted[1:]] == [h.chapter_id for h in plain[:5]]
+    # 林远 is in every chunk (above SELECTIVE): no third ranking, the same hits in the same order
+    common = await memory.search("g1", query, limit=6, tags=["林远"])
+    assert [(h.chapter_id, h.score) for h in common] == [(h.chapter_id, h.score) for h in plain]
+
+
+def test_scene_and_event_tags_match_a_paraphrase_by_bigrams() -> None:
+    """The summariser paraphrases: a scene or event tags the chunk sharing most of its
+    character bigrams (≥ 60%, else the single best chunk at ≥ 30%), never by verbatim match."""
+    from novel.memory import chunk_tags
+
+    pieces = [
+        "夜里，林远把小船系在青岚江边的老渡口，江水拍着石阶。",
+        "苏晴提着灯笼在船头等他，风把火苗吹得很低。",
+    ]
+    summary = {
+        "scenes": ["老渡口的江边"],  # reordered: not a substring of either chunk
+        "events": ["苏晴提灯笼等他", "船头的苏晴举灯", "霍三封锁江面"],
+    }
+    for phrase in ("老渡口的江边", "苏晴提灯笼等他", "船头的苏晴举灯"):
+        assert all(phrase not in p for p in pieces)
+    tags = chunk_tags(pieces, {"林远": "林远", "苏晴": "苏晴", "阿远": "林远"}, summary)
+    assert tags[0] == ["林远", "老渡口的江边"]
+    assert tags[1] == ["苏晴", "苏晴提灯笼等他", "船头的苏晴举灯"]  # ≥ 60%, then best at 33%
+    assert all("霍三封锁江面" not in t for t in tags)  # shares no bigram: tags nothing
+
+
+async def test_a_paraphrased_scene_tag_is_stored_and_filters_in_the_store(
+    env: tuple[NovelRepo, FailingStore, PlotMemory],
+) -> None:
+    _repo, store, memory = env
+    text = "夜里，林远把小船系在青岚江边的老渡口，江水拍着石阶。"
+    await _chapter(memory, "c1", text, {"summary": "系船", "scenes": ["老渡口的江边"]})
+    flt = Filter(equals={"namespace": namespace("g1"), "x_tags": ["老渡口的江边"]})
+    kinds = sorted(str(c.extra["kind"]) for c in await store.inner.scroll(flt))
+    assert kinds == ["plot", "summary"]  # the chunk by bigrams, the summary point by its scenes

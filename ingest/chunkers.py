@@ -18,7 +18,10 @@ embedding models' sub-word counts closely enough to size chunks.
   `para_end`: a message is cited by paragraph).
 - outline: one unit per point together with its sub-points, with the point's path; a unit
   over 600 tokens becomes its sub-points' units (each carrying the path down to it), and
-  consecutive small sibling units share a chunk. No chunk is only a heading.
+  consecutive small sibling units under one point share a chunk labelled with that point's
+  path. A top-level point with text of its own is always its own unit. No chunk is only a
+  heading: a bare point joins a neighbour, and the chunk is labelled with the path the two
+  share (the document itself for top-level points), never as one point for the other's text.
 - footnote: one verse + its notes; split by notes only above 1,200 tokens.
 """
 
@@ -254,21 +257,61 @@ def _outline_tree(points: Sequence[OutlinePoint]) -> list[_Point]:
     return roots
 
 
+def _node_path(node: _Point) -> tuple[str, ...]:
+    return (*node.point.ancestors, node.head)
+
+
+def _common_prefix(paths: Sequence[tuple[str, ...]]) -> tuple[str, ...]:
+    out: list[str] = []
+    for parts in zip(*paths, strict=False):
+        if any(p != parts[0] for p in parts):
+            break
+        out.append(parts[0])
+    return tuple(out)
+
+
 @dataclass(slots=True)
 class _OutlineUnit:
     nodes: list[_Point]
     ancestors: tuple[str, ...]  # heads of the enclosing points
     lead: str = ""  # a split parent's own lines below its head
+    joined: str = ""  # the text of units joined across points (see `_join_across`)
 
     def text(self) -> str:
+        if self.joined:
+            return self.joined
         return "\n".join([*([self.lead] if self.lead else []), *(n.text() for n in self.nodes)])
 
-    def chapter(self) -> str:
+    def path(self) -> tuple[str, ...]:
+        """Where the unit is, below the title: one point's own path; for several points the
+        path they share (their parent; nothing below the title for top-level points), so the
+        label never names one point for another's text."""
         if len(self.nodes) == 1:
-            return SECTION_SEP.join((*self.ancestors, self.nodes[0].head))
-        if self.ancestors:
-            return SECTION_SEP.join(self.ancestors)
-        return "；".join(n.head for n in self.nodes)
+            return _node_path(self.nodes[0])
+        return _common_prefix([_node_path(n) for n in self.nodes])
+
+    def chapter(self) -> str:
+        return SECTION_SEP.join(self.path())
+
+    @property
+    def bare(self) -> bool:
+        """Only a heading: one point with no sub-points and no lines below its head."""
+        (node, *more) = self.nodes
+        return not more and not self.lead and not node.children and "\n" not in node.point.text
+
+
+def _join_across(first: _OutlineUnit, second: _OutlineUnit) -> _OutlineUnit:
+    """Two neighbouring units under different points as one: labelled with the path they
+    share, so the headings that path no longer names are shown in the text, where the
+    outline has them (`壹　…` above `二、…`)."""
+    common = _common_prefix([first.path(), second.path()])
+
+    def hidden(unit: _OutlineUnit) -> list[str]:
+        heads = {n.head for n in unit.nodes}
+        return [h for h in unit.path()[len(common) :] if h not in heads]
+
+    text = "\n".join([*hidden(first), first.text(), *hidden(second), second.text()])
+    return _OutlineUnit([*first.nodes, *second.nodes], first.ancestors, joined=text)
 
 
 SECTION_SEP = " > "
@@ -292,27 +335,59 @@ def _outline_units(nodes: Sequence[_Point], max_tokens: int) -> list[_OutlineUni
 
 
 def _join_small(units: list[_OutlineUnit], max_tokens: int) -> list[_OutlineUnit]:
-    """A unit under SMALL_UNIT tokens (a bare point) joins its sibling before it, or else the
-    one after it, when the two fit in a chunk."""
+    """Small units ride with a neighbour; no chunk is only a heading; every label is true.
+
+    - A unit under SMALL_UNIT tokens joins its sibling before it, or else the one after it,
+      when both are under the same point (the shared chunk is labelled with that point's
+      path) and fit in a chunk. Top-level points have no common point below the title, so a
+      top-level point with text of its own stays its own unit, under its own path.
+    - A bare point (only a heading) joins its sibling before it, else after it, else the
+      neighbouring unit nearest to it in the outline; the chunk is then labelled with the
+      path the two share (for top-level points: the document itself)."""
 
     def fits(a: _OutlineUnit, b: _OutlineUnit) -> bool:
-        same_parent = a.ancestors == b.ancestors
-        return same_parent and count_tokens(a.text()) + count_tokens(b.text()) <= max_tokens
+        return count_tokens(a.text()) + count_tokens(b.text()) <= max_tokens
+
+    def siblings(a: _OutlineUnit, b: _OutlineUnit) -> bool:
+        return a.ancestors == b.ancestors
+
+    def rides(unit: _OutlineUnit, other: _OutlineUnit) -> bool:
+        """`unit` (small) may share a chunk with its sibling `other`."""
+        if not siblings(unit, other) or not fits(unit, other):
+            return False
+        return bool(unit.ancestors) or unit.bare
+
+    def join(first: _OutlineUnit, second: _OutlineUnit) -> _OutlineUnit:
+        first.nodes.extend(second.nodes)
+        first.lead = first.lead or second.lead
+        return first
 
     out: list[_OutlineUnit] = []
     for unit in units:
-        if out and count_tokens(unit.text()) < SMALL_UNIT and fits(out[-1], unit):
-            out[-1].nodes.extend(unit.nodes)
+        small = count_tokens(unit.text()) < SMALL_UNIT
+        if out and small and rides(unit, out[-1]):
+            join(out[-1], unit)
         else:
             out.append(unit)
     merged: list[_OutlineUnit] = []
     for unit in out:
-        if merged and count_tokens(merged[-1].text()) < SMALL_UNIT and fits(merged[-1], unit):
-            unit.nodes[:0] = merged[-1].nodes
-            unit.lead = merged[-1].lead or unit.lead
-            merged[-1] = unit
+        last = merged[-1] if merged else None
+        if last is not None and count_tokens(last.text()) < SMALL_UNIT and rides(last, unit):
+            merged[-1] = join(last, unit)
         else:
             merged.append(unit)
+    # A bare point with no sibling to ride with (its neighbours are under other points).
+    i = 0
+    while i < len(merged):
+        unit = merged[i]
+        near = [j for j in (i - 1, i + 1) if 0 <= j < len(merged) and fits(unit, merged[j])]
+        if not unit.bare or not near:
+            i += 1
+            continue
+        j = max(near, key=lambda k: (len(_common_prefix([unit.path(), merged[k].path()])), -k))
+        first, second = sorted((i, j))
+        merged[first : second + 1] = [_join_across(merged[first], merged[second])]
+        i = first
     return merged
 
 

@@ -96,12 +96,74 @@ def test_outline_tree_paths_en_with_roman_letter_ambiguity() -> None:
 def test_outline_unit_is_a_point_with_its_sub_points() -> None:
     title, points = parse_outline(OUTLINE_ZH.split("\n"))
     pieces = outline_pieces(title, points)
-    # 贰 is a bare point: it rides with 壹's unit rather than being a heading-only chunk
+    # 贰 is a bare point: it rides with 壹's unit rather than being a heading-only chunk, and
+    # the chunk is labelled with the path the two share (the outline itself), not as 壹's
     assert len(pieces) == 1
     (piece,) = pieces
     assert piece.text.startswith("壹　新约职事的性质\n一、新约职事只有一个")
     assert "b. 第二小点" in piece.text and piece.text.endswith("贰　彼得的职事")
-    assert piece.search_prefix.startswith("新约职事 > 壹")
+    assert piece.chapter == "" and piece.search_prefix == piece.extra["path"] == "新约职事"
+
+
+def _assert_labels_are_true(title: str, points: list, pieces: list) -> None:  # type: ignore[type-arg]
+    """Every point's head line is in exactly one chunk, whose path leads to that point; no
+    chunk is only a heading."""
+    for point in points:
+        head = point.text.split("\n", 1)[0]
+        holding = [p for p in pieces if head in p.text.split("\n")]
+        own = point.path(title)
+        if not holding:  # a point split into its sub-points' units: its head is in their path
+            assert any(
+                p.extra["path"] == own or p.extra["path"].startswith(own + " > ") for p in pieces
+            ), head
+            continue
+        assert len(holding) == 1, head
+        assert own == holding[0].extra["path"] or own.startswith(holding[0].extra["path"] + " > ")
+    for piece in pieces:
+        assert "\n" in piece.text, piece.text
+
+
+def test_a_last_point_with_text_of_its_own_is_its_own_unit_under_its_own_path() -> None:
+    title, points = parse_outline([*OUTLINE_ZH.split("\n"), "彼得的职事是牧养群羊，坚固弟兄。"])
+    pieces = outline_pieces(title, points)
+    assert [p.chapter for p in pieces] == ["壹　新约职事的性质", "贰　彼得的职事"]
+    assert pieces[1].text == "贰　彼得的职事\n彼得的职事是牧养群羊，坚固弟兄。"
+    assert pieces[1].extra["path"] == "新约职事 > 贰　彼得的职事"
+    assert "彼得" not in pieces[0].text
+    _assert_labels_are_true(title, points, pieces)
+    from retrieval.labels import CitationLabel
+    from retrieval.types import Chunk
+
+    labels = [
+        CitationLabel.of(
+            Chunk("c", p.text, p.text, "d", source=title, type="outline", chapter=p.chapter)
+        )
+        for p in pieces
+    ]
+    assert [x.text("zh") for x in labels] == [
+        "新约职事，壹　新约职事的性质",
+        "新约职事，贰　彼得的职事",
+    ]
+
+
+def test_a_bare_point_after_a_split_unit_is_labelled_with_the_path_they_share() -> None:
+    title, points = parse_outline(OUTLINE_ZH.split("\n"))
+    pieces = outline_pieces(title, points, max_tokens=60)
+    _assert_labels_are_true(title, points, pieces)
+    last = pieces[-1]
+    # 贰 (only a heading) joins 壹's last unit: labelled with the outline, and 壹's heading,
+    # which that label no longer names, is shown above 二、 as in the outline
+    assert last.chapter == "" and last.extra["path"] == "新约职事"
+    assert (
+        last.text
+        == "壹　新约职事的性质\n二、保罗的职事\n（一）启示的来源——加一11–12\n贰　彼得的职事"
+    )
+    # （一） (only a heading) joins the units of its sibling （二）: under 一、, with （二） shown
+    first = pieces[0]
+    assert first.chapter == "壹　新约职事的性质 > 一、新约职事只有一个——林后三6"
+    assert first.text.startswith(
+        "（一）旧约的职事是字句的职事\n（二）新约职事的内容是基督的丰富\n1. "
+    )
 
 
 def test_big_outline_points_split_into_sub_point_units_with_their_path() -> None:

@@ -100,11 +100,21 @@ async def test_group_command_with_bot_suffix_and_admin_lookup(env: Env) -> None:
     assert server.named("getChatMember") == []
 
 
-async def test_command_for_another_bot_is_ignored(env: Env) -> None:
-    env.server.push_command("/ask@other_bot 你好", chat_id=GROUP, user_id=7)
-    env.server.push_command("/help@baibao_bot", chat_id=GROUP, user_id=7)  # a later update
-    [sent] = await env.server.wait_for("sendMessage")
-    assert env.scholar.calls == [] and "/ask" in sent.params["text"]  # only /help answered
+async def test_command_for_another_bot_is_ignored(telegram_wire: TelegramServer) -> None:
+    scholar = RecordingScholar()
+    router = fake_router(scholar, RecordingNovels(), limiter=RateLimiter(0, 0))
+    # One update at a time, in order: once /help is answered, the update before it was
+    # handled (and stayed silent), not merely still running.
+    transport = TelegramTransport(
+        router, telegram_settings(telegram_wire), edit_interval_s=0.0, concurrent_updates=1
+    )
+    async with transport:
+        telegram_wire.push_command("/ask@other_bot 你好", chat_id=GROUP, user_id=7)
+        telegram_wire.push_command("/help@baibao_bot", chat_id=GROUP, user_id=7)
+        [sent] = await telegram_wire.wait_for("sendMessage")
+        assert "/ask" in sent.params["text"]  # /help answered …
+        assert scholar.calls == []  # … and the other bot's /ask was never run
+    assert len(telegram_wire.named("sendMessage")) == 1
 
 
 async def test_callback_query_presses_and_answers(env: Env) -> None:

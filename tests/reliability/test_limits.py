@@ -19,8 +19,9 @@ async def test_global_cap_on_concurrent_model_calls(
 ) -> None:
     n = 8
     server = LLMStubServer()  # counts the requests it is answering at once
+    gate = asyncio.Event()  # every answer waits for it: the first requests stay in flight
     async with server:
-        server.openai.extend([Scripted.slow(openai_completion("神圣的分赐。[1]"), delay_s=0.3)] * n)
+        server.openai.extend([Scripted.held(openai_completion("神圣的分赐。[1]"), gate)] * n)
         s = settings(
             tmp_path / "data",
             llm_provider="openai",
@@ -35,12 +36,17 @@ async def test_global_cap_on_concurrent_model_calls(
 
             (tmp_path / "doc.md").write_text(DOC, encoding="utf-8")
             await Pipeline(app.indexer).ingest_paths([tmp_path / "doc.md"])
-            replies = await asyncio.gather(
+            asks = asyncio.gather(
                 *(
                     app.router.handle_text(Actor("telegram", f"c{i}", f"u{i}"), "/ask 神圣的分赐？")
                     for i in range(n)
                 )
             )
+            # The cap is reached (two held in flight) before any answer is let through; the
+            # other six wait on the cap, not on the server, until the gate opens.
+            await server.wait_until(lambda: server.in_flight == 2)
+            gate.set()
+            replies = await asks
         errors = [r.getMessage() + "\n" + (r.exc_text or "") for r in caplog.records if r.exc_info]
         assert all(r is not None and not r.is_error for r in replies), errors
         assert len(server.requests_to("/v1/chat/completions")) == n

@@ -41,6 +41,7 @@ class Scripted:
     events: list[tuple[str | None, Any]] | None = None
     event_gap_s: float = 0.0
     stall: bool = False  # never answer: the client's own timeout has to end the request
+    hold: asyncio.Event | None = None  # answer only once the test sets it
 
     @classmethod
     def json(cls, payload: Any, status: int = 200, **headers: str) -> Scripted:
@@ -62,6 +63,11 @@ class Scripted:
     @classmethod
     def slow(cls, payload: Any, delay_s: float) -> Scripted:
         return cls(body=json.dumps(payload).encode(), delay_s=delay_s)
+
+    @classmethod
+    def held(cls, payload: Any, gate: asyncio.Event) -> Scripted:
+        """Answer `payload`, but only once the test sets `gate` (no real delay to tune)."""
+        return cls(body=json.dumps(payload).encode(), hold=gate)
 
     @classmethod
     def stalled(cls) -> Scripted:
@@ -100,6 +106,7 @@ class LLMStubServer:
         self.in_flight = 0
         self.max_in_flight = 0  # the most requests being answered at once
         self._closing = asyncio.Event()
+        self._changed = asyncio.Condition()  # a request arrived or was answered
         self._runner: web.AppRunner | None = None
         self.port = 0
 
@@ -115,6 +122,18 @@ class LLMStubServer:
 
     def requests_to(self, path: str) -> list[Received]:
         return [r for r in self.received if r.path == path]
+
+    async def wait_until(self, predicate: Callable[[], bool]) -> None:
+        """Wait until `predicate()` holds, checked whenever a request arrives or ends."""
+        try:
+            async with asyncio.timeout(60), self._changed:  # a hang guard, not a time limit
+                await self._changed.wait_for(predicate)
+        except TimeoutError:
+            raise AssertionError(f"never happened; in flight: {self.in_flight}") from None
+
+    async def _notify(self) -> None:
+        async with self._changed:
+            self._changed.notify_all()
 
     async def __aenter__(self) -> LLMStubServer:
         app = web.Application()
@@ -161,6 +180,7 @@ class LLMStubServer:
             return await self._answer_one(request, queue, responder, done_marker=done_marker)
         finally:
             self.in_flight -= 1
+            await self._notify()
 
     async def _answer_one(
         self,
@@ -176,6 +196,7 @@ class LLMStubServer:
         except ValueError:
             body = raw.decode("utf-8", "replace")
         self.received.append(Received(request.path, dict(request.headers), body))
+        await self._notify()
         if queue:
             item = queue.popleft()
         elif responder is not None:
@@ -189,6 +210,13 @@ class LLMStubServer:
         if item.stall:
             await self._closing.wait()
             raise web.HTTPServiceUnavailable()
+        if item.hold is not None:  # the gate, or the server shutting down
+            waits = [asyncio.ensure_future(e.wait()) for e in (item.hold, self._closing)]
+            await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+            for w in waits:
+                w.cancel()
+            if not item.hold.is_set():
+                raise web.HTTPServiceUnavailable()
         if item.delay_s:
             await asyncio.sleep(item.delay_s)
         if item.events is None:

@@ -448,8 +448,10 @@ async def test_with_retries_gives_up_on_long_retry_after() -> None:
 async def test_with_retries_timeout() -> None:
     import asyncio
 
+    never = asyncio.Event()  # nothing sets it: only the timeout ends the attempt
+
     async def attempt() -> str:
-        await asyncio.sleep(1)
+        await never.wait()
         return "late"
 
     with pytest.raises(LLMError) as err:

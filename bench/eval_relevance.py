@@ -102,16 +102,31 @@ def rates(run: GateRun, items: Sequence[Item]) -> tuple[int, int, int, int]:
     )
 
 
+def _share(part: int, whole: int) -> str:
+    return f"{part}/{whole} = {part / whole:.1%}" if whole else "–"
+
+
 def report(runs: Sequence[GateRun], items: Sequence[Item]) -> str:
-    out = ["| embedder | addressed answered | unaddressed declined | held-out answered |"]
-    out.append("|---|---|---|---|")
+    out = [
+        "| embedder | addressed answered | unaddressed declined | held-out answered "
+        "| decline precision / recall | answer precision / recall |"
+    ]
+    out.append("|---|---|---|---|---|---|")
     for run in runs:
         a, na, d, nd = rates(run, items)
         h = sum(run.held_out.values())
+        declined = d + (na - a)  # every question the gate declined, rightly or not
+        answered = a + (nd - d)
         out.append(
             f"| {run.embedder} ({run.model_id}) | {a}/{na} = {a / na:.1%} | "
-            f"{d}/{nd} = {d / nd:.1%} | {h}/{len(run.held_out)} = {h / len(run.held_out):.1%} |"
+            f"{d}/{nd} = {d / nd:.1%} | {h}/{len(run.held_out)} = {h / len(run.held_out):.1%} "
+            f"| {_share(d, declined)} / {_share(d, nd)} | {_share(a, answered)} / {_share(a, na)} |"
         )
+    out.append("")
+    out.append(
+        "Decline precision: of the questions the gate declined, the share the corpus does not "
+        "address; recall: of those, the share declined. Answer precision / recall likewise."
+    )
     out.append("")
     out.append("By kind (right / n):")
     out.append("")

@@ -115,7 +115,12 @@ class App:
         # than in the first search that walks the graph.
         await asyncio.to_thread(english_labels)
         synonyms = SynonymTable.load()
-        tokenizer = Tokenizer(terms=self.graph.terms())
+        # The keyword index and its queries must cut text the same way whenever a chunk was
+        # indexed, so their dictionary is what ships (the seed's names, the domain
+        # dictionary, the synonym table), never the terms grown from documents ingested so
+        # far: those would make a restarted process cut a query differently from the chunks
+        # indexed before it (经历内住的基督 one token for the query, three in the index).
+        tokenizer = Tokenizer(terms=self.graph.seed_terms())
         # jieba's dictionary takes ~1 s to load: do it now, off the loop, not on the first query.
         await asyncio.to_thread(tokenizer.warm)
         self.encoder = Bm25Encoder(tokenizer)

@@ -324,6 +324,18 @@ class KnowledgeGraph:
                 out.update(data["aliases"])
         return out
 
+    def seed_terms(self) -> set[str]:
+        """The labels and aliases the curated seed gives its nodes (not the aliases documents
+        add): dictionary words that do not change as documents are ingested, for the keyword
+        index (see `bot.app`)."""
+        out: set[str] = set()
+        seed_rows, _ = self._c.contribution(SEED_DOC)
+        for kind, label, aliases in seed_rows.values():
+            if kind != "scripture":
+                out.add(label)
+                out.update(aliases)
+        return out
+
     def stats(self) -> dict[str, int]:
         return self._c.stats()
 

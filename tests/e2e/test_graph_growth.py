@@ -100,3 +100,40 @@ async def test_graph_extract_shows_the_cost_before_and_after(tmp_path: Path) -> 
     paths = paths_of(data, "帐幕和至圣所是什么关系？")
     step = next(s for p in paths for s in p["steps"] if s["relation"] == "包含")
     assert step["sources"] == [f"{TITLE} (LLM)"]
+
+
+async def test_keyword_index_cuts_text_the_same_after_a_restart(tmp_path: Path) -> None:
+    """Concepts grown from ingested documents are the graph's words, not the keyword index's:
+    a process restarted after an ingest cuts a question exactly as the process that indexed
+    the chunks did (经历内住的基督 stays 经历 / 内住 / 基督 on both sides), so its keyword hits
+    do not change with a restart."""
+    from bot.app import App
+    from retrieval.fakes import HashEmbedder
+    from retrieval.text import Tokenizer
+    from tests.e2e.test_full_stack import DIM, _settings
+
+    settings = _settings(tmp_path / "data")
+    async with App(settings, embedder=HashEmbedder(DIM), llm=None) as app:
+        assert await app.prepare_samples()
+        grown = sorted(app.graph.terms() - app.graph.seed_terms())
+        grown_cut = Tokenizer(terms=app.graph.terms())
+        questions = [
+            f"怎样{t}？"
+            for t in grown
+            if grown_cut(f"怎样{t}？") != app.encoder.tokenize(f"怎样{t}？")
+        ][:20]
+        assert questions  # some grown terms would cut differently as dictionary words
+        before = [app.encoder.tokenize(q) for q in questions]
+        hits_before = [
+            [h.chunk.id for h in (await app.search.search(q, tracks=("keyword",))).hits]
+            for q in questions
+        ]
+    async with App(settings, embedder=HashEmbedder(DIM), llm=None) as app:
+        after = [app.encoder.tokenize(q) for q in questions]
+        hits_after = [
+            [h.chunk.id for h in (await app.search.search(q, tracks=("keyword",))).hits]
+            for q in questions
+        ]
+    assert after == before
+    assert hits_after == hits_before
+    assert any(hits_before)

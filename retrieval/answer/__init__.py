@@ -14,6 +14,7 @@ Labels come from `retrieval.labels.CitationLabel`; whether the corpus addresses 
 """
 
 from retrieval.answer.prompt import (
+    DECLINE_MARKER,
     NOT_ADDRESSED,
     SYSTEM_PROMPT_ZH,
     Passage,
@@ -43,6 +44,7 @@ from retrieval.answer.verify import Verified, resolve_label, verify
 from retrieval.relevance import Evidence, RelevanceGate
 
 __all__ = [
+    "DECLINE_MARKER",
     "NOT_ADDRESSED",
     "SYSTEM_PROMPT_ZH",
     "Answer",

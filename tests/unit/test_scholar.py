@@ -230,6 +230,53 @@ async def test_a_model_that_says_not_addressed_is_rendered_like_the_gate(env: En
     assert len(llm.requests) == 1  # the gate declined the weather before any model call
 
 
+@pytest.mark.parametrize(
+    ("actor", "question", "said", "shown"),
+    [
+        (
+            ZH,
+            "神的经纶是什么？",
+            "[NOT_ADDRESSED] 职事资料中没有找到相关的教导。",
+            "职事语料中没有直接论及",
+        ),
+        (ZH, "神的经纶是什么？", "所提供的资料并未提到这个问题。", "职事语料中没有直接论及"),
+        (
+            EN,
+            "What is God's economy?",
+            "[NOT_ADDRESSED]\nThe ministry passages do not address this question.",
+            "does not directly address",
+        ),
+        (
+            EN,
+            "What is God's economy?",
+            "The ministry does not address this question.",
+            "does not directly address",
+        ),
+        (
+            EN,
+            "What is God's economy?",
+            "This is not addressed in the passages.",
+            "does not directly address",
+        ),
+    ],
+)
+async def test_every_way_a_model_declines_is_rendered_like_the_gate(
+    env: Env, actor: Actor, question: str, said: str, shown: str
+) -> None:
+    reply = await env.scholar(ScriptedLLM([said])).ask(actor, AskRequest(question))
+    text = reply.plain()
+    assert shown in text.split("\n")[0], text
+    assert said.split("\n")[-1] not in text and "NOT_ADDRESSED" not in text
+    assert not reply.citations
+    related = "相关参考（仅供延伸阅读" if actor.lang == "zh" else "Related reading"
+    assert related in text, text
+    gate = await env.scholar(None).ask(
+        actor,
+        AskRequest("今天天气怎么样？" if actor.lang == "zh" else "What's the weather like today?"),
+    )
+    assert shown in gate.plain().split("\n")[0]  # the gate's own decline says the same
+
+
 async def test_an_unknown_era_is_refused_naming_the_eras_the_corpus_has(env: Env) -> None:
     llm = ScriptedLLM()
     scholar = env.scholar(llm)

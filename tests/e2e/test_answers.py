@@ -292,3 +292,55 @@ async def test_an_english_book_is_labelled_and_quoted_true_to_the_file(tmp_path:
             assert any(quote.endswith(s) for s in sentences) or cited.quote.endswith("…")
             assert not re.fullmatch(r"[\d:：;；,，.。()（）\s–-]+", cited.quote)
             assert not re.search(r"^(?:\d+:\d+|3:6\)|15:4\))", cited.quote)
+
+
+async def test_discord_carries_the_decline_and_cite_on_the_wire(
+    data_dir: Path, discord_wire: DiscordServer
+) -> None:
+    """The decline and /cite through discord.py's own gateway and HTTP on the loopback Discord
+    server, over the real App: an unaddressed question is declined with related reading (no
+    answer, no sources list); `/cite 弗1:10` shows the verse once, its own notes under 注解, and
+    no text twice."""
+    async with App(_settings(data_dir), embedder=HashEmbedder(DIM), llm=None) as app:
+        transport = DiscordTransport(app.router, discord_settings(discord_wire))
+        transport.edit_interval_s = 0.0
+        async with transport:
+            weather = await discord_wire.interact(slash("ask", {"question": "今天天气怎么样？"}))
+            await discord_wire.wait_until(lambda: "相关参考" in _posted(discord_wire, weather))
+            cite = await discord_wire.interact(slash("cite", {"reference": "弗1:10"}))
+            await discord_wire.wait_until(
+                lambda: "阐述这处经文的职事段落" in _posted(discord_wire, cite)
+            )
+    declined = _posted(discord_wire, weather)
+    assert "职事语料中没有直接论及「今天天气怎么样」" in declined, declined
+    assert "相关参考（仅供延伸阅读，并非这个问题的答案）" in declined
+    assert "未使用语言模型" not in declined and "出处" not in declined
+
+    shown = _posted(discord_wire, cite)
+    assert shown.count("要照所安排的，在日期满足的时候") == 1, shown  # the verse once
+    assert "和合本（1919）" in shown and "在日期滿足的時候" not in shown  # Simplified
+    notes, _, rest = shown.partition("注解")[2].partition("阐述这处经文的职事段落")
+    assert "注1" in notes and "神的家务安排" in notes  # the verse's own note text
+    assert "要照所安排的" not in notes  # not the verse again
+    assert "【以弗所书注解（示例），弗1:10】" in notes
+    assert "相关注解" in shown and "弗3:9" in shown  # a note that mentions it, apart
+    lines = [ln.strip() for ln in shown.split("\n") if len(ln.strip()) >= 20]
+    assert len(lines) == len(set(lines)), [ln for ln in lines if lines.count(ln) > 1]
+    assert rest.strip()
+
+
+def _posted(server: DiscordServer, payload: dict[str, object]) -> str:
+    """What the channel shows for an interaction: each message's last content, in order
+    (an edit replaces what it edits)."""
+    final: dict[str, str] = {}
+    for call in server.answers(payload):  # type: ignore[arg-type]
+        if not isinstance(call.json, dict):
+            continue
+        content = call.json.get("content")
+        if content is None and isinstance(call.json.get("data"), dict):
+            content = call.json["data"].get("content")
+        if content is None:
+            continue
+        key = call.path if call.method == "PATCH" else f"{call.path}#{len(final)}"
+        final[key] = str(content)
+    return "\n".join(final.values())

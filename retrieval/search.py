@@ -259,6 +259,12 @@ class HybridSearch:
                 alternatives[t] = unglued(t, q)
         candidates = [s.chunk for result in per_track.values() for s in result.ranked]
         share, best, specific = coverage(terms, alternatives, candidates)
+        if glossed:
+            # Held in translation counts for coverage; how specific the terms are is read as
+            # written (a rendering such as 工作 is in many passages).
+            translated = coverage(terms, self._translated(terms, alternatives), candidates)
+            if translated[0] > share:
+                share, best = translated[0], translated[1]
 
         def signal(track: str) -> float:
             """Share of the query's terms the track's top hits hold (a verse hit counts too;
@@ -298,6 +304,22 @@ class HybridSearch:
             cross_script=cross_script,
             glossed=glossed,
         )
+
+    def _translated(
+        self, terms: Mapping[str, float], alternatives: dict[str, tuple[str, ...]]
+    ) -> dict[str, tuple[str, ...]]:
+        """`alternatives`, plus for an English question's words their Chinese renderings of two
+        or more characters (a single character is in every passage): whether a Chinese
+        passage holds the question's words in translation. For the relevance gate only; the
+        tracks' signals read the words as written."""
+        if self.gloss is None:
+            return alternatives
+        out = dict(alternatives)
+        for t in terms:
+            if t.isascii():
+                renderings = tuple(h for h in self.gloss.word(t) if len(h) >= 2)
+                out[t] = (*out.get(t, ()), *renderings)
+        return out
 
     def _gloss_rank(self, q: str, ranked: Sequence[ScoredChunk]) -> _TrackResult:
         """The dense candidates re-ranked by how many of the question's English words they

@@ -2,8 +2,8 @@
 SQLite, BM25, graph) with the hash embedder — so the gate decides on terms and verses alone
 (`RelevanceGate.for_embedder` sets no dense floor for it).
 
-Measured (bench/results/relevance.md): hash 59/64 addressed answered, 64/64 unaddressed
-declined, 65/73 held-out labelled questions answered; e5 63/64, 64/64, 65/73. Before the
+Measured (bench/results/relevance.md): hash 61/64 addressed answered, 64/64 unaddressed
+declined, 65/73 held-out labelled questions answered; e5 64/64, 64/64, 65/73. Before the
 gate, 0 of 64 unaddressed questions were declined.
 """
 
@@ -15,7 +15,7 @@ import pytest
 
 from bench.eval_relevance import GateRun, load_items, rates, run_gate
 
-ANSWERED_FLOOR = 0.90
+ANSWERED_FLOOR = 0.93
 DECLINED_FLOOR = 0.97
 HELD_OUT_FLOOR = 0.85
 
@@ -46,3 +46,10 @@ def test_addressed_questions_are_answered(run: GateRun) -> None:
     assert answered / addressed >= ANSWERED_FLOOR, (answered, addressed)
     held = sum(run.held_out.values()) / len(run.held_out)
     assert held >= HELD_OUT_FLOOR, held
+
+
+def test_an_english_question_held_in_translation_is_answered(run: GateRun) -> None:
+    """a053 asks in English about orphans; the passage says 孤儿 (CC-CEDICT's rendering), and
+    no word of the question is in it as written."""
+    assert run.decided["a053"]
+    assert run.evidence["a053"].coverage > 0.25

@@ -35,6 +35,10 @@ class Actor:
 class AskRequest:
     question: str
     filters: dict[str, str] = field(default_factory=dict)
+    # The script Bible text is quoted in (ministry passages are quoted as written); None =
+    # Traditional when the question is written in Traditional, else Simplified. The chat's
+    # `/settings script` fills it in (`bot.commands.scholar`), as for `/cite`.
+    script: Script | None = None
 
 
 @dataclass(frozen=True, slots=True)

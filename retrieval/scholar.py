@@ -279,7 +279,7 @@ class Scholar:
         era = filters.get("era", "")
         if era and era not in self._eras:
             raise UnknownFilter("era", era, tuple(self._eras))
-        return AskRequest(request.question, filters)
+        return dataclasses.replace(request, filters=filters)
 
     async def answer(
         self, actor: Actor, request: AskRequest, progress: Progress | None = None
@@ -294,11 +294,14 @@ class Scholar:
             question, flt=self._filter(request.filters), limit=self._passages
         )
         hits, paths = result.hits, result.graph_paths
+        script = request.script or ("traditional" if is_traditional(question) else "simplified")
         mode: Mode = "extractive" if self._llm is None else "llm"
         if not hits or not self._gate.addressed(result.evidence):
-            return not_addressed_answer(question, hits, lang, mode, graph_paths=paths)
+            return not_addressed_answer(
+                question, hits, lang, mode, graph_paths=paths, script=script
+            )
         if self._llm is None:
-            return extractive_answer(question, hits, lang, graph_paths=paths)
+            return extractive_answer(question, hits, lang, graph_paths=paths, script=script)
         prompt = build_prompt(
             question,
             hits,
@@ -307,21 +310,27 @@ class Scholar:
             max_passages=self._passages,
         )
         if not prompt.passages:  # a window too small for even one passage
-            return extractive_answer(question, hits, lang, graph_paths=paths)
+            return extractive_answer(question, hits, lang, graph_paths=paths, script=script)
         try:
             response = await self._llm.complete(prompt.request, self._streamer(progress))
         except LLMError as err:
             log.warning("model failed (%s); answering extractively", err)
             notice = failure_notice(err.kind, lang)
-            return extractive_answer(question, hits, lang, graph_paths=paths, notice=notice)
+            return extractive_answer(
+                question, hits, lang, graph_paths=paths, notice=notice, script=script
+            )
         verified = verify(response, prompt.passages, lang)
         self._tally(verified.stats)
         if model_declined(verified.text):
-            return not_addressed_answer(question, hits, lang, "llm", graph_paths=paths)
+            return not_addressed_answer(
+                question, hits, lang, "llm", graph_paths=paths, script=script
+            )
         if not verified.text.strip():
             notice = REPLY_T(lang, "empty_answer")
-            return extractive_answer(question, hits, lang, graph_paths=paths, notice=notice)
-        return model_answer(question, lang, verified, prompt.passages, paths)
+            return extractive_answer(
+                question, hits, lang, graph_paths=paths, notice=notice, script=script
+            )
+        return model_answer(question, lang, verified, prompt.passages, paths, script=script)
 
     def _streamer(self, progress: Progress | None) -> OnDelta | None:
         if progress is None:

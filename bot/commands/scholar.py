@@ -142,14 +142,24 @@ class ChatScripts(Protocol):
 def scholar_commands(
     scholar: Scholar, scripts: ChatScripts | None = None
 ) -> tuple[Command[Any], ...]:
+    async def chat_script(call: Call, typed: str) -> Script | None:
+        """The chat's script, unless the user's own words are Traditional (which win, as they
+        pick the reply language)."""
+        if scripts is None or is_traditional(typed):
+            return None
+        return await scripts.script(call.actor.platform, call.actor.chat_id)
+
     async def ask(call: Call, request: AskRequest) -> Reply:
+        chosen = await chat_script(call, request.question)
+        if chosen is not None:
+            request = dataclasses.replace(request, script=chosen)
         return await scholar.ask(call.actor, request, call.progress)
 
     async def cite(call: Call, request: CiteRequest) -> Reply:
-        # The script option wins, then a reference written in Traditional (as the user's own
-        # words pick the reply language), then the chat's setting, then Simplified.
-        if request.script is None and scripts is not None and not is_traditional(request.text):
-            chosen = await scripts.script(call.actor.platform, call.actor.chat_id)
+        # The script option wins, then a reference written in Traditional, then the chat's
+        # setting, then Simplified.
+        if request.script is None:
+            chosen = await chat_script(call, request.text)
             if chosen is not None:
                 request = dataclasses.replace(request, script=chosen)
         return await scholar.cite(call.actor, request)

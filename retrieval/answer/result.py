@@ -11,6 +11,8 @@ from retrieval.answer.quotes import excerpt, quote_at
 from retrieval.answer.verify import Verified
 from retrieval.i18n import Lang
 from retrieval.labels import CitationLabel
+from retrieval.requests import Script
+from retrieval.text import to_simplified, to_traditional
 from retrieval.types import Chunk, GraphPath, Hit
 
 EXTRACTIVE_PASSAGES = 5
@@ -75,9 +77,17 @@ class Answer:
         }
 
 
-def _quote(chunk: Chunk, label: CitationLabel, spot: str) -> str:
+def _quote(chunk: Chunk, label: CitationLabel, spot: str, script: Script) -> str:
     headings = [h for part in label.section for h in part.split("；")]
-    return quote_at(chunk.text, spot, headings=headings)
+    return _in_script(chunk, quote_at(chunk.text, spot, headings=headings), script)
+
+
+def _in_script(chunk: Chunk, text: str, script: Script) -> str:
+    """Bible text in the reader's script, as `/cite` shows it (the 1919 CUV is stored in
+    Traditional); a ministry passage is quoted as it is written."""
+    if chunk.type != "bible":
+        return text
+    return to_traditional(text) if script == "traditional" else to_simplified(text)
 
 
 def _paths(paths: Paths) -> tuple[GraphPath, ...]:
@@ -100,15 +110,20 @@ def model_answer(
     verified: Verified,
     passages: Sequence[Passage],
     graph_paths: Paths = (),
+    *,
+    script: Script = "simplified",
 ) -> Answer:
     """The verified model answer; its sources are the passages it truly cited, each once, quoted
     where the claim rests (plus, unverified, those it misquoted)."""
     spots: dict[int, tuple[Passage, str]] = {}
     for use in verified.uses:
         spots.setdefault(use.passage.index, (use.passage, use.spot))
-    cited = [Cited(p.chunk, p.label, _quote(p.chunk, p.label, spot)) for p, spot in spots.values()]
+    cited = [
+        Cited(p.chunk, p.label, _quote(p.chunk, p.label, spot, script))
+        for p, spot in spots.values()
+    ]
     cited += [
-        Cited(p.chunk, p.label, _quote(p.chunk, p.label, question), verified=False)
+        Cited(p.chunk, p.label, _quote(p.chunk, p.label, question, script), verified=False)
         for p in verified.misquoted
         if p.index not in spots
     ]
@@ -133,6 +148,7 @@ def extractive_answer(
     graph_paths: Paths = (),
     notice: str = "",
     limit: int = EXTRACTIVE_PASSAGES,
+    script: Script = "simplified",
 ) -> Answer:
     """No model: the top passages verbatim (whole sentences), each labelled. Never invented."""
     shown = _unique(hits)[:limit]
@@ -141,7 +157,8 @@ def extractive_answer(
         text = excerpt(hit.chunk.text, question)
         if text:
             label = CitationLabel.of(hit.chunk)
-            cited.append(Cited(hit.chunk, label, _quote(hit.chunk, label, question), text))
+            quote = _quote(hit.chunk, label, question, script)
+            cited.append(Cited(hit.chunk, label, quote, _in_script(hit.chunk, text, script)))
     return Answer(
         question,
         lang,
@@ -162,8 +179,9 @@ def not_addressed_answer(
     *,
     graph_paths: Paths = (),
     limit: int = RELATED_PASSAGES,
+    script: Script = "simplified",
 ) -> Answer:
     """The corpus does not address the question: the nearest passages, as related reading."""
     labels = [(h.chunk, CitationLabel.of(h.chunk)) for h in _unique(hits)[:limit]]
-    related = tuple(Cited(c, label, _quote(c, label, question)) for c, label in labels)
+    related = tuple(Cited(c, label, _quote(c, label, question, script)) for c, label in labels)
     return Answer(question, lang, mode, False, related=related, graph_paths=_paths(graph_paths))

@@ -18,6 +18,7 @@ from bot.transports.discord import DiscordTransport
 from bot.transports.telegram import TelegramTransport
 from ingest.pipeline import Pipeline
 from ingest.samples import SAMPLES_DIR
+from retrieval.answer.result import Answer, Cited
 from retrieval.fakes import HashEmbedder
 from retrieval.requests import Actor, AskRequest
 from tests.e2e.test_full_stack import DIM, _console, _settings, data_dir, prepared
@@ -344,3 +345,51 @@ def _posted(server: DiscordServer, payload: dict[str, object]) -> str:
         key = call.path if call.method == "PATCH" else f"{call.path}#{len(final)}"
         final[key] = str(content)
     return "\n".join(final.values())
+
+
+async def test_bible_passages_in_an_answer_follow_the_readers_script(
+    data_dir: Path, telegram_wire: TelegramServer
+) -> None:
+    """The CUV is stored in Traditional. A Simplified question's answer quotes a Bible hit in
+    Simplified, as /cite shows it; a question written in Traditional, or a chat set to 繁体,
+    gets Traditional — the related reading of a declined question too. Ministry passages are
+    quoted as they are written."""
+    from retrieval.text import is_traditional, to_simplified
+
+    async with App(_settings(data_dir), embedder=HashEmbedder(DIM), llm=None) as app:
+        simplified = await app.scholar.answer(
+            ZH, AskRequest("弗1:10 在日期满足的时候同归于一是什么意思？")
+        )
+        traditional = await app.scholar.answer(
+            ZH, AskRequest("弗1:10 在日期滿足的時候同歸於一是什麼意思？")
+        )
+        declined = await app.scholar.answer(ZH, AskRequest("弗6:12 我们与什么争战？"))
+        transport = TelegramTransport(
+            app.router, telegram_settings(telegram_wire), edit_interval_s=0.0
+        )
+        async with transport:
+            for count, line in enumerate(
+                ["/settings script 繁体", "/ask 弗1:10 在日期满足的时候同归于一是什么意思？"],
+                start=1,
+            ):
+                telegram_wire.push_command(line, chat_id=42, user_id=42)
+                await telegram_wire.wait_for("sendMessage", count)
+        chat_reply = "\n".join(
+            str(c.params.get("text", "")) for c in telegram_wire.named("sendMessage")[1:]
+        )
+
+    def bible(answer: Answer) -> list[Cited]:
+        return [c for c in (*answer.citations, *answer.related) if c.chunk.type == "bible"]
+
+    assert bible(simplified) and bible(traditional) and bible(declined)
+    assert not declined.addressed
+    for cited in (*bible(simplified), *bible(declined)):
+        assert not is_traditional(cited.quote) and not is_traditional(cited.excerpt)
+        assert cited.quote.rstrip("…") in to_simplified(cited.chunk.text)
+    assert any(is_traditional(c.quote) for c in bible(traditional))
+    assert all(c.quote.rstrip("…") in c.chunk.text for c in bible(traditional))
+    shown = re.findall(r"<blockquote>([^<]*)【和合本，[^】]*】</blockquote>", chat_reply)
+    assert shown, chat_reply  # the chat's answer quotes a Bible hit, in Traditional
+    assert all(is_traditional(text) for text in shown), shown
+    ministry = [c for c in simplified.citations if c.chunk.type != "bible"]
+    assert all(c.quote.rstrip("…") in c.chunk.text for c in ministry)

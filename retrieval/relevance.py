@@ -20,6 +20,7 @@ has no real signal).
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -175,6 +176,22 @@ def _holds(term: str, text: str, alternatives: Mapping[str, Sequence[str]]) -> f
     return max([_present(term, text), *(_present(a, text) for a in alternatives.get(term, ()))])
 
 
+@functools.lru_cache(maxsize=8192)
+def _whole_word(word: str) -> re.Pattern[str]:
+    return re.compile(rf"(?<![\w-]){re.escape(word)}(?![\w-])")
+
+
+def _presence(term: str) -> Callable[[str], float]:
+    """`_present(term, ·)` with its pattern compiled once (coverage reads every candidate)."""
+    if term.isascii():
+        pattern = _whole_word(term)
+        return lambda text: 1.0 if pattern.search(text) else 0.0
+    if len(term) < 3:
+        return lambda text: 1.0 if term in text else 0.0
+    head, tail = term[:-1], term[1:]
+    return lambda text: 1.0 if term in text else PARTIAL if head in text or tail in text else 0.0
+
+
 def coverage(
     terms: Mapping[str, float],
     alternatives: Mapping[str, Sequence[str]],
@@ -189,17 +206,24 @@ def coverage(
     texts = {c.id: (c.search_text or c.text).lower() for c in chunks if c.type not in NON_MINISTRY}
     if total <= 0 or not texts:
         return 0.0, "", 0
+    checks = [
+        (w, [_presence(t), *(_presence(a) for a in alternatives.get(t, ()))])
+        for t, w in terms.items()
+    ]
+    # What each passage holds of each term, read once (the best passage's specific terms are
+    # counted from the same rows).
+    held = {cid: [max(p(text) for p in ps) for _, ps in checks] for cid, text in texts.items()}
     best, best_id = 0.0, ""
-    for cid, text in texts.items():
-        held = sum(w * _holds(t, text, alternatives) for t, w in terms.items())
-        if held / total > best:
-            best, best_id = held / total, cid
+    for cid, row in held.items():
+        share = sum(w * h for (w, _), h in zip(checks, row, strict=True)) / total
+        if share > best:
+            best, best_id = share, cid
     if not best_id:
         return 0.0, "", 0
     specific = 0
-    for term in terms:
-        if _holds(term, texts[best_id], alternatives) > 0:
-            df = sum(1 for text in texts.values() if _holds(term, text, alternatives) > 0)
+    for j, h in enumerate(held[best_id]):
+        if h > 0:
+            df = sum(1 for row in held.values() if row[j] > 0)
             specific += df <= specific_df
     return best, best_id, specific
 

@@ -95,6 +95,9 @@ class _TrackResult:
     ranked: list[ScoredChunk] = field(default_factory=list)
     paths: list[GraphPath] = field(default_factory=list)
     entries: list[str] = field(default_factory=list)  # graph track: the linked entry nodes
+    # graph track: what `GraphReader.link` named in the whole query (None: the track did not
+    # run), so the evidence need not link it again
+    linked: list[str] | None = None
 
 
 @dataclass(slots=True)
@@ -284,7 +287,9 @@ class HybridSearch:
         )
         entities: tuple[str, ...] = ()
         if self.graph is not None:
-            linked = self.graph.link(q)
+            linked = per_track["graph"].linked
+            if linked is None:
+                linked = self.graph.link(q)
             entities = tuple(dict.fromkeys(n for n in linked if n.startswith(ENTITY_KINDS)))
         wanted = set(refs)
         cited = any(
@@ -364,12 +369,14 @@ class HybridSearch:
         walk_scores: dict[str, float] = {}
         paths: list[GraphPath] = []
         entries: list[str] = []
+        linked: list[str] | None = None
         if self.graph is not None:
             # link() names the query's concepts, people, books and its verses' scripture
             # nodes; the walk reaches the concepts grounded in those verses from there.
             # Tokens are linked one by one as well: a long name (a book title such as
             # 神圣的分赐与召会) must not hide the concepts inside it.
-            entry = list(dict.fromkeys(self.graph.link(q)))
+            linked = self.graph.link(q)
+            entry = list(dict.fromkeys(linked))
             for token in self.encoder.tokenize(q):
                 for node in self.graph.link(token):
                     if node not in entry:
@@ -410,7 +417,7 @@ class HybridSearch:
         )
         hits = [ScoredChunk(found[c], score[c]) for c in ranked[:GRAPH_DEPTH]]
         # Paths explain graph hits; with none in this namespace/filter they explain nothing.
-        return _TrackResult(hits, paths if hits else [], entries)
+        return _TrackResult(hits, paths if hits else [], entries, linked)
 
 
 def _stitch(first: str, second: str) -> str | None:

@@ -45,21 +45,14 @@ _VERSE_NUMBER = re.compile(r"^(?:\d+|[一二三四五六七八九十百零〇两
 PARTIAL = 0.5  # credit for a long CJK term found only without its first or last character
 
 
-def _present(term: str, text: str) -> float:
-    """1 when `term` is in `text` (English as a whole word), PARTIAL when a CJK term of three
-    or more characters is there without its first or last character (首生者 / 首生), else 0."""
-    if term.isascii():
-        return holds(term, text)
-    if term in text:
-        return 1.0
-    if len(term) >= 3 and (term[:-1] in text or term[1:] in text):
-        return PARTIAL
-    return 0.0
-
-
 def holds(word: str, text: str) -> float:
     """1 when the English `word` is a whole word of `text`, else 0."""
-    return 1.0 if re.search(rf"(?<![\w-]){re.escape(word)}(?![\w-])", text) else 0.0
+    return 1.0 if _whole_word(word).search(text) else 0.0
+
+
+@functools.lru_cache(maxsize=8192)
+def _whole_word(word: str) -> re.Pattern[str]:
+    return re.compile(rf"(?<![\w-]){re.escape(word)}(?![\w-])")
 
 
 def reference_words(refs: Iterable[str]) -> frozenset[str]:
@@ -172,17 +165,10 @@ def _is_han(c: str) -> bool:
     return len(c) == 1 and "\u3400" <= c <= "\u9fff"
 
 
-def _holds(term: str, text: str, alternatives: Mapping[str, Sequence[str]]) -> float:
-    return max([_present(term, text), *(_present(a, text) for a in alternatives.get(term, ()))])
-
-
-@functools.lru_cache(maxsize=8192)
-def _whole_word(word: str) -> re.Pattern[str]:
-    return re.compile(rf"(?<![\w-]){re.escape(word)}(?![\w-])")
-
-
 def _presence(term: str) -> Callable[[str], float]:
-    """`_present(term, ·)` with its pattern compiled once (coverage reads every candidate)."""
+    """How much of `term` a (lowercased) text holds: 1 when it is there (English as a whole
+    word), PARTIAL when a CJK term of three or more characters is there without its first or
+    last character (首生者 / 首生), else 0. Built once per term, read for every candidate."""
     if term.isascii():
         pattern = _whole_word(term)
         return lambda text: 1.0 if pattern.search(text) else 0.0

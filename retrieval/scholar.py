@@ -41,7 +41,7 @@ from retrieval.ports import LLM, CitationStats, LLMError, OnDelta, VectorStore
 from retrieval.reply import Attachment, Block, Progress, Reply
 from retrieval.requests import Actor, AskRequest, CiteRequest, Script
 from retrieval.search import SearchResult
-from retrieval.text import is_traditional, search_form, to_simplified, to_traditional
+from retrieval.text import in_script, reader_script, search_form, to_simplified
 from retrieval.types import CORPUS_NAMESPACE, Chunk, Filter, GraphPath, Hit
 
 log = logging.getLogger(__name__)
@@ -294,7 +294,7 @@ class Scholar:
             question, flt=self._filter(request.filters), limit=self._passages
         )
         hits, paths = result.hits, result.graph_paths
-        script = request.script or ("traditional" if is_traditional(question) else "simplified")
+        script = reader_script(request.script, question)
         mode: Mode = "extractive" if self._llm is None else "llm"
         if not hits or not self._gate.addressed(result.evidence):
             return not_addressed_answer(
@@ -391,7 +391,7 @@ class Scholar:
         render = scripture.render_en if lang == "en" else scripture.render_zh
         sep = "；" if lang == "zh" else "; "
         blocks: list[Block] = [Block(sep.join(render(r.ref) for r in ranges), "heading")]
-        script = request.script or ("traditional" if is_traditional(request.text) else "simplified")
+        script = reader_script(request.script, request.text)
         verse_text = await self._verse_blocks(ids, lang, script, blocks)
 
         shown: set[str] = set()
@@ -439,12 +439,11 @@ class Scholar:
         if not rows:
             blocks.append(Block(T(lang, "verse_missing"), "note"))
             return ""
-        shape = to_traditional if script == "traditional" else to_simplified
         versions = list(dict.fromkeys(r.version for r in rows))
         lines = []
         for row in rows:
             tag = f"（{version_name(row.version, lang)}）" if len(versions) > 1 else ""
-            lines.append(f"{row.chapter}:{row.verse} {shape(row.text)}{tag}")
+            lines.append(f"{row.chapter}:{row.verse} {in_script(row.text, script)}{tag}")
         blocks.append(Block("\n".join(lines), "quote"))
         if len(versions) == 1:
             blocks.append(Block(version_name(versions[0], lang), "note"))

@@ -27,7 +27,10 @@ import unicodedata
 from collections.abc import Callable, Iterable
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from retrieval.requests import Script
 
 DATA_DIR = Path(str(resources.files("retrieval") / "data"))
 USERDICT = DATA_DIR / "userdict.txt"
@@ -89,6 +92,17 @@ def to_traditional(s: str) -> str:
 def is_traditional(s: str) -> bool:
     """Written in Traditional characters: some character changes under Traditional → Simplified."""
     return to_simplified(s) != s
+
+
+def reader_script(chosen: Script | None, typed: str) -> Script:
+    """The script Bible text is shown in: the one chosen (the request's option or the chat's
+    setting), else Traditional when the reader wrote in Traditional, else Simplified."""
+    return chosen or ("traditional" if is_traditional(typed) else "simplified")
+
+
+def in_script(text: str, script: Script) -> str:
+    """`text` in `script`."""
+    return to_traditional(text) if script == "traditional" else to_simplified(text)
 
 
 def search_form(s: str) -> str:

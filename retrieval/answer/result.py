@@ -12,7 +12,7 @@ from retrieval.answer.verify import Verified
 from retrieval.i18n import Lang
 from retrieval.labels import CitationLabel
 from retrieval.requests import Script
-from retrieval.text import to_simplified, to_traditional
+from retrieval.text import in_script
 from retrieval.types import Chunk, GraphPath, Hit
 
 EXTRACTIVE_PASSAGES = 5
@@ -85,9 +85,7 @@ def _quote(chunk: Chunk, label: CitationLabel, spot: str, script: Script) -> str
 def _in_script(chunk: Chunk, text: str, script: Script) -> str:
     """Bible text in the reader's script, as `/cite` shows it (the 1919 CUV is stored in
     Traditional); a ministry passage is quoted as it is written."""
-    if chunk.type != "bible":
-        return text
-    return to_traditional(text) if script == "traditional" else to_simplified(text)
+    return in_script(text, script) if chunk.type == "bible" else text
 
 
 def _paths(paths: Paths) -> tuple[GraphPath, ...]:

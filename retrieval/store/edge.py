@@ -71,6 +71,11 @@ class Layout:
     # points recall@10 against exact search was 0.843 with the default, 0.978 with 256, for
     # +0.1 ms (bench/results/million.md).
     hnsw_ef: int = 256
+    # Payload indexes kept in RAM even when the others are memory-mapped: the ones every
+    # search filters on. Every dense and BM25 candidate is checked against the namespace
+    # condition; through a mapped index that check cost ~2 ms of a 12 ms fused search at 1M
+    # chunks, for an index of a few dozen MB (bench/results/million.md).
+    resident_indexes: tuple[str, ...] = ("namespace",)
 
     def config(self, dim: int) -> qe.EdgeConfig:
         quantization = (
@@ -93,9 +98,12 @@ class Layout:
             payload_memory=qe.Memory.Cold if self.payload_on_disk else None,
         )
 
-    def index_schema(self, kind: str) -> qe.PayloadSchemaType | qe.PayloadSchemaParams:
-        """How a payload index is created: in RAM, or memory-mapped for the on-disk layout."""
-        if not self.indexes_on_disk:
+    def index_on_disk(self, key: str) -> bool:
+        return self.indexes_on_disk and key not in self.resident_indexes
+
+    def index_schema(self, key: str, kind: str) -> qe.PayloadSchemaType | qe.PayloadSchemaParams:
+        """How the payload index on `key` is created: in RAM, or memory-mapped."""
+        if not self.index_on_disk(key):
             return _INDEX_TYPES[kind]
         cold = qe.Memory.Cold
         if kind == "keyword":
@@ -200,16 +208,26 @@ def _open_shard(path: Path, dim: int, layout: Layout = IN_MEMORY) -> qe.EdgeShar
             ) from exc
         raise StoreError(f"cannot open the Qdrant Edge shard at {path}: {exc}") from exc
     try:
-        existing = set(shard.info().payload_schema)
+        existing = shard.info().payload_schema
         for key, kind in schema.PAYLOAD_INDEXES:
-            if key not in existing:
-                shard.update(qe.UpdateOperation.create_field_index(key, layout.index_schema(kind)))
+            index = existing.get(key)
+            if index is not None and _mapped(index) == layout.index_on_disk(key):
+                continue
+            if index is not None:  # the layout changed: move the index in or out of RAM
+                shard.update(qe.UpdateOperation.delete_field_index(key))
+            schema_params = layout.index_schema(key, kind)
+            shard.update(qe.UpdateOperation.create_field_index(key, schema_params))
         if meta is None:
             _write_meta(path, dim)
     except BaseException:
         shard.close()
         raise
     return shard
+
+
+def _mapped(index: qe.PayloadIndexInfo) -> bool:
+    """Whether an existing payload index is memory-mapped (created with `Memory.Cold`)."""
+    return getattr(index.params, "memory", None) == qe.Memory.Cold
 
 
 def _to_point(p: schema.PreparedPoint) -> qe.Point:

@@ -446,3 +446,39 @@ async def test_edge_writes_meta_and_refuses_foreign_meta(tmp_path: Path) -> None
 
     with pytest.raises(StoreError, match=r"baibao-store\.json"):
         await EdgeStore.open(tmp_path / "q", DIM)
+
+
+def _mapped_indexes(s: EdgeStore) -> dict[str, bool]:
+    import qdrant_edge as qe
+
+    info = s._shard.info().payload_schema
+    return {k: getattr(v.params, "memory", None) == qe.Memory.Cold for k, v in info.items()}
+
+
+async def test_edge_layout_moves_payload_indexes_and_keeps_the_namespace_one_in_ram(
+    tmp_path: Path,
+) -> None:
+    from retrieval.store.edge import IN_MEMORY
+
+    s = await EdgeStore.open(tmp_path / "q", DIM, ON_DISK)
+    await s.upsert(corpus())
+    mapped = _mapped_indexes(s)
+    # every search filters on the namespace: its index stays resident, the others are mapped
+    assert mapped.pop("namespace") is False
+    assert mapped and all(mapped.values())
+    await s.close()
+
+    s = await EdgeStore.open(tmp_path / "q", DIM, IN_MEMORY)
+    assert not any(_mapped_indexes(s).values())
+    await s.close()
+
+    s = await EdgeStore.open(tmp_path / "q", DIM, ON_DISK)
+    try:
+        assert _mapped_indexes(s)["type"] is True
+        # the indexes were rebuilt over the same points: filters still answer exactly
+        flt = Filter(equals={"namespace": "corpus", "type": "outline"})
+        found = {c.id for c in await s.scroll(flt)}
+        assert found == expected_ids(corpus(), flt) and found
+        assert await s.count() == len(corpus())
+    finally:
+        await s.close()

@@ -279,6 +279,12 @@ class Mentions:
         return i is not None and bool(self._degree[i] > 0)
 
     @property
+    def chunk_span(self) -> int:
+        """One past the highest chunk number (`chunk_numbers` are below it)."""
+        self._settle()
+        return self._chunk_count
+
+    @property
     def chunk_total(self) -> int:
         """Chunks that mention at least one node."""
         self._settle()

@@ -189,23 +189,21 @@ class Walker:
         walked = sorted((m.count(n), n) for n in scores if m.count(n))
         parts: list[npt.NDArray[np.int32]] = []
         gains: list[npt.NDArray[np.float64]] = []
-        seen = np.zeros(0, dtype=np.int32)  # chunks scored so far, sorted (for the big nodes)
-        unseen: list[npt.NDArray[np.int32]] = []  # scored since `seen` was last brought up
+        # The chunks scored so far, by chunk number (for the big nodes): a mask, where a sorted
+        # union kept up to date cost 0.5 ms a call at 1M chunks.
+        seen = np.zeros(m.chunk_span, dtype=bool)
         for size, node in walked:
             chunks = m.chunk_numbers(node)
             weight = KIND_WEIGHT.get(str(g.nodes[node]["kind"]), 0.5)
             damp = 1.0 / (1.0 + math.log1p(size) / 4)  # hubs: many chunks mention it
             gain = scores[node] * weight * damp
             if size > MANY_CHUNKS:
-                if unseen:
-                    seen = np.unique(np.concatenate([seen, *unseen]))
-                    unseen = []
-                known = _members(chunks, seen)
+                known = seen[chunks]
                 fresh = chunks[~known][:limit]
                 chunks = np.concatenate([chunks[known], fresh])
             parts.append(chunks)
             gains.append(np.full(len(chunks), gain))
-            unseen.append(chunks)
+            seen[chunks] = True
         if not parts:
             return {}
         chunk = np.concatenate(parts)

@@ -103,10 +103,12 @@ class MemoryStore:
                 scored.append((score, pid, payload))
         return _top(scored, limit)
 
-    async def scroll(self, flt: Filter | None = None, *, limit: int = 1000) -> list[Chunk]:
+    async def scroll(
+        self, flt: Filter | None = None, *, limit: int = 1000, fields: Sequence[str] | None = None
+    ) -> list[Chunk]:
         self._check_open()
         schema.check_limit(limit)
-        return [Chunk.from_payload(pid, _copy(p)) for pid, p in self._select(flt)[:limit]]
+        return [Chunk.from_payload(pid, _copy(p, fields)) for pid, p in self._select(flt)[:limit]]
 
     async def count(self, flt: Filter | None = None) -> int:
         self._check_open()
@@ -116,8 +118,11 @@ class MemoryStore:
         self._closed = True
 
 
-def _copy(payload: dict[str, Any]) -> dict[str, Any]:
-    return {k: list(v) if isinstance(v, list | tuple) else v for k, v in payload.items()}
+def _copy(payload: dict[str, Any], fields: Sequence[str] | None = None) -> dict[str, Any]:
+    keep = payload.keys() if fields is None else set(fields).intersection(payload)
+    return {
+        k: list(v) if isinstance(v, list | tuple) else v for k, v in payload.items() if k in keep
+    }
 
 
 def _top(scored: list[tuple[float, str, dict[str, Any]]], limit: int) -> list[ScoredChunk]:

@@ -55,7 +55,12 @@ class VectorStore(Protocol):
         self, vector: SparseVector, *, flt: Filter | None = None, limit: int = 10
     ) -> list[ScoredChunk]: ...
 
-    async def scroll(self, flt: Filter | None = None, *, limit: int = 1000) -> list[Chunk]: ...
+    async def scroll(
+        self, flt: Filter | None = None, *, limit: int = 1000, fields: Sequence[str] | None = None
+    ) -> list[Chunk]:
+        """Chunks matching `flt`. With `fields` only those payload keys are read (the chunks'
+        other fields keep their defaults): for a caller that ranks many and keeps a few."""
+        ...
 
     async def count(self, flt: Filter | None = None) -> int: ...
 

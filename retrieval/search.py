@@ -45,6 +45,8 @@ DEPTH = 30  # candidates per track
 # The graph track's evidence is sparser: past its first ten its candidates only dilute the
 # fusion (labelled set, hash embedder: fused recall@5 0.717 with 30, 0.753 with 10).
 GRAPH_DEPTH = 10
+# Payload keys the graph track ranks the chunks citing the query's verses by.
+_RANKING_KEYS = ("doc_id", "position", "scripture_refs", "x_cid")
 MAX_REF_TOKENS = 50  # verse ids of the query added to the keyword track
 MIN_OVERLAP = 20  # characters two adjacent chunks must share to be stitched into one hit
 ENTITY_KINDS = ("concept:", "topic:", "person:")  # graph nodes that name a question's subject
@@ -393,29 +395,43 @@ class HybridSearch:
                 return []
             return await self.store.scroll(base.and_(Filter(equals={"x_cid": top})), limit=len(top))
 
+        citing_filter = base.and_(Filter(equals={"scripture_refs": list(refs)}))
+
         async def fetch_citing() -> list[Chunk]:
             if not refs:
                 return []
-            return await self.store.scroll(
-                base.and_(Filter(equals={"scripture_refs": list(refs)})), limit=DEPTH * 4
-            )
+            # What ranks them only: a verse of a big book is cited by more than DEPTH * 4
+            # chunks, and whole payloads for all of them cost 1.7 ms at 1M (the few kept are
+            # read whole below).
+            return await self.store.scroll(citing_filter, limit=DEPTH * 4, fields=_RANKING_KEYS)
 
         walked, citing = await asyncio.gather(fetch_walked(), fetch_citing())
         top_walk = max(walk_scores.values(), default=0.0) or 1.0
         wanted = set(refs)
         score: dict[str, float] = {}
         found: dict[str, Chunk] = {}
+        whole = {c.id: c for c in walked}
         for c in walked:
             found[c.id] = c
             score[c.id] = walk_scores.get(c.id, 0.0) / top_walk
         for c in citing:
-            found[c.id] = c
+            found.setdefault(c.id, c)
             share = len(wanted.intersection(c.scripture_refs)) / len(wanted)
             score[c.id] = score.get(c.id, 0.0) + share
         ranked = sorted(
             found, key=lambda cid: (-score[cid], found[cid].doc_id, found[cid].position)
         )
-        hits = [ScoredChunk(found[c], score[c]) for c in ranked[:GRAPH_DEPTH]]
+        kept = ranked[:GRAPH_DEPTH]
+        partial = [found[c] for c in kept if c not in whole]
+        if partial:
+            cids = [cid for c in partial if isinstance(cid := c.extra.get("cid"), str)]
+            if len(cids) == len(partial):
+                again = Filter(equals={"x_cid": cids})
+                fetched = await self.store.scroll(base.and_(again), limit=len(cids))
+            else:  # a point the Indexer did not write (no x_cid): read them all whole
+                fetched = await self.store.scroll(citing_filter, limit=DEPTH * 4)
+            whole.update((c.id, c) for c in fetched)
+        hits = [ScoredChunk(whole[c], score[c]) for c in kept if c in whole]
         # Paths explain graph hits; with none in this namespace/filter they explain nothing.
         return _TrackResult(hits, paths if hits else [], entries, linked)
 

@@ -429,7 +429,9 @@ class EdgeStore:
         )
         return _scored(await self._read(lambda: self._shard.query(request)))
 
-    async def scroll(self, flt: Filter | None = None, *, limit: int = 1000) -> list[Chunk]:
+    async def scroll(
+        self, flt: Filter | None = None, *, limit: int = 1000, fields: Sequence[str] | None = None
+    ) -> list[Chunk]:
         schema.check_limit(limit)
         condition = edge_filter(flt)
         out: list[Chunk] = []
@@ -439,7 +441,7 @@ class EdgeStore:
                 offset=offset,
                 limit=min(SCROLL_PAGE, limit - len(out)),
                 filter=condition,
-                with_payload=True,
+                with_payload=True if fields is None else list(fields),
                 with_vector=False,
             )
             records, offset = await self._read(partial(self._shard.scroll, request))

@@ -271,7 +271,9 @@ class ServerStore:
         )
         return _scored(response.points)
 
-    async def scroll(self, flt: Filter | None = None, *, limit: int = 1000) -> list[Chunk]:
+    async def scroll(
+        self, flt: Filter | None = None, *, limit: int = 1000, fields: Sequence[str] | None = None
+    ) -> list[Chunk]:
         self._check_open()
         schema.check_limit(limit)
         condition = server_filter(flt)
@@ -284,7 +286,7 @@ class ServerStore:
                     scroll_filter=condition,
                     limit=min(SCROLL_PAGE, limit - len(out)),
                     offset=offset,
-                    with_payload=True,
+                    with_payload=True if fields is None else list(fields),
                     with_vectors=False,
                 )
             )

@@ -293,6 +293,19 @@ async def test_scroll_pages_beyond_one_page(store: Any) -> None:
     assert len(some) == 200
 
 
+async def test_scroll_reads_only_the_fields_asked_for(store: Any) -> None:
+    await store.upsert(corpus())
+    flt = Filter(equals={"scripture_refs": "Eph.1.10"})
+    whole = {c.id: c for c in await store.scroll(flt)}
+    slim = await store.scroll(flt, fields=("doc_id", "position", "scripture_refs", "x_version"))
+    assert whole and {c.id for c in slim} == set(whole)
+    for c in slim:
+        w = whole[c.id]
+        assert (c.doc_id, c.position, c.scripture_refs) == (w.doc_id, w.position, w.scripture_refs)
+        assert c.extra == {"version": w.extra["version"]}
+        assert w.text and c.text == ""
+
+
 async def test_upsert_replaces_same_id(store: Any) -> None:
     await store.upsert([item(chunk(1, text="旧"))])
     await store.upsert([item(chunk(1, text="新"))])

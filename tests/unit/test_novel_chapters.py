@@ -184,8 +184,10 @@ class FailingStore:
     ) -> list[ScoredChunk]:
         return await self.inner.search_sparse(query, flt=flt, limit=limit)
 
-    async def scroll(self, flt: Filter | None = None, *, limit: int = 1000) -> list[Chunk]:
-        return await self.inner.scroll(flt, limit=limit)
+    async def scroll(
+        self, flt: Filter | None = None, *, limit: int = 1000, fields: Sequence[str] | None = None
+    ) -> list[Chunk]:
+        return await self.inner.scroll(flt, limit=limit, fields=fields)
 
     async def count(self, flt: Filter | None = None) -> int:
         return await self.inner.count(flt)

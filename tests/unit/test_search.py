@@ -102,6 +102,35 @@ async def test_scripture_in_query_boosts_citing_chunks(
     assert result.hits[0].ranks == {"graph": 1}
 
 
+async def test_chunks_citing_the_verse_come_whole_whoever_wrote_them(
+    env: tuple[HybridSearch, Indexer, KnowledgeGraph],
+) -> None:
+    """The graph track ranks the chunks citing a verse by a few payload keys and reads the kept
+    ones whole: by `x_cid` (the Indexer's points), else all of them again."""
+    from retrieval.types import IndexedChunk, SparseVector
+
+    search, _, _ = env
+    result = await search.search("弗1:10", tracks=("graph",))
+    assert result.hits and all(h.chunk.text and h.chunk.source for h in result.hits)
+    # A point written to the store directly has no x_cid.
+    text = "万有在基督里归一，是神永远的经纶。"
+    outsider = Chunk(
+        id=chunk_id("corpus", "zz-direct", 0, content_hash(text)),
+        text=text,
+        search_text=text,
+        doc_id="zz-direct",
+        source="直接写入",
+        type="message",
+        scripture_refs=("Eph.1.10",),
+    )
+    vector = await search.embedder.embed_query(text)
+    await search.store.upsert([IndexedChunk(outsider, vector, SparseVector((1,), (1.0,)))])
+    result = await search.search("弗1:10", tracks=("graph",))
+    hit = next(h for h in result.hits if h.chunk.id == outsider.id)
+    assert (hit.chunk.text, hit.chunk.source) == (text, "直接写入")
+    assert all(h.chunk.text and h.chunk.source for h in result.hits)
+
+
 async def test_filters_apply_to_every_track(
     env: tuple[HybridSearch, Indexer, KnowledgeGraph],
 ) -> None:

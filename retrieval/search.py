@@ -45,7 +45,7 @@ DEPTH = 30  # candidates per track
 # The graph track's evidence is sparser: past its first ten its candidates only dilute the
 # fusion (labelled set, hash embedder: fused recall@5 0.717 with 30, 0.753 with 10).
 GRAPH_DEPTH = 10
-# Payload keys the graph track ranks the chunks citing the query's verses by.
+# Payload keys the graph track ranks its candidates by (and finds them again by).
 _RANKING_KEYS = ("doc_id", "position", "scripture_refs", "x_cid")
 MAX_REF_TOKENS = 50  # verse ids of the query added to the keyword track
 MIN_OVERLAP = 20  # characters two adjacent chunks must share to be stitched into one hit
@@ -393,16 +393,14 @@ class HybridSearch:
             top = sorted(walk_scores, key=lambda c: (-walk_scores[c], c))[:DEPTH]
             if not top:
                 return []
-            return await self.store.scroll(base.and_(Filter(equals={"x_cid": top})), limit=len(top))
+            walked = Filter(equals={"x_cid": top})
+            return await self.store.scroll(base.and_(walked), limit=len(top), fields=_RANKING_KEYS)
 
         citing_filter = base.and_(Filter(equals={"scripture_refs": list(refs)}))
 
         async def fetch_citing() -> list[Chunk]:
             if not refs:
                 return []
-            # What ranks them only: a verse of a big book is cited by more than DEPTH * 4
-            # chunks, and whole payloads for all of them cost 1.7 ms at 1M (the few kept are
-            # read whole below).
             return await self.store.scroll(citing_filter, limit=DEPTH * 4, fields=_RANKING_KEYS)
 
         walked, citing = await asyncio.gather(fetch_walked(), fetch_citing())
@@ -410,7 +408,6 @@ class HybridSearch:
         wanted = set(refs)
         score: dict[str, float] = {}
         found: dict[str, Chunk] = {}
-        whole = {c.id: c for c in walked}
         for c in walked:
             found[c.id] = c
             score[c.id] = walk_scores.get(c.id, 0.0) / top_walk
@@ -421,19 +418,27 @@ class HybridSearch:
         ranked = sorted(
             found, key=lambda cid: (-score[cid], found[cid].doc_id, found[cid].position)
         )
-        kept = ranked[:GRAPH_DEPTH]
-        partial = [found[c] for c in kept if c not in whole]
-        if partial:
-            cids = [cid for c in partial if isinstance(cid := c.extra.get("cid"), str)]
-            if len(cids) == len(partial):
-                again = Filter(equals={"x_cid": cids})
-                fetched = await self.store.scroll(base.and_(again), limit=len(cids))
-            else:  # a point the Indexer did not write (no x_cid): read them all whole
-                fetched = await self.store.scroll(citing_filter, limit=DEPTH * 4)
-            whole.update((c.id, c) for c in fetched)
-        hits = [ScoredChunk(whole[c], score[c]) for c in kept if c in whole]
+        # Both fetches read only what ranks the chunks (a verse of a big book is cited by more
+        # than DEPTH * 4 of them; whole payloads for all cost 1.7 ms at 1M); the GRAPH_DEPTH
+        # kept are read whole now.
+        kept = [found[c] for c in ranked[:GRAPH_DEPTH]]
+        whole = {c.id: c for c in await self._whole(kept, base, citing_filter)}
+        hits = [ScoredChunk(whole[c.id], score[c.id]) for c in kept if c.id in whole]
         # Paths explain graph hits; with none in this namespace/filter they explain nothing.
         return _TrackResult(hits, paths if hits else [], entries, linked)
+
+    async def _whole(self, kept: list[Chunk], base: Filter, citing: Filter) -> list[Chunk]:
+        """`kept` (read by `_RANKING_KEYS`) read whole: by `x_cid`, or, when one is a point the
+        Indexer did not write (no `x_cid`; only the citing fetch finds those), all the chunks
+        citing the verses again."""
+        if not kept:
+            return []
+        cids = [cid for c in kept if isinstance(cid := c.extra.get("cid"), str)]
+        if len(cids) == len(kept):
+            return await self.store.scroll(
+                base.and_(Filter(equals={"x_cid": cids})), limit=len(cids)
+            )
+        return await self.store.scroll(citing, limit=DEPTH * 4)
 
 
 def _stitch(first: str, second: str) -> str | None:

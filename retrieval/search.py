@@ -160,7 +160,11 @@ class HybridSearch:
         """Every track's ranked candidates for `query`, and the evidence they give."""
         q = search_form(query)
         base = Filter(equals={"namespace": namespace}).and_(flt)
-        expansions = await asyncio.to_thread(self._expansions, q) if "keyword" in tracks else {}
+        # Read once for every track and the evidence (a few tenths of a ms each time: on the
+        # event loop, as a worker thread would wait for the GIL the store's calls hold).
+        tokens = self.encoder.tokenize(q)
+        phrases = self.synonyms.find(q, tokens) if self.synonyms else []
+        expansions = self._expansions(phrases) if "keyword" in tracks else {}
         refs = normalise_refs(q)
         if not q:
             return Candidates(q, refs, expansions)
@@ -178,13 +182,15 @@ class HybridSearch:
         dense, keyword, graph = await asyncio.gather(
             self._dense(q, base, depth) if "dense" in tracks else none(),
             self._keyword(q, keyword_terms, base, namespace) if "keyword" in tracks else none(),
-            self._graph(q, refs, base) if "graph" in tracks else none(),
+            self._graph(q, tokens, refs, base) if "graph" in tracks else none(),
         )
         pool = dense.ranked
         dense = _TrackResult(pool[:DEPTH])
         per_track = {"dense": dense, "keyword": keyword, "graph": graph}
         glossed = glossed and bool(pool)
-        evidence = self._evidence(q, refs, per_track, glossed=glossed)
+        evidence = self._evidence(
+            q, refs, per_track, glossed=glossed, tokens=tokens, phrases=phrases
+        )
         if glossed:
             per_track["gloss"] = await asyncio.to_thread(self._gloss_rank, q, pool)
         return Candidates(q, refs, expansions, per_track, evidence)
@@ -254,9 +260,15 @@ class HybridSearch:
         per_track: Mapping[str, _TrackResult],
         *,
         glossed: bool = False,
+        tokens: Sequence[str] | None = None,
+        phrases: Sequence[str] | None = None,
     ) -> Evidence:
-        tokens = self.encoder.tokenize(q)
-        phrases = self.synonyms.find(q, tokens) if self.synonyms else []
+        """What the tracks found about whether the corpus speaks to `q` (`tokens` and `phrases`:
+        its tokens and synonym-table phrases, when the caller has them already)."""
+        if tokens is None:
+            tokens = self.encoder.tokenize(q)
+        if phrases is None:
+            phrases = self.synonyms.find(q, list(tokens)) if self.synonyms else []
         terms = with_phrases(query_terms(tokens, rarity, refs), phrases)
         alternatives = {t: tuple(self.synonyms.expand([t])) for t in terms} if self.synonyms else {}
         for t in terms:  # a word jieba made up (rarity 1, no synonym): read it as written
@@ -347,11 +359,8 @@ class HybridSearch:
         scored = [ScoredChunk(s.chunk, said(s.chunk)) for s in ranked]
         return _TrackResult(sorted(scored, key=lambda s: -s.score))
 
-    def _expansions(self, q: str) -> dict[str, float]:
-        if self.synonyms is None:
-            return {}
-        found = self.synonyms.find(q, self.encoder.tokenize(q))
-        return self.synonyms.expand(found)
+    def _expansions(self, phrases: Sequence[str]) -> dict[str, float]:
+        return self.synonyms.expand(phrases) if self.synonyms is not None else {}
 
     async def _dense(self, q: str, base: Filter, depth: int = DEPTH) -> _TrackResult:
         vector = await self.embedder.embed_query(q)
@@ -360,14 +369,16 @@ class HybridSearch:
     async def _keyword(
         self, q: str, expansions: dict[str, float], base: Filter, namespace: str
     ) -> _TrackResult:
-        vector = await asyncio.to_thread(self.encoder.encode_query, q, expansions)
+        vector = self.encoder.encode_query(q, expansions)
         if self.common_terms is not None:
             vector = drop_common(vector, self.common_terms(namespace))
         if not vector.indices:
             return _TrackResult()
         return _TrackResult(await self.store.search_sparse(vector, flt=base, limit=DEPTH))
 
-    async def _graph(self, q: str, refs: tuple[str, ...], base: Filter) -> _TrackResult:
+    async def _graph(
+        self, q: str, tokens: Sequence[str], refs: tuple[str, ...], base: Filter
+    ) -> _TrackResult:
         walk_scores: dict[str, float] = {}
         paths: list[GraphPath] = []
         entries: list[str] = []
@@ -379,7 +390,7 @@ class HybridSearch:
             # 神圣的分赐与召会) must not hide the concepts inside it.
             linked = self.graph.link(q)
             entry = list(dict.fromkeys(linked))
-            for token in self.encoder.tokenize(q):
+            for token in tokens:
                 for node in self.graph.link(token):
                     if node not in entry:
                         entry.append(node)

@@ -439,17 +439,17 @@ class HybridSearch:
         return _TrackResult(hits, paths if hits else [], entries, linked)
 
     async def _whole(self, kept: list[Chunk], base: Filter, citing: Filter) -> list[Chunk]:
-        """`kept` (read by `_RANKING_KEYS`) read whole: by `x_cid`, or, when one is a point the
+        """`kept` (read by `_RANKING_KEYS`) read whole: by `x_cid`, and, when one is a point the
         Indexer did not write (no `x_cid`; only the citing fetch finds those), all the chunks
         citing the verses again."""
-        if not kept:
-            return []
         cids = [cid for c in kept if isinstance(cid := c.extra.get("cid"), str)]
-        if len(cids) == len(kept):
-            return await self.store.scroll(
-                base.and_(Filter(equals={"x_cid": cids})), limit=len(cids)
-            )
-        return await self.store.scroll(citing, limit=DEPTH * 4)
+        whole = []
+        if cids:
+            by_cid = base.and_(Filter(equals={"x_cid": cids}))
+            whole = await self.store.scroll(by_cid, limit=len(cids))
+        if len(cids) < len(kept):
+            whole += await self.store.scroll(citing, limit=DEPTH * 4)
+        return whole
 
 
 def _stitch(first: str, second: str) -> str | None:

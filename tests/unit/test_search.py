@@ -112,6 +112,7 @@ async def test_chunks_citing_the_verse_come_whole_whoever_wrote_them(
     search, _, _ = env
     result = await search.search("弗1:10", tracks=("graph",))
     assert result.hits and all(h.chunk.text and h.chunk.source for h in result.hits)
+    before = {h.chunk.id for h in result.hits}
     # A point written to the store directly has no x_cid.
     text = "万有在基督里归一，是神永远的经纶。"
     outsider = Chunk(
@@ -129,6 +130,8 @@ async def test_chunks_citing_the_verse_come_whole_whoever_wrote_them(
     hit = next(h for h in result.hits if h.chunk.id == outsider.id)
     assert (hit.chunk.text, hit.chunk.source) == (text, "直接写入")
     assert all(h.chunk.text and h.chunk.source for h in result.hits)
+    # the chunks the walk reached are kept beside it (the corpus has fewer than GRAPH_DEPTH)
+    assert {h.chunk.id for h in result.hits} == before | {outsider.id}
 
 
 async def test_filters_apply_to_every_track(

@@ -13,7 +13,14 @@ stream so no process ever holds the corpus. Two processes per run:
   query : a fresh process opens the shard and the graph the way the bot does at start-up,
           then times `HybridSearch.search` per track and fused (equal weights, k=60), with and
           without a filter, and measures HNSW recall@10 against exact search (same filter).
-          Its RSS is the bot's footprint for that library.
+          Its RSS (plus the store process's, see `--store`) is the bot's footprint for that
+          library.
+  ab    : fused searches with the shard in this process (`EdgeStore`, its calls on threads)
+          and in a child (`EdgeProcessStore`), alternated round by round in one process on
+          the same shard: latency, CPU of both processes, and whether the results agree.
+
+`--store` is where the query phase keeps the shard: `process` (the bot's default with the
+on-disk layout) or `thread` (with the in-memory one); `auto` picks as the bot does.
 
     nice .venv/bin/python bench/bench_million.py --size 1000000
     nice .venv/bin/python bench/bench_million.py --size 100000 --layout in-memory
@@ -184,23 +191,23 @@ def make_query(r: Row, vector: np.ndarray, n: int, rng: np.random.Generator) -> 
     }
 
 
-def memory_status() -> dict[str, float]:
+def memory_status(pid: int | str = "self") -> dict[str, float]:
     """RSS split as the kernel reports it: anonymous (heap) vs file-backed (mmapped shard
     files the page cache can drop), plus the peak; MB."""
     out: dict[str, float] = {}
-    for line in Path("/proc/self/status").read_text().splitlines():
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         key, _, value = line.partition(":")
         if key in ("VmRSS", "VmHWM", "RssAnon", "RssFile", "RssShmem"):
             out[key] = int(value.split()[0]) / 1024
     return out
 
 
-def rss_by_file(top: int = 12) -> dict[str, float]:
+def rss_by_file(top: int = 12, pid: int | str = "self") -> dict[str, float]:
     """Resident MB per mapping, the shard's files grouped by kind (segment ids and numbers
-    folded), from /proc/self/smaps: what the file-backed part of RSS is made of."""
+    folded), from /proc/<pid>/smaps: what the file-backed part of RSS is made of."""
     out: dict[str, float] = {}
     name = "[anon]"
-    for line in Path("/proc/self/smaps").read_text().splitlines():
+    for line in Path(f"/proc/{pid}/smaps").read_text().splitlines():
         head = line.split(maxsplit=5)
         if "-" in head[0] and len(head) >= 5 and ":" not in head[0]:
             path = head[5].strip() if len(head) > 5 else "[anon]"
@@ -220,6 +227,37 @@ def layout_of(name: str) -> Any:
     from retrieval.store.edge import IN_MEMORY, ON_DISK
 
     return {"on-disk": ON_DISK, "in-memory": IN_MEMORY}[name]
+
+
+def store_kind(kind: str, layout: str) -> str:
+    """`auto` as the bot resolves it (`Settings.edge_child_process`)."""
+    if kind != "auto":
+        return kind
+    return "process" if layout == "on-disk" else "thread"
+
+
+async def open_store(kind: str, work: Path, layout: str) -> Any:
+    from retrieval.store.edge import EdgeStore
+    from retrieval.store.edge_process import EdgeProcessStore
+
+    cls = EdgeProcessStore if kind == "process" else EdgeStore
+    return await cls.open(work / "qdrant", DIM, layout_of(layout))
+
+
+def cpu_s(store: Any) -> float:
+    """CPU seconds used so far by this process and, for `EdgeProcessStore`, by the store's
+    process too (its scheduler's nanosecond count: the work moved there still counts)."""
+    used = time.process_time()
+    pid = getattr(store, "pid", None)
+    if pid is not None:
+        used += int(Path(f"/proc/{pid}/schedstat").read_text().split()[0]) / 1e9
+    return used
+
+
+def store_status(store: Any) -> dict[str, float]:
+    """The store process's memory_status (empty for a store in this process)."""
+    pid = getattr(store, "pid", None)
+    return memory_status(pid) if pid is not None else {}
 
 
 # ---- build ------------------------------------------------------------------------------------
@@ -397,38 +435,21 @@ async def soak_run(hs: Any, queries: list[dict[str, Any]], n: int) -> dict[str, 
         await hs.search(text, limit=6)
         lat.append(time.perf_counter() - t)
         if (i + 1) % max(1, n // 5) == 0:
-            trace.append({"queries": i + 1, **memory_status()})
+            store = {f"store_{k}": v for k, v in store_status(hs.store).items()}
+            trace.append({"queries": i + 1, **memory_status(), **store})
     return {"lat": stats(lat), "trace": trace}
 
 
-async def query(layout: str, work: Path, soak: int = 0) -> dict[str, Any]:
-    from retrieval.graph import KnowledgeGraph
+async def searcher(work: Path, store: Any, embedder: Any, graph: Any) -> tuple[Any, Any]:
+    """HybridSearch as the bench runs it (equal weights, k=60) and the open Indexer it takes
+    the keyword terms' chunk counts from (the registry's database, as the bot opens it)."""
     from retrieval.index import Indexer
     from retrieval.keyword import Bm25Encoder
     from retrieval.search import HybridSearch
-    from retrieval.store.edge import EdgeStore
     from retrieval.synonyms import SynonymTable
-    from retrieval.text import default_tokenizer
-    from retrieval.types import CORPUS_NAMESPACE
 
-    out: dict[str, Any] = {}
-    queries = json.loads((work / "queries.json").read_text(encoding="utf-8"))
-    base = rss_mb()
-    t = time.perf_counter()
-    store = await EdgeStore.open(work / "qdrant", DIM, layout_of(layout))
-    out["open_store_s"] = time.perf_counter() - t
-    out["rss_store_mb"] = rss_mb() - base
-    t, g_rss = time.perf_counter(), rss_mb()
-    graph = await KnowledgeGraph.open(work / "baibao.sqlite3")
-    out["open_graph_s"] = time.perf_counter() - t
-    out["rss_graph_mb"] = rss_mb() - g_rss
-    out["graph_stats"] = graph.stats()
-    default_tokenizer().warm()
-    embedder = PrecomputedEmbedder({q["text"]: q["vector"] for q in queries})
-    # The registry's database as the bot opens it: the keyword terms' chunk counts come from it.
     indexer = Indexer(work / "baibao.sqlite3", store, embedder, Bm25Encoder(), graph)
     await indexer.open()
-    out["common_terms"] = len(indexer.common_terms(CORPUS_NAMESPACE))
     hs = HybridSearch(
         store,
         embedder,
@@ -439,6 +460,34 @@ async def query(layout: str, work: Path, soak: int = 0) -> dict[str, Any]:
         k=60,
         common_terms=indexer.common_terms,
     )
+    return hs, indexer
+
+
+async def query(layout: str, work: Path, soak: int = 0, kind: str = "auto") -> dict[str, Any]:
+    from retrieval.graph import KnowledgeGraph
+    from retrieval.keyword import Bm25Encoder
+    from retrieval.search import HybridSearch
+    from retrieval.synonyms import SynonymTable
+    from retrieval.text import default_tokenizer
+    from retrieval.types import CORPUS_NAMESPACE
+
+    kind = store_kind(kind, layout)
+    out: dict[str, Any] = {"store": kind}
+    queries = json.loads((work / "queries.json").read_text(encoding="utf-8"))
+    base = rss_mb()
+    t = time.perf_counter()
+    store = await open_store(kind, work, layout)
+    out["open_store_s"] = time.perf_counter() - t
+    out["rss_store_mb"] = rss_mb() - base + store_status(store).get("VmRSS", 0.0)
+    t, g_rss = time.perf_counter(), rss_mb()
+    graph = await KnowledgeGraph.open(work / "baibao.sqlite3")
+    out["open_graph_s"] = time.perf_counter() - t
+    out["rss_graph_mb"] = rss_mb() - g_rss
+    out["graph_stats"] = graph.stats()
+    default_tokenizer().warm()
+    embedder = PrecomputedEmbedder({q["text"]: q["vector"] for q in queries})
+    hs, indexer = await searcher(work, store, embedder, graph)
+    out["common_terms"] = len(indexer.common_terms(CORPUS_NAMESPACE))
     # The same search with every query term: the keyword track without term counts.
     hs_all = HybridSearch(store, embedder, Bm25Encoder(), graph, SynonymTable.load())
     for q in queries[:WARMUP]:
@@ -483,10 +532,10 @@ async def query(layout: str, work: Path, soak: int = 0) -> dict[str, Any]:
         res = await hs_all.search(q["text"], tracks=("keyword",), limit=10)
         lat["keyword, every term"].append(time.perf_counter() - t)
         found["keyword, every term"].append(q.get("chunk") in {h.chunk.id for h in res.hits})
-        t, c = time.perf_counter(), time.process_time()
+        t, c = time.perf_counter(), cpu_s(store)
         res = await hs.search(q["text"], limit=6)
         lat["fused"].append(time.perf_counter() - t)
-        cpu.append(time.process_time() - c)
+        cpu.append(cpu_s(store) - c)
         hits["fused"].append(len(res.hits))
         found["fused"].append(q.get("chunk") in {h.chunk.id for h in res.hits})
         t = time.perf_counter()
@@ -501,6 +550,12 @@ async def query(layout: str, work: Path, soak: int = 0) -> dict[str, Any]:
     # original vector (exact search), which the bot never does.
     out["status_serving"] = memory_status()
     out["rss_by_file_serving"] = rss_by_file()
+    if (pid := getattr(store, "pid", None)) is not None:
+        out["status_serving_store_process"] = store_status(store)
+        out["rss_by_file_serving_store_process"] = rss_by_file(pid=pid)
+    out["rss_serving_total_mb"] = out["status_serving"]["VmRSS"] + store_status(store).get(
+        "VmRSS", 0.0
+    )
     if soak:
         out["soak"] = await soak_run(hs, queries, soak)
         out["rss_by_file_soak"] = rss_by_file()
@@ -523,6 +578,7 @@ async def query(layout: str, work: Path, soak: int = 0) -> dict[str, Any]:
     out["rss_now_mb"] = rss_mb()
     out["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     out["status"] = memory_status()  # after the exact searches too
+    out["status_store_process"] = store_status(store)
     out["rss_by_file"] = rss_by_file()
     out["queries"] = len(queries)
     await indexer.close()
@@ -531,11 +587,62 @@ async def query(layout: str, work: Path, soak: int = 0) -> dict[str, Any]:
     return out
 
 
-def child(phase: str, size: int, layout: str, work: Path, soak: int) -> None:
+async def ab(layout: str, work: Path, rounds: int) -> dict[str, Any]:
+    """Fused searches (each query once to warm, then timed) with the shard in this process
+    and in a child, alternating: the machine's drift falls on both alike."""
+    from retrieval.graph import KnowledgeGraph
+    from retrieval.text import default_tokenizer
+
+    queries = json.loads((work / "queries.json").read_text(encoding="utf-8"))
+    graph = await KnowledgeGraph.open(work / "baibao.sqlite3")
+    default_tokenizer().warm()
+    embedder = PrecomputedEmbedder({q["text"]: q["vector"] for q in queries})
+    runs: dict[str, list[dict[str, Any]]] = {"thread": [], "process": []}
+    top: dict[str, list[list[str]]] = {}
+    for _ in range(rounds):
+        for kind in runs:
+            store = await open_store(kind, work, layout)
+            hs, indexer = await searcher(work, store, embedder, graph)
+            for q in queries:
+                await hs.search(q["text"], limit=6)
+            lat, ids = [], []
+            c = cpu_s(store)
+            for q in queries:
+                t = time.perf_counter()
+                res = await hs.search(q["text"], limit=6)
+                lat.append(time.perf_counter() - t)
+                ids.append([h.chunk.id for h in res.hits])
+            cpu_ms = (cpu_s(store) - c) / len(queries) * 1000
+            runs[kind].append({**stats(lat), "cpu_ms_per_search": cpu_ms})
+            top.setdefault(kind, ids)
+            await indexer.close()
+            await store.close()
+    await graph.close()
+
+    def median(kind: str, key: str) -> float:
+        return statistics.median(r[key] for r in runs[kind])
+
+    summary = {
+        k: {key: median(k, key) for key in ("p50", "p95", "cpu_ms_per_search")} for k in runs
+    }
+    return {
+        "rounds": runs,
+        "median_of_rounds": summary,
+        "p50_ratio_thread_over_process": summary["thread"]["p50"] / summary["process"]["p50"],
+        "p95_ratio_thread_over_process": summary["thread"]["p95"] / summary["process"]["p95"],
+        "same_top6": sum(a == b for a, b in zip(top["thread"], top["process"], strict=True)),
+        "queries": len(queries),
+    }
+
+
+def child(
+    phase: str, size: int, layout: str, work: Path, soak: int, kind: str, rounds: int
+) -> None:
     runs = {
         "build": lambda: build(size, layout, work),
         "df": lambda: count_terms(size, work),
-        "query": lambda: query(layout, work, soak),
+        "query": lambda: query(layout, work, soak, kind),
+        "ab": lambda: ab(layout, work, rounds),
     }
     result = asyncio.run(runs[phase]())
     (work / f"{phase}.json").write_text(json.dumps(result, ensure_ascii=False), encoding="utf-8")
@@ -548,7 +655,16 @@ def main() -> None:
     ap.add_argument("--size", type=int, default=1_000_000)
     ap.add_argument("--layout", choices=("on-disk", "in-memory"), default="on-disk")
     ap.add_argument("--work", type=Path, default=None, help="keep the built shard here")
-    ap.add_argument("--phase", choices=("build", "df", "query"), help=argparse.SUPPRESS)
+    ap.add_argument("--phase", choices=("build", "df", "query", "ab"), help=argparse.SUPPRESS)
+    ap.add_argument(
+        "--store",
+        choices=("auto", "process", "thread"),
+        default="auto",
+        help="where the query phase keeps the shard (auto: as the bot does for the layout)",
+    )
+    ap.add_argument(
+        "--ab-rounds", type=int, default=4, help="rounds of the thread/process comparison (0: none)"
+    )
     ap.add_argument("--skip-build", action="store_true", help="query an existing --work dir")
     ap.add_argument(
         "--count-terms",
@@ -559,13 +675,15 @@ def main() -> None:
     args = ap.parse_args()
     work = args.work or Path(tempfile.mkdtemp(prefix="bench-million-"))
     if args.phase:
-        child(args.phase, args.size, args.layout, work, args.soak)
+        child(args.phase, args.size, args.layout, work, args.soak, args.store, args.ab_rounds)
         return
     work.mkdir(parents=True, exist_ok=True)
     result: dict[str, Any] = {"load_before": os.getloadavg()}
     phases = ["query"] if args.skip_build else ["build", "query"]
     if args.count_terms:
         phases = ["df", *phases]
+    if args.ab_rounds:
+        phases.append("ab")
     for phase in phases:
         t = time.perf_counter()
         cmd = [
@@ -581,6 +699,10 @@ def main() -> None:
             str(work),
             "--soak",
             str(args.soak),
+            "--store",
+            args.store,
+            "--ab-rounds",
+            str(args.ab_rounds),
         ]
         subprocess.run(cmd, check=True)
         result[phase] = json.loads((work / f"{phase}.json").read_text(encoding="utf-8"))

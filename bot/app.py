@@ -238,7 +238,12 @@ class App:
             from retrieval.store.edge import IN_MEMORY, ON_DISK, EdgeStore
 
             layout = ON_DISK if s.qdrant_edge_layout == "on-disk" else IN_MEMORY
-            store = await EdgeStore.open(s.data_dir / "qdrant", dim, layout)
+            if s.edge_child_process:
+                from retrieval.store.edge_process import EdgeProcessStore
+
+                store = await EdgeProcessStore.open(s.data_dir / "qdrant", dim, layout)
+            else:
+                store = await EdgeStore.open(s.data_dir / "qdrant", dim, layout)
         self._stack.push_async_callback(store.close)
         return store
 

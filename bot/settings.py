@@ -38,6 +38,10 @@ class Settings(BaseSettings):
     # payload on disk, int8 quantization with rescoring: a million chunks within a few GB;
     # bench/results/million.md).
     qdrant_edge_layout: Literal["in-memory", "on-disk"] = "in-memory"
+    # Run the Edge shard in a process of its own (unset: with the on-disk layout). A Qdrant
+    # Edge call holds the GIL for its whole run; in a child it runs beside this process's
+    # Python instead of between it (bench/results/million.md).
+    qdrant_edge_process: bool | None = None
 
     # --- language models ----------------------------------------------------------------
     llm_provider: Literal["auto", "none", "anthropic", "openai"] = "auto"
@@ -134,6 +138,13 @@ class Settings(BaseSettings):
     def weights(self) -> tuple[float, float, float]:
         a, b, c = (float(p) for p in self.fusion_weights.split(","))
         return a, b, c
+
+    @property
+    def edge_child_process(self) -> bool:
+        """Whether the Qdrant Edge shard runs in a child process (`qdrant_edge_process`)."""
+        if self.qdrant_edge_process is not None:
+            return self.qdrant_edge_process
+        return self.qdrant_url is None and self.qdrant_edge_layout == "on-disk"
 
     @property
     def resolved_llm_provider(self) -> Literal["none", "anthropic", "openai"]:

@@ -160,27 +160,34 @@ class HybridSearch:
         """Every track's ranked candidates for `query`, and the evidence they give."""
         q = search_form(query)
         base = Filter(equals={"namespace": namespace}).and_(flt)
-        # Read once for every track and the evidence (a few tenths of a ms each time: on the
-        # event loop, as a worker thread would wait for the GIL the store's calls hold).
-        tokens = self.encoder.tokenize(q)
-        phrases = self.synonyms.find(q, tokens) if self.synonyms else []
-        expansions = self._expansions(phrases) if "keyword" in tracks else {}
         refs = normalise_refs(q)
         if not q:
-            return Candidates(q, refs, expansions)
+            return Candidates(q, refs, self._expansions([]) if "keyword" in tracks else {})
 
         async def none() -> _TrackResult:
             return _TrackResult()
 
-        # Chunks carry their verse ids as keyword tokens (see Indexer), so the query's do too.
-        keyword_terms = {**expansions, **dict.fromkeys(refs[:MAX_REF_TOKENS], 1.0)}
         # An English question's dense candidates are re-read through the English → Chinese
         # gloss (with the keyword track: the lexical reading the fused search gets), deeper
         # than the dense track's own.
         glossed = self.gloss is not None and is_latin(q) and "keyword" in tracks
         depth = GLOSS_DEPTH if glossed else DEPTH
+        # The dense track starts first and is let run to its store call (or the embedder's
+        # thread) before the query is read for the others: with the store in a process of its
+        # own (`EdgeProcessStore`) that search runs there meanwhile.
+        dense_track = asyncio.ensure_future(
+            self._dense(q, base, depth) if "dense" in tracks else none()
+        )
+        await asyncio.sleep(0)
+        # Read once for the other tracks and the evidence (a few tenths of a ms each time: on
+        # the event loop, as a worker thread would wait for the GIL the store's calls hold).
+        tokens = self.encoder.tokenize(q)
+        phrases = self.synonyms.find(q, tokens) if self.synonyms else []
+        expansions = self._expansions(phrases) if "keyword" in tracks else {}
+        # Chunks carry their verse ids as keyword tokens (see Indexer), so the query's do too.
+        keyword_terms = {**expansions, **dict.fromkeys(refs[:MAX_REF_TOKENS], 1.0)}
         dense, keyword, graph = await asyncio.gather(
-            self._dense(q, base, depth) if "dense" in tracks else none(),
+            dense_track,
             self._keyword(q, keyword_terms, base, namespace) if "keyword" in tracks else none(),
             self._graph(q, tokens, refs, base) if "graph" in tracks else none(),
         )

@@ -1,7 +1,8 @@
 """Contract suite for VectorStore: every implementation passes the same tests.
 
-MemoryStore (the fake), EdgeStore (Qdrant Edge on tmp_path, for real) and ServerStore
-(qdrant-client's AsyncQdrantClient in its in-memory mode).
+MemoryStore (the fake), EdgeStore (Qdrant Edge on tmp_path, for real; both layouts),
+EdgeProcessStore (the same shard owned by a child process) and ServerStore (qdrant-client's
+AsyncQdrantClient in its in-memory mode).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from retrieval.fakes import MemoryStore
 from retrieval.ports import VectorStore
 from retrieval.store import DimensionMismatch, StoreUnavailable
 from retrieval.store.edge import ON_DISK, EdgeStore
+from retrieval.store.edge_process import EdgeProcessStore
 from retrieval.types import Chunk, Filter, IndexedChunk, SparseVector
 
 DIM = 8
@@ -70,10 +72,20 @@ def _edge_on_disk_backend(tmp_path: Path) -> Backend:
     return Backend("edge-on-disk", open_, persistent=True)
 
 
+def _edge_process_backend(tmp_path: Path) -> Backend:
+    """The on-disk layout in a child process (`retrieval.store.edge_process`)."""
+
+    async def open_(dim: int) -> EdgeProcessStore:
+        return await EdgeProcessStore.open(tmp_path / "qdrant", dim, ON_DISK)
+
+    return Backend("edge-process", open_, persistent=True)
+
+
 BACKENDS = {
     "memory": _memory_backend,
     "edge": _edge_backend,
     "edge-on-disk": _edge_on_disk_backend,
+    "edge-process": _edge_process_backend,
     "server": _server_backend,
 }
 
@@ -464,7 +476,7 @@ async def test_edge_writes_meta_and_refuses_foreign_meta(tmp_path: Path) -> None
 def _mapped_indexes(s: EdgeStore) -> dict[str, bool]:
     import qdrant_edge as qe
 
-    info = s._shard.info().payload_schema
+    info = s.ops.shard.info().payload_schema
     return {k: getattr(v.params, "memory", None) == qe.Memory.Cold for k, v in info.items()}
 
 

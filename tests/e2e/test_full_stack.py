@@ -24,6 +24,8 @@ from bot.transports.discord import DiscordTransport
 from bot.transports.telegram import TelegramTransport
 from retrieval.fakes import HashEmbedder
 from retrieval.gloss import english_label
+from retrieval.store.edge_process import EdgeProcessStore
+from tests.reliability.helpers.processes import exited
 from tests.stubs.discord_server import APP_ID, GUILD_ID, DiscordServer, button_click, slash
 from tests.stubs.fixtures import llm_settings
 from tests.stubs.llm_server import (
@@ -66,6 +68,29 @@ def data_dir(prepared: Path, tmp_path: Path) -> Path:
     target = tmp_path / "stack"
     shutil.copytree(prepared, target)
     return target
+
+
+# ---- the store ---------------------------------------------------------------------------------
+
+
+def test_the_on_disk_layout_runs_the_shard_in_a_child_process_unless_told(tmp_path: Path) -> None:
+    assert not _settings(tmp_path).edge_child_process
+    assert _settings(tmp_path, qdrant_edge_layout="on-disk").edge_child_process
+    on_disk_here = _settings(tmp_path, qdrant_edge_layout="on-disk", qdrant_edge_process=False)
+    assert not on_disk_here.edge_child_process
+    assert _settings(tmp_path, qdrant_edge_process=True).edge_child_process
+    assert not _settings(tmp_path, qdrant_url="http://127.0.0.1:6333").edge_child_process
+
+
+async def test_an_on_disk_library_is_served_by_the_store_process(data_dir: Path) -> None:
+    settings = _settings(data_dir, qdrant_edge_layout="on-disk")
+    async with App(settings, embedder=HashEmbedder(DIM), llm=None) as app:
+        assert isinstance(app.store, EdgeProcessStore)
+        child = app.store.pid
+        zh = await _console(app, f"/ask {QUESTION}", "/cite 弗1:10")
+    assert "未使用语言模型" in zh and "【" in zh and "-- 出处 --" in zh
+    assert "以弗所书 1:10" in zh or "弗1:10" in zh
+    await exited(child)  # closing the App stopped it
 
 
 # ---- console: /ask offline, /cite -------------------------------------------------------------

@@ -1,0 +1,288 @@
+"""The Qdrant Edge shard in a process of its own: `EdgeProcessStore`.
+
+Why: a Qdrant Edge call (qdrant-edge-py 0.9.0) holds the GIL for its whole run, so in one
+process the three search tracks, the graph walk, the relevance evidence and the bot's event
+loop take turns with the engine: a fused search at a million chunks costs the sum of their CPU
+(bench/results/million.md). With the shard in a child, the engine's work and this process's
+Python run on two cores at once; same results, the store's searches no longer stall the bot.
+
+The two processes talk over a Unix socket pair in frames (4-byte big-endian length, then a
+pickle): the parent sends `(request id, ShardOps method, arguments)`, the child answers
+`(request id, True, result)` or `(request id, False, (error class, message, fields))`. Pickle
+is safe here: both ends are this code, and the socket pair is private to them. The child
+serves requests one at a time, in order, so a read sees every write sent before it.
+
+Lifecycle: `open` starts the child (`python -m retrieval.store.edge_process FD`) and waits for
+the shard to open there; `close` asks it to flush and close, then waits for it to exit. When
+this process dies the child reads end-of-file, closes the shard and exits. The child ignores
+SIGINT: Ctrl-C in a console reaches the whole process group, and the parent closes the shard
+in order.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import os
+import pickle
+import signal
+import socket
+import struct
+import sys
+from pathlib import Path
+from typing import Any
+
+from retrieval.store import DimensionMismatch, StoreError, StoreUnavailable
+from retrieval.store.edge import Lane, ShardStore, check_dim
+from retrieval.store.edge_shard import IN_MEMORY, Layout, ShardOps
+
+_HEADER = struct.Struct(">I")
+# How long `close` waits for the child to flush and exit before killing it.
+CLOSE_TIMEOUT_S = 60.0
+_CLOSE = "__close__"
+
+
+def _frame(message: object) -> bytes:
+    body = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
+    return _HEADER.pack(len(body)) + body
+
+
+def _error_fields(exc: BaseException) -> tuple[str, str, dict[str, Any]]:
+    """An exception as (class, message, fields): what crosses the socket."""
+    if isinstance(exc, DimensionMismatch):
+        fields = {"stored": exc.stored, "requested": exc.requested}
+        return "DimensionMismatch", str(exc), fields
+    for cls in (StoreUnavailable, StoreError, ValueError):
+        if isinstance(exc, cls):
+            return cls.__name__, str(exc), {}
+    return "engine", str(exc), {}
+
+
+def _rebuild(kind: str, message: str, fields: dict[str, Any], path: Path) -> Exception:
+    if kind == "DimensionMismatch":
+        return DimensionMismatch(fields["stored"], fields["requested"], str(path))
+    if kind == "StoreUnavailable":
+        return StoreUnavailable(message)
+    if kind == "StoreError":
+        return StoreError(message)
+    if kind == "ValueError":
+        return ValueError(message)
+    return StoreError(f"Qdrant Edge ({path}): {message}")
+
+
+class EdgeProcessStore(ShardStore):
+    """VectorStore on a Qdrant Edge shard owned by a child process. Open with
+    `await EdgeProcessStore.open(path, dim, layout)`; same contract as `EdgeStore`."""
+
+    def __init__(
+        self,
+        path: Path,
+        dim: int,
+        layout: Layout,
+        process: asyncio.subprocess.Process,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+    ) -> None:
+        super().__init__(path, dim, layout)
+        self._process = process
+        self._reader = reader
+        self._writer = writer
+        self._ids = itertools.count()
+        self._pending: dict[int, asyncio.Future[Any]] = {}
+        self._lost: str | None = None  # why the child is gone, once it is
+        self._replies = asyncio.create_task(self._read_replies(), name="edge-process-replies")
+
+    @classmethod
+    async def open(cls, path: Path, dim: int, layout: Layout = IN_MEMORY) -> EdgeProcessStore:
+        """Start the child and open (or create) the shard under `path` there."""
+        check_dim(dim)
+        path = Path(path)
+        ours, theirs = socket.socketpair()
+        try:
+            process = await asyncio.create_subprocess_exec(
+                sys.executable,
+                "-m",
+                __name__,
+                str(theirs.fileno()),
+                pass_fds=(theirs.fileno(),),
+                stdin=asyncio.subprocess.DEVNULL,
+                env=_child_env(),
+            )
+        except BaseException:
+            ours.close()
+            raise
+        finally:
+            theirs.close()
+        reader, writer = await asyncio.open_unix_connection(sock=ours)
+        store = cls(path, dim, layout, process, reader, writer)
+        try:
+            opened = store._register(-1)
+            await store._send(-1, (path, dim, layout))  # the child's first frame: what to open
+            await opened
+        except BaseException:
+            await store._abandon()
+            raise
+        return store
+
+    @property
+    def pid(self) -> int:
+        """The child's process id (its memory is the shard's)."""
+        return self._process.pid
+
+    # ---- the socket --------------------------------------------------------------------
+
+    async def _send(self, rid: int, message: object) -> None:
+        self._writer.write(_frame((rid, message)))
+        await self._writer.drain()
+
+    def _register(self, rid: int) -> asyncio.Future[Any]:
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self._pending[rid] = future
+        return future
+
+    async def _read_replies(self) -> None:
+        """Hand each reply to its caller; when the child is gone, fail every call left."""
+        reason = ""
+        try:
+            while True:
+                size = _HEADER.unpack(await self._reader.readexactly(_HEADER.size))[0]
+                rid, ok, value = pickle.loads(await self._reader.readexactly(size))
+                future = self._pending.pop(rid, None)
+                if future is None or future.done():  # its caller was cancelled
+                    continue
+                if ok:
+                    future.set_result(value)
+                else:
+                    kind, message, fields = value
+                    future.set_exception(_rebuild(kind, message, fields, self._path))
+        except (asyncio.IncompleteReadError, ConnectionError, OSError):
+            pass
+        except Exception as exc:  # a reply that cannot be read: the stream is lost
+            reason = f" after an unreadable reply ({exc})"
+            self._process.kill()
+        code = await self._process.wait()
+        self._lost = f"the vector store process for {self._path} exited (code {code}){reason}"
+        for future in self._pending.values():
+            if not future.done():
+                future.set_exception(StoreUnavailable(self._lost))
+        self._pending.clear()
+
+    async def _call(self, lane: Lane, op: str, *args: Any) -> Any:
+        if self._lost is not None:
+            raise StoreUnavailable(self._lost)
+        rid = next(self._ids)
+        future = self._register(rid)
+        try:
+            await self._send(rid, (op, args))
+        except (ConnectionError, OSError) as exc:
+            self._pending.pop(rid, None)
+            await asyncio.shield(self._replies)
+            lost = self._lost or f"the vector store at {self._path} is lost"
+            raise StoreUnavailable(lost) from exc
+        return await future
+
+    async def close(self) -> None:
+        """Let the calls already sent finish (the child serves in order), then have the child
+        flush and close the shard, and wait for it to exit."""
+        if self._closed:
+            return
+        self._closed = True  # calls from now on: StoreUnavailable("… is closed")
+        try:
+            if self._lost is None:
+                with contextlib.suppress(StoreUnavailable):  # it died meanwhile: closed too
+                    await self._call("write", _CLOSE)
+        finally:
+            await self._abandon()
+
+    async def _abandon(self) -> None:
+        """Close the socket and wait for the child (kill it when it does not exit)."""
+        self._writer.close()
+        with contextlib.suppress(ConnectionError, OSError):
+            await self._writer.wait_closed()
+        try:
+            await asyncio.wait_for(self._process.wait(), CLOSE_TIMEOUT_S)
+        except TimeoutError:
+            self._process.kill()
+            await self._process.wait()
+        with contextlib.suppress(asyncio.CancelledError):
+            await self._replies
+
+
+def _child_env() -> dict[str, str]:
+    """This environment, with the directory that holds `retrieval` on the path (the child
+    must import this very code, installed or not), after what is there already."""
+    env = dict(os.environ)
+    root = str(Path(__file__).resolve().parents[2])
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (env.get("PYTHONPATH"), root) if p)
+    return env
+
+
+# ---- the child -------------------------------------------------------------------------------
+
+
+def _recv_exactly(sock: socket.socket, size: int) -> bytes | None:
+    chunks = []
+    while size:
+        data = sock.recv(min(size, 1 << 20))
+        if not data:
+            return None
+        chunks.append(data)
+        size -= len(data)
+    return b"".join(chunks)
+
+
+def _receive(sock: socket.socket) -> tuple[int, Any] | None:
+    header = _recv_exactly(sock, _HEADER.size)
+    if header is None:
+        return None
+    body = _recv_exactly(sock, _HEADER.unpack(header)[0])
+    if body is None:
+        return None
+    rid, message = pickle.loads(body)
+    return rid, message
+
+
+def serve(sock: socket.socket) -> None:
+    """The child's loop: open the shard the first frame names, then run requests in order
+    until told to close or the parent goes away."""
+    first = _receive(sock)
+    if first is None:
+        return
+    rid, (path, dim, layout) = first
+    try:
+        ops = ShardOps.open(path, dim, layout)
+    except Exception as exc:
+        sock.sendall(_frame((rid, False, _error_fields(exc))))
+        return
+    sock.sendall(_frame((rid, True, None)))
+    try:
+        while (received := _receive(sock)) is not None:
+            rid, (op, args) = received
+            if op == _CLOSE:
+                ops.flush()
+                break
+            try:
+                reply = (rid, True, getattr(ops, op)(*args))
+            except Exception as exc:
+                reply = (rid, False, _error_fields(exc))
+            sock.sendall(_frame(reply))
+    finally:
+        ops.close()
+    if received is not None:
+        sock.sendall(_frame((rid, True, None)))
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    with socket.socket(fileno=int(args[0])) as sock:
+        try:
+            serve(sock)
+        except (BrokenPipeError, ConnectionResetError):
+            return 0  # the parent went away mid-reply: nothing left to tell it
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

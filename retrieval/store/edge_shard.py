@@ -1,0 +1,371 @@
+"""The Qdrant Edge engine side of the Edge stores: the shard's layout, opening it, and
+`ShardOps`, every operation the stores run on it.
+
+`ShardOps` is synchronous and speaks only in values pickle can carry (filters arrive as
+validated `schema.FilterPlan`s, points as `schema.PreparedPoint`s, results leave as `Row`s),
+so the same code runs on a thread of this process (`retrieval.store.edge.EdgeStore`) and in a
+process of its own (`retrieval.store.edge_process.EdgeProcessStore`). Validation and turning
+rows into chunks happen once, in `retrieval.store.edge.ShardStore`.
+
+Layout under `path`: the shard's own files plus `baibao-store.json`, which records the
+dense vector size so that a store built for one embedder is never read with another.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import qdrant_edge as qe
+
+from retrieval.store import DimensionMismatch, StoreError, schema
+from retrieval.types import Filter
+
+META_FILE = "baibao-store.json"
+META_FORMAT = 1
+
+# A search or scroll result: point id, score (0.0 for a scroll), payload.
+Row = tuple[str, float, dict[str, Any]]
+
+_INDEX_TYPES = {
+    "keyword": qe.PayloadSchemaType.Keyword,
+    "integer": qe.PayloadSchemaType.Integer,
+    "bool": qe.PayloadSchemaType.Bool,
+}
+
+
+_SPARSE_MEMORY = qe.Memory.Cold
+
+
+@dataclass(frozen=True, slots=True)
+class Layout:
+    """Where the shard keeps what, in Qdrant's own terms.
+
+    `IN_MEMORY` (the default) keeps vectors, sparse index and payload resident. `ON_DISK` is for
+    a library of hundreds of thousands to a million chunks on one machine: the original
+    vectors and the payload stay in files (memory-mapped, read on demand), the dense search
+    runs on int8 scalar-quantized copies kept in RAM and rescores its `oversampling` × limit
+    best with the originals, and the sparse (BM25) index and the payload indexes are
+    memory-mapped too (read on demand, not loaded at start-up). Both layouts search HNSW with
+    `hnsw_ef` candidates and filtered searches with ACORN. Measured in
+    `bench/bench_million.py` (bench/results/million.md)."""
+
+    vectors_on_disk: bool = False
+    quantized: bool = False
+    payload_on_disk: bool = False
+    sparse_on_disk: bool = False
+    indexes_on_disk: bool = False
+    oversampling: float = 2.0
+    # Filters keeping at most this share of the points search with ACORN (a hop also looks
+    # at the neighbours of neighbours that fail the filter). Measured at 100k: a filter keeping
+    # 46% lost a tenth of the true top 10 in plain filtered HNSW (recall@10 0.887), none with
+    # ACORN (0.985, +2 ms); one keeping 77% lost nothing without it.
+    acorn_max_selectivity: float = 0.6
+    # Candidates an HNSW search keeps (Qdrant's default is ef_construct, 100). At 1M clustered
+    # points recall@10 against exact search was 0.843 with the default, 0.978 with 256, for
+    # +0.1 ms (bench/results/million.md).
+    hnsw_ef: int = 256
+    # Payload indexes kept in RAM even when the others are memory-mapped: the ones every
+    # search filters on. Every dense and BM25 candidate is checked against the namespace
+    # condition; through a mapped index that check cost ~2 ms of a 12 ms fused search at 1M
+    # chunks, for an index of a few dozen MB (bench/results/million.md).
+    resident_indexes: tuple[str, ...] = ("namespace",)
+
+    def config(self, dim: int) -> qe.EdgeConfig:
+        quantization = (
+            qe.ScalarQuantizationConfig(qe.ScalarType.Int8, quantile=0.99, memory=qe.Memory.Pinned)
+            if self.quantized
+            else None
+        )
+        dense = qe.EdgeVectorParams(
+            size=dim,
+            distance=qe.Distance.Cosine,
+            memory=qe.Memory.Cold if self.vectors_on_disk else None,
+            quantization_config=quantization,
+        )
+        sparse = qe.EdgeSparseVectorParams(
+            modifier=qe.Modifier.Idf, memory=_SPARSE_MEMORY if self.sparse_on_disk else None
+        )
+        return qe.EdgeConfig(
+            vectors={schema.DENSE: dense},
+            sparse_vectors={schema.SPARSE: sparse},
+            payload_memory=qe.Memory.Cold if self.payload_on_disk else None,
+        )
+
+    def index_on_disk(self, key: str) -> bool:
+        return self.indexes_on_disk and key not in self.resident_indexes
+
+    def index_schema(self, key: str, kind: str) -> qe.PayloadSchemaType | qe.PayloadSchemaParams:
+        """How the payload index on `key` is created: in RAM, or memory-mapped."""
+        if not self.index_on_disk(key):
+            return _INDEX_TYPES[kind]
+        cold = qe.Memory.Cold
+        if kind == "keyword":
+            return qe.KeywordIndexParams(memory=cold)
+        if kind == "integer":
+            return qe.IntegerIndexParams(lookup=True, range=True, memory=cold)
+        return qe.BoolIndexParams(memory=cold)
+
+    def search_params(self, *, exact: bool, hnsw_ef: int | None) -> qe.SearchParams:
+        quantization = None
+        if self.quantized:
+            # exact means exact: the original vectors, not the int8 copies
+            quantization = (
+                qe.QuantizationSearchParams(ignore=True)
+                if exact
+                else qe.QuantizationSearchParams(rescore=True, oversampling=self.oversampling)
+            )
+        acorn = qe.AcornSearchParams(enable=True, max_selectivity=self.acorn_max_selectivity)
+        return qe.SearchParams(
+            hnsw_ef=hnsw_ef or self.hnsw_ef, exact=exact, quantization=quantization, acorn=acorn
+        )
+
+
+IN_MEMORY = Layout()
+ON_DISK = Layout(
+    vectors_on_disk=True,
+    quantized=True,
+    payload_on_disk=True,
+    sparse_on_disk=True,
+    indexes_on_disk=True,
+)
+
+
+def _config(dim: int, layout: Layout = IN_MEMORY) -> qe.EdgeConfig:
+    return layout.config(dim)
+
+
+def edge_filter(flt: Filter | None) -> qe.Filter | None:
+    """retrieval Filter → qdrant_edge Filter (None when there is no condition)."""
+    return edge_condition(schema.plan(flt))
+
+
+def edge_condition(plan: schema.FilterPlan) -> qe.Filter | None:
+    """A validated filter plan → qdrant_edge Filter (None when there is no condition)."""
+    if plan.empty:
+        return None
+    must: list[qe.FieldCondition] = []
+    for cond in plan.must:
+        if isinstance(cond, schema.Range):
+            must.append(
+                qe.FieldCondition(cond.key, range=qe.RangeFloat(gte=cond.low, lte=cond.high))
+            )
+        else:
+            must.append(_edge_match(cond))
+    must_not = [_edge_match(cond) for cond in plan.must_not]
+    return qe.Filter(must=must or None, must_not=must_not or None)  # type: ignore[arg-type]
+
+
+def _edge_match(cond: schema.Match) -> qe.FieldCondition:
+    if len(cond.values) == 1:
+        value = cond.values[0]
+        if isinstance(value, bool):
+            # qdrant-edge-py 0.9.0 turns a Python bool into the integer 1/0, which never
+            # matches a boolean payload; numpy.bool_ reaches the engine as a boolean.
+            value = np.bool_(value)  # type: ignore[assignment]
+        return qe.FieldCondition(cond.key, match=qe.MatchValue(value))
+    return qe.FieldCondition(cond.key, match=qe.MatchAny(list(cond.values)))  # type: ignore[arg-type]
+
+
+def _read_meta(path: Path) -> dict[str, Any] | None:
+    meta = path / META_FILE
+    if not meta.exists():
+        return None
+    try:
+        data = json.loads(meta.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise StoreError(f"cannot read {meta}: {exc}") from exc
+    if not isinstance(data, dict) or not isinstance(data.get("dim"), int):
+        raise StoreError(f"{meta} is not a valid store description (no integer 'dim')")
+    return data
+
+
+def _write_meta(path: Path, dim: int) -> None:
+    tmp = path / (META_FILE + ".tmp")
+    data = {"format": META_FORMAT, "dim": dim, "dense": schema.DENSE, "sparse": schema.SPARSE}
+    tmp.write_text(json.dumps(data), encoding="utf-8")
+    os.replace(tmp, path / META_FILE)
+
+
+def _open_shard(path: Path, dim: int, layout: Layout = IN_MEMORY) -> qe.EdgeShard:
+    path.mkdir(parents=True, exist_ok=True)
+    meta = _read_meta(path)
+    if meta is not None and meta["dim"] != dim:
+        raise DimensionMismatch(meta["dim"], dim, str(path))
+    has_segments = (path / "segments").exists()
+    try:
+        if has_segments:
+            shard = qe.EdgeShard.load(str(path), _config(dim, layout))
+        else:
+            shard = qe.EdgeShard.create(str(path), _config(dim, layout))
+    except Exception as exc:
+        if has_segments and "dim" in str(exc).lower():
+            raise StoreError(
+                f"the Qdrant Edge shard at {path} does not hold {dim}-d vectors ({exc}); "
+                f"switching embedders requires re-indexing"
+            ) from exc
+        raise StoreError(f"cannot open the Qdrant Edge shard at {path}: {exc}") from exc
+    try:
+        existing = shard.info().payload_schema
+        for key, kind in schema.PAYLOAD_INDEXES:
+            index = existing.get(key)
+            if index is not None and _mapped(index) == layout.index_on_disk(key):
+                continue
+            if index is not None:  # the layout changed: move the index in or out of RAM
+                shard.update(qe.UpdateOperation.delete_field_index(key))
+            schema_params = layout.index_schema(key, kind)
+            shard.update(qe.UpdateOperation.create_field_index(key, schema_params))
+        if meta is None:
+            _write_meta(path, dim)
+    except BaseException:
+        shard.close()
+        raise
+    return shard
+
+
+def _mapped(index: qe.PayloadIndexInfo) -> bool:
+    """Whether an existing payload index is memory-mapped (created with `Memory.Cold`)."""
+    return getattr(index.params, "memory", None) == qe.Memory.Cold
+
+
+def _to_point(p: schema.PreparedPoint) -> qe.Point:
+    vector: dict[str, Any] = {
+        schema.DENSE: p.dense,
+        schema.SPARSE: qe.SparseVector(p.sparse_indices, p.sparse_values),
+    }
+    return qe.Point(p.id, vector, p.payload)
+
+
+def _rows(points: Sequence[qe.ScoredPoint]) -> list[Row]:
+    return [(str(p.id), float(p.score), p.payload or {}) for p in points]
+
+
+class ShardOps:
+    """One open Qdrant Edge shard and what the stores do to it, synchronously.
+
+    Arguments are already validated (`ShardStore` does it); an engine failure surfaces as
+    the engine's own exception, which the store wraps."""
+
+    def __init__(self, shard: qe.EdgeShard, layout: Layout) -> None:
+        self.shard = shard
+        self.layout = layout
+
+    @classmethod
+    def open(cls, path: Path, dim: int, layout: Layout = IN_MEMORY) -> ShardOps:
+        return cls(_open_shard(path, dim, layout), layout)
+
+    def upsert(self, points: Sequence[schema.PreparedPoint]) -> None:
+        self.shard.update(qe.UpdateOperation.upsert_points([_to_point(p) for p in points]))
+
+    def delete(self, plan: schema.FilterPlan) -> None:
+        condition = edge_condition(plan) or qe.Filter()
+        self.shard.update(qe.UpdateOperation.delete_points_by_filter(condition))
+
+    def set_extra(self, plan: schema.FilterPlan, payload: dict[str, Any]) -> None:
+        condition = edge_condition(plan) or qe.Filter()
+        self.shard.update(qe.UpdateOperation.set_payload_by_filter(condition, payload))
+
+    def search_dense(
+        self,
+        vector: list[float],
+        plan: schema.FilterPlan,
+        limit: int,
+        exact: bool,
+        hnsw_ef: int | None,
+    ) -> list[Row]:
+        request = qe.QueryRequest(
+            limit=limit,
+            query=qe.Query.Nearest(vector, using=schema.DENSE),
+            filter=edge_condition(plan),
+            params=self.layout.search_params(exact=exact, hnsw_ef=hnsw_ef),
+            with_payload=True,
+            with_vector=False,
+        )
+        return _rows(self.shard.query(request))
+
+    def search_sparse(
+        self, indices: list[int], values: list[float], plan: schema.FilterPlan, limit: int
+    ) -> list[Row]:
+        request = qe.QueryRequest(
+            limit=limit,
+            query=qe.Query.Nearest(qe.SparseVector(indices, values), using=schema.SPARSE),
+            filter=edge_condition(plan),
+            with_payload=True,
+            with_vector=False,
+        )
+        return _rows(self.shard.query(request))
+
+    def search_hybrid(
+        self,
+        dense: list[float],
+        indices: list[int],
+        values: list[float],
+        plan: schema.FilterPlan,
+        limit: int,
+        weights: tuple[float, float],
+        k: int,
+        depth: int,
+    ) -> list[Row]:
+        condition = edge_condition(plan)
+        stages = [
+            qe.Prefetch(
+                limit=depth,
+                query=qe.Query.Nearest(dense, using=schema.DENSE),
+                params=self.layout.search_params(exact=False, hnsw_ef=None),
+                filter=condition,
+            )
+        ]
+        fusion_weights = [float(weights[0])]
+        if indices:
+            stages.append(
+                qe.Prefetch(
+                    limit=depth,
+                    query=qe.Query.Nearest(qe.SparseVector(indices, values), using=schema.SPARSE),
+                    filter=condition,
+                )
+            )
+            fusion_weights.append(float(weights[1]))
+        request = qe.QueryRequest(
+            limit=limit,
+            prefetches=stages,
+            query=qe.Fusion.Rrf(k=k, weights=fusion_weights),  # type: ignore[arg-type]
+            filter=condition,
+            with_payload=True,
+            with_vector=False,
+        )
+        return _rows(self.shard.query(request))
+
+    def scroll(
+        self,
+        plan: schema.FilterPlan,
+        offset: Any,
+        limit: int,
+        fields: Sequence[str] | None,
+    ) -> tuple[list[Row], Any]:
+        """One page of points matching `plan`, and the offset of the next (None: the last)."""
+        request = qe.ScrollRequest(
+            offset=offset,
+            limit=limit,
+            filter=edge_condition(plan),
+            with_payload=True if fields is None else list(fields),
+            with_vector=False,
+        )
+        records, next_offset = self.shard.scroll(request)
+        return [(str(r.id), 0.0, r.payload or {}) for r in records], next_offset
+
+    def count(self, plan: schema.FilterPlan) -> int:
+        return int(self.shard.count(qe.CountRequest(exact=True, filter=edge_condition(plan))))
+
+    def optimize(self) -> bool:
+        return bool(self.shard.optimize())
+
+    def flush(self) -> None:
+        self.shard.flush()
+
+    def close(self) -> None:
+        self.shard.close()

@@ -1,0 +1,149 @@
+"""The Qdrant Edge shard in a child process (`retrieval.store.edge_process`): what happens when
+either process goes away, Ctrl-C, engine errors crossing the socket, and many callers at once.
+The contract suite (`tests/contract/test_vector_store.py`, backend `edge-process`) covers the
+VectorStore behaviour itself."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from retrieval.store import StoreError, StoreUnavailable, schema
+from retrieval.store.edge import ON_DISK, EdgeStore
+from retrieval.store.edge_process import EdgeProcessStore
+from tests.contract.test_vector_store import DIM, angle_vec, corpus
+from tests.reliability.helpers.processes import exited
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+async def test_a_killed_store_process_fails_calls_clearly_and_closes(tmp_path: Path) -> None:
+    s = await EdgeProcessStore.open(tmp_path / "q", DIM, ON_DISK)
+    await s.upsert(corpus())
+    os.kill(s.pid, signal.SIGKILL)
+    await exited(s.pid)
+    with pytest.raises(StoreUnavailable, match=r"process .* exited \(code -9\)"):
+        await s.search_dense(angle_vec(0.0), limit=3)
+    with pytest.raises(StoreUnavailable, match="exited"):
+        await s.count()
+    await s.close()  # no hang, no error: there is nothing left to close
+    await s.close()
+    # The WAL kept every acknowledged write: the shard opens and holds them.
+    again = await EdgeStore.open(tmp_path / "q", DIM, ON_DISK)
+    try:
+        assert await again.count() == len(corpus())
+    finally:
+        await again.close()
+
+
+_PARENT = textwrap.dedent(
+    """
+    import asyncio, sys
+    from pathlib import Path
+    from retrieval.store.edge import ON_DISK
+    from retrieval.store.edge_process import EdgeProcessStore
+    from tests.contract.test_vector_store import DIM, corpus
+
+    async def main():
+        s = await EdgeProcessStore.open(Path(sys.argv[1]), DIM, ON_DISK)
+        await s.upsert(corpus())
+        print(s.pid, flush=True)
+        await asyncio.get_running_loop().run_in_executor(None, sys.stdin.read)
+
+    asyncio.run(main())
+    """
+)
+
+
+async def test_the_store_process_closes_the_shard_when_its_parent_dies(tmp_path: Path) -> None:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (env.get("PYTHONPATH"), str(ROOT)) if p)
+    parent = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-c",
+        _PARENT,
+        str(tmp_path / "q"),
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        env=env,
+        cwd=ROOT,
+    )
+    try:
+        assert parent.stdout is not None
+        child = int(await parent.stdout.readline())
+        parent.kill()
+        await parent.wait()
+        await exited(child)  # end-of-file on its socket: it closes the shard and exits
+    finally:
+        if parent.returncode is None:
+            parent.kill()
+            await parent.wait()
+    again = await EdgeStore.open(tmp_path / "q", DIM, ON_DISK)
+    try:
+        assert await again.count() == len(corpus())
+    finally:
+        await again.close()
+
+
+async def test_ctrl_c_is_left_to_the_parent(tmp_path: Path) -> None:
+    async with await EdgeProcessStore.open(tmp_path / "q", DIM, ON_DISK) as s:
+        await s.upsert(corpus()[:3])
+        os.kill(s.pid, signal.SIGINT)  # what a console's Ctrl-C sends the whole group
+        assert await s.count() == 3
+
+
+async def test_an_engine_error_comes_back_as_a_store_error_naming_the_shard(
+    tmp_path: Path,
+) -> None:
+    async with await EdgeProcessStore.open(tmp_path / "q", DIM, ON_DISK) as s:
+        await s.upsert(corpus()[:3])
+        # A vector the store would refuse, sent past its checks: the engine refuses it, in
+        # the child, with its own words.
+        with pytest.raises(StoreError, match=r"Qdrant Edge \(.*q\): .*dimension") as caught:
+            await s._read("search_dense", [1.0, 0.0], schema.plan(None), 3, False, None)
+        assert not isinstance(caught.value, StoreUnavailable)
+        assert await s.count() == 3  # the child serves on
+
+
+async def test_many_callers_at_once_each_get_their_own_answer(tmp_path: Path) -> None:
+    async with await EdgeProcessStore.open(tmp_path / "q", DIM, ON_DISK) as s:
+        items = corpus()
+        await s.upsert(items)
+        thetas = [0.05 * i for i in range(40)]
+        alone = [[h.chunk.id for h in await s.search_dense(angle_vec(t), limit=3)] for t in thetas]
+        together = await asyncio.gather(
+            *(s.search_dense(angle_vec(t), limit=3) for t in thetas),
+            *(s.count() for _ in thetas),
+        )
+        assert [[h.chunk.id for h in hits] for hits in together[: len(thetas)]] == alone
+        assert together[len(thetas) :] == [len(items)] * len(thetas)
+
+
+async def test_close_stops_the_child(tmp_path: Path) -> None:
+    s = await EdgeProcessStore.open(tmp_path / "q", DIM, ON_DISK)
+    pid = s.pid
+    await s.close()
+    await exited(pid)
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)
+    with pytest.raises(StoreUnavailable, match="closed"):
+        await s.count()
+
+
+async def test_close_lets_the_calls_already_sent_finish(tmp_path: Path) -> None:
+    s = await EdgeProcessStore.open(tmp_path / "q", DIM, ON_DISK)
+    await s.upsert(corpus())
+    searches = [
+        asyncio.ensure_future(s.search_dense(angle_vec(0.1 * i), limit=3)) for i in range(10)
+    ]
+    await asyncio.sleep(0)  # each task runs to its first await: its request is written by then
+    await s.close()
+    assert [len(f.result()) for f in searches] == [3] * 10
+    with pytest.raises(StoreUnavailable, match="closed"):
+        await s.search_dense(angle_vec(0.0), limit=3)

@@ -14,7 +14,8 @@ serves requests one at a time, in order, so a read sees every write sent before 
 
 Lifecycle: `open` starts the child (`python -m retrieval.store.edge_process FD`) and waits for
 the shard to open there; `close` asks it to flush and close, then waits for it to exit. When
-this process dies the child reads end-of-file, closes the shard and exits. The child ignores
+this process dies the child reads end-of-file, closes the shard and exits; when the child
+dies, the next call starts another (`EdgeProcessStore.restarts`). The child ignores
 SIGINT: Ctrl-C in a console reaches the whole process group, and the parent closes the shard
 in order.
 """
@@ -30,12 +31,15 @@ import signal
 import socket
 import struct
 import sys
+from logging import getLogger
 from pathlib import Path
 from typing import Any
 
 from retrieval.store import DimensionMismatch, StoreError, StoreUnavailable
 from retrieval.store.edge import Lane, ShardStore, check_dim
 from retrieval.store.edge_shard import IN_MEMORY, Layout, ShardOps
+
+log = getLogger(__name__)
 
 _HEADER = struct.Struct(">I")
 # How long `close` waits for the child to flush and exit before killing it.
@@ -73,31 +77,28 @@ def _rebuild(kind: str, message: str, fields: dict[str, Any], path: Path) -> Exc
 
 class EdgeProcessStore(ShardStore):
     """VectorStore on a Qdrant Edge shard owned by a child process. Open with
-    `await EdgeProcessStore.open(path, dim, layout)`; same contract as `EdgeStore`."""
+    `await EdgeProcessStore.open(path, dim, layout)`; same contract as `EdgeStore`.
 
-    def __init__(
-        self,
-        path: Path,
-        dim: int,
-        layout: Layout,
-        process: asyncio.subprocess.Process,
-        reader: asyncio.StreamReader,
-        writer: asyncio.StreamWriter,
-    ) -> None:
+    When the child dies (killed, out of memory), the calls it was serving fail with
+    StoreUnavailable and the next call starts a new child on the same shard (Qdrant's WAL
+    kept every acknowledged write); `restarts` counts them."""
+
+    def __init__(self, path: Path, dim: int, layout: Layout) -> None:
         super().__init__(path, dim, layout)
-        self._process = process
-        self._reader = reader
-        self._writer = writer
         self._ids = itertools.count()
         self._pending: dict[int, asyncio.Future[Any]] = {}
-        self._lost: str | None = None  # why the child is gone, once it is
-        self._replies = asyncio.create_task(self._read_replies(), name="edge-process-replies")
+        self._lost: str | None = "not started"  # why there is no child to talk to
+        self._restarting = asyncio.Lock()
+        self.restarts = 0
 
     @classmethod
     async def open(cls, path: Path, dim: int, layout: Layout = IN_MEMORY) -> EdgeProcessStore:
         """Start the child and open (or create) the shard under `path` there."""
-        check_dim(dim)
-        path = Path(path)
+        store = cls(Path(path), check_dim(dim), layout)
+        await store._start()
+        return store
+
+    async def _start(self) -> None:
         ours, theirs = socket.socketpair()
         try:
             process = await asyncio.create_subprocess_exec(
@@ -114,16 +115,32 @@ class EdgeProcessStore(ShardStore):
             raise
         finally:
             theirs.close()
-        reader, writer = await asyncio.open_unix_connection(sock=ours)
-        store = cls(path, dim, layout, process, reader, writer)
+        self._process = process
+        self._reader, self._writer = await asyncio.open_unix_connection(sock=ours)
+        self._lost = None
+        self._replies = asyncio.create_task(self._read_replies(), name="edge-process-replies")
         try:
-            opened = store._register(-1)
-            await store._send(-1, (path, dim, layout))  # the child's first frame: what to open
+            opened = self._register(-1)
+            # The child's first frame: what to open.
+            await self._send(-1, (self._path, self._dim, self._layout))
             await opened
         except BaseException:
-            await store._abandon()
+            await self._abandon()
             raise
-        return store
+
+    async def _restart(self) -> None:
+        """A new child for the shard, when the last one is gone (one at a time)."""
+        async with self._restarting:
+            if self._lost is None or self._closed:
+                return
+            lost = self._lost
+            await self._abandon()
+            log.warning("%s; starting a new one", lost)
+            try:
+                await self._start()
+            except StoreUnavailable as exc:
+                raise StoreUnavailable(f"{lost}, and a new one did not start: {exc}") from exc
+            self.restarts += 1
 
     @property
     def pid(self) -> int:
@@ -170,7 +187,7 @@ class EdgeProcessStore(ShardStore):
 
     async def _call(self, lane: Lane, op: str, *args: Any) -> Any:
         if self._lost is not None:
-            raise StoreUnavailable(self._lost)
+            await self._restart()
         rid = next(self._ids)
         future = self._register(rid)
         try:

@@ -23,23 +23,45 @@ from tests.reliability.helpers.processes import exited
 ROOT = Path(__file__).resolve().parents[2]
 
 
-async def test_a_killed_store_process_fails_calls_clearly_and_closes(tmp_path: Path) -> None:
+async def test_a_killed_store_process_fails_its_calls_clearly_and_is_restarted(
+    tmp_path: Path,
+) -> None:
     s = await EdgeProcessStore.open(tmp_path / "q", DIM, ON_DISK)
-    await s.upsert(corpus())
-    os.kill(s.pid, signal.SIGKILL)
-    await exited(s.pid)
-    with pytest.raises(StoreUnavailable, match=r"process .* exited \(code -9\)"):
-        await s.search_dense(angle_vec(0.0), limit=3)
-    with pytest.raises(StoreUnavailable, match="exited"):
-        await s.count()
-    await s.close()  # no hang, no error: there is nothing left to close
-    await s.close()
-    # The WAL kept every acknowledged write: the shard opens and holds them.
-    again = await EdgeStore.open(tmp_path / "q", DIM, ON_DISK)
     try:
-        assert await again.count() == len(corpus())
+        await s.upsert(corpus())
+        old = s.pid
+        os.kill(old, signal.SIGSTOP)  # so the call below is in flight when the child dies
+        in_flight = asyncio.ensure_future(s.search_dense(angle_vec(0.0), limit=3))
+        await asyncio.sleep(0)  # its request is written
+        os.kill(old, signal.SIGKILL)
+        with pytest.raises(StoreUnavailable, match=r"process .* exited \(code -9\)"):
+            await in_flight
+        # The next call starts a new child on the same shard: the WAL kept every write.
+        assert await s.count() == len(corpus())
+        assert s.pid != old and s.restarts == 1
+        hits = await s.search_dense(angle_vec(0.0), limit=1)
+        assert hits[0].chunk.id == corpus()[0].chunk.id
     finally:
-        await again.close()
+        await s.close()
+    await exited(s.pid)
+
+
+async def test_a_restart_that_cannot_open_the_shard_says_so(tmp_path: Path) -> None:
+    s = await EdgeProcessStore.open(tmp_path / "q", DIM, ON_DISK)
+    try:
+        old = s.pid
+        os.kill(old, signal.SIGSTOP)
+        in_flight = asyncio.ensure_future(s.count())
+        await asyncio.sleep(0)
+        (tmp_path / "q" / "baibao-store.json").write_text("{not json")
+        os.kill(old, signal.SIGKILL)
+        with pytest.raises(StoreUnavailable, match="exited"):
+            await in_flight
+        with pytest.raises(StoreError, match=r"baibao-store\.json") as caught:
+            await s.count()  # the new child could not open the shard: the reason, not a hang
+        assert not isinstance(caught.value, StoreUnavailable) and s.restarts == 0
+    finally:
+        await s.close()
 
 
 _PARENT = textwrap.dedent(

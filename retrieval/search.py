@@ -162,7 +162,7 @@ class HybridSearch:
         base = Filter(equals={"namespace": namespace}).and_(flt)
         refs = normalise_refs(q)
         if not q:
-            return Candidates(q, refs, self._expansions([]) if "keyword" in tracks else {})
+            return Candidates(q, refs)
 
         async def none() -> _TrackResult:
             return _TrackResult()

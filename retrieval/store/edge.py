@@ -21,28 +21,10 @@ from pathlib import Path
 from typing import Any, Literal, Self
 
 from retrieval.store import StoreError, StoreUnavailable, schema
-from retrieval.store.edge_shard import (
-    IN_MEMORY,
-    META_FILE,
-    ON_DISK,
-    Layout,
-    Row,
-    ShardOps,
-    _open_shard,
-    edge_filter,
-)
+from retrieval.store.edge_shard import IN_MEMORY, ON_DISK, Layout, Row, ShardOps
 from retrieval.types import Chunk, Filter, IndexedChunk, ScoredChunk, SparseVector
 
-__all__ = [
-    "IN_MEMORY",
-    "META_FILE",
-    "ON_DISK",
-    "EdgeStore",
-    "Layout",
-    "ShardStore",
-    "_open_shard",
-    "edge_filter",
-]
+__all__ = ["IN_MEMORY", "ON_DISK", "EdgeStore", "Layout", "ShardStore"]
 
 UPSERT_BATCH = 256
 SCROLL_PAGE = 256

@@ -24,7 +24,6 @@ import numpy as np
 import qdrant_edge as qe
 
 from retrieval.store import DimensionMismatch, StoreError, schema
-from retrieval.types import Filter
 
 META_FILE = "baibao-store.json"
 META_FORMAT = 1
@@ -136,15 +135,6 @@ ON_DISK = Layout(
 )
 
 
-def _config(dim: int, layout: Layout = IN_MEMORY) -> qe.EdgeConfig:
-    return layout.config(dim)
-
-
-def edge_filter(flt: Filter | None) -> qe.Filter | None:
-    """retrieval Filter → qdrant_edge Filter (None when there is no condition)."""
-    return edge_condition(schema.plan(flt))
-
-
 def edge_condition(plan: schema.FilterPlan) -> qe.Filter | None:
     """A validated filter plan → qdrant_edge Filter (None when there is no condition)."""
     if plan.empty:
@@ -200,9 +190,9 @@ def _open_shard(path: Path, dim: int, layout: Layout = IN_MEMORY) -> qe.EdgeShar
     has_segments = (path / "segments").exists()
     try:
         if has_segments:
-            shard = qe.EdgeShard.load(str(path), _config(dim, layout))
+            shard = qe.EdgeShard.load(str(path), layout.config(dim))
         else:
-            shard = qe.EdgeShard.create(str(path), _config(dim, layout))
+            shard = qe.EdgeShard.create(str(path), layout.config(dim))
     except Exception as exc:
         if has_segments and "dim" in str(exc).lower():
             raise StoreError(

@@ -20,6 +20,7 @@ import aiosqlite
 
 from novel.ballot import BallotPost
 from novel.phase import OPEN_PHASES, Event, Phase, sources, transition
+from retrieval.sqlite import open_sqlite
 
 _OPEN = ", ".join(f"'{p}'" for p in OPEN_PHASES)
 
@@ -297,21 +298,10 @@ class NovelRepo:
 
     @classmethod
     async def open(cls, path: Path) -> NovelRepo:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        db = await aiosqlite.connect(path, isolation_level=None)
-        try:
-            db.row_factory = sqlite3.Row
-            await db.execute("PRAGMA journal_mode=WAL")
-            await db.execute("PRAGMA busy_timeout=5000")
-            await db.execute("PRAGMA foreign_keys=ON")
-            await db.executescript(_SCHEMA)
-            for table, column, definition in _MIGRATIONS:
-                cur = await db.execute(f"PRAGMA table_info({table})")
-                if column not in {r["name"] for r in await cur.fetchall()}:
-                    await db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {definition}")
-        except BaseException:
-            await db.close()
-            raise
+        db = await open_sqlite(
+            path, _SCHEMA, autocommit=True, foreign_keys=True, columns=_MIGRATIONS
+        )
+        db.row_factory = sqlite3.Row
         return cls(db)
 
     async def close(self) -> None:

@@ -43,6 +43,7 @@ import aiosqlite
 from retrieval import termstats
 from retrieval.keyword import Bm25Encoder
 from retrieval.ports import Embedder, VectorStore
+from retrieval.sqlite import open_sqlite
 from retrieval.text import search_form
 from retrieval.types import (
     CORPUS_NAMESPACE,
@@ -233,13 +234,8 @@ class Indexer:
     async def open(self) -> None:
         if self._db is not None:
             return
-        self._db_path.parent.mkdir(parents=True, exist_ok=True)
-        db = await aiosqlite.connect(self._db_path)
+        db = await open_sqlite(self._db_path, _SCHEMA + termstats.SCHEMA)
         try:
-            await db.execute("PRAGMA journal_mode=WAL")
-            await db.execute("PRAGMA busy_timeout=5000")
-            await db.executescript(_SCHEMA + termstats.SCHEMA)
-            await db.commit()
             self._common = await termstats.common_terms(db, self.common_df)
         except BaseException:
             await db.close()

@@ -20,6 +20,7 @@ from typing import Any
 import aiosqlite
 
 from retrieval.graph.model import Edge, Node
+from retrieval.sqlite import open_sqlite
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS graph_nodes (
@@ -59,21 +60,13 @@ class GraphDB:
 
     @classmethod
     async def open(cls, path: Path) -> GraphDB:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        db = await aiosqlite.connect(path, isolation_level=None)
-        try:
-            await db.execute("PRAGMA journal_mode=WAL")
-            await db.execute("PRAGMA busy_timeout=5000")
-            await db.executescript(_SCHEMA)
-            async with db.execute("PRAGMA table_info(graph_edges)") as cur:
-                columns = {row[1] async for row in cur}
-            if "weight" not in columns:  # a data dir from before edge weights
-                await db.execute(
-                    "ALTER TABLE graph_edges ADD COLUMN weight REAL NOT NULL DEFAULT 1.0"
-                )
-        except BaseException:
-            await db.close()
-            raise
+        # `weight`: a data dir from before edge weights gains the column
+        db = await open_sqlite(
+            path,
+            _SCHEMA,
+            autocommit=True,
+            columns=[("graph_edges", "weight", "REAL NOT NULL DEFAULT 1.0")],
+        )
         return cls(db)
 
     async def close(self) -> None:

@@ -4,6 +4,7 @@ CachedEmbedder (SQLite, for real) in front of HashEmbedder."""
 
 from __future__ import annotations
 
+import asyncio
 import math
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -138,6 +139,29 @@ async def test_cache_hit_avoids_inner_call(tmp_path: Path) -> None:
     async with CachedEmbedder(HashEmbedder(16), db) as other_model:
         await other_model.embed_passages(["甲"])
         assert other_model.misses == 1  # keyed by model_id
+
+
+async def test_cache_serves_concurrent_identical_calls(tmp_path: Path) -> None:
+    # Eight /ask of one question at once: in CI (stop 20) one of them failed inside the cache's
+    # INSERT with `sqlite3.InterfaceError: bad parameter or other API misuse` (the race in
+    # retrieval/sqlite.py's docstring; 68 rounds in 300 of this failed before the fix, so
+    # 40 rounds catch it all but certainly).
+    inner = HashEmbedder(32)
+    async with CachedEmbedder(inner, tmp_path / "c.sqlite3") as cached:
+        for r in range(40):
+            question = f"神圣的分赐是什么？{r}"
+            queries = await asyncio.gather(*(cached.embed_query(question) for _ in range(8)))
+            passages = await asyncio.gather(
+                *(cached.embed_passages([question, f"召会 {i % 3}"]) for i in range(8))
+            )
+            expected_query = await inner.embed_query(question)
+            assert all(q == pytest.approx(expected_query, abs=1e-6) for q in queries)
+            for i, pair in enumerate(passages):
+                expected = await inner.embed_passages([question, f"召会 {i % 3}"])
+                assert pair == [pytest.approx(v, abs=1e-6) for v in expected]
+    async with CachedEmbedder(HashEmbedder(32), tmp_path / "c.sqlite3") as reopened:
+        await reopened.embed_query("神圣的分赐是什么？39")
+        assert reopened.hits == 1  # what the concurrent calls wrote was committed
 
 
 async def test_cache_requires_context_manager(tmp_path: Path) -> None:

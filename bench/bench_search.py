@@ -12,7 +12,7 @@ centroid ≈ 0.7); a query is a stored chunk's vector plus noise (cos ≈ 0.9 to
 cluster are ≈ 0.5 apart, so top-10 is a genuine nearest-neighbour ranking, not i.i.d. ties.
 
 Per size, each stack in its own process (RSS does not mix):
-  ours : Indexer-style points (point ids, x_gen/x_cid, BM25 sparse incl. verse ids) upserted
+  ours : Indexer-style points (point ids, x_gen, BM25 sparse incl. verse ids) upserted
          into EdgeStore + optimize(); KnowledgeGraph in memory; HybridSearch with an Embedder
          whose embed_query returns the precomputed vector. Latency per track (HybridSearch
          with one track) and fused (all three), recall@10 of HNSW vs exact=True.
@@ -214,7 +214,7 @@ def chunk_of(r: Row) -> Chunk:
         scripture_refs=r.refs,
         namespace=CORPUS_NAMESPACE,
         ingested_at="2026-11-30T00:00:00+00:00",
-        extra={"gen": 1, "cid": pid},
+        extra={"gen": 1},
     )
 
 

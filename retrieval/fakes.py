@@ -6,6 +6,7 @@ unit test that runs on a fake exercises the semantics production relies on.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import math
 import struct
@@ -37,11 +38,13 @@ class MemoryStore:
             raise StoreUnavailable("the vector store is closed")
 
     def _select(self, flt: Filter | None) -> list[tuple[str, dict[str, Any]]]:
-        schema.plan(flt)  # same validation as the real stores
+        plan = schema.plan(flt)  # same validation as the real stores
+        if flt is not None and flt.ids is not None:  # ids compared in their canonical form
+            flt = dataclasses.replace(flt, ids=frozenset(plan.ids or ()))
         return [
             (pid, payload)
             for pid, (payload, _, _) in sorted(self._points.items())
-            if flt is None or flt.matches(payload)
+            if flt is None or flt.matches(payload, pid)
         ]
 
     async def upsert(self, items: Sequence[IndexedChunk]) -> None:

@@ -6,8 +6,8 @@ Tables (aiosqlite, WAL): `corpus_documents` (one row per indexed document versio
 
 Generations. Every indexed version of a document gets a generation number `gen` (the
 registry's previous gen + 1). Its points carry payload `x_gen` and ids derived from the
-ingest chunk id + gen (so two versions never share a point), and `x_cid` = the point id
-(the graph track fetches chunks by `x_cid`). `replace_document` works in this order:
+ingest chunk id + gen (so two versions never share a point). `replace_document` works in
+this order:
 
 1. upsert the new generation's points (old and new are both searchable for a moment;
    readers never see half a version);
@@ -322,7 +322,7 @@ class Indexer:
                     id=pid,
                     namespace=self.namespace,
                     ingested_at=c.ingested_at or doc.ingested_at,
-                    extra={**c.extra, "gen": gen, "cid": pid},
+                    extra={**c.extra, "gen": gen},
                 )
             )
         return out

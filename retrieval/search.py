@@ -2,8 +2,8 @@
 
 The namespace and the caller's filter apply to every track. The graph track ranks chunks
 reached by walking the knowledge graph from the query's entities (concepts, people, books and
-the scripture nodes of the verses it cites) together with chunks that cite those verses directly (`scripture_refs`);
-chunks are fetched by their point id through the `x_cid` payload key the Indexer writes.
+the scripture nodes of the verses it cites) together with chunks that cite those verses
+directly (`scripture_refs`); the walked chunks are read by point id (`Filter.ids`).
 Overlapping chunks of one document (the prose chunker's 15% overlap) come back as one hit.
 An English question's dense candidates are also ranked by the words they say through the
 English → Chinese gloss (`retrieval.gloss`), a ranking fused where the answer is Chinese.
@@ -45,8 +45,8 @@ DEPTH = 30  # candidates per track
 # The graph track's evidence is sparser: past its first ten its candidates only dilute the
 # fusion (labelled set, hash embedder: fused recall@5 0.717 with 30, 0.753 with 10).
 GRAPH_DEPTH = 10
-# Payload keys the graph track ranks its candidates by (and finds them again by).
-_RANKING_KEYS = ("doc_id", "position", "scripture_refs", "x_cid")
+# Payload keys the graph track ranks the chunks citing a verse by.
+_RANKING_KEYS = ("doc_id", "position", "scripture_refs")
 MAX_REF_TOKENS = 50  # verse ids of the query added to the keyword track
 MIN_OVERLAP = 20  # characters two adjacent chunks must share to be stitched into one hit
 ENTITY_KINDS = ("concept:", "topic:", "person:")  # graph nodes that name a question's subject
@@ -411,8 +411,9 @@ class HybridSearch:
             top = sorted(walk_scores, key=lambda c: (-walk_scores[c], c))[:DEPTH]
             if not top:
                 return []
-            walked = Filter(equals={"x_cid": top})
-            return await self.store.scroll(base.and_(walked), limit=len(top), fields=_RANKING_KEYS)
+            # Read whole, by point id: most kept chunks come from here.
+            walked = Filter(ids=frozenset(top))
+            return await self.store.scroll(base.and_(walked), limit=len(top))
 
         citing_filter = base.and_(Filter(equals={"scripture_refs": list(refs)}))
 
@@ -429,6 +430,7 @@ class HybridSearch:
         for c in walked:
             found[c.id] = c
             score[c.id] = walk_scores.get(c.id, 0.0) / top_walk
+        whole = set(found)
         for c in citing:
             found.setdefault(c.id, c)
             share = len(wanted.intersection(c.scripture_refs)) / len(wanted)
@@ -436,27 +438,18 @@ class HybridSearch:
         ranked = sorted(
             found, key=lambda cid: (-score[cid], found[cid].doc_id, found[cid].position)
         )
-        # Both fetches read only what ranks the chunks (a verse of a big book is cited by more
-        # than DEPTH * 4 of them; whole payloads for all cost 1.7 ms at 1M); the GRAPH_DEPTH
-        # kept are read whole now.
-        kept = [found[c] for c in ranked[:GRAPH_DEPTH]]
-        whole = {c.id: c for c in await self._whole(kept, base, citing_filter)}
-        hits = [ScoredChunk(whole[c.id], score[c.id]) for c in kept if c.id in whole]
+        kept = ranked[:GRAPH_DEPTH]
+        # The citing chunks were read only by what ranks them (a verse of a big book is cited
+        # by more than DEPTH * 4 of them; whole payloads for all cost 1.7 ms at 1M): those
+        # kept are read whole now, by id.
+        partial = frozenset(cid for cid in kept if cid not in whole)
+        if partial:
+            for c in await self.store.scroll(base.and_(Filter(ids=partial)), limit=len(partial)):
+                found[c.id] = c
+                whole.add(c.id)
+        hits = [ScoredChunk(found[cid], score[cid]) for cid in kept if cid in whole]
         # Paths explain graph hits; with none in this namespace/filter they explain nothing.
         return _TrackResult(hits, paths if hits else [], entries, linked)
-
-    async def _whole(self, kept: list[Chunk], base: Filter, citing: Filter) -> list[Chunk]:
-        """`kept` (read by `_RANKING_KEYS`) read whole: by `x_cid`, and, when one is a point the
-        Indexer did not write (no `x_cid`; only the citing fetch finds those), all the chunks
-        citing the verses again."""
-        cids = [cid for c in kept if isinstance(cid := c.extra.get("cid"), str)]
-        whole = []
-        if cids:
-            by_cid = base.and_(Filter(equals={"x_cid": cids}))
-            whole = await self.store.scroll(by_cid, limit=len(cids))
-        if len(cids) < len(kept):
-            whole += await self.store.scroll(citing, limit=DEPTH * 4)
-        return whole
 
 
 def _stitch(first: str, second: str) -> str | None:

@@ -139,7 +139,9 @@ def edge_condition(plan: schema.FilterPlan) -> qe.Filter | None:
     """A validated filter plan → qdrant_edge Filter (None when there is no condition)."""
     if plan.empty:
         return None
-    must: list[qe.FieldCondition] = []
+    must: list[qe.FieldCondition | qe.HasIdCondition] = []
+    if plan.ids is not None:
+        must.append(qe.HasIdCondition(set(plan.ids)))
     for cond in plan.must:
         if isinstance(cond, schema.Range):
             must.append(

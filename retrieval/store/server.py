@@ -36,6 +36,8 @@ def server_filter(flt: Filter | None) -> models.Filter | None:
     if plan.empty:
         return None
     must: list[models.Condition] = []
+    if plan.ids is not None:
+        must.append(models.HasIdCondition(has_id=list(plan.ids)))
     for cond in plan.must:
         if isinstance(cond, schema.Range):
             must.append(

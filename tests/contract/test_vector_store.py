@@ -176,12 +176,19 @@ FILTERS = {
         ranges={"x_version": (0, 2)},
     ),
     "extras_keyword": Filter(equals={"x_tags": "t10"}),
+    "ids": Filter(ids=frozenset({uid(1), uid(4), uid(10)})),
+    "ids_and_fields": Filter(
+        equals={"namespace": "corpus"}, not_equals={"era": "lee"}, ids=frozenset(map(uid, range(6)))
+    ),
+    "ids_and_ids": Filter(ids=frozenset({uid(1), uid(2)})).and_(Filter(ids=frozenset({uid(2)}))),
     "nothing": Filter(equals={"source": "no such book"}),
+    "no_ids": Filter(ids=frozenset()),
+    "ids_not_stored": Filter(ids=frozenset({uid(99)})),
 }
 
 
 def expected_ids(items: list[IndexedChunk], flt: Filter | None) -> set[str]:
-    return {i.chunk.id for i in items if flt is None or flt.matches(i.chunk.payload())}
+    return {i.chunk.id for i in items if flt is None or flt.matches(i.chunk.payload(), i.chunk.id)}
 
 
 # ---- tests ---------------------------------------------------------------------------------
@@ -236,7 +243,7 @@ async def test_every_filter_form(store: Any, name: str) -> None:
     await store.upsert(items)
     flt = FILTERS[name]
     want = expected_ids(items, flt)
-    if name != "nothing":
+    if name not in ("nothing", "no_ids", "ids_not_stored"):
         assert want, "the test corpus must exercise the filter"
     dense = await store.search_dense(angle_vec(0.0), flt=flt, limit=50)
     assert {h.chunk.id for h in dense} == want
@@ -340,7 +347,21 @@ async def test_bad_input_is_a_clear_error(store: Any) -> None:
         await store.count(Filter(ranges={"x_version": (None, None)}))
     with pytest.raises(ValueError, match="dimensions"):
         await store.search_dense([1.0, 0.0])
+    with pytest.raises(ValueError, match=r"Filter\.ids: .*UUID"):
+        await store.scroll(Filter(ids=frozenset({"chunk-1"})))
+    with pytest.raises(ValueError, match=r"Filter\.ids must be a set"):
+        await store.count(Filter(ids=[uid(1)]))  # type: ignore[arg-type]
     assert await store.count() == 0  # nothing half-written
+
+
+async def test_ids_are_read_in_their_canonical_form_and_delete_by_id(store: Any) -> None:
+    items = corpus()
+    await store.upsert(items)
+    shouting = Filter(ids=frozenset({uid(3).upper(), uid(5)}))
+    assert {c.id for c in await store.scroll(shouting)} == {uid(3), uid(5)}
+    await store.delete(Filter(ids=frozenset({uid(3)})))
+    await store.delete(Filter(ids=frozenset()))  # matches nothing: deletes nothing
+    assert {c.id for c in await store.scroll()} == {i.chunk.id for i in items} - {uid(3)}
 
 
 async def test_concurrent_upserts_do_not_corrupt(store: Any) -> None:

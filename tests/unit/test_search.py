@@ -106,14 +106,15 @@ async def test_chunks_citing_the_verse_come_whole_whoever_wrote_them(
     env: tuple[HybridSearch, Indexer, KnowledgeGraph],
 ) -> None:
     """The graph track ranks the chunks citing a verse by a few payload keys and reads the kept
-    ones whole: by `x_cid` (the Indexer's points), else all of them again."""
+    ones whole by point id, so a point the Indexer did not write (no `x_gen`) comes
+    whole as well."""
     from retrieval.types import IndexedChunk, SparseVector
 
     search, _, _ = env
     result = await search.search("弗1:10", tracks=("graph",))
     assert result.hits and all(h.chunk.text and h.chunk.source for h in result.hits)
     before = {h.chunk.id for h in result.hits}
-    # A point written to the store directly has no x_cid.
+    # A point written to the store directly has no Indexer keys.
     text = "万有在基督里归一，是神永远的经纶。"
     outsider = Chunk(
         id=chunk_id("corpus", "zz-direct", 0, content_hash(text)),

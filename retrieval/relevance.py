@@ -188,30 +188,58 @@ def coverage(
     """The best weighted share of `terms` one ministry chunk holds (a term or one of its
     alternatives), that chunk's id, and how many of the terms it holds are held by at most
     `specific_df` of the chunks."""
-    total = sum(terms.values())
-    texts = {c.id: (c.search_text or c.text).lower() for c in chunks if c.type not in NON_MINISTRY}
-    if total <= 0 or not texts:
-        return 0.0, "", 0
-    checks = [
-        (w, [_presence(t), *(_presence(a) for a in alternatives.get(t, ()))])
-        for t, w in terms.items()
-    ]
-    # What each passage holds of each term, read once (the best passage's specific terms are
-    # counted from the same rows).
-    held = {cid: [max(p(text) for p in ps) for _, ps in checks] for cid, text in texts.items()}
-    best, best_id = 0.0, ""
-    for cid, row in held.items():
-        share = sum(w * h for (w, _), h in zip(checks, row, strict=True)) / total
-        if share > best:
-            best, best_id = share, cid
-    if not best_id:
-        return 0.0, "", 0
-    specific = 0
-    for j, h in enumerate(held[best_id]):
-        if h > 0:
-            df = sum(1 for row in held.values() if row[j] > 0)
-            specific += df <= specific_df
-    return best, best_id, specific
+    chunks = list(chunks)
+    reader = CoverageReader(terms, alternatives, specific_df=specific_df)
+    reader.read(chunks)
+    return reader.result(chunks)
+
+
+class CoverageReader:
+    """`coverage`, read as the chunks come: what each passage holds of each term is read once,
+    when the passage first arrives (a search reads each track's candidates while the others
+    are still being searched), and `result(chunks)` sums it up over any of them."""
+
+    def __init__(
+        self,
+        terms: Mapping[str, float],
+        alternatives: Mapping[str, Sequence[str]],
+        *,
+        specific_df: int = 3,
+    ) -> None:
+        self._total = sum(terms.values())
+        self._specific_df = specific_df
+        self._checks = [
+            (w, [_presence(t), *(_presence(a) for a in alternatives.get(t, ()))])
+            for t, w in terms.items()
+        ]
+        self._held: dict[str, list[float]] = {}
+
+    def read(self, chunks: Iterable[Chunk]) -> None:
+        if self._total <= 0:
+            return
+        for c in chunks:
+            if c.type not in NON_MINISTRY and c.id not in self._held:
+                text = (c.search_text or c.text).lower()
+                self._held[c.id] = [max(p(text) for p in ps) for _, ps in self._checks]
+
+    def result(self, chunks: Iterable[Chunk]) -> tuple[float, str, int]:
+        """`coverage` over `chunks` (read already), ties going to the first of them."""
+        rows = {c.id: self._held[c.id] for c in chunks if c.id in self._held}
+        if self._total <= 0 or not rows:
+            return 0.0, "", 0
+        best, best_id = 0.0, ""
+        for cid, row in rows.items():
+            share = sum(w * h for (w, _), h in zip(self._checks, row, strict=True)) / self._total
+            if share > best:
+                best, best_id = share, cid
+        if not best_id:
+            return 0.0, "", 0
+        specific = 0
+        for j, h in enumerate(rows[best_id]):
+            if h > 0:
+                df = sum(1 for row in rows.values() if row[j] > 0)
+                specific += df <= self._specific_df
+        return best, best_id, specific
 
 
 # Dense similarity above which a ministry passage is close enough in meaning, per embedder

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
@@ -23,6 +23,7 @@ from retrieval.keyword import Bm25Encoder
 from retrieval.ports import Embedder, VectorStore
 from retrieval.relevance import (
     NON_MINISTRY,
+    CoverageReader,
     Evidence,
     coverage,
     holds,
@@ -100,6 +101,89 @@ class _TrackResult:
     # graph track: what `GraphReader.link` named in the whole query (None: the track did not
     # run), so the evidence need not link it again
     linked: list[str] | None = None
+
+
+class _EvidenceReader:
+    """The evidence about one query (`HybridSearch._evidence_reader`): `read` each track's
+    candidates as they come, then `evidence` once all have."""
+
+    def __init__(
+        self,
+        q: str,
+        refs: tuple[str, ...],
+        terms: dict[str, float],
+        alternatives: dict[str, tuple[str, ...]],
+        translation: dict[str, tuple[str, ...]] | None,
+        graph: GraphReader | None,
+    ) -> None:
+        self._q = q
+        self._refs = refs
+        self._terms = terms
+        self._alternatives = alternatives
+        self._graph = graph
+        self._as_written = CoverageReader(terms, alternatives)
+        # held in translation (an English question, the gloss)
+        self._in_translation = None if translation is None else CoverageReader(terms, translation)
+
+    def read(self, chunks: Iterable[Chunk]) -> None:
+        chunks = list(chunks)
+        self._as_written.read(chunks)
+        if self._in_translation is not None:
+            self._in_translation.read(chunks)
+
+    def evidence(self, per_track: Mapping[str, _TrackResult], *, glossed: bool) -> Evidence:
+        """What the tracks found about whether the corpus speaks to the query (every
+        candidate in `per_track` read already)."""
+        q, refs, terms, alternatives = self._q, self._refs, self._terms, self._alternatives
+        candidates = [s.chunk for result in per_track.values() for s in result.ranked]
+        share, best, specific = self._as_written.result(candidates)
+        if glossed and self._in_translation is not None:
+            # Held in translation counts for coverage; how specific the terms are is read as
+            # written (a rendering such as 工作 is in many passages).
+            translated = self._in_translation.result(candidates)
+            if translated[0] > share:
+                share, best = translated[0], translated[1]
+
+        def signal(track: str) -> float:
+            """Share of the query's terms the track's top hits hold (a verse hit counts too;
+            a hit citing the verse the query names is full signal)."""
+            top = [
+                dataclasses.replace(s.chunk, type="book")
+                for s in per_track[track].ranked[:SIGNAL_DEPTH]
+            ]
+            if any(set(refs).intersection(c.scripture_refs) for c in top):
+                return 1.0
+            return coverage(terms, alternatives, top)[0]
+
+        ministry = [s for s in per_track["dense"].ranked if s.chunk.type not in NON_MINISTRY]
+        nearest = per_track["dense"].ranked[:SCRIPT_DEPTH]
+        cross_script = (
+            is_latin(q) and bool(nearest) and all(mostly_chinese(s.chunk.text) for s in nearest)
+        )
+        entities: tuple[str, ...] = ()
+        if self._graph is not None:
+            linked = per_track["graph"].linked
+            if linked is None:
+                linked = self._graph.link(q)
+            entities = tuple(dict.fromkeys(n for n in linked if n.startswith(ENTITY_KINDS)))
+        wanted = set(refs)
+        cited = any(
+            c.type not in NON_MINISTRY and wanted.intersection(c.scripture_refs) for c in candidates
+        )
+        return Evidence(
+            terms=terms,
+            coverage=share,
+            best=best,
+            specific=specific,
+            keyword_signal=signal("keyword"),
+            graph_signal=signal("graph"),
+            dense=max((s.score for s in ministry), default=0.0),
+            entities=entities,
+            refs=refs,
+            refs_cited=cited,
+            cross_script=cross_script,
+            glossed=glossed,
+        )
 
 
 @dataclass(slots=True)
@@ -186,18 +270,29 @@ class HybridSearch:
         expansions = self._expansions(phrases) if "keyword" in tracks else {}
         # Chunks carry their verse ids as keyword tokens (see Indexer), so the query's do too.
         keyword_terms = {**expansions, **dict.fromkeys(refs[:MAX_REF_TOKENS], 1.0)}
+        keyword_track = asyncio.ensure_future(
+            self._keyword(q, keyword_terms, base, namespace) if "keyword" in tracks else none()
+        )
+        graph_track = asyncio.ensure_future(
+            self._graph(q, tokens, refs, base) if "graph" in tracks else none()
+        )
+        # The evidence reads each track's candidates as they come, while the others are still
+        # searched: at 1M chunks most of its ~1 ms left the time after the last track.
+        reader = self._evidence_reader(q, refs, tokens, phrases, translated=glossed)
+
+        async def read(track: asyncio.Future[_TrackResult], depth: int) -> _TrackResult:
+            result = await track
+            reader.read(s.chunk for s in result.ranked[:depth])
+            return result
+
         dense, keyword, graph = await asyncio.gather(
-            dense_track,
-            self._keyword(q, keyword_terms, base, namespace) if "keyword" in tracks else none(),
-            self._graph(q, tokens, refs, base) if "graph" in tracks else none(),
+            read(dense_track, DEPTH), read(keyword_track, DEPTH), read(graph_track, DEPTH)
         )
         pool = dense.ranked
         dense = _TrackResult(pool[:DEPTH])
         per_track = {"dense": dense, "keyword": keyword, "graph": graph}
         glossed = glossed and bool(pool)
-        evidence = self._evidence(
-            q, refs, per_track, glossed=glossed, tokens=tokens, phrases=phrases
-        )
+        evidence = reader.evidence(per_track, glossed=glossed)
         if glossed:
             per_track["gloss"] = await asyncio.to_thread(self._gloss_rank, q, pool)
         return Candidates(q, refs, expansions, per_track, evidence)
@@ -267,69 +362,33 @@ class HybridSearch:
         per_track: Mapping[str, _TrackResult],
         *,
         glossed: bool = False,
-        tokens: Sequence[str] | None = None,
-        phrases: Sequence[str] | None = None,
     ) -> Evidence:
-        """What the tracks found about whether the corpus speaks to `q` (`tokens` and `phrases`:
-        its tokens and synonym-table phrases, when the caller has them already)."""
-        if tokens is None:
-            tokens = self.encoder.tokenize(q)
-        if phrases is None:
-            phrases = self.synonyms.find(q, list(tokens)) if self.synonyms else []
+        """What the tracks found about whether the corpus speaks to `q`."""
+        tokens = self.encoder.tokenize(q)
+        phrases = self.synonyms.find(q, list(tokens)) if self.synonyms else []
+        reader = self._evidence_reader(q, refs, tokens, phrases, translated=glossed)
+        for result in per_track.values():
+            reader.read(s.chunk for s in result.ranked)
+        return reader.evidence(per_track, glossed=glossed)
+
+    def _evidence_reader(
+        self,
+        q: str,
+        refs: tuple[str, ...],
+        tokens: Sequence[str],
+        phrases: Sequence[str],
+        *,
+        translated: bool,
+    ) -> _EvidenceReader:
+        """The evidence for `q` (its tokens and synonym-table phrases), to read the tracks'
+        candidates into; `translated`: the gloss may be used (coverage in translation too)."""
         terms = with_phrases(query_terms(tokens, rarity, refs), phrases)
         alternatives = {t: tuple(self.synonyms.expand([t])) for t in terms} if self.synonyms else {}
         for t in terms:  # a word jieba made up (rarity 1, no synonym): read it as written
             if rarity(t) >= 1.0 and not alternatives.get(t):
                 alternatives[t] = unglued(t, q)
-        candidates = [s.chunk for result in per_track.values() for s in result.ranked]
-        share, best, specific = coverage(terms, alternatives, candidates)
-        if glossed:
-            # Held in translation counts for coverage; how specific the terms are is read as
-            # written (a rendering such as 工作 is in many passages).
-            translated = coverage(terms, self._translated(terms, alternatives), candidates)
-            if translated[0] > share:
-                share, best = translated[0], translated[1]
-
-        def signal(track: str) -> float:
-            """Share of the query's terms the track's top hits hold (a verse hit counts too;
-            a hit citing the verse the query names is full signal)."""
-            top = [
-                dataclasses.replace(s.chunk, type="book")
-                for s in per_track[track].ranked[:SIGNAL_DEPTH]
-            ]
-            if any(set(refs).intersection(c.scripture_refs) for c in top):
-                return 1.0
-            return coverage(terms, alternatives, top)[0]
-
-        ministry = [s for s in per_track["dense"].ranked if s.chunk.type not in NON_MINISTRY]
-        nearest = per_track["dense"].ranked[:SCRIPT_DEPTH]
-        cross_script = (
-            is_latin(q) and bool(nearest) and all(mostly_chinese(s.chunk.text) for s in nearest)
-        )
-        entities: tuple[str, ...] = ()
-        if self.graph is not None:
-            linked = per_track["graph"].linked
-            if linked is None:
-                linked = self.graph.link(q)
-            entities = tuple(dict.fromkeys(n for n in linked if n.startswith(ENTITY_KINDS)))
-        wanted = set(refs)
-        cited = any(
-            c.type not in NON_MINISTRY and wanted.intersection(c.scripture_refs) for c in candidates
-        )
-        return Evidence(
-            terms=terms,
-            coverage=share,
-            best=best,
-            specific=specific,
-            keyword_signal=signal("keyword"),
-            graph_signal=signal("graph"),
-            dense=max((s.score for s in ministry), default=0.0),
-            entities=entities,
-            refs=refs,
-            refs_cited=cited,
-            cross_script=cross_script,
-            glossed=glossed,
-        )
+        translation = self._translated(terms, alternatives) if translated else None
+        return _EvidenceReader(q, refs, terms, alternatives, translation, self.graph)
 
     def _translated(
         self, terms: Mapping[str, float], alternatives: dict[str, tuple[str, ...]]

@@ -230,10 +230,9 @@ def layout_of(name: str) -> Any:
 
 
 def store_kind(kind: str, layout: str) -> str:
-    """`auto` as the bot resolves it (`Settings.edge_child_process`)."""
-    if kind != "auto":
-        return kind
-    return "process" if layout == "on-disk" else "thread"
+    """`auto` as the bot resolves it (`Settings.edge_child_process`: a local shard runs in a
+    child process, whatever its layout)."""
+    return "process" if kind == "auto" else kind
 
 
 async def open_store(kind: str, work: Path, layout: str) -> Any:

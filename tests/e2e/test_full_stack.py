@@ -24,6 +24,7 @@ from bot.transports.discord import DiscordTransport
 from bot.transports.telegram import TelegramTransport
 from retrieval.fakes import HashEmbedder
 from retrieval.gloss import english_label
+from retrieval.store.edge import IN_MEMORY, EdgeStore
 from retrieval.store.edge_process import EdgeProcessStore
 from tests.reliability.helpers.processes import exited
 from tests.stubs.discord_server import APP_ID, GUILD_ID, DiscordServer, button_click, slash
@@ -73,13 +74,25 @@ def data_dir(prepared: Path, tmp_path: Path) -> Path:
 # ---- the store ---------------------------------------------------------------------------------
 
 
-def test_the_on_disk_layout_runs_the_shard_in_a_child_process_unless_told(tmp_path: Path) -> None:
-    assert not _settings(tmp_path).edge_child_process
+def test_a_local_shard_runs_in_a_child_process_unless_told(tmp_path: Path) -> None:
+    assert _settings(tmp_path).edge_child_process  # the in-memory layout, the default
     assert _settings(tmp_path, qdrant_edge_layout="on-disk").edge_child_process
     on_disk_here = _settings(tmp_path, qdrant_edge_layout="on-disk", qdrant_edge_process=False)
     assert not on_disk_here.edge_child_process
-    assert _settings(tmp_path, qdrant_edge_process=True).edge_child_process
+    assert not _settings(tmp_path, qdrant_edge_process=False).edge_child_process
     assert not _settings(tmp_path, qdrant_url="http://127.0.0.1:6333").edge_child_process
+
+
+async def test_the_default_app_serves_from_the_store_process(data_dir: Path) -> None:
+    async with App(_settings(data_dir), embedder=HashEmbedder(DIM), llm=None) as app:
+        assert isinstance(app.store, EdgeProcessStore) and app.store.layout == IN_MEMORY
+        child = app.store.pid
+        zh = await _console(app, f"/ask {QUESTION}")
+    assert "【" in zh and "-- 出处 --" in zh
+    await exited(child)
+    quiet = _settings(data_dir, qdrant_edge_process=False)
+    async with App(quiet, embedder=HashEmbedder(DIM), llm=None) as app:
+        assert isinstance(app.store, EdgeStore)  # told: the shard on threads here
 
 
 async def test_an_on_disk_library_is_served_by_the_store_process(data_dir: Path) -> None:

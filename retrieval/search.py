@@ -280,13 +280,13 @@ class HybridSearch:
         # searched: at 1M chunks most of its ~1 ms left the time after the last track.
         reader = self._evidence_reader(q, refs, tokens, phrases, translated=glossed)
 
-        async def read(track: asyncio.Future[_TrackResult], depth: int) -> _TrackResult:
+        async def read(track: asyncio.Future[_TrackResult]) -> _TrackResult:
             result = await track
-            reader.read(s.chunk for s in result.ranked[:depth])
+            reader.read(s.chunk for s in result.ranked[:DEPTH])  # the dense pool may be deeper
             return result
 
         dense, keyword, graph = await asyncio.gather(
-            read(dense_track, DEPTH), read(keyword_track, DEPTH), read(graph_track, DEPTH)
+            read(dense_track), read(keyword_track), read(graph_track)
         )
         pool = dense.ranked
         dense = _TrackResult(pool[:DEPTH])

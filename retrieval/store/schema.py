@@ -133,7 +133,7 @@ def plan(flt: Filter | None) -> FilterPlan:
         must_not.append(_match(_check_key(key, "not_equals"), wanted, "not_equals"))
     ids = None
     if flt.ids is not None:
-        if isinstance(flt.ids, str) or not isinstance(flt.ids, Set):
+        if not isinstance(flt.ids, Set):
             raise ValueError(f"Filter.ids must be a set of point ids, got {flt.ids!r}")
         try:
             ids = tuple(sorted({point_id(i) for i in flt.ids}))

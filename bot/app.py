@@ -12,7 +12,7 @@ import logging
 from contextlib import AsyncExitStack
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from bot.admin import AdminPolicy
 from bot.chats import ChatSettings
@@ -21,12 +21,13 @@ from bot.lock import DataDirLock
 from bot.ratelimit import RateLimiter
 from bot.router import Router
 from bot.settings import Settings
+from retrieval.clock import SYSTEM_CLOCK, Clock
 from retrieval.ports import LLM, Embedder, VectorStore
 from retrieval.reply import Reply
 from retrieval.requests import Actor
 
 if TYPE_CHECKING:
-    from bot.transports.base import ChatTransport
+    from bot.transports.base import BallotPosted, ChatTransport
     from ingest.pipeline import OnProgress
     from novel.ballot import BallotPost
     from novel.service import NovelService
@@ -55,12 +56,16 @@ class App:
         *,
         embedder: Embedder | _Default = DEFAULT,
         llm: LLM | _Default | None = DEFAULT,
+        clock: Clock = SYSTEM_CLOCK,
     ) -> None:
+        """`clock` drives every throttle and deadline the process keeps (rate limits, round
+        deadlines, ballot edits); pass the same one to the transports."""
         self.settings = settings
+        self.clock = clock
         self._embedder_override = embedder
         self._llm_override = llm
         self._stack = AsyncExitStack()
-        self._transports: dict[str, ChatTransport] = {}
+        self._transports: dict[str, ChatTransport[Any]] = {}
         self.router: Router
         self.store: VectorStore
         self.embedder: Embedder
@@ -173,10 +178,13 @@ class App:
                     ballot_edit_interval_s=s.novel_ballot_edit_interval_s,
                 ),
                 self.announce,
+                self.clock,
                 edit_ballot=self.edit_ballot,
             )
         )
-        limiter = RateLimiter(s.rate_limit_user_per_min, s.rate_limit_chat_per_min)
+        limiter = RateLimiter(
+            s.rate_limit_user_per_min, s.rate_limit_chat_per_min, clock=self.clock.monotonic
+        )
         self.chats = await self._stack.enter_async_context(
             ChatSettings(self.db_path, s.default_language)
         )
@@ -278,7 +286,7 @@ class App:
 
     # ---- transports ----------------------------------------------------------------------
 
-    def attach(self, transport: ChatTransport) -> None:
+    def attach(self, transport: ChatTransport[Any]) -> None:
         """Register a transport so unsolicited replies (round results) reach its chats."""
         self._transports[transport.name] = transport
 
@@ -288,6 +296,22 @@ class App:
             log.warning("no %s transport to announce to; reply dropped", target.platform)
             return
         await transport.send(target, reply)
+
+    async def ballot_posted(self, posted: BallotPosted) -> None:
+        """A transport's report of a ballot it posted (its `on_ballot`)."""
+        from novel.ballot import BallotPost
+
+        await self.novels.ballot_posted(
+            BallotPost(
+                posted.round_id,
+                posted.platform,
+                posted.chat_id,
+                posted.channel_id,
+                posted.message_id,
+                posted.poll_id,
+                posted.poll_message_id,
+            )
+        )
 
     async def edit_ballot(self, post: BallotPost, reply: Reply) -> None:
         """Show a ballot's running count in the message it was posted as."""

@@ -283,20 +283,24 @@ async def _graph_extract(app: App, args: argparse.Namespace) -> int:
 async def _run(app: App, settings: Settings) -> int:
     from bot.transports.base import ChatTransport
 
-    transports: list[ChatTransport] = []
+    transports: list[ChatTransport[Any]] = []
     if settings.discord_token is not None:
         from bot.transports.discord import DiscordTransport
 
-        transports.append(DiscordTransport(app.router, settings))
+        transports.append(
+            DiscordTransport(app.router, settings, on_ballot=app.ballot_posted, clock=app.clock)
+        )
     if settings.telegram_token is not None:
         from bot.transports.telegram import TelegramTransport
 
-        transports.append(TelegramTransport(app.router, settings))
+        transports.append(
+            TelegramTransport(app.router, settings, on_ballot=app.ballot_posted, clock=app.clock)
+        )
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
-    started: list[ChatTransport] = []
+    started: list[ChatTransport[Any]] = []
     try:
         for transport in transports:
             app.attach(transport)

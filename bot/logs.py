@@ -34,5 +34,5 @@ def configure_logging(level: str, secrets: Iterable[str]) -> None:
     root.handlers[:] = [handler]
     root.setLevel(level)
     # Libraries that log request URLs (which carry the Telegram token) stay quiet.
-    for noisy in ("httpx", "httpcore", "telegram.ext", "discord.http", "jieba", "apscheduler"):
+    for noisy in ("httpx", "httpcore", "telegram.ext", "discord.http", "jieba"):
         logging.getLogger(noisy).setLevel(max(logging.WARNING, logging.getLevelName(level)))

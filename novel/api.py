@@ -37,17 +37,6 @@ class PollAnswer:
 
 
 @dataclass(frozen=True, slots=True)
-class BallotPosted:
-    """The transport posted a round's ballot (in `Actor.chat_id`/`channel_id`): where it is,
-    so it can be edited with the running count and a poll answer finds its round."""
-
-    round_id: str
-    message_id: str
-    poll_id: str = ""
-    poll_message_id: str = ""
-
-
-@dataclass(frozen=True, slots=True)
 class BallotSettings:
     """Per chat: `style` poll | keyboard (one ballot, never both); `voters` shown | hidden."""
 
@@ -137,7 +126,6 @@ NovelRequest = (
     | Propose
     | Vote
     | PollAnswer
-    | BallotPosted
     | BallotSettings
     | SubmitChapter
     | CloseRound

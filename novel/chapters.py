@@ -31,7 +31,7 @@ from novel.results import (
     SaveHow,
     WriteStalled,
 )
-from novel.schedule import Clock
+from novel.schedule import Now
 from novel.settings import NovelSettings
 from novel.summary import ChapterSummary, load, summarise
 from novel.writer import (
@@ -60,7 +60,7 @@ class ChapterService:
         memory: PlotMemory,
         llm: LLM | None,
         settings: NovelSettings,
-        clock: Clock,
+        clock: Now,
     ) -> None:
         self._repo = repo
         self._memory = memory

@@ -17,7 +17,6 @@ from novel.messages import T
 from novel.repo import ChangeRow
 from novel.results import (
     Abandoned,
-    BallotRecorded,
     BallotView,
     BlueprintEdited,
     BlueprintHistoryView,
@@ -54,7 +53,6 @@ Result = (
     | RoundEmpty
     | VotesClosed
     | Abandoned
-    | BallotRecorded
     | SettingsSaved
     | ChapterSaved
     | WriteStalled
@@ -123,8 +121,6 @@ class Presenter:
                 return self._result(result, lang, admin)
             case Abandoned():
                 return Reply.text(T(lang, "pending_abandoned"), lang=lang)
-            case BallotRecorded():
-                return Reply(lang=lang)
             case SettingsSaved():
                 return Reply.text(
                     T(

@@ -88,11 +88,6 @@ class Abandoned:
 
 
 @dataclass(frozen=True, slots=True)
-class BallotRecorded:
-    pass
-
-
-@dataclass(frozen=True, slots=True)
 class SettingsSaved:
     style: BallotStyle
     show_voters: bool

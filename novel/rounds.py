@@ -12,7 +12,6 @@ from novel.ballot import BALLOT_STYLES, BallotPost, BallotStyle
 from novel.phase import Event, Phase
 from novel.repo import NovelRepo, RoundRow, VoteSource
 from novel.results import (
-    BallotRecorded,
     BallotView,
     ProposalSaved,
     Refused,
@@ -23,7 +22,7 @@ from novel.results import (
     VoteRetracted,
     VotesClosed,
 )
-from novel.schedule import Clock
+from novel.schedule import Now
 from novel.settings import NovelSettings
 from novel.tally import Outcome, decide
 from retrieval.requests import Actor
@@ -48,7 +47,7 @@ class RoundService:
         self,
         repo: NovelRepo,
         settings: NovelSettings,
-        clock: Clock,
+        clock: Now,
         schedule: Schedule,
         cancel: Cancel,
         *,
@@ -220,12 +219,13 @@ class RoundService:
             closed=r.phase != Phase.VOTING,
         )
 
-    async def record_ballot(self, actor: Actor, post: BallotPost) -> BallotRecorded:
+    async def record_ballot(self, post: BallotPost) -> bool:
+        """Where the round's ballot was posted; False for a round of another chat or none."""
         r = await self._repo.get_round(post.round_id)
-        if r is None or r.chat_id != actor.chat_id:
-            raise Refused("stale_ballot")
+        if r is None or r.chat_id != post.chat_id:
+            return False
         await self._repo.save_ballot(post, self._clock())
-        return BallotRecorded()
+        return True
 
     async def ballot_settings(self, chat_id: str, platform: str) -> tuple[BallotStyle, bool]:
         style = await self._repo.setting(chat_id, STYLE_KEY)

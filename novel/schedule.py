@@ -1,13 +1,14 @@
-"""Round deadlines as apscheduler jobs (AsyncIOScheduler + DateTrigger).
+"""Round deadlines, kept by the injected clock (`retrieval.clock.Clock`).
 
-The job store is in memory on purpose: every deadline lives in SQLite, and the service
-re-schedules the open rounds on start-up. A deadline already past fires at once. Each job only
-spawns a tracked task, so `close()` can cancel work still running and nothing outlives the
-service.
+Each deadline is a task that sleeps on the clock until the deadline's wall time has come (in
+steps of at most `STEP_S`, re-reading the time after each, so a wall clock that jumps, e.g. after
+a suspend, is noticed), then starts the job as a task of its own. Nothing is persisted here on
+purpose: every deadline lives in SQLite, and the service re-schedules the open rounds on
+start-up; a deadline already past fires at once. `close()` cancels the waits and the jobs still
+running, so nothing outlives the service.
 
-Deadlines are kept by the service clock: apscheduler wakes the job after the real delay the
-clock gives, and `run_due()` runs every job whose time has come by the clock at once (a test
-moves an injected clock forward and calls it; nothing waits on wall time).
+`run_due()` starts at once every job whose time has come by the clock (a caller that moved the
+clock itself need not wait for the sleeps to notice).
 """
 
 from __future__ import annotations
@@ -15,68 +16,65 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable
-from datetime import UTC, datetime, timedelta
+from datetime import datetime
 
-from apscheduler.schedulers.asyncio import AsyncIOScheduler
-from apscheduler.triggers.date import DateTrigger
+from retrieval.clock import SYSTEM_CLOCK, Clock, utcnow
 
 log = logging.getLogger(__name__)
 
-Clock = Callable[[], datetime]
+__all__ = ["STEP_S", "Deadlines", "Now", "utcnow"]
 
+Now = Callable[[], datetime]  # wall time (aware UTC), as the services read it
+Job = Callable[[], Awaitable[None]]
 
-def utcnow() -> datetime:
-    return datetime.now(UTC)
+STEP_S = 60.0  # the longest single sleep: the clock is read again after it
 
 
 class Deadlines:
-    def __init__(self, clock: Clock = utcnow) -> None:
+    def __init__(self, clock: Clock = SYSTEM_CLOCK) -> None:
         self._clock = clock
-        self._scheduler = AsyncIOScheduler(timezone=UTC)
-        self._tasks: set[asyncio.Task[None]] = set()
-        self._due: dict[str, tuple[datetime, Callable[[], Awaitable[None]]]] = {}
+        self._due: dict[str, tuple[datetime, Job]] = {}
+        self._waits: dict[str, asyncio.Task[None]] = {}
+        self._tasks: set[asyncio.Task[None]] = set()  # jobs running
 
-    def start(self) -> None:
-        self._scheduler.start()
-
-    def at(self, key: str, when: datetime, fn: Callable[[], Awaitable[None]]) -> None:
-        """Run `fn` at `when` (by the service clock); replaces an earlier job with the same key."""
-        delay = max((when - self._clock()).total_seconds(), 0.0)
-        run_date = datetime.now(UTC) + timedelta(seconds=delay)
+    def at(self, key: str, when: datetime, fn: Job) -> None:
+        """Run `fn` at `when` (by the clock); replaces an earlier job with the same key."""
+        self.cancel(key)
         self._due[key] = (when, fn)
+        wait = asyncio.get_running_loop().create_task(self._wait(key, when, fn))
+        self._waits[key] = wait
+        wait.add_done_callback(lambda done: self._forget_wait(key, done))
 
-        async def job() -> None:
-            if self._due.get(key, (None, None))[1] is fn:
-                del self._due[key]
-                self._spawn(key, fn)
+    async def _wait(self, key: str, when: datetime, fn: Job) -> None:
+        while (left := (when - self._clock.now()).total_seconds()) > 0:
+            await self._clock.sleep(min(left, STEP_S))
+        if self._due.get(key, (None, None))[1] is fn:
+            del self._due[key]
+            self._spawn(key, fn)
 
-        self._scheduler.add_job(
-            job,
-            DateTrigger(run_date=run_date, timezone=UTC),
-            id=key,
-            replace_existing=True,
-            misfire_grace_time=None,
-            coalesce=True,
-        )
+    def _forget_wait(self, key: str, done: asyncio.Task[None]) -> None:
+        if self._waits.get(key) is done:
+            del self._waits[key]
 
-    def _spawn(self, key: str, fn: Callable[[], Awaitable[None]]) -> None:
+    def _spawn(self, key: str, fn: Job) -> None:
         task = asyncio.get_running_loop().create_task(self._guarded(key, fn))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
     def cancel(self, key: str) -> None:
+        """Forget the deadline `key` (a job already running is not stopped)."""
         self._due.pop(key, None)
-        if self._scheduler.get_job(key) is not None:
-            self._scheduler.remove_job(key)
+        wait = self._waits.pop(key, None)
+        if wait is not None and wait is not asyncio.current_task():
+            wait.cancel()
 
     def run_due(self) -> list[str]:
         """Start every job whose time has come by the clock; returns their keys."""
-        now = self._clock()
+        now = self._clock.now()
         due = [key for key, (when, _) in self._due.items() if when <= now]
         for key in due:
-            _, fn = self._due.pop(key)
-            if self._scheduler.get_job(key) is not None:
-                self._scheduler.remove_job(key)
+            _, fn = self._due[key]
+            self.cancel(key)
             self._spawn(key, fn)
         return due
 
@@ -88,20 +86,20 @@ class Deadlines:
         return list(self._due)
 
     async def idle(self) -> None:
-        """Wait until every spawned deadline task has finished (tests, shutdown)."""
+        """Wait until every started job has finished (tests, shutdown)."""
         while self._tasks:
             await asyncio.gather(*list(self._tasks), return_exceptions=True)
 
     async def close(self) -> None:
         self._due.clear()
-        if self._scheduler.running:
-            self._scheduler.shutdown(wait=False)
-        for task in list(self._tasks):
+        running = [*self._waits.values(), *self._tasks]
+        self._waits.clear()
+        for task in running:
             task.cancel()
-        await asyncio.gather(*list(self._tasks), return_exceptions=True)
+        await asyncio.gather(*running, return_exceptions=True)
 
     @staticmethod
-    async def _guarded(key: str, fn: Callable[[], Awaitable[None]]) -> None:
+    async def _guarded(key: str, fn: Job) -> None:
         try:
             await fn()
         except asyncio.CancelledError:

@@ -28,9 +28,10 @@ from novel.presenter import Presenter, join
 from novel.repo import NovelRepo, ProposalRow, RoundRow
 from novel.results import Abandoned, Refused, VotesClosed, WriteStalled
 from novel.rounds import RoundService
-from novel.schedule import Clock, Deadlines, utcnow
+from novel.schedule import Deadlines
 from novel.settings import NovelSettings
 from novel.world import WorldService
+from retrieval.clock import SYSTEM_CLOCK, Clock
 from retrieval.i18n import Lang
 from retrieval.ports import LLM
 from retrieval.reply import Progress, Reply
@@ -65,7 +66,7 @@ class NovelService:
         llm: LLM | None,
         settings: NovelSettings,
         announce: Announce,
-        clock: Clock = utcnow,
+        clock: Clock = SYSTEM_CLOCK,
         *,
         edit_ballot: EditBallot | None = None,
     ) -> None:
@@ -74,21 +75,27 @@ class NovelService:
         self.llm = llm
         self.settings = settings
         self._announce = announce
-        self._clock = clock
+        self._clock = clock.now
         self.deadlines = Deadlines(clock)
         self.present = Presenter(settings)
         self.rounds = RoundService(
             repo,
             settings,
-            clock,
+            clock.now,
             self._schedule,
             self._cancel,
             model_writes=llm is not None,
         )
-        self.chapters = ChapterService(repo, memory, llm, settings, clock)
-        self.world = WorldService(repo, settings, clock)
+        self.chapters = ChapterService(repo, memory, llm, settings, clock.now)
+        self.world = WorldService(repo, settings, clock.now)
         self.ballots: BallotEditor | None = (
-            BallotEditor(self._render_ballot, edit_ballot, settings.ballot_edit_interval_s)
+            BallotEditor(
+                self._render_ballot,
+                edit_ballot,
+                settings.ballot_edit_interval_s,
+                now=clock.monotonic,
+                sleep=clock.sleep,
+            )
             if edit_ballot is not None
             else None
         )
@@ -100,7 +107,6 @@ class NovelService:
         try:
             # jieba (consistency check, extractive summaries) loads now, not on a first chapter
             await asyncio.to_thread(narrative.warm)
-            self.deadlines.start()
             await self.reconcile()
             await self._resume_rounds()
         except BaseException:
@@ -200,24 +206,6 @@ class NovelService:
                 if self.ballots is not None:
                     self.ballots.touch(cast.round_id)
                 return show(cast, lang)
-            case api.BallotPosted():
-                post = BallotPost(
-                    request.round_id,
-                    actor.platform,
-                    actor.chat_id,
-                    actor.channel_id,
-                    request.message_id,
-                    request.poll_id,
-                    request.poll_message_id,
-                )
-                recorded = await self.rounds.record_ballot(actor, post)
-                if self.ballots is not None:
-                    found = await self._render_ballot(request.round_id)
-                    if found is not None and not await self.repo.votes(request.round_id):
-                        self.ballots.shown(request.round_id, found[1])  # as just posted
-                    else:
-                        self.ballots.touch(request.round_id)  # votes came first: show them
-                return show(recorded, lang)
             case api.BallotSettings():
                 saved_settings = await self.rounds.set_ballot_settings(
                     actor, request.style, request.voters
@@ -269,6 +257,22 @@ class NovelService:
         if existing is not None:
             raise Refused("round_open", phase=existing.phase.value)
         return self.present.reply(await self.rounds.open(actor), actor.lang, admin=admin)
+
+    async def ballot_posted(self, post: BallotPost) -> None:
+        """A transport posted a round's ballot: remember where (its message is edited with the
+        running count; a native poll's answers find their round by the poll's id), and show
+        any votes cast before it was reported. A stale ballot (another chat's round, or a round
+        that no longer exists) is ignored."""
+        if not await self.rounds.record_ballot(post):
+            log.warning("ballot of round %s posted in chat %s ignored", post.round_id, post.chat_id)
+            return
+        if self.ballots is None:
+            return
+        found = await self._render_ballot(post.round_id)
+        if found is not None and not await self.repo.votes(post.round_id):
+            self.ballots.shown(post.round_id, found[1])  # as just posted
+        else:
+            self.ballots.touch(post.round_id)  # votes came first: show them
 
     async def _poll_answer(self, actor: Actor, answer: api.PollAnswer) -> Reply:
         round_id, result = await self.rounds.poll_answer(actor, answer.poll_id, answer.options)

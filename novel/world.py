@@ -23,13 +23,13 @@ from novel.results import (
     ChangesDecided,
     Refused,
 )
-from novel.schedule import Clock
+from novel.schedule import Now
 from novel.settings import NovelSettings
 from retrieval.requests import Actor
 
 
 class WorldService:
-    def __init__(self, repo: NovelRepo, settings: NovelSettings, clock: Clock) -> None:
+    def __init__(self, repo: NovelRepo, settings: NovelSettings, clock: Now) -> None:
         self._repo = repo
         self._settings = settings
         self._clock = clock

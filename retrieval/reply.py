@@ -108,24 +108,16 @@ class Reply:
         return "\n\n".join(p for p in parts if p)
 
 
-# ---- what a transport reports back about a posted ballot -----------------------------------
-# Transports only know platform facts (ids); these spell them as actions for `Router.press`,
-# and the feature that posted the ballot decodes them.
+# ---- a native poll's answer, as the transport reports it ------------------------------------
+# The platform says only which poll and which options: spelled as an action for
+# `Router.press`, decoded by the feature that posted the poll.
 
 POLL_ANSWER = "poll"  # f"poll:{poll_id}:{1-based options, comma-separated; none = retracted}"
-BALLOT_POSTED = "posted"  # f"posted:{ballot id}:{message id}:{poll id}:{poll message id}"
 
 
 def poll_answer_action(poll_id: str, options: Sequence[int]) -> str:
     """A platform-native poll's answer (options 1-based, as on the ballot; none = withdrawn)."""
     return f"{POLL_ANSWER}:{poll_id}:{','.join(str(o) for o in options)}"
-
-
-def ballot_posted_action(
-    ballot_id: str, message_id: str, poll_id: str = "", poll_message_id: str = ""
-) -> str:
-    """Where a ballot (`Poll.round_id`) now is: the message with its count, its native poll."""
-    return f"{BALLOT_POSTED}:{ballot_id}:{message_id}:{poll_id}:{poll_message_id}"
 
 
 # A service streams partial text (e.g. an answer being generated) through this callable; the

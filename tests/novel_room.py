@@ -18,6 +18,7 @@ from novel.repo import NovelRepo
 from novel.service import NovelService
 from novel.settings import NovelSettings
 from novel.summary import SUMMARY_SYSTEM
+from retrieval.clock import Clock
 from retrieval.fakes import HashEmbedder
 from retrieval.ports import LLM, LLMRequest
 from retrieval.reply import Reply
@@ -116,7 +117,7 @@ class Room:
             self.llm,
             self.settings,
             self.announce,
-            self.clock,
+            Clock(now=self.clock),
             edit_ballot=self.edit_ballot if self._edits else None,
         )
         await self.service.__aenter__()

@@ -4,6 +4,7 @@ transport (not the services): they record every call and answer with a settable 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 
 from bot.chats import ChatSettings
 from bot.commands import standard_registry
@@ -35,6 +36,7 @@ class RecordingScholar(_Recorder):
         self.calls: list[tuple[Actor, AskRequest | CiteRequest]] = []
         self.reply: Reply = Reply.text("answer", lang="zh")
         self.partials: list[str] = []  # streamed through `progress` before the reply
+        self.between: Callable[[], Awaitable[object]] | None = None  # awaited between partials
 
     @property
     def requests(self) -> list[AskRequest | CiteRequest]:
@@ -46,7 +48,9 @@ class RecordingScholar(_Recorder):
         self.calls.append((actor, request))
         await self._notify()
         if progress is not None:
-            for partial in self.partials:
+            for i, partial in enumerate(self.partials):
+                if i and self.between is not None:
+                    await self.between()
                 await progress(partial)
         return self.reply
 

@@ -10,7 +10,7 @@ from bot.registry import Action, Call, Command, Group, Help, Param, Permission, 
 from novel import api as novel_api
 from novel.api import NovelRequest, Novels
 from novel.ballot import VOTE, decode_vote_payload
-from retrieval.reply import BALLOT_POSTED, POLL_ANSWER, Reply
+from retrieval.reply import POLL_ANSWER, Reply
 
 _CH = Param("chapter", "章节号", "chapter number", "int")
 _OPEN_DENIED = ("只有管理员可以开启新一轮。", "Only admins can open a round.")
@@ -112,14 +112,6 @@ def decode_poll_answer(payload: str) -> novel_api.PollAnswer | None:
     if not poll_id or not all(o.isascii() and o.isdigit() for o in parts):
         return None
     return novel_api.PollAnswer(poll_id, tuple(int(o) for o in parts))
-
-
-def decode_posted(payload: str) -> novel_api.BallotPosted | None:
-    """`{ballot}:{message}:{poll}:{poll message}` (`retrieval.reply.ballot_posted_action`)."""
-    parts = payload.split(":")
-    if len(parts) != 4 or not parts[0] or not parts[1]:
-        return None
-    return novel_api.BallotPosted(*parts)
 
 
 def novel_commands(
@@ -387,7 +379,7 @@ def ballot_setting(novels: Novels) -> Command[NovelRequest]:
 
 
 def novel_actions(novels: Novels) -> tuple[Action[Any], ...]:
-    """Vote buttons, native poll answers, and the transports' "ballot posted" reports."""
+    """Vote buttons and native poll answers."""
 
     async def run(call: Call, request: NovelRequest) -> Reply:
         return await novels.handle(call.actor, request)
@@ -395,5 +387,4 @@ def novel_actions(novels: Novels) -> tuple[Action[Any], ...]:
     return (
         Action(prefix=VOTE, decode=decode_vote, run=run),
         Action(prefix=POLL_ANSWER, decode=decode_poll_answer, run=run),
-        Action(prefix=BALLOT_POSTED, decode=decode_posted, run=run),
     )

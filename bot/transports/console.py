@@ -11,7 +11,7 @@ from typing import TextIO
 
 from bot.render.console import actions, render
 from bot.router import Router
-from bot.transports.base import ChatTransport
+from bot.transports.base import ChatTransport, Posted
 from retrieval.i18n import Lang
 from retrieval.reply import Attachment, Reply
 from retrieval.requests import Actor
@@ -24,7 +24,7 @@ _WELCOME = (
 )
 
 
-class ConsoleTransport(ChatTransport):
+class ConsoleTransport(ChatTransport[None]):
     name = "console"
 
     def __init__(
@@ -53,8 +53,13 @@ class ConsoleTransport(ChatTransport):
         self._stopped.set()
 
     async def send(self, target: Actor, reply: Reply) -> None:
+        await self.deliver(target, reply, None)
+
+    async def _post(self, outlet: None, reply: Reply) -> Posted:
+        """Printed: nothing on a terminal can be edited later."""
         self._last_actions = actions(reply) or self._last_actions
         self._write(render(reply, reply.lang))
+        return Posted()
 
     async def serve(self) -> None:
         """Read lines until /quit, EOF or stop()."""

@@ -13,6 +13,7 @@ import inspect
 import logging
 import re
 from collections.abc import Callable, Coroutine
+from dataclasses import dataclass
 from typing import Any, Optional
 
 import discord
@@ -32,9 +33,10 @@ from bot.render.discord import (
 from bot.render.stream import DISCORD_EDIT_INTERVAL_S, ActionTable, StreamingEditor
 from bot.router import Router
 from bot.settings import Settings
-from bot.transports.base import ChatTransport
+from bot.transports.base import ChatTransport, OnBallot, Posted
+from retrieval.clock import SYSTEM_CLOCK, Clock
 from retrieval.i18n import Catalog, Lang
-from retrieval.reply import Reply, ballot_posted_action
+from retrieval.reply import Reply
 from retrieval.requests import Actor
 
 log = logging.getLogger(__name__)
@@ -144,11 +146,39 @@ class _Client(discord.Client):
 Callback = Callable[..., Coroutine[Any, Any, None]]
 
 
-class DiscordTransport(ChatTransport):
+@dataclass(slots=True)
+class _EditState:
+    final: DiscordMessage | None = None  # the first message of the reply, once it is known
+    original_id: int | None = None  # the interaction's own message, once edited
+
+
+@dataclass(frozen=True, slots=True)
+class _Answer:
+    """An interaction to answer: at once when it was refused before its acknowledgement,
+    else after its deferral (the streamed message first); `private` for a button press."""
+
+    interaction: discord.Interaction[Any]
+    editor: StreamingEditor | None = None
+    state: _EditState | None = None
+    private: bool = False
+
+
+# Where a reply goes: an interaction, or a channel (server channel or DM) for unsolicited ones.
+DiscordOutlet = _Answer | discord.abc.Messageable
+
+
+class DiscordTransport(ChatTransport[DiscordOutlet]):
     name = "discord"
 
-    def __init__(self, router: Router, settings: Settings) -> None:
-        super().__init__(router)
+    def __init__(
+        self,
+        router: Router,
+        settings: Settings,
+        *,
+        on_ballot: OnBallot | None = None,
+        clock: Clock = SYSTEM_CLOCK,
+    ) -> None:
+        super().__init__(router, on_ballot=on_ballot, clock=clock)
         if settings.discord_token is None:
             raise ValueError("DISCORD_TOKEN is not set")
         self._settings = settings
@@ -224,7 +254,7 @@ class DiscordTransport(ChatTransport):
                     reply.plain(), ephemeral=True, allowed_mentions=NO_MENTIONS
                 )
             else:
-                await self._respond_now(interaction, reply)
+                await self.deliver(self.actor(interaction), reply, _Answer(interaction))
 
     async def _chat_lang(self, interaction: discord.Interaction[Any]) -> Lang:
         """The server's language setting, as every command reply uses; the user's own client
@@ -343,19 +373,11 @@ class DiscordTransport(ChatTransport):
         async def member() -> Member:
             return self.member(interaction)
 
+        actor = self.actor(interaction)
         reply = await self.router.dispatch(
-            self.actor(interaction),
-            path,
-            raw,
-            upload=upload,
-            progress=progress,
-            member=member,
-            ack=ack,
+            actor, path, raw, upload=upload, progress=progress, member=member, ack=ack
         )
-        if not interaction.response.is_done():  # refused before acknowledging: answer at once
-            await self._respond_now(interaction, reply)
-        else:
-            await self._deliver(interaction, reply, editor, state)
+        await self.deliver(actor, reply, _Answer(interaction, editor, state))
 
     async def on_message(self, message: discord.Message) -> None:
         """A message typed in a DM to the bot gets what a private chat gets from the router (a
@@ -386,7 +408,7 @@ class DiscordTransport(ChatTransport):
             member=member,
         )
         if reply is not None:
-            await self._send_to(message.channel, actor, reply)
+            await self.deliver(actor, reply, message.channel)
 
     async def on_press(self, interaction: discord.Interaction[Any], custom_id: str) -> None:
         action = self._actions.decode(custom_id)
@@ -396,51 +418,84 @@ class DiscordTransport(ChatTransport):
             return self.member(interaction)
 
         reply = await self.router.press(self.actor(interaction), action, member=member)
-        for message in render(reply, self._actions):
-            await self._followup(interaction, message, ephemeral=True)
+        await self.deliver(self.actor(interaction), reply, _Answer(interaction, private=True))
 
     def _editor(self, interaction: discord.Interaction[Any], state: _EditState) -> StreamingEditor:
         async def edit(text: str) -> None:
             kwargs: dict[str, Any] = {"allowed_mentions": NO_MENTIONS}
             if state.final is not None:
                 kwargs = _send_kwargs(state.final, files_key="attachments")
-            await interaction.edit_original_response(content=text, **kwargs)
+            edited = await interaction.edit_original_response(content=text, **kwargs)
+            state.original_id = edited.id
 
-        return StreamingEditor(edit, edit, self.edit_interval_s)
-
-    async def _respond_now(self, interaction: discord.Interaction[Any], reply: Reply) -> None:
-        messages = render(reply, self._actions)
-        first, rest = messages[0], messages[1:]
-        await interaction.response.send_message(
-            first.content or "…", ephemeral=reply.is_error, **_send_kwargs(first)
+        return StreamingEditor(
+            edit, edit, self.edit_interval_s, now=self.clock.monotonic, sleep=self.clock.sleep
         )
-        for message in rest:
-            await self._followup(interaction, message, ephemeral=reply.is_error)
 
-    async def _deliver(
-        self,
-        interaction: discord.Interaction[Any],
-        reply: Reply,
-        editor: StreamingEditor,
-        state: _EditState,
-    ) -> None:
+    # ---- delivery (`ChatTransport.deliver` calls `_post`) -----------------------------------
+
+    async def _post(self, outlet: DiscordOutlet, reply: Reply) -> Posted:
         messages = render(reply, self._actions)
-        if reply.is_error:
-            # The deferred "thinking" message is public; errors go privately instead.
-            with contextlib.suppress(discord.HTTPException):
-                await interaction.delete_original_response()
+        if not isinstance(outlet, _Answer):
+            return await self._send_in(outlet, messages)
+        interaction = outlet.interaction
+        if outlet.private:  # a button press: deferred privately, answered privately
             for message in messages:
                 await self._followup(interaction, message, ephemeral=True)
-            return
-        if editor.started:
+            return Posted()
+        if not interaction.response.is_done():  # refused before acknowledging: answer at once
+            return await self._respond_now(interaction, reply, messages)
+        return await self._after_deferral(outlet, reply, messages)
+
+    async def _respond_now(
+        self, interaction: discord.Interaction[Any], reply: Reply, messages: list[DiscordMessage]
+    ) -> Posted:
+        first, rest = messages[0], messages[1:]
+        ephemeral = reply.is_error
+        sent = await interaction.response.send_message(
+            first.content or "…", ephemeral=ephemeral, **_send_kwargs(first)
+        )
+        ids: list[str] = []
+        if isinstance(sent.resource, discord.InteractionMessage):
+            ids.append(str(sent.resource.id))
+        for message in rest:
+            ids.append(str((await self._followup(interaction, message, ephemeral=ephemeral)).id))
+        return Posted() if ephemeral else Posted(tuple(ids))
+
+    async def _after_deferral(
+        self, answer: _Answer, reply: Reply, messages: list[DiscordMessage]
+    ) -> Posted:
+        interaction, editor, state = answer.interaction, answer.editor, answer.state
+        if reply.is_error:
+            # The deferred "thinking…" message is public; errors go privately instead. While
+            # it is loading, Discord takes the first follow-up as its answer (public, whatever
+            # its flags say), and once it is deleted no follow-up is accepted (10008). So:
+            # resolve it, say the error privately, then remove it.
+            await interaction.edit_original_response(content="…")
+            for message in messages:
+                await self._followup(interaction, message, ephemeral=True)
+            with contextlib.suppress(discord.HTTPException):
+                await interaction.delete_original_response()
+            return Posted()
+        ids: list[str] = []
+        if editor is not None and state is not None and editor.started:
             state.final = messages[0]
             await editor.finish(messages[0].content or "…")
+            if state.original_id is not None:
+                ids.append(str(state.original_id))
             messages = messages[1:]
-        last: discord.abc.Snowflake | None = None
         for message in messages:
-            last = await self._followup(interaction, message, ephemeral=False)
-        if last is not None:
-            await self._posted(self.actor(interaction), reply, last.id)
+            ids.append(str((await self._followup(interaction, message, ephemeral=False)).id))
+        return Posted(tuple(ids))
+
+    async def _send_in(
+        self, channel: discord.abc.Messageable, messages: list[DiscordMessage]
+    ) -> Posted:
+        ids = [
+            str((await channel.send(message.content or "…", **_send_kwargs(message))).id)
+            for message in messages
+        ]
+        return Posted(tuple(ids))
 
     async def _followup(
         self, interaction: discord.Interaction[Any], message: DiscordMessage, *, ephemeral: bool
@@ -448,12 +503,6 @@ class DiscordTransport(ChatTransport):
         return await interaction.followup.send(
             message.content or "…", ephemeral=ephemeral, wait=True, **_send_kwargs(message)
         )
-
-    async def _posted(self, where: Actor, reply: Reply, message_id: int) -> None:
-        """A ballot went out: tell its owner which message shows the count (to edit it)."""
-        if reply.poll is None or not reply.poll.round_id:
-            return
-        await self.router.press(where, ballot_posted_action(reply.poll.round_id, str(message_id)))
 
     async def edit(
         self, target: Actor, message_id: str, reply: Reply, *, poll_message_id: str = ""
@@ -482,19 +531,7 @@ class DiscordTransport(ChatTransport):
         raise ValueError(f"no channel to post to for chat {target.chat_id}")
 
     async def send(self, target: Actor, reply: Reply) -> None:
-        await self._send_to(await self._channel(target), target, reply)
-
-    async def _send_to(self, channel: Any, target: Actor, reply: Reply) -> None:
-        sent = None
-        for message in render(reply, self._actions):
-            sent = await channel.send(message.content or "…", **_send_kwargs(message))
-        if sent is not None:
-            await self._posted(target, reply, sent.id)
-
-
-class _EditState:
-    def __init__(self) -> None:
-        self.final: DiscordMessage | None = None
+        await self.deliver(target, reply, await self._channel(target))
 
 
 def _upload(attachment: discord.Attachment) -> Upload:

@@ -31,9 +31,10 @@ from bot.render.stream import TELEGRAM_EDIT_INTERVAL_S, ActionTable, StreamingEd
 from bot.render.telegram import CALLBACK_LIMIT, TelegramMessage, plain_preview, render
 from bot.router import Router
 from bot.settings import Settings
-from bot.transports.base import ChatTransport
+from bot.transports.base import ChatTransport, OnBallot, Posted
+from retrieval.clock import SYSTEM_CLOCK, Clock
 from retrieval.i18n import Lang
-from retrieval.reply import Reply, ballot_posted_action, poll_answer_action
+from retrieval.reply import Reply, poll_answer_action
 from retrieval.requests import Actor
 
 log = logging.getLogger(__name__)
@@ -58,7 +59,18 @@ class _PollTarget:
     thread_id: int | None
 
 
-class TelegramTransport(ChatTransport):
+@dataclass(frozen=True, slots=True)
+class _Chat:
+    """Where a reply goes: a chat (a forum topic in it), and the editor that may already
+    show the reply's first message (streamed)."""
+
+    chat_id: int
+    thread_id: int | None
+    editor: StreamingEditor | None = None
+    state: _EditState | None = None
+
+
+class TelegramTransport(ChatTransport[_Chat]):
     name = "telegram"
 
     def __init__(
@@ -69,8 +81,10 @@ class TelegramTransport(ChatTransport):
         request: BaseRequest | None = None,
         edit_interval_s: float = TELEGRAM_EDIT_INTERVAL_S,
         concurrent_updates: int = 8,
+        on_ballot: OnBallot | None = None,
+        clock: Clock = SYSTEM_CLOCK,
     ) -> None:
-        super().__init__(router)
+        super().__init__(router, on_ballot=on_ballot, clock=clock)
         if settings.telegram_token is None:
             raise ValueError("TELEGRAM_TOKEN is not set")
         self._settings = settings
@@ -150,28 +164,28 @@ class TelegramTransport(ChatTransport):
     async def send(self, target: Actor, reply: Reply) -> None:
         chat_id = int(target.chat_id)
         thread = int(target.channel_id) if target.channel_id.lstrip("-").isdigit() else None
-        await self._post(chat_id, thread, reply)
+        await self.deliver(target, reply, _Chat(chat_id, thread))
 
-    async def _post(
-        self,
-        chat_id: int,
-        thread_id: int | None,
-        reply: Reply,
-        editor: StreamingEditor | None = None,
-        state: _EditState | None = None,
-        chat_type: str = "",
-    ) -> None:
+    @staticmethod
+    def _where(chat_id: int, thread_id: int | None, lang: Lang) -> Actor:
+        """A chat (and topic) as the actor `deliver` reports a ballot for."""
+        topic = str(thread_id) if thread_id is not None else ""
+        return Actor("telegram", str(chat_id), "", channel_id=topic, lang=lang)
+
+    async def _post(self, outlet: _Chat, reply: Reply) -> Posted:
         bot = self.app.bot
+        chat_id, thread_id = outlet.chat_id, outlet.thread_id
+        editor, state = outlet.editor, outlet.state
         out = render(reply, self._actions)
         messages = list(out.messages)
-        last_id = 0
+        ids: list[str] = []
         if editor is not None and state is not None and editor.started and messages:
             first = messages.pop(0)
             state.markup = first.keyboard
             await editor.finish(first.html)
-            last_id = state.message_id
+            ids.append(str(state.message_id))
         for message in messages:
-            last_id = (await self._send_message(chat_id, thread_id, message)).message_id
+            ids.append(str((await self._send_message(chat_id, thread_id, message)).message_id))
         for filename, data in out.files:
             if filename.endswith(".png"):  # a picture (/graph) shows inline as a photo
                 await bot.send_photo(
@@ -201,19 +215,7 @@ class TelegramTransport(ChatTransport):
                 if sent.poll is not None:
                     poll_id = sent.poll.id
                     self._remember_poll(poll_id, _PollTarget(chat_id, thread_id))
-        if reply.poll is not None and reply.poll.round_id and last_id:
-            # Tell the ballot's owner where it is, so it can show the running count there.
-            where = Actor(
-                "telegram",
-                str(chat_id),
-                "",
-                channel_id=str(thread_id) if thread_id is not None else "",
-                lang=reply.lang,
-            )
-            posted = ballot_posted_action(
-                reply.poll.round_id, str(last_id), poll_id, poll_message_id
-            )
-            await self.router.press(where, posted)
+        return Posted(tuple(ids), poll_id, poll_message_id)
 
     async def edit(
         self, target: Actor, message_id: str, reply: Reply, *, poll_message_id: str = ""
@@ -403,7 +405,9 @@ class TelegramTransport(ChatTransport):
             )
         if reply is None:  # addressed to another bot
             return
-        await self._post(chat.id, thread, reply, editor, state, chat.type)
+        await self.deliver(
+            self._where(chat.id, thread, reply.lang), reply, _Chat(chat.id, thread, editor, state)
+        )
 
     def _editor(self, chat_id: int, thread_id: int | None, state: _EditState) -> StreamingEditor:
         bot = self.app.bot
@@ -450,7 +454,7 @@ class TelegramTransport(ChatTransport):
             if isinstance(message, Message) and message.is_topic_message
             else None
         )
-        await self._post(chat.id, thread, reply, chat_type=chat.type)
+        await self.deliver(self._where(chat.id, thread, reply.lang), reply, _Chat(chat.id, thread))
 
     async def _on_poll_answer(self, update: Update, context: Context) -> None:
         """A native poll answered or withdrawn. The answer names only the poll; the writers'
@@ -470,7 +474,8 @@ class TelegramTransport(ChatTransport):
         options = [i + 1 for i in answer.option_ids]  # ballots number options from 1
         reply = await self.router.press(actor, poll_answer_action(answer.poll_id, options))
         if reply.is_error and where is not None:  # success shows in the count; failures need words
-            await self._post(where.chat_id, where.thread_id, reply)
+            chat = _Chat(where.chat_id, where.thread_id)
+            await self.deliver(self._where(chat.chat_id, chat.thread_id, reply.lang), reply, chat)
 
     async def _on_error(self, update: object, context: Context) -> None:
         log.error("telegram: update failed", exc_info=context.error)

@@ -14,16 +14,14 @@ import shutil
 from pathlib import Path
 
 from bot.app import App
-from bot.transports.discord import DiscordTransport
 from bot.transports.telegram import TelegramTransport
 from ingest.pipeline import Pipeline
 from ingest.samples import SAMPLES_DIR
-from retrieval.answer.result import Answer, Cited
 from retrieval.fakes import HashEmbedder
 from retrieval.requests import Actor, AskRequest
+from tests.discord_sim import answer_text, discord_app
 from tests.e2e.test_full_stack import DIM, _console, _settings, data_dir, prepared
-from tests.stubs.discord_server import DiscordServer, slash
-from tests.stubs.fixtures import discord_settings, telegram_settings
+from tests.stubs.fixtures import telegram_settings
 from tests.stubs.telegram_server import TelegramServer
 
 __all__ = ["data_dir", "prepared"]  # fixtures used here
@@ -104,11 +102,11 @@ async def test_a_new_users_books_are_labelled_true_to_the_document(tmp_path: Pat
             assert not re.fullmatch(r"[\d:：;；,，.。()（）\s–-]+", cited.quote)
 
 
-async def test_discord_and_telegram_carry_the_decline_the_labels_and_the_filters(
-    data_dir: Path, telegram_wire: TelegramServer, discord_wire: DiscordServer
+async def test_telegram_carries_the_decline_and_the_labels(
+    data_dir: Path, telegram_wire: TelegramServer
 ) -> None:
-    """The same on the wire: the loopback Telegram Bot API (PTB's own HTTP, getUpdates) and
-    the loopback Discord gateway/REST (discord.py's own HTTP and websocket), over the real App."""
+    """The same on the wire: the loopback Telegram Bot API (PTB's own HTTP, getUpdates), over
+    the real App."""
     async with App(_settings(data_dir), embedder=HashEmbedder(DIM), llm=None) as app:
         telegram = TelegramTransport(
             app.router, telegram_settings(telegram_wire), edit_interval_s=0.0
@@ -123,17 +121,15 @@ async def test_discord_and_telegram_carry_the_decline_the_labels_and_the_filters
         cite = "\n".join(t for t in sent if "弗1:10" in t)
         assert cite.count("要照所安排的，在日期满足的时候") == 1 and "和合本（1919）" in cite
 
-        transport = DiscordTransport(app.router, discord_settings(discord_wire))
-        transport.edit_interval_s = 0.0
-        async with transport:
-            payload = await discord_wire.interact(
-                slash("ask", {"question": "保罗职事的来源是什么？", "source": "新约职事"})
-            )
-            await discord_wire.wait_until(lambda: "【新约职事，" in discord_wire.contents())
-            answers = discord_wire.answers(payload)
-        posted = "\n".join(
-            str(c.json.get("content", "")) for c in answers if isinstance(c.json, dict)
+
+async def test_discord_carries_the_source_filter(data_dir: Path) -> None:
+    """Through SimCord (`DiscordTransport`'s own client), over the real App: /ask with a
+    source filter cites that source only."""
+    async with discord_app(_settings(data_dir, discord_token="simcord")) as (_, server):
+        asked = await server.member("alice").slash(
+            server.channel, "ask", question="保罗职事的来源是什么？", source="新约职事"
         )
+        posted = answer_text(asked)
     assert "【新约职事，" in posted
     sources = re.findall(r"【([^，】]+)，", posted)
     assert sources and set(sources) == {"新约职事"}  # the source filter held
@@ -295,29 +291,20 @@ async def test_an_english_book_is_labelled_and_quoted_true_to_the_file(tmp_path:
             assert not re.search(r"^(?:\d+:\d+|3:6\)|15:4\))", cited.quote)
 
 
-async def test_discord_carries_the_decline_and_cite_on_the_wire(
-    data_dir: Path, discord_wire: DiscordServer
-) -> None:
-    """The decline and /cite through discord.py's own gateway and HTTP on the loopback Discord
-    server, over the real App: an unaddressed question is declined with related reading (no
-    answer, no sources list); `/cite 弗1:10` shows the verse once, its own notes under 注解, and
-    no text twice."""
-    async with App(_settings(data_dir), embedder=HashEmbedder(DIM), llm=None) as app:
-        transport = DiscordTransport(app.router, discord_settings(discord_wire))
-        transport.edit_interval_s = 0.0
-        async with transport:
-            weather = await discord_wire.interact(slash("ask", {"question": "今天天气怎么样？"}))
-            await discord_wire.wait_until(lambda: "相关参考" in _posted(discord_wire, weather))
-            cite = await discord_wire.interact(slash("cite", {"reference": "弗1:10"}))
-            await discord_wire.wait_until(
-                lambda: "阐述这处经文的职事段落" in _posted(discord_wire, cite)
-            )
-    declined = _posted(discord_wire, weather)
+async def test_discord_carries_the_decline_and_cite(data_dir: Path) -> None:
+    """The decline and /cite through SimCord (`DiscordTransport`'s own client), over the real
+    App: an unaddressed question is declined with related reading (no answer, no sources
+    list); `/cite 弗1:10` shows the verse once, its own notes under 注解, and no text twice."""
+    async with discord_app(_settings(data_dir, discord_token="simcord")) as (_, server):
+        alice = server.member("alice")
+        declined = answer_text(
+            await alice.slash(server.channel, "ask", question="今天天气怎么样？")
+        )
+        shown = answer_text(await alice.slash(server.channel, "cite", reference="弗1:10"))
     assert "职事语料中没有直接论及「今天天气怎么样」" in declined, declined
     assert "相关参考（仅供延伸阅读，并非这个问题的答案）" in declined
     assert "未使用语言模型" not in declined and "出处" not in declined
 
-    shown = _posted(discord_wire, cite)
     assert shown.count("要照所安排的，在日期满足的时候") == 1, shown  # the verse once
     assert "和合本（1919）" in shown and "在日期滿足的時候" not in shown  # Simplified
     notes, _, rest = shown.partition("注解")[2].partition("阐述这处经文的职事段落")
@@ -328,68 +315,3 @@ async def test_discord_carries_the_decline_and_cite_on_the_wire(
     lines = [ln.strip() for ln in shown.split("\n") if len(ln.strip()) >= 20]
     assert len(lines) == len(set(lines)), [ln for ln in lines if lines.count(ln) > 1]
     assert rest.strip()
-
-
-def _posted(server: DiscordServer, payload: dict[str, object]) -> str:
-    """What the channel shows for an interaction: each message's last content, in order
-    (an edit replaces what it edits)."""
-    final: dict[str, str] = {}
-    for call in server.answers(payload):  # type: ignore[arg-type]
-        if not isinstance(call.json, dict):
-            continue
-        content = call.json.get("content")
-        if content is None and isinstance(call.json.get("data"), dict):
-            content = call.json["data"].get("content")
-        if content is None:
-            continue
-        key = call.path if call.method == "PATCH" else f"{call.path}#{len(final)}"
-        final[key] = str(content)
-    return "\n".join(final.values())
-
-
-async def test_bible_passages_in_an_answer_follow_the_readers_script(
-    data_dir: Path, telegram_wire: TelegramServer
-) -> None:
-    """The CUV is stored in Traditional. A Simplified question's answer quotes a Bible hit in
-    Simplified, as /cite shows it; a question written in Traditional, or a chat set to 繁体,
-    gets Traditional — the related reading of a declined question too. Ministry passages are
-    quoted as they are written."""
-    from retrieval.text import is_traditional, to_simplified
-
-    async with App(_settings(data_dir), embedder=HashEmbedder(DIM), llm=None) as app:
-        simplified = await app.scholar.answer(
-            ZH, AskRequest("弗1:10 在日期满足的时候同归于一是什么意思？")
-        )
-        traditional = await app.scholar.answer(
-            ZH, AskRequest("弗1:10 在日期滿足的時候同歸於一是什麼意思？")
-        )
-        declined = await app.scholar.answer(ZH, AskRequest("弗6:12 我们与什么争战？"))
-        transport = TelegramTransport(
-            app.router, telegram_settings(telegram_wire), edit_interval_s=0.0
-        )
-        async with transport:
-            for count, line in enumerate(
-                ["/settings script 繁体", "/ask 弗1:10 在日期满足的时候同归于一是什么意思？"],
-                start=1,
-            ):
-                telegram_wire.push_command(line, chat_id=42, user_id=42)
-                await telegram_wire.wait_for("sendMessage", count)
-        chat_reply = "\n".join(
-            str(c.params.get("text", "")) for c in telegram_wire.named("sendMessage")[1:]
-        )
-
-    def bible(answer: Answer) -> list[Cited]:
-        return [c for c in (*answer.citations, *answer.related) if c.chunk.type == "bible"]
-
-    assert bible(simplified) and bible(traditional) and bible(declined)
-    assert not declined.addressed
-    for cited in (*bible(simplified), *bible(declined)):
-        assert not is_traditional(cited.quote) and not is_traditional(cited.excerpt)
-        assert cited.quote.rstrip("…") in to_simplified(cited.chunk.text)
-    assert any(is_traditional(c.quote) for c in bible(traditional))
-    assert all(c.quote.rstrip("…") in c.chunk.text for c in bible(traditional))
-    shown = re.findall(r"<blockquote>([^<]*)【和合本，[^】]*】</blockquote>", chat_reply)
-    assert shown, chat_reply  # the chat's answer quotes a Bible hit, in Traditional
-    assert all(is_traditional(text) for text in shown), shown
-    ministry = [c for c in simplified.citations if c.chunk.type != "bible"]
-    assert all(c.quote.rstrip("…") in c.chunk.text for c in ministry)

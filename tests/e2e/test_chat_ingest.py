@@ -1,5 +1,5 @@
 """Corpus management in chat, on the real stack (Qdrant Edge + SQLite + the ingest pipeline)
-behind the Telegram and Discord transports: upload with /ingest, progress, summary, /sources,
+behind the Telegram and Discord transports (Discord in SimCord): upload with /ingest, progress, summary, /sources,
 /ingest delete; and every refusal leaves nothing behind."""
 
 from __future__ import annotations
@@ -14,14 +14,13 @@ import pytest
 from bot.app import App
 from bot.registry import Upload
 from bot.settings import load_settings
-from bot.transports.discord import DiscordTransport
 from bot.transports.telegram import TelegramTransport
 from ingest.uploads import safe_filename
 from retrieval.fakes import HashEmbedder
 from retrieval.requests import Actor
+from tests.discord_sim import answer_text, discord_app
 from tests.reliability.helpers.stack import DIM, DOC, open_app, settings
-from tests.stubs.discord_server import MANAGE_GUILD, DiscordServer, attachment, slash
-from tests.stubs.fixtures import discord_settings, telegram_settings
+from tests.stubs.fixtures import telegram_settings
 from tests.stubs.telegram_server import Call, TelegramServer
 
 GROUP, ADMIN, MEMBER = -100, 7, 8
@@ -155,28 +154,22 @@ async def test_an_english_chat_gets_an_english_summary(env: Env) -> None:
     assert texts[-1].startswith("Ingested “Test Book”:") and "块" not in texts[-1]
 
 
-async def test_discord_attachment_ingests_through_the_same_command(
-    tmp_path: Path, discord_wire: DiscordServer
-) -> None:
-    async with open_app(tmp_path / "data", corpus=False) as app:
-        transport = DiscordTransport(app.router, discord_settings(discord_wire))
-        transport.edit_interval_s = 0.0
-        att_id, resolved = attachment(discord_wire, "d.md", DOC.encode())
-        options = {"file": ("attachment", att_id), "title": "测试之书"}
-        async with transport:
-            await discord_wire.wait_until(discord_wire.identified.is_set)
-            await discord_wire.interact(
-                slash("ingest", options, sub="add", attachments=resolved, permissions=MANAGE_GUILD)
-            )
-            edits = await discord_wire.wait_for(
-                "PATCH", "/messages/@original", where=lambda c: "已导入" in c.json["content"]
-            )
-        edits = discord_wire.find("PATCH", "/messages/@original")
-        assert len(edits) >= 2 and edits[0].json["content"].startswith(("正在读取", "正在导入"))
-        assert "已导入《测试之书》" in edits[-1].json["content"]
-        assert discord_wire.find("POST", "/callback")[0].json["type"] == 5  # deferred first
+async def test_discord_attachment_ingests_through_the_same_command(tmp_path: Path) -> None:
+    """Through SimCord (`DiscordTransport`'s own client), over the real App."""
+    app_settings = settings(tmp_path / "data", discord_token="simcord")
+    async with discord_app(app_settings) as (app, server):
+        mod = server.member("mod", server.mods)
+        added = await mod.slash(
+            server.channel, "ingest add", file=("d.md", DOC.encode()), title="测试之书"
+        )
+        await server.env.advance_time(1)  # the streamed progress's throttled final edit
+        edits = [r.json for r in server.requests("PATCH", "/messages/@original")]
+        assert len(edits) >= 2 and edits[0]["content"].startswith(("正在读取", "正在导入"))
+        assert "已导入《测试之书》" in edits[-1]["content"] == answer_text(added)
+        [ack] = server.requests("POST", "/callback")
+        assert ack.json["type"] == 5  # deferred first
         assert [d.source for d in await app.indexer.documents()] == ["测试之书"]
-        assert not discord_wire.followups()
+        assert not added.followups
 
 
 @pytest.mark.parametrize(

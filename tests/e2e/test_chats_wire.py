@@ -1,7 +1,7 @@
-"""Chat platforms as people meet them, on the real wire: python-telegram-bot's own HTTPXRequest
-against the loopback Bot API (updates by getUpdates long polling), discord.py against the
-loopback REST + gateway (interactions as INTERACTION_CREATE). One test per defect of issue 11
-part A: silence, admin checks, menus, the chat's language."""
+"""Chat platforms as people meet them: python-telegram-bot's own HTTPXRequest against the
+loopback Bot API (updates by getUpdates long polling), `DiscordTransport`'s own client in
+SimCord. One test per defect of issue 11 part A: silence, admin checks, menus, the chat's
+language."""
 
 from __future__ import annotations
 
@@ -17,9 +17,9 @@ import pytest
 from bot.chats import ChatSettings
 from bot.transports.discord import DiscordTransport
 from bot.transports.telegram import TelegramTransport
+from tests.discord_sim import VirtualTime, answer_text, app_settings, simulated
 from tests.service_fakes import RecordingNovels, RecordingScholar, fake_router
-from tests.stubs.discord_server import MANAGE_GUILD, DiscordServer, slash
-from tests.stubs.fixtures import discord_settings, telegram_settings
+from tests.stubs.fixtures import telegram_settings
 from tests.stubs.telegram_server import Call, TelegramServer
 
 GROUP, CREATOR, MEMBER = -100, 7, 8
@@ -183,41 +183,22 @@ async def test_a_groups_language_is_its_setting_not_each_members_app(tg: Tg) -> 
     assert [a.lang for a, _ in tg.scholar.calls] == ["zh", "en"]  # the words decide
 
 
-async def test_a_discord_servers_language_and_admins(
-    discord_wire: DiscordServer, tmp_path: Path
-) -> None:
+async def test_a_discord_servers_language_and_admins(tmp_path: Path) -> None:
+    """Through SimCord (`DiscordTransport`'s own client): Manage Server makes an admin."""
     scholar, novels = RecordingScholar(), RecordingNovels()
     async with ChatSettings(tmp_path / "chats.sqlite3") as chats:
         router = fake_router(scholar, novels, chats=chats)
-        async with DiscordTransport(router, discord_settings(discord_wire)):
-            await discord_wire.wait_until(discord_wire.identified.is_set)
-
-            async def said(payload: dict[str, Any]) -> str:
-                before = len(discord_texts(discord_wire))
-                await discord_wire.interact(payload)
-                await discord_wire.wait_until(lambda: len(discord_texts(discord_wire)) > before)
-                return discord_texts(discord_wire)[-1]
-
-            member = await said(slash("settings", {"value": "en"}, sub="language"))
-            admin = await said(
-                slash("settings", {"value": "en"}, sub="language", permissions=MANAGE_GUILD)
-            )
-            asked = await said(slash("ask", {"question": " "}, locale="zh-CN"))
+        time = VirtualTime()
+        transport = DiscordTransport(router, app_settings(tmp_path), clock=time.clock())
+        async with simulated(transport, time) as server:
+            plain, mod = server.member("member"), server.member("mod", server.mods)
+            refused = await plain.slash(server.channel, "settings language", value="en")
+            done = await mod.slash(server.channel, "settings language", value="en")
+            blank = await plain.slash(server.channel, "ask", question=" ")
+            member, admin, asked = (answer_text(r) for r in (refused, done, blank))
     assert member == "只有管理员可以这样做。"  # refused, and nothing changed
     assert admin.startswith("Done: this chat now gets replies in English")
-    assert asked.startswith("Missing argument “question”")  # a zh-CN client, an en server
-
-
-def discord_texts(server: DiscordServer) -> list[str]:
-    """What the bot said: interaction responses, followups and edits, in order."""
-    texts = []
-    for call in server.calls:
-        body = call.json if call.status < 300 and isinstance(call.json, dict) else {}
-        data = body.get("data")
-        content = body.get("content") or (data.get("content") if isinstance(data, dict) else "")
-        if content:
-            texts.append(str(content))
-    return texts
+    assert asked.startswith("Missing argument “question”")  # a client's locale, an en server
 
 
 def chat_member_update(chat_id: int, user_id: int, old: str, new: str) -> dict[str, object]:

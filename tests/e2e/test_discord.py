@@ -1,12 +1,15 @@
-"""Discord transport end to end, on the real wire: discord.py's own HTTP and gateway code
-against the loopback Discord (`discord_wire`). Interactions arrive over the gateway websocket as
-INTERACTION_CREATE dispatches; the server refuses what Discord refuses (a second acknowledgement,
-a followup before the acknowledgement, content over 2,000 characters …) and the fixture fails a
-test whose transport made a request Discord would have refused."""
+"""The Discord transport end to end in SimCord (`tests/discord_sim.py`): `DiscordTransport`'s own
+client, unmodified, in an in-memory Discord that runs discord.py's real machinery and refuses
+what Discord refuses (a second acknowledgement, a late one, content and component limits …).
+The services behind the real router and command registry are the recording fakes: the subject
+here is the transport. The whole product through Discord is `test_discord_app.py`; what SimCord
+cannot do runs on the loopback stub (`test_discord_stub.py`)."""
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -15,57 +18,75 @@ import pytest
 from bot.chats import ChatSettings
 from bot.commands.scholar import book_suggestions
 from bot.ratelimit import RateLimiter
+from bot.router import Router
+from bot.transports.base import BallotPosted
 from bot.transports.discord import DiscordTransport
 from novel import api as novel_api
 from retrieval.reply import Attachment, Block, Button, Poll, Reply
 from retrieval.requests import Actor, AskRequest
+from tests.discord_sim import Server, VirtualTime, answer_text, app_settings, buttons, simulated
 from tests.service_fakes import RecordingNovels, RecordingScholar, fake_router
-from tests.stubs.discord_server import (
-    APP_ID,
-    CHANNEL_ID,
-    MANAGE_GUILD,
-    MOD_ROLE_ID,
-    DiscordServer,
-    attachment,
-    autocomplete,
-    button_click,
-    slash,
-    snowflake,
-)
-from tests.stubs.fixtures import discord_settings
-
-FakeScholar = RecordingScholar
-FakeNovels = RecordingNovels
 
 
-Env = tuple[DiscordTransport, DiscordServer, FakeScholar, FakeNovels]
+@dataclass
+class Env:
+    transport: DiscordTransport
+    server: Server
+    scholar: RecordingScholar
+    novels: RecordingNovels
+    ballots: list[BallotPosted]
+
+    def since(self, mark: int, method: str, fragment: str = "") -> list[Any]:
+        """The bot's REST requests after `mark` (an index into the log)."""
+        return [
+            r
+            for r in self.server.env.http_requests[mark:]
+            if r.method == method and fragment in r.path
+        ]
+
+    @property
+    def mark(self) -> int:
+        return len(self.server.env.http_requests)
 
 
-@pytest.fixture
-async def env(discord_wire: DiscordServer, tmp_path: Path) -> AsyncIterator[Env]:
-    scholar, novels = FakeScholar(), FakeNovels()
+@asynccontextmanager
+async def discord_env(tmp_path: Path, router_type: type[Router] = Router) -> AsyncIterator[Env]:
+    scholar, novels = RecordingScholar(), RecordingNovels()
+    ballots: list[BallotPosted] = []
+
+    async def on_ballot(posted: BallotPosted) -> None:
+        ballots.append(posted)
+
     async with ChatSettings(tmp_path / "chats.sqlite3") as chats:
         router = fake_router(scholar, novels, limiter=RateLimiter(0, 0), chats=chats)
-        transport = DiscordTransport(router, discord_settings(discord_wire))
-        transport.edit_interval_s = 0.0
-        async with transport:
-            yield transport, discord_wire, scholar, novels
+        router.__class__ = router_type
+        time = VirtualTime()
+        settings = app_settings(tmp_path / "data")
+        transport = DiscordTransport(router, settings, on_ballot=on_ballot, clock=time.clock())
+        async with simulated(transport, time) as server:
+            yield Env(transport, server, scholar, novels, ballots)
 
 
-def followups(stub: DiscordServer, payload: dict[str, Any]) -> list[dict[str, Any]]:
-    return [c.json for c in stub.answers(payload, "POST", f"/webhooks/{APP_ID}/")]
+class AnswersAtOnce(Router):
+    """The real router, but a command is answered without being deferred first (no command
+    does that today; a ballot posted that way must still report itself)."""
+
+    async def dispatch(self, actor: Actor, path: tuple[str, ...], raw: Any, **kw: Any) -> Reply:
+        kw["ack"] = None
+        return await super().dispatch(actor, path, raw, **kw)
 
 
-async def settle(stub: DiscordServer) -> None:
-    """Let the transport finish what it was doing: a later interaction is answered (discord.py
-    handles interactions in arrival order, each far quicker than a round trip)."""
-    probe = await stub.interact(slash("help", user_id=snowflake()))
-    await stub.wait_answers(probe, "POST", "/callback")
+BALLOT = Reply(
+    lang="zh",
+    blocks=[Block("投票开始")],
+    poll=Poll("下一章写什么？", ("夜渡", "山门"), "vote:r9:", "r9"),
+    buttons=[Button("结束投票", "close:r9")],
+)
 
 
-async def test_start_syncs_commands_from_the_table_and_connects(env: Env) -> None:
-    _, stub, _, _ = env
-    [sync] = stub.find("PUT", f"/applications/{APP_ID}/commands")
+async def test_start_syncs_commands_from_the_table(tmp_path: Path) -> None:
+    async with discord_env(tmp_path) as env:
+        [sync] = env.since(0, "PUT", "/commands")
     commands = {c["name"]: c for c in sync.json}
     assert set(commands) == {"ask", "cite", "chapter", "novel", "settings", "start", "help"}
     chapter = commands["chapter"]
@@ -90,289 +111,306 @@ async def test_start_syncs_commands_from_the_table_and_connects(env: Env) -> Non
     assert commands["cite"]["options"][0]["autocomplete"] is True
     export = commands["novel"]["options"][1]["options"][0]
     assert [c["value"] for c in export["choices"]] == ["md", "epub"]
-    await stub.identified.wait()  # the gateway: HELLO → IDENTIFY (token checked) → READY
-    identify = next(f for f in stub.gateway_frames if f.get("op") == 2)
-    assert identify["d"]["token"] == "stub-token"
 
 
-async def test_ask_defers_then_follows_up(env: Env) -> None:
-    _transport, stub, scholar, _ = env
-    scholar.reply = Reply(lang="zh", blocks=[Block("经纶", "heading"), Block("神的经纶是*分赐*。")])
-    payload = await stub.interact(slash("ask", {"question": "什么是经纶？"}, permissions=1 << 5))
-    [post] = await stub.wait_answers(payload, "POST", f"/webhooks/{APP_ID}/")
-    [callback] = stub.answers(payload, "POST", "/callback")
+async def test_ask_defers_then_follows_up(tmp_path: Path) -> None:
+    async with discord_env(tmp_path) as env:
+        env.scholar.reply = Reply(
+            lang="zh", blocks=[Block("经纶", "heading"), Block("神的经纶是*分赐*。")]
+        )
+        mark = env.mark
+        asked = await env.server.member("alice").slash(
+            env.server.channel, "ask", question="什么是经纶？"
+        )
+        [callback] = env.since(mark, "POST", "/callback")
+        [post] = env.since(mark, "POST", "/webhooks/")
     assert callback.json["type"] == 5  # deferred, "thinking"
     assert post.json["content"] == "**经纶**\n\n神的经纶是\\*分赐\\*。"
+    assert answer_text(asked) == "**经纶**\n\n神的经纶是\\*分赐\\*。"
     assert post.json["allowed_mentions"]["parse"] == []
-    actor, request = scholar.calls[0]
+    actor, request = env.scholar.calls[0]
     assert request == AskRequest("什么是经纶？")
-    assert actor.platform == "discord" and actor.channel_id == CHANNEL_ID
+    assert actor.platform == "discord" and actor.channel_id == str(env.server.channel.id)
     assert actor.lang == "zh"
 
 
-async def test_subcommand_reaches_the_novel_service(env: Env) -> None:
-    _transport, stub, _, novels = env
-    payload = await stub.interact(slash("chapter", {"option": 2}, sub="vote"))
-    await stub.wait_answers(payload, "POST", f"/webhooks/{APP_ID}/")
-    [(actor, request)] = novels.calls
+async def test_subcommand_reaches_the_novel_service(tmp_path: Path) -> None:
+    async with discord_env(tmp_path) as env:
+        await env.server.member("alice").slash(env.server.channel, "chapter vote", option=2)
+    [(actor, request)] = env.novels.calls
     assert request == novel_api.Vote(2) and not actor.is_admin
 
 
 @pytest.mark.parametrize(
-    ("name", "sub", "options", "needle"),
+    ("name", "options", "needle"),
     [
-        ("chapter", "propose", {"title": " \u200b"}, "缺少参数「标题」"),
-        ("ask", None, {"question": "   "}, "缺少参数「问题」"),
+        ("chapter propose", {"title": " \u200b"}, "缺少参数「标题」"),
+        ("ask", {"question": "   "}, "缺少参数「问题」"),
     ],
 )
 async def test_bad_options_get_an_ephemeral_chinese_usage_error(
-    env: Env, name: str, sub: str | None, options: dict[str, Any], needle: str
+    tmp_path: Path, name: str, options: dict[str, Any], needle: str
 ) -> None:
-    _transport, stub, scholar, novels = env
-    payload = await stub.interact(slash(name, options, sub=sub))
-    [callback] = await stub.wait_answers(payload, "POST", "/callback")
-    await settle(stub)
+    async with discord_env(tmp_path) as env:
+        mark = env.mark
+        answered = await env.server.member("alice").slash(env.server.channel, name, **options)
+        [callback] = env.since(mark, "POST", "/callback")
     assert callback.json["type"] == 4  # answered at once, not deferred
-    assert callback.json["data"]["flags"] & 64  # ephemeral
+    assert callback.json["data"]["flags"] & 64 and answered.ephemeral
     assert needle in callback.json["data"]["content"]
-    assert scholar.calls == [] and novels.calls == []
+    assert env.scholar.calls == [] and env.novels.calls == []
 
 
-async def test_the_servers_language_decides_not_the_users_locale(env: Env) -> None:
-    _, stub, scholar, _ = env
-    payload = await stub.interact(slash("ask", {"question": " "}, locale="en-US"))
-    [callback] = await stub.wait_answers(payload, "POST", "/callback")
-    assert "缺少参数「问题」" in callback.json["data"]["content"]
-    payload = await stub.interact(
-        slash("settings", {"value": "en"}, sub="language", roles=(MOD_ROLE_ID,))
-    )
-    [done] = await stub.wait_answers(payload, "POST", f"/webhooks/{APP_ID}/")  # deferred, then
-    assert done.json["content"].startswith("Done: this")  # the confirmation, in the new language
-    payload = await stub.interact(slash("ask", {"question": " "}))  # a zh-CN client
-    [callback] = await stub.wait_answers(payload, "POST", "/callback")
-    assert "Missing argument" in callback.json["data"]["content"]
-    payload = await stub.interact(slash("ask", {"question": "什么是经纶？"}))  # Chinese words
-    await stub.wait_answers(payload, "POST", f"/webhooks/{APP_ID}/")
-    assert scholar.calls[-1][0].lang == "zh"
+async def test_the_servers_language_decides_not_the_users_locale(tmp_path: Path) -> None:
+    async with discord_env(tmp_path) as env:
+        server = env.server
+        alice, mod = server.member("alice"), server.member("mod", server.mods)
+        # SimCord's clients are all en-US: the replies follow the server's setting anyway.
+        blank = await alice.slash(server.channel, "ask", question=" ")
+        assert "缺少参数「问题」" in answer_text(blank)
+        done = await mod.slash(server.channel, "settings language", value="en")
+        assert answer_text(done).startswith("Done: this")  # in the new language
+        blank = await alice.slash(server.channel, "ask", question=" ")
+        assert "Missing argument" in answer_text(blank)
+        await alice.slash(server.channel, "ask", question="什么是经纶？")  # Chinese words
+    assert env.scholar.calls[-1][0].lang == "zh"
 
 
-async def test_outdated_command_signature_gets_a_private_notice(env: Env) -> None:
-    _transport, stub, _, novels = env
-    # Discord never sends a required option missing unless its copy of the command is stale.
-    payload = await stub.interact(slash("chapter", {"chapter": 3}, sub="rollback"))
-    [callback] = await stub.wait_answers(payload, "POST", "/callback")
-    await settle(stub)
-    assert callback.json["data"]["flags"] & 64 and "命令" in callback.json["data"]["content"]
-    assert novels.calls == []
+async def test_late_usage_error_replaces_the_thinking_message_privately(tmp_path: Path) -> None:
+    async with discord_env(tmp_path) as env:
+        mark = env.mark
+        mod = env.server.member("mod", env.server.mods)
+        answered = await mod.slash(env.server.channel, "novel blueprint", action="set")
+        [callback] = env.since(mark, "POST", "/callback")
+        assert callback.json["type"] == 5
+        assert env.since(mark, "DELETE", "/messages/@original")
+        [post] = answered.followups
+    assert post.ephemeral and "JSON 文件" in post.content
+    assert answered.response is None  # the public "thinking" message is gone
+    assert env.novels.calls == []
 
 
-async def test_outdated_notice_follows_the_servers_language_not_the_users_locale(
-    env: Env,
-) -> None:
-    _transport, stub, _, novels = env
-    payload = await stub.interact(
-        slash("settings", {"value": "en"}, sub="language", roles=(MOD_ROLE_ID,))
-    )
-    await stub.wait_answers(payload, "POST", f"/webhooks/{APP_ID}/")
-    payload = await stub.interact(slash("chapter", {"chapter": 3}, sub="rollback"))  # zh-CN
-    [callback] = await stub.wait_answers(payload, "POST", "/callback")
-    await settle(stub)
-    assert callback.json["data"]["flags"] & 64
-    assert "This command was updated" in callback.json["data"]["content"]
-    assert novels.calls == []
+async def test_service_error_after_defer_is_private(tmp_path: Path) -> None:
+    async with discord_env(tmp_path) as env:
+        env.novels.reply = Reply.error("本轮已结束", lang="zh")
+        mark = env.mark
+        mod = env.server.member("mod", env.server.mods)
+        answered = await mod.slash(env.server.channel, "chapter close")
+        assert env.since(mark, "DELETE", "/messages/@original")
+        [post] = answered.followups
+    assert post.ephemeral and "本轮已结束" in post.content
 
 
-async def test_late_usage_error_replaces_the_thinking_message_privately(env: Env) -> None:
-    _transport, stub, _, novels = env
-    # no file attached (by an admin: Manage Server)
-    payload = await stub.interact(
-        slash("novel", {"action": "set"}, sub="blueprint", permissions=MANAGE_GUILD)
-    )
-    [post] = await stub.wait_answers(payload, "POST", f"/webhooks/{APP_ID}/")
-    await settle(stub)
-    assert stub.answers(payload, "POST", "/callback")[0].json["type"] == 5
-    assert stub.answers(payload, "DELETE", "/messages/@original")
-    assert post.json["flags"] & 64 and "JSON 文件" in post.json["content"]
-    assert novels.calls == []
-
-
-async def test_service_error_after_defer_is_private(env: Env) -> None:
-    _transport, stub, _, novels = env
-    novels.reply = Reply.error("本轮已结束", lang="zh")
-    payload = await stub.interact(slash("chapter", sub="close", permissions=MANAGE_GUILD))
-    [post] = await stub.wait_answers(payload, "POST", f"/webhooks/{APP_ID}/")
-    assert stub.answers(payload, "DELETE", "/messages/@original")
-    assert post.json["flags"] & 64 and "本轮已结束" in post.json["content"]
-
-
-async def test_poll_becomes_buttons_and_a_click_presses(env: Env) -> None:
-    _transport, stub, _, novels = env
-    novels.reply = Reply(
-        lang="zh",
-        blocks=[Block("投票开始")],
-        poll=Poll("下一章写什么？", ("夜渡", "山门"), "vote:r9:", "r9"),
-        buttons=[Button("结束投票", "close:r9")],
-    )
-    opened = await stub.interact(slash("chapter", sub="next", permissions=MANAGE_GUILD))
-    [post] = await stub.wait_answers(opened, "POST", f"/webhooks/{APP_ID}/")
-    buttons = [b for row in post.json["components"] for b in row["components"]]
-    assert [b["custom_id"] for b in buttons] == ["vote:r9:1", "vote:r9:2", "close:r9"]
-    assert buttons[0]["label"] == "1. 夜渡" and buttons[0]["type"] == 2
-
-    novels.reply = Reply.text("已投给第 2 项", lang="zh")
-    sent = [(b["label"], b["custom_id"]) for b in buttons]
-    click = await stub.interact(button_click("vote:r9:2", sent, user_id=snowflake()))
-    [posted] = await stub.wait_answers(click, "POST", f"/webhooks/{APP_ID}/")
-    assert novels.calls[-1][1] == novel_api.Vote(2, "r9")
-    [callback] = stub.answers(click, "POST", "/callback")
+async def test_poll_becomes_buttons_and_a_click_presses(tmp_path: Path) -> None:
+    async with discord_env(tmp_path) as env:
+        env.novels.reply = BALLOT
+        mod = env.server.member("mod", env.server.mods)
+        opened = await mod.slash(env.server.channel, "chapter next")
+        message = opened.response
+        assert message is not None
+        sent = buttons(message)
+        assert [b["custom_id"] for b in sent] == ["vote:r9:1", "vote:r9:2", "close:r9"]
+        assert sent[0]["label"] == "1. 夜渡" and sent[0]["type"] == 2
+        env.novels.reply = Reply.text("已投给第 2 项", lang="zh")
+        mark = env.mark
+        click = await env.server.member("bob").click(message, label="2. 山门")
+        [callback] = env.since(mark, "POST", "/callback")
+    assert env.novels.calls[-1][1] == novel_api.Vote(2, "r9")
     assert callback.json["type"] == 5 and callback.json["data"]["flags"] & 64
-    assert posted.json["content"] == "已投给第 2 项"
+    assert answer_text(click) == "已投给第 2 项" and click.ephemeral
 
 
-async def test_long_reply_is_split_in_order(env: Env) -> None:
-    _transport, stub, scholar, _ = env
-    scholar.reply = Reply(
-        lang="zh", blocks=[Block(f"第{i:03d}段。" + "道" * 300) for i in range(20)]
-    )
-    payload = await stub.interact(slash("ask", {"question": "长回答"}))
-    await stub.wait_until(lambda: "第019段" in stub.contents())
-    texts = [p["content"] for p in followups(stub, payload)]
-    assert len(texts) >= 4  # each one accepted by the server's 2,000-character limit
+async def test_long_reply_is_split_in_order(tmp_path: Path) -> None:
+    async with discord_env(tmp_path) as env:
+        env.scholar.reply = Reply(
+            lang="zh", blocks=[Block(f"第{i:03d}段。" + "道" * 300) for i in range(20)]
+        )
+        mark = env.mark
+        await env.server.member("alice").slash(env.server.channel, "ask", question="长回答")
+        texts = [r.json["content"] for r in env.since(mark, "POST", "/webhooks/")]
+    assert len(texts) >= 4  # each one accepted by SimCord's 2,000-character limit
     order = [int(t[i + 1 : i + 4]) for t in texts for i in range(len(t)) if t[i] == "第"]
     assert order == list(range(20))
 
 
-async def test_mentions_are_escaped_and_never_ping(env: Env) -> None:
-    _transport, stub, scholar, _ = env
-    scholar.reply = Reply.text("@everyone @here <@123> 看这里", lang="zh")
-    payload = await stub.interact(slash("ask", {"question": "提及"}))
-    [post] = await stub.wait_answers(payload, "POST", f"/webhooks/{APP_ID}/")
+async def test_mentions_are_escaped_and_never_ping(tmp_path: Path) -> None:
+    async with discord_env(tmp_path) as env:
+        env.scholar.reply = Reply.text("@everyone @here <@123> 看这里", lang="zh")
+        mark = env.mark
+        await env.server.member("alice").slash(env.server.channel, "ask", question="提及")
+        [post] = env.since(mark, "POST", "/webhooks/")
     assert "@everyone" not in post.json["content"] and "@here" not in post.json["content"]
     assert post.json["allowed_mentions"] == {"parse": []}
 
 
-async def test_attachment_is_downloaded_and_passed_as_bytes(env: Env) -> None:
-    _transport, stub, _, novels = env
+async def test_attachment_is_downloaded_and_passed_as_bytes(tmp_path: Path) -> None:
     data = '{"setting": "山城"}'.encode()
-    att_id, resolved = attachment(stub, "bp.json", data)
-    payload = await stub.interact(
-        slash(
-            "novel",
-            {"action": "set", "file": ("attachment", att_id)},
-            sub="blueprint",
-            attachments=resolved,
-            permissions=MANAGE_GUILD,
-        ),
-    )
-    await stub.wait_answers(payload, "POST", f"/webhooks/{APP_ID}/")
-    assert [c[1] for c in novels.calls] == [novel_api.BlueprintSet(data)]
+    async with discord_env(tmp_path) as env:
+        mod = env.server.member("mod", env.server.mods)
+        await mod.slash(env.server.channel, "novel blueprint", action="set", file=("bp.json", data))
+    assert [c[1] for c in env.novels.calls] == [novel_api.BlueprintSet(data)]
 
 
-async def test_oversized_attachment_is_refused(env: Env) -> None:
-    _transport, stub, _, novels = env
-    att_id, resolved = attachment(stub, "big.txt", b"x", size=5 * 1024 * 1024)
-    payload = await stub.interact(
-        slash(
-            "chapter",
-            {"chapter": 2, "file": ("attachment", att_id)},
-            sub="revise",
-            attachments=resolved,
-        ),
-    )
-    [callback] = await stub.wait_answers(payload, "POST", "/callback")
-    await settle(stub)
-    assert "文件太大" in callback.json["data"]["content"] and callback.json["data"]["flags"] & 64
-    assert novels.calls == [] and not stub.find("GET", "/cdn/")
-
-
-async def test_streaming_edits_the_original_response(env: Env) -> None:
-    _transport, stub, scholar, _ = env
-    scholar.partials = ["神圣", "神圣的分赐"]
-    scholar.reply = Reply.text("神圣的分赐是三一神的工作。", lang="zh")
-    payload = await stub.interact(slash("ask", {"question": "分赐"}))
-    edits = await stub.wait_answers(payload, "PATCH", "/messages/@original", count=3)
-    await settle(stub)
+async def test_streaming_edits_the_original_response_on_the_virtual_clock(
+    tmp_path: Path,
+) -> None:
+    async with discord_env(tmp_path) as env:
+        time = env.server.time
+        env.scholar.partials = ["神圣", "神圣的分赐"]
+        env.scholar.between = lambda: time.sleep(1)  # a second of generation between them
+        env.scholar.reply = Reply.text("神圣的分赐是三一神的工作。", lang="zh")
+        mark = env.mark
+        asked = await env.server.member("alice").slash(env.server.channel, "ask", question="分赐")
+        assert answer_text(asked) == "神圣"  # the first partial; the model is still writing
+        await env.server.env.advance_time(1)  # the next partial, then the final text
+        assert answer_text(asked) == "神圣的分赐"  # the final waits out the 1-s throttle
+        await env.server.env.advance_time(1)
+        edits = env.since(mark, "PATCH", "/messages/@original")
     assert [e.json["content"] for e in edits] == [
         "神圣",
         "神圣的分赐",
         "神圣的分赐是三一神的工作。",
     ]
     assert all(e.json["allowed_mentions"] == {"parse": []} for e in edits)
-    assert followups(stub, payload) == []
+    assert env.since(mark, "POST", "/webhooks/") == []
+    assert asked.followups == []
 
 
-async def test_chapter_attachment_goes_as_a_file(env: Env) -> None:
-    _transport, stub, _, novels = env
-    novels.reply = Reply(
-        lang="zh",
-        blocks=[Block("第 3 章《夜渡》")],
-        attachments=[Attachment("chapter-3.md", "# 夜渡\n\n正文".encode())],
-    )
-    payload = await stub.interact(slash("chapter", {"chapter": 3}, sub="show"))
-    [post] = await stub.wait_answers(payload, "POST", f"/webhooks/{APP_ID}/")
-    assert post.files == {"chapter-3.md": "# 夜渡\n\n正文".encode()}
+async def test_chapter_attachment_goes_as_a_file(tmp_path: Path) -> None:
+    async with discord_env(tmp_path) as env:
+        env.novels.reply = Reply(
+            lang="zh",
+            blocks=[Block("第 3 章《夜渡》")],
+            attachments=[Attachment("chapter-3.md", "# 夜渡\n\n正文".encode())],
+        )
+        shown = await env.server.member("alice").slash(
+            env.server.channel, "chapter show", chapter=3
+        )
+        [file] = [a for m in [shown.response, *shown.followups] if m for a in m.attachments]
+        assert file.filename == "chapter-3.md"
+        assert await file.read() == "# 夜渡\n\n正文".encode()
 
 
-async def test_cite_autocomplete_suggests_books(env: Env) -> None:
-    _transport, stub, _, _ = env
-    payload = await stub.interact(autocomplete("cite", "reference", "弗"))
-    [callback] = await stub.wait_answers(payload, "POST", "/callback")
-    assert callback.json["type"] == 8
-    assert {c["value"] for c in callback.json["data"]["choices"]} >= {"弗"}
+async def test_cite_autocomplete_suggests_books(tmp_path: Path) -> None:
+    async with discord_env(tmp_path) as env:
+        alice = env.server.member("alice")
+        choices = await alice.autocomplete(env.server.channel, "cite", "reference", "弗")
+        sources = await alice.autocomplete(env.server.channel, "ask", "source", "神", question="?")
+    assert {c["value"] for c in choices} >= {"弗"}
     assert book_suggestions("弗1:10") == [("弗1:10", "弗1:10")]
+    assert [c["value"] for c in sources] == ["神的经纶"]
 
 
-async def test_send_posts_to_the_channel(env: Env) -> None:
-    transport, stub, _, _ = env
-    target = Actor("discord", "g", "0", channel_id=CHANNEL_ID)
-    await transport.send(target, Reply.text("第 3 章已完成 @everyone", lang="zh"))
-    [post] = stub.find("POST", f"/channels/{CHANNEL_ID}/messages")
+async def test_send_posts_to_the_channel(tmp_path: Path) -> None:
+    async with discord_env(tmp_path) as env:
+        channel = env.server.channel
+        target = Actor("discord", str(env.server.guild.id), "0", channel_id=str(channel.id))
+        await env.transport.send(target, Reply.text("第 3 章已完成 @everyone", lang="zh"))
+        [post] = env.since(0, "POST", f"/channels/{channel.id}/messages")
+        assert channel.last_message is not None and "第 3 章已完成" in channel.last_message.content
     assert post.json["allowed_mentions"] == {"parse": []}
     assert "@everyone" not in post.json["content"]
 
 
-async def test_a_429_is_honoured_and_the_message_still_arrives(env: Env) -> None:
-    transport, stub, _, _ = env
-    stub.rate_limit_once[f"/channels/{CHANNEL_ID}/messages"] = 0.3
-    await transport.send(
-        Actor("discord", "g", "0", channel_id=CHANNEL_ID), Reply.text("第 4 章", lang="zh")
+async def test_a_dm_never_meets_silence_a_server_channel_stays_quiet(tmp_path: Path) -> None:
+    async with discord_env(tmp_path) as env:
+        server = env.server
+        alice = server.member("alice")
+        await alice.send_dm("你好")
+        await alice.send_dm("/foo 1")
+        dm = alice.user.dm_channel
+
+        def answers() -> list[str]:
+            return [m.content for m in dm.history() if m.author.bot]
+
+        plain, unknown = answers()
+        assert plain.startswith("请以 / 开头输入命令") and "/help" in plain and "\n" not in plain
+        assert unknown.startswith("未知命令：/foo") and "/help" in unknown
+        # Never answered: a server channel (mentioning the bot or not), another bot's DM;
+        # nor the bot's own DM messages, which reach it over the gateway like anyone's.
+        await alice.send(server.channel, "大家好")
+        bot = env.transport.client.user
+        assert bot is not None
+        await alice.send(server.channel, f"<@{bot.id}> /foo")
+        dice = env.server.env.create_user("dice", bot=True)
+        await dice.send_dm("你好")
+        await alice.send_dm("what can you do")
+        assert answers()[2].startswith("Commands start with /")
+        assert len(answers()) == 3
+        ours = [*server.channel.history(), *dice.dm_channel.history()]
+        assert [m.content for m in ours if m.author.id == bot.id] == []
+    assert env.scholar.calls == []
+
+
+# ---- where a ballot was posted: every delivery path reports it -------------------------------
+
+
+async def test_a_deferred_ballot_reports_the_message_with_its_buttons(tmp_path: Path) -> None:
+    async with discord_env(tmp_path) as env:
+        env.novels.reply = BALLOT
+        mod = env.server.member("mod", env.server.mods)
+        opened = await mod.slash(env.server.channel, "chapter next")
+    assert opened.response is not None
+    [posted] = env.ballots
+    assert posted == BallotPosted(
+        "discord",
+        str(env.server.guild.id),
+        str(env.server.channel.id),
+        "r9",
+        str(opened.response.id),
     )
-    attempts = [c for c in stub.calls if c.path == f"/channels/{CHANNEL_ID}/messages"]
-    # the rate-limited attempt, then the retry (discord.py sleeps retry_after in between)
-    assert [c.status for c in attempts] == [429, 200]
-    assert "第 4 章" in attempts[-1].json["content"]
 
 
-async def test_a_429_on_a_followup_is_honoured(env: Env) -> None:
-    _transport, stub, scholar, _ = env
-    stub.rate_limit_once[f"/webhooks/{APP_ID}/"] = 0.2
-    payload = await stub.interact(slash("ask", {"question": "什么是经纶？"}))
-    [post] = await stub.wait_answers(payload, "POST", f"/webhooks/{APP_ID}/")
-    attempts = [c for c in stub.calls if c.interaction == payload["id"] and c.method == "POST"]
-    assert [c.status for c in attempts] == [200, 429, 200]  # callback, limited, retried
-    assert post.json["content"] == "answer"
-    assert len(scholar.calls) == 1  # retried at the HTTP layer, not re-run
+async def test_a_ballot_answered_at_once_reports_its_message(tmp_path: Path) -> None:
+    """`_respond_now` never reported the ballot it posted: its count stayed 「共 0 票」."""
+    async with discord_env(tmp_path, AnswersAtOnce) as env:
+        env.novels.reply = BALLOT
+        mark = env.mark
+        mod = env.server.member("mod", env.server.mods)
+        opened = await mod.slash(env.server.channel, "chapter next")
+        [callback] = env.since(mark, "POST", "/callback")
+    assert callback.json["type"] == 4  # answered at once
+    assert opened.response is not None and buttons(opened.response)
+    [posted] = env.ballots
+    assert posted.round_id == "r9" and posted.message_id == str(opened.response.id)
 
 
-async def test_a_dm_never_meets_silence_a_server_channel_stays_quiet(env: Env) -> None:
-    _, stub, scholar, _ = env
-    hello = await stub.post_message("你好")  # MESSAGE_CREATE in a DM channel, no guild
-    dm = hello["channel_id"]
-    await stub.post_message("/foo 1", channel_id=dm)
-    await stub.wait_until(lambda: len(stub.posted_in(dm)) >= 2)
-    plain, unknown = stub.posted_in(dm)
-    assert plain.startswith("请以 / 开头输入命令") and "/help" in plain and "\n" not in plain
-    assert unknown.startswith("未知命令：/foo") and "/help" in unknown
-    # Never answered: a server channel, the bot's own DM message, another bot's DM.
-    await stub.post_message("大家好", dm=False)
-    await stub.post_message(f"<@{APP_ID}> /foo", dm=False)  # content delivered: it mentions us
-    await stub.post_message("你好", channel_id=dm, user_id=APP_ID, name="baibao", bot=True)
-    other = await stub.post_message("你好", user_id=snowflake(), name="dice", bot=True)
-    # A later DM is answered once the earlier messages were handled (each ignored one returns
-    # before its handler first awaits, and handlers start in arrival order).
-    await stub.post_message("what can you do", channel_id=dm)
-    await stub.wait_until(lambda: len(stub.posted_in(dm)) >= 3)
-    assert stub.posted_in(dm)[2].startswith("Commands start with /")
-    assert len(stub.posted_in(dm)) == 3
-    assert stub.posted_in(CHANNEL_ID) == [] and stub.posted_in(other["channel_id"]) == []
-    assert scholar.calls == []
+async def test_a_ballot_in_a_long_reply_reports_the_last_message(tmp_path: Path) -> None:
+    async with discord_env(tmp_path) as env:
+        env.novels.reply = Reply(
+            lang="zh",
+            blocks=[Block(f"第{i:02d}个提议。" + "道" * 300) for i in range(12)],
+            poll=BALLOT.poll,
+        )
+        mod = env.server.member("mod", env.server.mods)
+        opened = await mod.slash(env.server.channel, "chapter next")
+    *_, last = opened.followups
+    assert buttons(last)
+    [posted] = env.ballots
+    assert posted.message_id == str(last.id)
+
+
+async def test_a_ballot_sent_to_the_channel_reports_its_message(tmp_path: Path) -> None:
+    async with discord_env(tmp_path) as env:
+        channel = env.server.channel
+        target = Actor("discord", str(env.server.guild.id), "0", channel_id=str(channel.id))
+        await env.transport.send(target, BALLOT)
+        message = channel.last_message
+    assert message is not None and message.components
+    [posted] = env.ballots
+    assert posted.message_id == str(message.id) and posted.channel_id == str(channel.id)
+
+
+async def test_a_private_reply_reports_no_ballot(tmp_path: Path) -> None:
+    """A button press is answered privately: nothing there can show a count to everyone."""
+    async with discord_env(tmp_path) as env:
+        channel = env.server.channel
+        target = Actor("discord", str(env.server.guild.id), "0", channel_id=str(channel.id))
+        choice = Reply(lang="zh", blocks=[Block("选一个")], buttons=[Button("夜渡", "vote:r9:1")])
+        await env.transport.send(target, choice)
+        message = channel.last_message
+        assert message is not None
+        env.novels.reply = BALLOT  # the press's own answer carries a ballot
+        click = await env.server.member("bob").click(message, label="夜渡")
+    assert click.ephemeral and "投票开始" in answer_text(click)
+    assert env.ballots == []

@@ -20,14 +20,13 @@ import pytest
 from bot.app import App
 from bot.settings import Settings, load_settings
 from bot.transports.console import ConsoleTransport
-from bot.transports.discord import DiscordTransport
 from bot.transports.telegram import TelegramTransport
 from retrieval.fakes import HashEmbedder
 from retrieval.gloss import english_label
 from retrieval.store.edge import IN_MEMORY, EdgeStore
 from retrieval.store.edge_process import EdgeProcessStore
+from tests.discord_sim import answer_text, buttons, discord_app
 from tests.reliability.helpers.processes import exited
-from tests.stubs.discord_server import APP_ID, GUILD_ID, DiscordServer, button_click, slash
 from tests.stubs.fixtures import llm_settings
 from tests.stubs.llm_server import (
     LLMStubServer,
@@ -240,12 +239,7 @@ async def test_ask_through_telegram_with_claude_keeps_only_verified_citations(
     assert sent[0].params.get("parse_mode") == "HTML"
 
 
-# ---- Discord + OpenAI-compatible: a whole novel round ---------------------------------------
-
-
-async def _until(stub: DiscordServer, needle: str) -> None:
-    await stub.wait_until(lambda: needle in stub.contents())
-
+# ---- Discord (SimCord) + OpenAI-compatible: a whole novel round ----------------------------
 
 CHAPTER = (
     "夜色沉沉，林远提着灯走到渡口。河风很冷，他想起师父临别时的话。\n\n"
@@ -258,51 +252,36 @@ SUMMARY = (
 
 
 async def test_novel_round_through_discord_with_an_openai_compatible_model(
-    data_dir: Path, llm_wire: LLMStubServer, discord_wire: DiscordServer
+    data_dir: Path, llm_wire: LLMStubServer
 ) -> None:
-    settings = _settings(
-        data_dir, discord_token=discord_wire.token, **llm_settings(llm_wire, "openai")
-    )
+    """`DiscordTransport`'s own client in SimCord; the chapter written by the real OpenAI
+    adapter against the loopback model server."""
+    settings = _settings(data_dir, discord_token="simcord", **llm_settings(llm_wire, "openai"))
     llm_wire.openai.append(Scripted.sse(openai_stream(CHAPTER)))
     llm_wire.openai.append(Scripted.sse(openai_stream(SUMMARY)))
     llm_wire.openai.append(Scripted.sse(openai_stream(SUMMARY)))
-    async with App(settings, embedder=HashEmbedder(DIM)) as app:
-        transport = DiscordTransport(app.router, settings)
-        transport.edit_interval_s = 0.0
-        app.attach(transport)
-        async with transport:
-            feed = discord_wire.interact
-            admin = 1 << 5  # manage_guild
-            await feed(slash("chapter", {}, sub="next", permissions=admin))
-            await _until(discord_wire, "提议征集开始")
-            await feed(slash("chapter", {"title": "夜渡", "summary": "林远渡河"}, sub="propose"))
-            await feed(
-                slash(
-                    "chapter",
-                    {"title": "山火", "summary": "山中起火"},
-                    sub="propose",
-                    user_id="1002",
-                )
-            )
-            await _until(discord_wire, "已收到提议《山火》")  # both proposals are in
-            await _until(discord_wire, "已收到提议《夜渡》")
-            await feed(slash("chapter", {}, sub="close", permissions=admin))
-            await _until(discord_wire, "投票开始")
-            ballots = [
-                c.json
-                for c in discord_wire.find("POST", f"/webhooks/{APP_ID}/")
-                if isinstance(c.json, dict) and c.json.get("components")
-            ]
-            assert ballots, "the ballot should carry vote buttons"
-            buttons = [b for row in ballots[-1]["components"] for b in row["components"]]
-            first = buttons[0]["custom_id"]
-            await feed(button_click(first, [(b["label"], b["custom_id"]) for b in buttons]))
-            await _until(discord_wire, "已投给 1.")  # the vote is counted
-            await feed(slash("chapter", {}, sub="close", permissions=admin))
-            await _until(discord_wire, "投票结果")
-            await _until(discord_wire, "林远提着灯")
-        hits = await app.search.search("渡口 林远", namespace=f"novel:{GUILD_ID}", limit=5)
+    async with discord_app(settings, use_settings_llm=True) as (app, server):
+        channel = server.channel
+        admin = server.member("admin", server.mods)
+        assert "提议征集开始" in answer_text(await admin.slash(channel, "chapter next"))
+        first, second = server.member("first"), server.member("second")
+        proposed = await first.slash(channel, "chapter propose", title="夜渡", summary="林远渡河")
+        assert "已收到提议《夜渡》" in answer_text(proposed)
+        proposed = await second.slash(channel, "chapter propose", title="山火", summary="山中起火")
+        assert "已收到提议《山火》" in answer_text(proposed)  # both proposals are in
+        closed = await admin.slash(channel, "chapter close")
+        assert "投票开始" in answer_text(closed)
+        ballot = [m for m in [closed.response, *closed.followups] if m][-1]
+        assert buttons(ballot), "the ballot should carry vote buttons"
+        voted = await first.click(ballot, custom_id=buttons(ballot)[0]["custom_id"])
+        assert "已投给 1." in answer_text(voted)  # the vote is counted
+        result = await admin.slash(channel, "chapter close")
+        await server.env.advance_time(5)  # streamed writing: its throttled edits
+        assert "投票结果" in "\n".join(server.said())
+        assert "林远提着灯" in "\n".join(server.said())
+        hits = await app.search.search("渡口 林远", namespace=f"novel:{server.guild.id}", limit=5)
         elsewhere = await app.search.search("渡口 林远", namespace="novel:console", limit=5)
+        assert result.acknowledged
     assert any("渡口" in h.chunk.text for h in hits.hits)
     assert elsewhere.hits == []
 
@@ -332,7 +311,11 @@ async def test_novel_round_through_telegram_with_a_native_poll(
     async with App(settings, embedder=HashEmbedder(DIM)) as app:
         # One update at a time, in order, so a later update's answer means earlier ones are done.
         transport = TelegramTransport(
-            app.router, settings, edit_interval_s=0.0, concurrent_updates=1
+            app.router,
+            settings,
+            edit_interval_s=0.0,
+            concurrent_updates=1,
+            on_ballot=app.ballot_posted,
         )
         app.attach(transport)
         async with transport:

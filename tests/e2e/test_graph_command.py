@@ -1,6 +1,6 @@
 """`/graph` end to end: the real router, registry, GraphViewer and knowledge graph (the curated
-seed), out through the console (a file path), Discord (discord.py against the loopback Discord,
-the command arriving over the gateway: a file on the follow-up) and Telegram (PTB's HTTPXRequest
+seed), out through the console (a file path), Discord (`DiscordTransport`'s own client in
+SimCord: a file on the reply) and Telegram (PTB's HTTPXRequest
 against the loopback Bot API, the command arriving by getUpdates: sendPhoto)."""
 
 from __future__ import annotations
@@ -20,9 +20,9 @@ from bot.transports.telegram import TelegramTransport
 from retrieval.graph import KnowledgeGraph
 from retrieval.graph.view import GraphViewer
 from retrieval.requests import Actor
+from tests.discord_sim import VirtualTime, app_settings, simulated
 from tests.service_fakes import RecordingNovels, RecordingScholar
-from tests.stubs.discord_server import APP_ID, DiscordServer, slash
-from tests.stubs.fixtures import discord_settings, telegram_settings
+from tests.stubs.fixtures import telegram_settings
 from tests.stubs.telegram_server import TelegramServer
 
 PNG = b"\x89PNG\r\n\x1a\n"
@@ -65,17 +65,16 @@ async def test_english_and_unknown_and_empty(router: Router, tmp_path: Path) -> 
     assert long is not None and long.is_error
 
 
-async def test_discord_sends_the_picture_as_a_file(
-    router: Router, discord_wire: DiscordServer
-) -> None:
-    transport = DiscordTransport(router, discord_settings(discord_wire))
-    transport.edit_interval_s = 0.0
-    async with transport:
-        asked = await discord_wire.interact(slash("graph", {"concept": "神圣分赐"}))
-        calls = await discord_wire.wait_answers(asked, "POST", f"/webhooks/{APP_ID}/")
-    files = {name: data for call in calls for name, data in call.files.items()}
+async def test_discord_sends_the_picture_as_a_file(router: Router, tmp_path: Path) -> None:
+    """Through SimCord (`DiscordTransport`'s own client)."""
+    time = VirtualTime()
+    transport = DiscordTransport(router, app_settings(tmp_path), clock=time.clock())
+    async with simulated(transport, time) as server:
+        asked = await server.member("alice").slash(server.channel, "graph", concept="神圣分赐")
+        messages = [m for m in [asked.response, *asked.followups] if m is not None]
+        files = {a.filename: await a.read() for m in messages for a in m.attachments}
     assert files["graph.png"].startswith(PNG)
-    assert any("有机救恩" in (call.json or {}).get("content", "") for call in calls)
+    assert any("有机救恩" in m.content for m in messages)
 
 
 async def test_telegram_sends_the_picture_as_a_photo(

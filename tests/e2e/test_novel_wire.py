@@ -1,6 +1,6 @@
 """The writers' room as a group uses it, on the real wire: the whole stack (`App`: Qdrant Edge,
 SQLite, BM25, plot memory) behind python-telegram-bot's HTTPXRequest against the loopback Bot
-API (getUpdates long polling) and discord.py against the loopback REST + gateway; the model
+API (getUpdates long polling) and `DiscordTransport`'s own client in SimCord; the model
 through the real OpenAI SDK adapter against the loopback model server.
 
 One ballot and one tally (native poll or keyboard, poll answers and retractions, button votes
@@ -17,23 +17,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import simcord
 
 from bot.app import App
-from bot.transports.discord import DiscordTransport
 from bot.transports.telegram import TelegramTransport
 from retrieval.fakes import HashEmbedder
+from tests.discord_sim import NOVEL_ROLE, answer_text, buttons, discord_app
 from tests.reliability.helpers.stack import DIM, settings
-from tests.stubs.discord_server import (
-    CHANNEL_ID,
-    GUILD_ID,
-    NOVEL_ROLE_ID,
-    NOVEL_ROLE_NAME,
-    DiscordServer,
-    attachment,
-    button_click,
-    slash,
-)
-from tests.stubs.fixtures import discord_settings, llm_settings, telegram_settings
+from tests.stubs.fixtures import llm_settings, telegram_settings
 from tests.stubs.llm_server import LLMStubServer, Scripted, openai_completion, openai_stream
 from tests.stubs.telegram_server import Call, TelegramServer
 
@@ -127,7 +118,11 @@ async def _telegram(
     )
     await app.__aenter__()
     transport = TelegramTransport(
-        app.router, telegram_settings(server), edit_interval_s=0.0, concurrent_updates=1
+        app.router,
+        telegram_settings(server),
+        edit_interval_s=0.0,
+        concurrent_updates=1,
+        on_ballot=app.ballot_posted,
     )
     app.attach(transport)
     await transport.start()
@@ -278,145 +273,92 @@ async def test_telegram_relay_without_a_model_submit_long_chapter_and_blueprint(
     assert next(c for c in bp["characters"] if c["name"] == "霍三")["status"] == "已死亡"
 
 
-# ---- Discord -------------------------------------------------------------------------------
+# ---- Discord (SimCord) ------------------------------------------------------------------------
 
 
-@pytest.fixture
-async def dc(
-    tmp_path: Path, discord_wire: DiscordServer
-) -> AsyncIterator[tuple[App, DiscordServer]]:
-    app = App(
-        settings(
-            tmp_path / "data",
-            discord_token=discord_wire.token,
-            novel_admin_role=NOVEL_ROLE_NAME,
-            novel_round_openers="admins",
-            novel_ballot_edit_interval_s=0,
-        ),
-        embedder=HashEmbedder(DIM),
+def _ballot(result: simcord.InteractionResult) -> simcord.ResponseMessage:
+    """The message of a reply that carries the ballot (its last)."""
+    return [m for m in [result.response, *result.followups] if m is not None][-1]
+
+
+async def test_discord_role_admins_buttons_and_counts_on_the_ballot(tmp_path: Path) -> None:
+    """`DiscordTransport`'s own client in SimCord, over the real App; the ballot edits wait
+    out their interval on SimCord's virtual clock."""
+    app_settings = settings(
+        tmp_path / "data",
+        discord_token="simcord",
+        novel_admin_role=NOVEL_ROLE,
+        novel_round_openers="admins",
     )
-    async with app:
-        transport = DiscordTransport(
-            app.router, discord_settings(discord_wire, novel_admin_role=NOVEL_ROLE_NAME)
+    async with discord_app(app_settings) as (app, server):
+        channel, interval = server.channel, app.settings.novel_ballot_edit_interval_s
+        role = server.member("editor", server.editors)
+        refused = await server.member("member").slash(channel, "chapter next")
+        assert "只有管理员可以开启新一轮" in answer_text(refused) and refused.ephemeral
+        assert "提议征集开始" in answer_text(await role.slash(channel, "chapter next"))
+        for title in ("夜渡", "山火"):
+            proposed = await server.member(title).slash(channel, "chapter propose", title=title)
+            assert f"《{title}》" in answer_text(proposed)
+        closed = await role.slash(channel, "chapter close")
+        assert "投票开始" in answer_text(closed)
+        ballot = _ballot(closed)
+        for voter in ("甲", "乙"):
+            await server.member(voter).click(ballot, label="1. 夜渡")
+        await server.env.advance_time(interval)
+        assert "1. 夜渡 — 2 票" in _ballot(closed).content
+        edit = server.requests("PATCH", "/channels/")[-1]
+        assert edit.path == f"/channels/{channel.id}/messages/{ballot.id}"  # the bot's ballot
+        assert edit.json["components"], "the buttons stay while voting is open"
+        result = await role.slash(channel, "chapter close")
+        assert "胜出：《夜渡》" in answer_text(result)
+        await server.env.advance_time(interval)
+        assert "投票已截止" in _ballot(closed).content
+        assert not server.requests("PATCH", "/channels/")[-1].json.get("components")  # closed
+
+
+async def test_discord_relay_without_a_model_vote_close_and_submit_a_file(tmp_path: Path) -> None:
+    """No model, on Discord (SimCord): the round says so at once (the role admin also hears the
+    setting), a proposal, a button vote, the close names the winner and asks for /chapter
+    submit; the winner uploads the chapter as a file and gets it back indexed, summarised and
+    checked."""
+    app_settings = settings(tmp_path / "data", discord_token="simcord", novel_admin_role=NOVEL_ROLE)
+    async with discord_app(app_settings) as (app, server):
+        channel = server.channel
+        role = server.member("editor", server.editors)
+        author, voter = server.member("author"), server.member("voter")
+        opened = answer_text(await role.slash(channel, "chapter next"))
+        assert "提议征集开始" in opened
+        assert "没有可用的语言模型" in opened and "/chapter submit" in opened
+        assert "ANTHROPIC\\_API\\_KEY" in opened  # a NOVEL_ADMIN_ROLE admin opened it
+        proposed = await author.slash(
+            channel, "chapter propose", title="夜渡", summary="林远夜里渡江"
         )
-        transport.edit_interval_s = 0.0
-        app.attach(transport)
-        async with transport:
-            yield app, discord_wire
-
-
-async def _settled(app: App) -> None:
-    assert app.novels.ballots is not None
-    await app.novels.ballots.idle()
-
-
-async def test_discord_role_admins_buttons_and_counts_on_the_ballot(
-    dc: tuple[App, DiscordServer],
-) -> None:
-    app, server = dc
-    member = {"user_id": "600000000000000008"}
-    role = {"roles": (NOVEL_ROLE_ID,), "user_id": "600000000000000007"}
-    await server.interact(slash("chapter", {}, sub="next", **member))
-    [refused] = await server.wait_for("POST", "/interactions/")
-    assert "只有管理员可以开启新一轮" in json.dumps(refused.json, ensure_ascii=False)
-    await server.interact(slash("chapter", {}, sub="next", **role))  # NOVEL_ADMIN_ROLE
-    await server.wait_until(lambda: "提议征集开始" in server.contents())
-    for title, user in (("夜渡", "600000000000000011"), ("山火", "600000000000000012")):
-        await server.interact(slash("chapter", {"title": title}, sub="propose", user_id=user))
-        await server.wait_until(lambda t=title: f"《{t}》" in server.contents())
-    await server.interact(slash("chapter", {}, sub="close", **role))
-    await server.wait_until(lambda: "投票开始" in server.contents())
-    ballot = next(
-        c
-        for c in server.followups()
-        if isinstance(c.json, dict) and "投票开始" in str(c.json.get("content"))
-    )
-    buttons = [b for row in ballot.json["components"] for b in row["components"]]
-    await server.interact(button_click(buttons[0]["custom_id"], user_id="600000000000000013"))
-    await server.interact(button_click(buttons[0]["custom_id"], user_id="600000000000000014"))
-    await server.wait_until(
-        lambda: any("1. 夜渡 — 2 票" in str(c.json.get("content")) for c in _edits(server))
-    )
-    await _settled(app)
-    edit = _edits(server)[-1]
-    assert f"/channels/{CHANNEL_ID}/messages/" in edit.path
-    assert edit.json["components"], "the buttons stay while voting is open"
-    assert edit.path.rsplit("/", 1)[-1] in server.sent  # the bot's own ballot message
-    await server.interact(slash("chapter", {}, sub="close", **role))
-    await server.wait_until(lambda: "胜出：《夜渡》" in server.contents())
-    await server.wait_until(
-        lambda: any("投票已截止" in str(c.json.get("content")) for c in _edits(server))
-    )
-    assert not _edits(server)[-1].json.get("components")  # closed: no buttons
-
-
-async def test_discord_relay_without_a_model_vote_close_and_submit_a_file(
-    dc: tuple[App, DiscordServer],
-) -> None:
-    """No model, on Discord: the round says so at once (the role admin also hears the setting),
-    a proposal, a button vote, the close names the winner and asks for /chapter submit; the
-    winner uploads the chapter as a file and gets it back indexed, summarised and checked."""
-    app, server = dc
-    role = {"roles": (NOVEL_ROLE_ID,), "user_id": "600000000000000007"}
-    author = "600000000000000011"
-    await server.interact(slash("chapter", {}, sub="next", **role))
-    await server.wait_until(lambda: "提议征集开始" in server.contents())
-    assert "没有可用的语言模型" in server.contents() and "/chapter submit" in server.contents()
-    assert "ANTHROPIC\\_API\\_KEY" in server.contents()  # a NOVEL_ADMIN_ROLE admin opened it
-    await server.interact(
-        slash(
-            "chapter", {"title": "夜渡", "summary": "林远夜里渡江"}, sub="propose", user_id=author
+        assert "《夜渡》" in answer_text(proposed)
+        closed = await role.slash(channel, "chapter close")
+        ballot = _ballot(closed)
+        assert "投票开始" in answer_text(closed)
+        assert "在下方的投票中选择" not in ballot.content  # buttons, and it says so
+        [button] = buttons(ballot)
+        await voter.click(ballot, custom_id=button["custom_id"])
+        assert "1. 夜渡 — 1 票" in _ballot(closed).content  # the first edit goes out at once
+        result = answer_text(await role.slash(channel, "chapter close"))
+        assert "胜出：《夜渡》" in result
+        assert "/chapter submit" in result and "正在写作" not in result  # no dead write
+        # someone else may not submit the winner's chapter
+        other = await voter.slash(channel, "chapter submit", text="不是我写的")
+        assert "只有胜出提议的作者" in answer_text(other)
+        body = (
+            "夜色沉沉，林远提着灯走到青岚渡口。霍三死了。一个名叫钱七的老船夫摇着橹过来。\n\n"
+            "江风很冷，苏晴在船头举着灯笼，林远撑船过江，钱七说：“漕帮今夜要封江。”"
         )
-    )
-    await server.wait_until(lambda: "《夜渡》" in server.contents())
-    await server.interact(slash("chapter", {}, sub="close", **role))
-    await server.wait_until(lambda: "投票开始" in server.contents())
-    ballot = next(
-        c
-        for c in server.followups()
-        if isinstance(c.json, dict) and "投票开始" in str(c.json.get("content"))
-    )
-    assert "在下方的投票中选择" not in str(ballot.json["content"])  # buttons, and it says so
-    [button] = [b for row in ballot.json["components"] for b in row["components"]]
-    await server.interact(button_click(button["custom_id"], user_id="600000000000000013"))
-    await server.wait_until(
-        lambda: any("1. 夜渡 — 1 票" in str(c.json.get("content")) for c in _edits(server))
-    )
-    await _settled(app)
-    await server.interact(slash("chapter", {}, sub="close", **role))
-    await server.wait_until(lambda: "胜出：《夜渡》" in server.contents())
-    closed = server.contents().split("胜出：《夜渡》", 1)[1]
-    assert "/chapter submit" in closed and "正在写作" not in closed  # no dead write
-    # someone else may not submit the winner's chapter
-    await server.interact(
-        slash("chapter", {"text": "不是我写的"}, sub="submit", user_id="600000000000000013")
-    )
-    await server.wait_until(lambda: "只有胜出提议的作者" in server.contents())
-    body = (
-        "夜色沉沉，林远提着灯走到青岚渡口。霍三死了。一个名叫钱七的老船夫摇着橹过来。\n\n"
-        "江风很冷，苏晴在船头举着灯笼，林远撑船过江，钱七说：“漕帮今夜要封江。”"
-    )
-    att_id, resolved = attachment(server, "第1章.txt", body.encode())
-    await server.interact(
-        slash(
-            "chapter",
-            {"file": ("attachment", att_id)},
-            sub="submit",
-            attachments=resolved,
-            user_id=author,
-        )
-    )
-    await server.wait_until(lambda: "已收到第 1 章正文" in server.contents())
-    await server.wait_until(lambda: "一致性检查" in server.contents())
-    reply = server.contents().split("只有胜出提议的作者", 1)[1]  # what the submit got back
-    assert "钱七的老船夫" in reply and "情节记忆" in reply  # the chapter, indexed
-    assert "霍三：状态 存活 → 已死亡" in reply and "新人物：钱七" in reply  # from its summary
-    [(number, version)] = await app.novels.repo.current_versions(GUILD_ID)
-    assert number == 1 and version.summary["extractive"] is True
-    assert version.text == body
-    hits = await app.novels.memory.search(GUILD_ID, "钱七 老船夫 封江")
-    assert hits and hits[0].chapter_no == 1 and "钱七" in {t for h in hits for t in h.tags}
-
-
-def _edits(server: DiscordServer) -> list[Any]:
-    return [c for c in server.find("PATCH", "/channels/") if isinstance(c.json, dict)]
+        submitted = await author.slash(channel, "chapter submit", file=("第1章.txt", body.encode()))
+        reply = answer_text(submitted)  # what the submit got back
+        assert "已收到第 1 章正文" in reply and "一致性检查" in reply
+        assert "钱七的老船夫" in reply and "情节记忆" in reply  # the chapter, indexed
+        assert "霍三：状态 存活 → 已死亡" in reply and "新人物：钱七" in reply  # from its summary
+        guild = str(server.guild.id)
+        [(number, version)] = await app.novels.repo.current_versions(guild)
+        assert number == 1 and version.summary["extractive"] is True
+        assert version.text == body
+        hits = await app.novels.memory.search(guild, "钱七 老船夫 封江")
+        assert hits and hits[0].chapter_no == 1 and "钱七" in {t for h in hits for t in h.tags}

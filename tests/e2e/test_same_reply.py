@@ -1,10 +1,11 @@
 """Done means: the three transports reach the same router and render the same reply. One rich
-reply (heading, text, quote, a citation, a poll) goes out through the console, Discord and
-Telegram; each platform's output carries every part of it."""
+reply (heading, text, quote, a citation, a poll) goes out through the console, Discord (in
+SimCord) and Telegram; each platform's output carries every part of it."""
 
 from __future__ import annotations
 
 import io
+from pathlib import Path
 
 import pytest
 
@@ -15,9 +16,9 @@ from bot.transports.discord import DiscordTransport
 from bot.transports.telegram import TelegramTransport
 from retrieval.reply import Block, Citation, Poll, Reply
 from retrieval.requests import AskRequest
+from tests.discord_sim import VirtualTime, app_settings, simulated
 from tests.service_fakes import RecordingNovels, RecordingScholar, fake_router
-from tests.stubs.discord_server import APP_ID, DiscordServer, slash
-from tests.stubs.fixtures import discord_settings, telegram_settings
+from tests.stubs.fixtures import telegram_settings
 from tests.stubs.telegram_server import TelegramServer
 
 REPLY = Reply(
@@ -50,8 +51,8 @@ def router() -> tuple[Router, RecordingScholar]:
 
 async def test_console_discord_and_telegram_render_the_same_reply(
     router: tuple[Router, RecordingScholar],
-    discord_wire: DiscordServer,
     telegram_wire: TelegramServer,
+    tmp_path: Path,
 ) -> None:
     r, scholar = router
     question = "/ask 神圣分赐与召会有什么关系？"
@@ -69,14 +70,14 @@ async def test_console_discord_and_telegram_render_the_same_reply(
         for c in telegram_wire.named("sendMessage")
     )
 
-    async with DiscordTransport(r, discord_settings(discord_wire)):
-        asked = await discord_wire.interact(
-            slash("ask", {"question": question.removeprefix("/ask ")})
+    time = VirtualTime()
+    transport = DiscordTransport(r, app_settings(tmp_path), clock=time.clock())
+    async with simulated(transport, time) as server:
+        asked = await server.member("alice").slash(
+            server.channel, "ask", question=question.removeprefix("/ask ")
         )
-        posts = await discord_wire.wait_answers(asked, "POST", f"/webhooks/{APP_ID}/")
-    discord_text = "\n".join(
-        str(c.json.get("content", "")) + str(c.json.get("components", "")) for c in posts
-    )
+        messages = [m for m in [asked.response, *asked.followups] if m is not None]
+        discord_text = "\n".join(m.content + str(m.components) for m in messages)
 
     for name, text in (
         ("console", console_text),

@@ -15,6 +15,7 @@ import pytest
 
 from bot.chats import ChatSettings
 from bot.ratelimit import RateLimiter
+from bot.transports.base import BallotPosted
 from bot.transports.telegram import TelegramTransport
 from novel import api as novel_api
 from retrieval.reply import Block, Button, Poll, Reply
@@ -32,6 +33,7 @@ class Env:
     server: TelegramServer
     scholar: RecordingScholar
     novels: RecordingNovels
+    ballots: list[BallotPosted]
 
 
 @pytest.fixture
@@ -40,9 +42,14 @@ async def env(telegram_wire: TelegramServer, tmp_path: Path) -> AsyncIterator[En
     async with ChatSettings(tmp_path / "chats.sqlite3") as chats:
         router = fake_router(scholar, novels, limiter=RateLimiter(0, 0), chats=chats)
         settings = telegram_settings(telegram_wire)
-        transport = TelegramTransport(router, settings, edit_interval_s=0.0)
+        ballots: list[BallotPosted] = []
+
+        async def on_ballot(posted: BallotPosted) -> None:
+            ballots.append(posted)
+
+        transport = TelegramTransport(router, settings, edit_interval_s=0.0, on_ballot=on_ballot)
         async with transport:
-            yield Env(transport, telegram_wire, scholar, novels)
+            yield Env(transport, telegram_wire, scholar, novels, ballots)
 
 
 async def test_start_sets_commands_and_long_polls(env: Env) -> None:
@@ -166,7 +173,8 @@ async def test_one_ballot_native_poll_or_keyboard_and_answers_come_back(env: Env
     server.member_status[(GROUP, 7)] = "creator"  # opening a round takes an admin
     server.push_command("/chapter next", chat_id=GROUP, user_id=7)
     [poll] = await server.wait_for("sendPoll")
-    await env.novels.wait_calls(2)  # the command, then where the ballot went
+    await env.novels.wait_calls(1)
+    await server.wait_until(lambda: len(env.ballots) == 1)  # where the ballot went
     [message] = server.named("sendMessage")
     assert "reply_markup" not in message.params  # no keyboard next to the native poll
     assert poll.params["is_anonymous"] is False
@@ -174,19 +182,20 @@ async def test_one_ballot_native_poll_or_keyboard_and_answers_come_back(env: Env
         "夜渡",
         "山门",
     ]
-    where, posted = env.novels.calls[-1]
-    assert isinstance(posted, novel_api.BallotPosted) and posted.round_id == "r9"
+    [posted] = env.ballots
+    assert posted.round_id == "r9" and posted.platform == "telegram"
     assert posted.poll_id == server.last_poll_id()
-    assert posted.message_id and posted.poll_message_id
-    assert where.chat_id == str(GROUP)
+    ballot = server.messages[(GROUP, int(posted.message_id))]  # the message with the count
+    assert ballot.text == message.params["text"] and posted.poll_message_id
+    assert posted.chat_id == str(GROUP)
     env.novels.reply = Reply.text("已投票", lang="zh")
     server.push_poll_answer(server.last_poll_id(), [1], user_id=8)
-    await env.novels.wait_calls(3)
+    await env.novels.wait_calls(2)
     actor, request = env.novels.calls[-1]
     assert request == novel_api.PollAnswer(server.last_poll_id(), (2,))
     assert actor.chat_id == str(GROUP) and actor.user_id == "8"
     server.push_poll_answer(server.last_poll_id(), [], user_id=8)  # retracted
-    await env.novels.wait_calls(4)
+    await env.novels.wait_calls(3)
     assert env.novels.calls[-1][1] == novel_api.PollAnswer(server.last_poll_id(), ())
 
     env.novels.reply = Reply(

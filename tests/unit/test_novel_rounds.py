@@ -9,6 +9,7 @@ import asyncio
 from pathlib import Path
 
 from novel import api
+from novel.ballot import BallotPost
 from novel.settings import NovelSettings
 from novel.summary import SUMMARY_SYSTEM
 from retrieval.llm.scripted import ScriptedLLM
@@ -17,6 +18,12 @@ from retrieval.requests import Actor
 from tests.novel_room import ADMIN, SLOW, FakeClock, Room, fake_model, member
 
 TG = Actor("telegram", "-100", "admin", "管理员", is_admin=True)
+
+
+def posted(rid: str, message_id: str, poll_id: str = "", poll_message_id: str = "") -> BallotPost:
+    """Where a transport says the ballot of round `rid` went (its `on_ballot` report)."""
+    platform, chat = ("telegram", "-100") if poll_id else ("console", "g1")
+    return BallotPost(rid, platform, chat, "", message_id, poll_id, poll_message_id)
 
 
 def tg(i: int) -> Actor:
@@ -43,7 +50,7 @@ async def test_one_tally_from_commands_buttons_and_poll_with_retraction(tmp_path
     async with Room(tmp_path, None, edits=True) as room:
         s = room.service
         rid = await _to_voting(room, TG, "夜渡", "山门")
-        assert (await s.handle(TG, api.BallotPosted(rid, "501", "poll-9", "502"))).blocks == ()
+        await s.ballot_posted(posted(rid, "501", "poll-9", "502"))
         await s.handle(tg(1), api.Vote(1))  # /chapter vote 1
         await s.handle(tg(2), api.Vote(2, rid))  # a button
         poll = await s.handle(poll_voter(3), api.PollAnswer("poll-9", (2,)))
@@ -79,7 +86,7 @@ async def test_voter_names_follow_the_chat_setting(tmp_path: Path) -> None:
     async with Room(tmp_path, None, edits=True) as room:
         s = room.service
         rid = await _to_voting(room, ADMIN, "夜渡", "山门")
-        await s.handle(ADMIN, api.BallotPosted(rid, "m1"))
+        await s.ballot_posted(posted(rid, "m1"))
         await s.handle(member(5), api.Vote(2))
         refused = await s.handle(member(5), api.BallotSettings(voters="shown"))
         assert refused.is_error and "管理员" in refused.plain()
@@ -122,7 +129,7 @@ async def test_restart_during_voting_keeps_votes_and_the_poll_mapping(tmp_path: 
     llm = ScriptedLLM([fake_model], repeat_last=True)
     async with Room(tmp_path, llm, SLOW, clock) as room:
         rid = await _to_voting(room, TG, "夜渡", "山门")
-        await room.service.handle(TG, api.BallotPosted(rid, "501", "poll-1", "502"))
+        await room.service.ballot_posted(posted(rid, "501", "poll-1", "502"))
         await room.service.handle(tg(1), api.Vote(1))
     clock.advance(minutes=30)
     async with Room(tmp_path, llm, SLOW, clock) as room:

@@ -20,8 +20,12 @@ class _Recorder:
 
     def __init__(self) -> None:
         self._changed = asyncio.Condition()
+        # Called as each call's work starts: the work takes time (e.g. a virtual clock moves).
+        self.takes: Callable[[], object] | None = None
 
     async def _notify(self) -> None:
+        if self.takes is not None:
+            self.takes()
         async with self._changed:
             self._changed.notify_all()
 

@@ -61,6 +61,8 @@ async def discord_env(tmp_path: Path, router_type: type[Router] = Router) -> Asy
         router = fake_router(scholar, novels, limiter=RateLimiter(0, 0), chats=chats)
         router.__class__ = router_type
         time = VirtualTime()
+        # Answering takes longer than Discord's 3-s acknowledgement window (virtual time).
+        scholar.takes = novels.takes = lambda: time.elapse(5)
         settings = app_settings(tmp_path / "data")
         transport = DiscordTransport(router, settings, on_ballot=on_ballot, clock=time.clock())
         async with simulated(transport, time) as server:
@@ -364,6 +366,7 @@ async def test_a_deferred_ballot_reports_the_message_with_its_buttons(tmp_path: 
 async def test_a_ballot_answered_at_once_reports_its_message(tmp_path: Path) -> None:
     """`_respond_now` never reported the ballot it posted: its count stayed 「共 0 票」."""
     async with discord_env(tmp_path, AnswersAtOnce) as env:
+        env.novels.takes = None  # quick: unacknowledged, slow work would miss the 3-s window
         env.novels.reply = BALLOT
         mark = env.mark
         mod = env.server.member("mod", env.server.mods)

@@ -40,6 +40,8 @@ Env = tuple[DiscordTransport, DiscordServer, FakeScholar, FakeNovels]
 @pytest.fixture
 async def env(discord_wire: DiscordServer, tmp_path: Path) -> AsyncIterator[Env]:
     scholar, novels = FakeScholar(), FakeNovels()
+    # Answering takes longer than Discord's 3-s acknowledgement window (the server's clock).
+    scholar.takes = novels.takes = lambda: discord_wire.clock.elapse(5)
     async with ChatSettings(tmp_path / "chats.sqlite3") as chats:
         router = fake_router(scholar, novels, limiter=RateLimiter(0, 0), chats=chats)
         transport = DiscordTransport(router, discord_settings(discord_wire))

@@ -1,6 +1,33 @@
 """A loopback Discord (aiohttp): the REST API and the gateway websocket that discord.py's own HTTP
 and gateway code talk to.
 
+Every Discord end-to-end test runs in SimCord (`tests/discord_sim.py`). This stub is kept only
+for what SimCord cannot do:
+
+1. discord.py's own HTTP client and gateway. SimCord replaces `HTTPClient.request`, the webhook
+   adapter and the websocket with in-process fakes and logs the client in itself, so a login
+   with the token over HTTP, request headers and content types, the gateway handshake (HELLO →
+   IDENTIFY with the token → READY, heartbeats) and `DiscordTransport.start()` / `stop()` from
+   settings alone (`baibao run`) run only here (`test_discord_stub.py`, `test_run.py`).
+2. 429 rate limits. SimCord's `inject_error` raises the error from its fake client, so
+   discord.py's own 429 handling (wait `retry_after`, send the same request again) never runs
+   there (`rate_limit_once` here).
+3. A stale copy of a command. SimCord registers exactly what the bot syncs and its client-side
+   option check refuses to send a command without a required option, so Discord's copy of a
+   command can never lag the bot's, and the "command was updated" notice
+   (`CommandSignatureMismatch`) can be provoked only here.
+4. Whether an attachment was downloaded. SimCord serves `Attachment.read()` from an in-memory
+   CDN without a record; here every `GET /cdn/…` is a `Call` (an oversized upload must never
+   be read).
+5. Command registration rules. SimCord's sync accepts any payload; here `PUT …/commands` is
+   refused as Discord refuses it: an invalid or duplicate command or option name, a description
+   of the wrong length, a required option after an optional one, too many options or choices
+   (50035 with the per-field errors).
+
+Fail closed: a request this stub cannot handle (an exception inside it) is answered 500 and
+recorded as a refused `Call`, so the fixture fails the test at teardown, like every request
+Discord would refuse.
+
 Point the library at it with `discord.http.Route.BASE = server.api` and
 `DiscordWebSocket.DEFAULT_GATEWAY = yarl.URL(server.gateway)` (the `discord_wire` fixture does).
 
@@ -14,11 +41,18 @@ guild's roles carry names, so permission checks (Manage Server, `NOVEL_ADMIN_ROL
 REST requests are checked and refused with Discord's error bodies:
 
 - `Authorization: Bot <token>` on bot routes (401 `{"message": "401: Unauthorized", "code": 0}`);
-- the interaction id and token of a callback (10062 "Unknown interaction"); a second
-  acknowledgement (40060 "Interaction has already been acknowledged."); followups and edits of
-  `@original` before the acknowledgement (10015 "Unknown Webhook");
-- message content over 2,000 characters, embed limits, button/custom_id limits
-  (50035 "Invalid Form Body" with the per-field errors);
+- the interaction id and token of a callback (10062 "Unknown interaction"); an acknowledgement
+  3 s or more after the interaction arrived, by the server's virtual clock (`server.clock`,
+  moved by the test: `server.clock.elapse(s)` stands for work that takes time), is 10062 too;
+  a second acknowledgement (40060 "Interaction has already been acknowledged."); followups and
+  edits of `@original` before the acknowledgement (10015 "Unknown Webhook") or 15 minutes
+  after the interaction (50027 "Invalid Webhook Token");
+- after a deferral, while the "thinking…" message is loading, the first followup is its answer
+  (it edits that message and keeps its visibility, whatever its own flags say); a followup or
+  an edit after that loading message was deleted is 10008 "Unknown Message";
+- message content over 2,000 characters, embed limits, button/custom_id limits and a custom_id
+  used twice in one message (50035 "Invalid Form Body" with the per-field errors);
+- command registrations Discord refuses (see 5. above);
 - request bodies that are neither `application/json` nor multipart; unknown routes
   (404 `{"message": "404: Not Found", "code": 0}`); unknown channels (10003).
 
@@ -32,6 +66,7 @@ import asyncio
 import datetime as dt
 import itertools
 import json
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from types import TracebackType
@@ -50,6 +85,10 @@ MOD_ROLE_ID = "810000000000000002"  # a role that grants Manage Server
 TOKEN = "stub-token"
 
 CONTENT_LIMIT = 2000
+ACK_WINDOW_S = 3.0  # an interaction must be acknowledged within this (server clock)
+TOKEN_LIFETIME_S = 15 * 60  # then its followups and edits, within this
+# A command or option name: lowercase where the script has case (Discord's CHAT_INPUT rule).
+NAME = re.compile(r"[-_\w]{1,32}")
 MANAGE_GUILD = 1 << 5
 ADMINISTRATOR = 1 << 3
 MESSAGE_CONTENT_INTENT = 1 << 15
@@ -102,13 +141,27 @@ class Call:
     interaction: str | None = None  # the interaction a callback / webhook request answers
 
 
+class VirtualClock:
+    """The server's time in seconds; only the test moves it (`elapse`): nothing here waits."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def elapse(self, seconds: float) -> None:
+        self.now += seconds
+
+
 @dataclass
 class _Interaction:
     id: str
     token: str
     kind: int
+    created: float  # by the server's clock
     acked: int | None = None  # the callback type that acknowledged it
     original: str | None = None  # the message id of @original
+    original_flags: int = 0
+    loading: bool = False  # deferred: the "thinking…" message awaits its answer
+    gone: bool = False  # that loading message was deleted: nothing may follow
     followups: set[str] = field(default_factory=set)
 
 
@@ -204,6 +257,7 @@ class DiscordServer:
         # path fragment → retry_after seconds: the next matching request gets one 429.
         self.rate_limit_once: dict[str, float] = {}
         self.channels = {CHANNEL_ID}
+        self.clock = VirtualClock()
         self.identified = asyncio.Event()
         self.intents = 0  # the gateway intents the client identified with
         self._interactions: dict[str, _Interaction] = {}
@@ -319,7 +373,9 @@ class DiscordServer:
     async def interact(self, payload: dict[str, Any]) -> dict[str, Any]:
         """Send an interaction as an INTERACTION_CREATE gateway dispatch; returns it."""
         await self.wait_until(lambda: self._ws is not None and self.identified.is_set())
-        interaction = _Interaction(payload["id"], payload["token"], payload["type"])
+        interaction = _Interaction(
+            payload["id"], payload["token"], payload["type"], created=self.clock.now
+        )
         self._interactions[interaction.id] = interaction
         self._by_token[interaction.token] = interaction
         await self._dispatch("INTERACTION_CREATE", payload)
@@ -378,9 +434,28 @@ class DiscordServer:
         self._seq += 1
         await self._ws.send_str(json.dumps({"op": 0, "t": event, "s": self._seq, "d": data}))
 
+    def _crashed(self, call: Call, exc: Exception) -> web.Response:
+        """Fail closed: what the stub cannot handle is a refused request the test must see."""
+        call.status = 500
+        call.error = {"message": f"the stub failed: {exc!r}", "code": 0}
+        return self._json(call.error, status=500)
+
     async def _gateway(self, request: web.Request) -> web.WebSocketResponse:
         ws = web.WebSocketResponse()
         await ws.prepare(request)
+        try:
+            await self._serve_gateway(ws)
+        except Exception as exc:
+            call = Call("GATEWAY", "/gateway", {})
+            self.calls.append(call)
+            self._crashed(call, exc)
+            await self._notify()
+            await ws.close(code=4000)
+        if self._ws is ws:
+            self._ws = None
+        return ws
+
+    async def _serve_gateway(self, ws: web.WebSocketResponse) -> None:
         await ws.send_str(json.dumps({"op": 10, "d": {"heartbeat_interval": 45000}}))
         async for msg in ws:
             frame = json.loads(msg.data)
@@ -407,9 +482,6 @@ class DiscordServer:
                 await self._notify()
             elif op == 1:  # heartbeat
                 await ws.send_str(json.dumps({"op": 11}))
-        if self._ws is ws:
-            self._ws = None
-        return ws
 
     # ---- HTTP -------------------------------------------------------------------------------
 
@@ -431,9 +503,11 @@ class DiscordServer:
 
     async def _cdn(self, request: web.Request) -> web.Response:
         name = request.match_info["name"]
-        self.calls.append(Call("GET", f"/cdn/{name}", dict(request.query)))
+        call = Call("GET", f"/cdn/{name}", dict(request.query))
+        self.calls.append(call)
         await self._notify()
         if name not in self.attachments:
+            call.status = 404
             return web.Response(status=404)
         return web.Response(body=self.attachments[name])
 
@@ -471,6 +545,8 @@ class DiscordServer:
         except DiscordError as err:
             call.status, call.error = err.status, err.body()
             return self._json(err.body(), status=err.status)
+        except Exception as exc:
+            return self._crashed(call, exc)
         finally:
             await self._notify()
         call.status = status
@@ -556,6 +632,9 @@ class DiscordServer:
         if parts[0] == "applications" and parts[-1] == "commands" and method == "PUT":
             if parts[1] != APP_ID:
                 raise DiscordError(403, "Missing Access", 50001)
+            refused = command_errors(call.json)
+            if refused:
+                raise invalid_form(refused)
             return [
                 {**c, "id": snowflake(), "application_id": APP_ID, "version": "1"}
                 for c in call.json or []
@@ -594,6 +673,8 @@ class DiscordServer:
             raise DiscordError(404, "Unknown interaction", 10062)
         if interaction.acked is not None:
             raise DiscordError(400, "Interaction has already been acknowledged.", 40060)
+        if self.clock.now - interaction.created >= ACK_WINDOW_S:  # too late: Discord forgot it
+            raise DiscordError(404, "Unknown interaction", 10062)
         body = call.json or {}
         kind = body.get("type")
         allowed = {2: {4, 5, 9}, 3: {4, 5, 6, 7, 9}, 4: {8}, 5: {4, 5, 6, 7}}[interaction.kind]
@@ -617,6 +698,9 @@ class DiscordServer:
         interaction.acked = kind
         if kind in (4, 5):
             interaction.original = snowflake()
+            interaction.original_flags = int(data.get("flags") or 0)
+            interaction.loading = kind == 5
+            self.sent[interaction.original] = (CHANNEL_ID, interaction.original_flags)
         response: dict[str, Any] = {
             "interaction": {
                 "id": interaction_id,
@@ -639,8 +723,14 @@ class DiscordServer:
         interaction = self._by_token[parts[1]]
         if interaction.acked is None:
             raise DiscordError(404, "Unknown Webhook", 10015)
+        if self.clock.now - interaction.created >= TOKEN_LIFETIME_S:
+            raise DiscordError(401, "Invalid Webhook Token", 50027)
+        if interaction.gone:  # the loading message was deleted: nothing can answer it now
+            raise DiscordError(404, "Unknown Message", 10008)
         rest = parts[2:]
         if not rest and method == "POST":  # a followup
+            if interaction.loading:  # the answer to "thinking…": that message, as it was sent
+                return self._answer_loading(interaction, call), 200
             message = self._message(call.json or {}, call.files, webhook=True)
             interaction.followups.add(message["id"])
             return message, 200
@@ -654,9 +744,12 @@ class DiscordServer:
             if method == "PATCH":
                 body = call.json or {}
                 self._validate_message(body)
+                if target == "@original":
+                    interaction.loading = False
                 return self._message_object(body, interaction.original or snowflake()), 200
             if method == "DELETE":
                 if target == "@original":
+                    interaction.gone = interaction.loading
                     interaction.original = None
                 else:
                     interaction.followups.discard(target)
@@ -664,6 +757,19 @@ class DiscordServer:
             if method == "GET":
                 return self._message_object({}, interaction.original or target), 200
         raise not_found()
+
+    def _answer_loading(self, interaction: _Interaction, call: Call) -> dict[str, Any]:
+        """The first followup after a deferral edits the loading message; that message keeps
+        the visibility the deferral gave it (discord-api-docs #2742)."""
+        body = dict(call.json or {})
+        self._validate_message(body)
+        if not (body.get("content") or body.get("embeds") or call.files or body.get("components")):
+            raise DiscordError(400, "Cannot send an empty message", 50006)
+        interaction.loading = False
+        body["flags"] = interaction.original_flags
+        message = self._message_object(body, interaction.original)
+        message["webhook_id"] = APP_ID
+        return message
 
     # ---- messages ---------------------------------------------------------------------------
 
@@ -724,6 +830,7 @@ class DiscordServer:
             errors["components"] = _field_error(
                 "BASE_TYPE_MAX_LENGTH", "Must be 5 or fewer in length."
             )
+        custom_ids: set[str] = set()
         for r, row in enumerate(rows):
             buttons = row.get("components") or []
             if len(buttons) > 5:
@@ -739,6 +846,13 @@ class DiscordServer:
                     ).setdefault(str(b), {})["custom_id"] = _field_error(
                         "BASE_TYPE_BAD_LENGTH", "Must be between 1 and 100 in length."
                     )
+                if custom_id and custom_id in custom_ids:
+                    errors.setdefault("components", {}).setdefault(str(r), {}).setdefault(
+                        "components", {}
+                    ).setdefault(str(b), {})["custom_id"] = _field_error(
+                        "COMPONENT_CUSTOM_ID_DUPLICATED", "Component custom id cannot be duplicated"
+                    )
+                custom_ids.add(custom_id)
                 if len(label) > 80:
                     errors.setdefault("components", {}).setdefault(str(r), {}).setdefault(
                         "components", {}
@@ -787,6 +901,76 @@ class DiscordServer:
             "flags": body.get("flags", 0),
             "components": [],
         }
+
+
+# ---- command registration ---------------------------------------------------------------------
+
+
+def command_errors(commands: Any) -> dict[str, Any]:
+    """What Discord says about a bulk command registration (`PUT …/commands`): {} when it
+    accepts it, else the per-field errors of its 50035 answer."""
+    if not isinstance(commands, list):
+        return {"_errors": [{"code": "LIST_TYPE_CONVERT", "message": "Must be a list."}]}
+    errors: dict[str, Any] = {}
+    seen: set[str] = set()
+    for i, command in enumerate(commands):
+        found = _option_errors(command)
+        name = str(command.get("name", ""))
+        if name in seen:
+            found["name"] = _field_error(
+                "APPLICATION_COMMANDS_DUPLICATE_NAME",
+                f"Application command names must be unique: {name}",
+            )
+        seen.add(name)
+        if found:
+            errors[str(i)] = found
+    return errors
+
+
+def _option_errors(option: dict[str, Any]) -> dict[str, Any]:
+    """One command or option (type 1/2 options nest further), checked as Discord checks it."""
+    errors: dict[str, Any] = {}
+    name = str(option.get("name", ""))
+    if not NAME.fullmatch(name) or name != name.lower():
+        errors["name"] = _field_error("APPLICATION_COMMAND_INVALID_NAME", "Command name is invalid")
+    if not 1 <= len(str(option.get("description", ""))) <= 100:
+        errors["description"] = _field_error(
+            "BASE_TYPE_BAD_LENGTH", "Must be between 1 and 100 in length."
+        )
+    choices = option.get("choices") or []
+    if len(choices) > 25:
+        errors["choices"] = _field_error("BASE_TYPE_MAX_LENGTH", "Must be 25 or fewer in length.")
+    options = option.get("options") or []
+    if not options:
+        return errors
+    nested: dict[str, Any] = {}
+    if len(options) > 25:
+        nested["_errors"] = [
+            {"code": "BASE_TYPE_MAX_LENGTH", "message": "Must be 25 or fewer in length."}
+        ]
+    names = [str(o.get("name", "")) for o in options]
+    if len(set(names)) != len(names):
+        nested.setdefault("_errors", []).append(
+            {
+                "code": "APPLICATION_COMMAND_OPTIONS_NAME_ALREADY_EXISTS",
+                "message": "Option names must be unique",
+            }
+        )
+    required = [bool(o.get("required")) for o in options if o.get("type") not in (1, 2)]
+    if any(later and not earlier for earlier, later in itertools.pairwise(required)):
+        nested.setdefault("_errors", []).append(
+            {
+                "code": "APPLICATION_COMMAND_OPTIONS_REQUIRED_INVALID",
+                "message": "Required options must be placed before non-required options",
+            }
+        )
+    for j, child in enumerate(options):
+        found = _option_errors(child)
+        if found:
+            nested[str(j)] = found
+    if nested:
+        errors["options"] = nested
+    return errors
 
 
 # ---- interaction payloads -------------------------------------------------------------------

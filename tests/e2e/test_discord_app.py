@@ -56,6 +56,8 @@ async def test_start_and_help_in_a_server_and_in_a_dm(data_dir: Path) -> None:
         # In a DM: the slash commands work there too, and typed text gets a pointer to /help.
         dm = await alice.user.slash("help")
         assert answer_text(dm).startswith("**百宝箱 · 可用命令**")
+        private = await alice.user.slash("ask", question=QUESTION)
+        assert "【" in answer_text(private) and not private.ephemeral
         await alice.send_dm("你好")
         *_, typed, pointer = [m.content for m in alice.user.dm_channel.history()]
         assert typed == "你好" and pointer.startswith("请以 / 开头输入命令") and "/help" in pointer

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from telegram import BotCommand, Chat, Document, InlineKeyboardMarkup, Message, Update, User
 from telegram.constants import ChatAction, ChatMemberStatus, ChatType, ParseMode
-from telegram.error import BadRequest, RetryAfter, TelegramError
+from telegram.error import BadRequest, TelegramError
 from telegram.ext import (
     Application,
     ApplicationBuilder,
@@ -26,12 +26,14 @@ from telegram.ext import (
 from telegram.request import BaseRequest
 
 from bot.admin import AdminCache, AdminUnknown, Member
+from bot.clock import SYSTEM_CLOCK, Clock
 from bot.registry import Upload, UploadFailed
-from bot.render.stream import TELEGRAM_EDIT_INTERVAL_S, ActionTable, StreamingEditor, as_seconds
+from bot.render.stream import TELEGRAM_EDIT_INTERVAL_S, ActionTable, StreamingEditor
 from bot.render.telegram import CALLBACK_LIMIT, TelegramMessage, plain_preview, render
 from bot.router import Router
 from bot.settings import Settings
 from bot.transports.base import ChatTransport
+from bot.transports.telegram_flood import FloodControl
 from retrieval.i18n import Lang
 from retrieval.reply import Reply, ballot_posted_action, poll_answer_action
 from retrieval.requests import Actor
@@ -43,10 +45,6 @@ ADMIN_CACHE_S = 600.0
 POLL_MEMORY = 1000
 
 Context = ContextTypes.DEFAULT_TYPE
-
-
-def _retry_after(exc: BaseException) -> float | None:
-    return as_seconds(exc.retry_after) if isinstance(exc, RetryAfter) else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,12 +67,14 @@ class TelegramTransport(ChatTransport):
         request: BaseRequest | None = None,
         edit_interval_s: float = TELEGRAM_EDIT_INTERVAL_S,
         concurrent_updates: int = 8,
+        clock: Clock = SYSTEM_CLOCK,
     ) -> None:
         super().__init__(router)
         if settings.telegram_token is None:
             raise ValueError("TELEGRAM_TOKEN is not set")
         self._settings = settings
         self._edit_interval = edit_interval_s
+        self._clock = clock
         self._actions = ActionTable(CALLBACK_LIMIT)
         self._polls: OrderedDict[str, _PollTarget] = OrderedDict()
         self.admins = AdminCache(self._fetch_admins, ttl_s=ADMIN_CACHE_S)
@@ -86,6 +86,7 @@ class TelegramTransport(ChatTransport):
             .base_url(base)
             .base_file_url(base[: -len("/bot")] + "/file/bot" if base.endswith("/bot") else base)
             .concurrent_updates(concurrent_updates)  # 1: one update after another, in order
+            .rate_limiter(FloodControl(clock))  # the one flood-control layer: pacing and 429s
         )
         if request is not None:
             builder = builder.request(request).get_updates_request(request)
@@ -224,24 +225,17 @@ class TelegramTransport(ChatTransport):
             return
         message = out.messages[-1]  # the one that carries the keyboard
         html = out.messages[0].html if len(out.messages) == 1 else message.html
-        for attempt in range(2):
-            try:
-                await self.app.bot.edit_message_text(
-                    html,
-                    chat_id=chat_id,
-                    message_id=int(message_id),
-                    parse_mode=ParseMode.HTML,
-                    reply_markup=message.keyboard,  # none: a closed ballot loses its buttons
-                    disable_web_page_preview=True,
-                )
-                break
-            except RetryAfter as exc:  # flood control: wait as told, once
-                if attempt:
-                    raise
-                await asyncio.sleep(as_seconds(exc.retry_after))
-            except BadRequest as exc:
-                if "not modified" in str(exc).lower():
-                    break
+        try:
+            await self.app.bot.edit_message_text(
+                html,
+                chat_id=chat_id,
+                message_id=int(message_id),
+                parse_mode=ParseMode.HTML,
+                reply_markup=message.keyboard,  # none: a closed ballot loses its buttons
+                disable_web_page_preview=True,
+            )
+        except BadRequest as exc:
+            if "not modified" not in str(exc).lower():
                 raise
         if reply.poll is None and poll_message_id:
             try:
@@ -252,22 +246,15 @@ class TelegramTransport(ChatTransport):
     async def _send_message(
         self, chat_id: int, thread_id: int | None, message: TelegramMessage
     ) -> Message:
-        for attempt in range(3):
-            try:
-                sent: Message = await self.app.bot.send_message(
-                    chat_id,
-                    message.html,
-                    parse_mode=ParseMode.HTML,
-                    reply_markup=message.keyboard,
-                    message_thread_id=thread_id,
-                    disable_web_page_preview=True,
-                )
-                return sent
-            except RetryAfter as exc:
-                if attempt == 2:
-                    raise
-                await asyncio.sleep(as_seconds(exc.retry_after))
-        raise AssertionError("unreachable")
+        sent: Message = await self.app.bot.send_message(
+            chat_id,
+            message.html,
+            parse_mode=ParseMode.HTML,
+            reply_markup=message.keyboard,
+            message_thread_id=thread_id,
+            disable_web_page_preview=True,
+        )
+        return sent
 
     def _remember_poll(self, poll_id: str, target: _PollTarget) -> None:
         self._polls[poll_id] = target
@@ -300,9 +287,17 @@ class TelegramTransport(ChatTransport):
 
     # ---- incoming ---------------------------------------------------------------------------
 
-    def _actor(self, chat: Chat, user: User | None, sender_chat: Chat | None = None) -> Actor:
-        """Who spoke. A message sent on behalf of a chat (an anonymous admin posts as the group,
-        a linked channel as itself) comes `from` a placeholder bot: the chat is the sender."""
+    def _actor(
+        self,
+        chat: Chat,
+        user: User | None,
+        sender_chat: Chat | None = None,
+        thread_id: int | None = None,
+    ) -> Actor:
+        """Who spoke, and where: a forum topic is the actor's channel, so what the bot posts
+        later (a round's results) goes to the topic the round was opened in. A message sent on
+        behalf of a chat (an anonymous admin posts as the group, a linked channel as itself)
+        comes `from` a placeholder bot: the chat is the sender."""
         if sender_chat is not None:
             user_id, name = sender_chat.id, sender_chat.title or sender_chat.username or ""
         elif user is not None:
@@ -314,6 +309,7 @@ class TelegramTransport(ChatTransport):
             str(chat.id),
             str(user_id),
             name,
+            channel_id=str(thread_id) if thread_id is not None else "",
             lang=self._settings.default_language,  # the router applies the chat's setting
         )
 
@@ -378,8 +374,8 @@ class TelegramTransport(ChatTransport):
         text: str,
         upload: Upload | None,
     ) -> None:
-        actor = self._actor(chat, user, message.sender_chat)
-        thread = message.message_thread_id if message.is_topic_message else None
+        thread = _topic(message)
+        actor = self._actor(chat, user, message.sender_chat, thread)
         state = _EditState()
         editor = self._editor(chat.id, thread, state)
 
@@ -424,7 +420,9 @@ class TelegramTransport(ChatTransport):
                 disable_web_page_preview=True,
             )
 
-        return StreamingEditor(send_first, edit, self._edit_interval, retry_after=_retry_after)
+        return StreamingEditor(
+            send_first, edit, self._edit_interval, now=self._clock.now, sleep=self._clock.sleep
+        )
 
     async def _on_callback(self, update: Update, context: Context) -> None:
         query = update.callback_query
@@ -436,20 +434,18 @@ class TelegramTransport(ChatTransport):
             await query.answer()
             return
         user = query.from_user
+        message = query.message
+        thread = _topic(message) if isinstance(message, Message) else None
         member = self._member(chat, user.id)
-        reply = await self.router.press(self._actor(chat, user), action, member=member)
+        reply = await self.router.press(
+            self._actor(chat, user, thread_id=thread), action, member=member
+        )
         text = reply.plain()
         short = len(text) <= 190 and not reply.buttons and not reply.poll and not reply.attachments
         if short:
             await query.answer(text, show_alert=reply.is_error)
             return
         await query.answer()
-        message = query.message
-        thread = (
-            message.message_thread_id
-            if isinstance(message, Message) and message.is_topic_message
-            else None
-        )
         await self._post(chat.id, thread, reply, chat_type=chat.type)
 
     async def _on_poll_answer(self, update: Update, context: Context) -> None:
@@ -474,6 +470,12 @@ class TelegramTransport(ChatTransport):
 
     async def _on_error(self, update: object, context: Context) -> None:
         log.error("telegram: update failed", exc_info=context.error)
+
+
+def _topic(message: Message) -> int | None:
+    """The forum topic a message was posted in; None for the General topic and for chats
+    without topics (a reply thread in a plain group is not a topic)."""
+    return message.message_thread_id if message.is_topic_message else None
 
 
 @dataclass(slots=True)

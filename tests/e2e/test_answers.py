@@ -111,7 +111,10 @@ async def test_discord_and_telegram_carry_the_decline_the_labels_and_the_filters
     the loopback Discord gateway/REST (discord.py's own HTTP and websocket), over the real App."""
     async with App(_settings(data_dir), embedder=HashEmbedder(DIM), llm=None) as app:
         telegram = TelegramTransport(
-            app.router, telegram_settings(telegram_wire), edit_interval_s=0.0
+            app.router,
+            telegram_settings(telegram_wire),
+            edit_interval_s=0.0,
+            clock=telegram_wire.clock,
         )
         async with telegram:
             for count, line in enumerate(("/ask 今天天气怎么样？", "/cite 弗1:10"), start=1):
@@ -211,7 +214,10 @@ async def test_a_chats_script_setting_reaches_cite_on_the_wire(
     the per-request option still wins, and another chat keeps Simplified."""
     async with App(_settings(data_dir), embedder=HashEmbedder(DIM), llm=None) as app:
         transport = TelegramTransport(
-            app.router, telegram_settings(telegram_wire), edit_interval_s=0.0
+            app.router,
+            telegram_settings(telegram_wire),
+            edit_interval_s=0.0,
+            clock=telegram_wire.clock,
         )
         async with transport:
             for count, (line, chat) in enumerate(
@@ -365,7 +371,10 @@ async def test_bible_passages_in_an_answer_follow_the_readers_script(
         )
         declined = await app.scholar.answer(ZH, AskRequest("弗6:12 我们与什么争战？"))
         transport = TelegramTransport(
-            app.router, telegram_settings(telegram_wire), edit_interval_s=0.0
+            app.router,
+            telegram_settings(telegram_wire),
+            edit_interval_s=0.0,
+            clock=telegram_wire.clock,
         )
         async with transport:
             for count, line in enumerate(

@@ -127,7 +127,11 @@ async def _telegram(
     )
     await app.__aenter__()
     transport = TelegramTransport(
-        app.router, telegram_settings(server), edit_interval_s=0.0, concurrent_updates=1
+        app.router,
+        telegram_settings(server),
+        edit_interval_s=0.0,
+        concurrent_updates=1,
+        clock=server.clock,
     )
     app.attach(transport)
     await transport.start()

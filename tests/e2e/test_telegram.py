@@ -40,7 +40,9 @@ async def env(telegram_wire: TelegramServer, tmp_path: Path) -> AsyncIterator[En
     async with ChatSettings(tmp_path / "chats.sqlite3") as chats:
         router = fake_router(scholar, novels, limiter=RateLimiter(0, 0), chats=chats)
         settings = telegram_settings(telegram_wire)
-        transport = TelegramTransport(router, settings, edit_interval_s=0.0)
+        transport = TelegramTransport(
+            router, settings, edit_interval_s=0.0, clock=telegram_wire.clock
+        )
         async with transport:
             yield Env(transport, telegram_wire, scholar, novels)
 
@@ -57,7 +59,9 @@ async def test_start_sets_commands_and_long_polls(env: Env) -> None:
 
 async def test_stop_is_idempotent(telegram_wire: TelegramServer) -> None:
     router = fake_router(RecordingScholar(), RecordingNovels(), limiter=RateLimiter(0, 0))
-    transport = TelegramTransport(router, telegram_settings(telegram_wire))
+    transport = TelegramTransport(
+        router, telegram_settings(telegram_wire), clock=telegram_wire.clock
+    )
     await transport.start()
     await transport.stop()
     await transport.stop()
@@ -106,7 +110,11 @@ async def test_command_for_another_bot_is_ignored(telegram_wire: TelegramServer)
     # One update at a time, in order: once /help is answered, the update before it was
     # handled (and stayed silent), not merely still running.
     transport = TelegramTransport(
-        router, telegram_settings(telegram_wire), edit_interval_s=0.0, concurrent_updates=1
+        router,
+        telegram_settings(telegram_wire),
+        edit_interval_s=0.0,
+        concurrent_updates=1,
+        clock=telegram_wire.clock,
     )
     async with transport:
         telegram_wire.push_command("/ask@other_bot 你好", chat_id=GROUP, user_id=7)

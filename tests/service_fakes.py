@@ -4,6 +4,7 @@ transport (not the services): they record every call and answer with a settable 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 
 from bot.chats import ChatSettings
 from bot.commands import standard_registry
@@ -35,6 +36,7 @@ class RecordingScholar(_Recorder):
         self.calls: list[tuple[Actor, AskRequest | CiteRequest]] = []
         self.reply: Reply = Reply.text("answer", lang="zh")
         self.partials: list[str] = []  # streamed through `progress` before the reply
+        self.pace: Callable[[], Awaitable[object]] | None = None  # awaited before each partial
 
     @property
     def requests(self) -> list[AskRequest | CiteRequest]:
@@ -47,6 +49,8 @@ class RecordingScholar(_Recorder):
         await self._notify()
         if progress is not None:
             for partial in self.partials:
+                if self.pace is not None:
+                    await self.pace()
                 await progress(partial)
         return self.reply
 

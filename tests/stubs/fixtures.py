@@ -74,9 +74,14 @@ async def telegram_wire() -> AsyncIterator[TelegramServer]:
     exception inside the server."""
     async with TelegramServer() as server:
         yield server
-        refused = [c for c in server.errors() if not c.expected]
-        crashes = "".join(c.crash for c in refused)
-        assert not refused, f"the Bot API refused requests: {refused}\n{crashes}"
+        assert_clean(server)
+
+
+def assert_clean(server: TelegramServer) -> None:
+    """What the `telegram_wire` fixture asserts after each test."""
+    refused = [c for c in server.errors() if not c.expected]
+    crashes = "".join(c.crash for c in refused)
+    assert not refused, f"the Bot API refused requests: {refused}\n{crashes}"
 
 
 @pytest.fixture

@@ -234,7 +234,6 @@ def link_preview_options(args: Args) -> None:
     if not isinstance(value, dict):
         raise bad_request("object expected as link preview options")
     for key, item in value.items():
-        kind = str if key == "url" else bool
         if key not in (
             "is_disabled",
             "url",
@@ -243,8 +242,9 @@ def link_preview_options(args: Args) -> None:
             "show_above_text",
         ):
             raise StubGap(f"link_preview_options has no field {key!r}")
+        kind, name = (str, "String") if key == "url" else (bool, "Boolean")
         if not isinstance(item, kind):
-            raise bad_request(f'field "{key}" must be of type {kind.__name__.capitalize()}')
+            raise bad_request(f'field "{key}" must be of type {name}')
 
 
 def reply_markup(args: Args, callback_limit: int) -> Any:

@@ -13,10 +13,14 @@ from pathlib import Path
 
 import pytest
 
+from bot.app import App
 from bot.chats import ChatSettings
 from bot.ratelimit import RateLimiter
 from bot.transports.telegram import TelegramTransport
+from retrieval.fakes import HashEmbedder
 from retrieval.reply import Attachment, Block, Button, Poll, Reply
+from retrieval.requests import Actor
+from tests.reliability.helpers.stack import DIM, settings
 from tests.service_fakes import RecordingNovels, RecordingScholar, fake_router
 from tests.stubs.fixtures import telegram_settings
 from tests.stubs.telegram_server import Call, TelegramServer, parse_html
@@ -147,3 +151,30 @@ async def test_the_general_topic_and_reply_threads_are_no_topic(forum: Forum) ->
     answers = await server.wait_for("sendMessage", 2)
     assert all("message_thread_id" not in c.params for c in answers)
     assert all("message_thread_id" not in c.params for c in server.named("sendChatAction"))
+
+
+async def test_the_writers_room_keeps_the_topic_a_round_was_opened_in(
+    telegram_wire: TelegramServer, tmp_path: Path
+) -> None:
+    """The whole stack (App, offline): the round remembers the topic, and an announcement to
+    the round's target (what the deadline job posts) lands in that topic."""
+    telegram_wire.join(FORUM, "读经论坛", forum=True)
+    topic = telegram_wire.open_topic(FORUM, "小说")
+    telegram_wire.member_status[(FORUM, ADMIN)] = "creator"
+    values = {"telegram_token": telegram_wire.token, "telegram_api_base": telegram_wire.api_base}
+    async with App(settings(tmp_path / "data", **values), embedder=HashEmbedder(DIM)) as app:
+        transport = TelegramTransport(
+            app.router, telegram_settings(telegram_wire), clock=telegram_wire.clock
+        )
+        app.attach(transport)
+        async with transport:
+            telegram_wire.push_command(
+                "/chapter next", chat_id=FORUM, user_id=ADMIN, thread_id=topic
+            )
+            [opened] = await telegram_wire.wait_for("sendMessage")
+            r = await app.novels.repo.open_round(str(FORUM))
+            assert r is not None and r.channel_id == str(topic)
+            target = Actor("telegram", r.chat_id, r.opener_id, channel_id=r.channel_id)
+            await app.announce(target, Reply.text("提议阶段已结束", lang="zh"))
+    [_, announced] = telegram_wire.named("sendMessage")
+    assert opened.params["message_thread_id"] == announced.params["message_thread_id"] == topic

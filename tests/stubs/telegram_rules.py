@@ -353,45 +353,31 @@ MESSAGE_METHODS = {
 }
 
 
-@dataclass(frozen=True)
-class Window:
-    count: int
-    seconds: float
-
-
-PER_CHAT = Window(3, 3.0)
-PER_GROUP = Window(20, 60.0)
-WHOLE_BOT = Window(30, 1.0)
-
-
 class FloodModel:
     """Telegram's published limits (core.telegram.org/bots/faq): about one message a second
     in a chat with short bursts, 20 a minute in a group, 30 a second in all. Modelled as
-    sliding windows over the accepted message requests (`MESSAGE_METHODS`), by arrival time:
-
-        per chat     3 in any 3 s
-        per group    20 in any 60 s   (a negative chat id)
-        whole bot    30 in any 1 s
-
+    sliding windows over the accepted message requests (`MESSAGE_METHODS`), by arrival time.
     A request that would exceed one is refused 429 with `retry_after`: the whole seconds until
     it would fit."""
+
+    # (requests, in any so many seconds, counted over): the chat, a group (negative id), the bot
+    WINDOWS = ((3, 3.0, "chat"), (20, 60.0, "group"), (30, 1.0, "bot"))
 
     def __init__(self) -> None:
         self.accepted: list[tuple[float, int]] = []  # (arrival, chat id)
 
     def retry_after(self, chat_id: int, now: float) -> int | None:
-        windows = [(PER_CHAT, True), (WHOLE_BOT, False)]
-        if chat_id < 0:
-            windows.append((PER_GROUP, True))
         waits = []
-        for window, same_chat in windows:
+        for count, seconds, scope in self.WINDOWS:
+            if scope == "group" and chat_id > 0:
+                continue
             recent = [
                 at
                 for at, chat in self.accepted
-                if at > now - window.seconds and (chat == chat_id or not same_chat)
+                if at > now - seconds and (scope == "bot" or chat == chat_id)
             ]
-            if len(recent) >= window.count:
-                waits.append(recent[len(recent) - window.count] + window.seconds - now)
+            if len(recent) >= count:
+                waits.append(recent[len(recent) - count] + seconds - now)
         if not waits:
             return None
         return max(1, math.ceil(max(waits) - 1e-9))

@@ -28,9 +28,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from telegram.error import TelegramError
 from telegram.ext import BaseRateLimiter, ExtBot
 
-from bot.clock import SYSTEM_CLOCK, Clock
 from bot.transports.telegram_flood import FloodControl
-from tests.stubs.clock import VirtualClock
+from retrieval.clock import Clock
+from tests.stubs.clock import ServerTime, SystemTime, VirtualClock
 from tests.stubs.telegram_server import TelegramServer
 
 GROUP, ADMIN = -100700, 7
@@ -48,9 +48,9 @@ class Run:
 
 
 async def _workload(
-    server: TelegramServer, bot: ExtBot[Any], clock: Clock, name: str, layer: str, label: str
+    server: TelegramServer, bot: ExtBot[Any], name: str, layer: str, label: str
 ) -> Run:
-    start_calls, wall, start = len(server.calls), time.monotonic(), clock.now()
+    start_calls, wall, start = len(server.calls), time.monotonic(), server.time.now()
     failed = 0
     for i in range(25 if name == "25 posts" else 10):
         try:
@@ -61,35 +61,37 @@ async def _workload(
         except TelegramError:
             failed += 1
     refused = sum(c.status == 429 for c in server.calls[start_calls:])
-    return Run(layer, label, name, time.monotonic() - wall, clock.now() - start, refused, failed)
+    return Run(
+        layer, label, name, time.monotonic() - wall, server.time.now() - start, refused, failed
+    )
 
 
 async def measure(
-    layer: str, make: Callable[[Clock], BaseRateLimiter[Any]], clock: Clock, label: str
+    layer: str, make: Callable[[Clock], BaseRateLimiter[Any]], now: ServerTime, label: str
 ) -> list[Run]:
     runs = []
-    async with TelegramServer(clock=clock) as server:
+    async with TelegramServer(time=now) as server:
         server.join(GROUP)
         server.member_status[(GROUP, ADMIN)] = "creator"
         for name in ("25 posts", "10 answers + typing + admin lookup"):
             server.flood_model.accepted.clear()  # each workload starts on a quiet minute
             async with ExtBot(
-                server.token, base_url=server.api_base, rate_limiter=make(clock)
+                server.token, base_url=server.api_base, rate_limiter=make(server.clock)
             ) as bot:
-                runs.append(await _workload(server, bot, clock, name, layer, label))
+                runs.append(await _workload(server, bot, name, layer, label))
     return runs
 
 
 async def main() -> list[str]:
     runs = await measure("FloodControl", FloodControl, VirtualClock(), "virtual")
-    runs += await measure("FloodControl", FloodControl, SYSTEM_CLOCK, "system")
+    runs += await measure("FloodControl", FloodControl, SystemTime(), "system")
     try:
         from telegram.ext import AIORateLimiter
 
         def aio(clock: Clock) -> BaseRateLimiter[Any]:
             return AIORateLimiter(max_retries=2)
 
-        runs += await measure("AIORateLimiter(max_retries=2)", aio, SYSTEM_CLOCK, "system")
+        runs += await measure("AIORateLimiter(max_retries=2)", aio, SystemTime(), "system")
     except RuntimeError as err:  # aiolimiter is not installed
         print(f"AIORateLimiter skipped: {err}")
     lines = [

@@ -26,7 +26,6 @@ from telegram.ext import (
 from telegram.request import BaseRequest
 
 from bot.admin import AdminCache, AdminUnknown, Member
-from bot.clock import SYSTEM_CLOCK, Clock
 from bot.registry import Upload, UploadFailed
 from bot.render.stream import TELEGRAM_EDIT_INTERVAL_S, ActionTable, StreamingEditor
 from bot.render.telegram import CALLBACK_LIMIT, TelegramMessage, plain_preview, render
@@ -34,6 +33,7 @@ from bot.router import Router
 from bot.settings import Settings
 from bot.transports.base import ChatTransport
 from bot.transports.telegram_flood import FloodControl
+from retrieval.clock import SYSTEM_CLOCK, Clock
 from retrieval.i18n import Lang
 from retrieval.reply import Reply, ballot_posted_action, poll_answer_action
 from retrieval.requests import Actor
@@ -421,7 +421,11 @@ class TelegramTransport(ChatTransport):
             )
 
         return StreamingEditor(
-            send_first, edit, self._edit_interval, now=self._clock.now, sleep=self._clock.sleep
+            send_first,
+            edit,
+            self._edit_interval,
+            now=self._clock.monotonic,
+            sleep=self._clock.sleep,
         )
 
     async def _on_callback(self, update: Update, context: Context) -> None:

@@ -36,7 +36,7 @@ from typing import Any
 from telegram.error import RetryAfter
 from telegram.ext import BaseRateLimiter
 
-from bot.clock import SYSTEM_CLOCK, Clock
+from retrieval.clock import SYSTEM_CLOCK, Clock
 
 log = logging.getLogger(__name__)
 
@@ -127,7 +127,7 @@ class FloodControl(BaseRateLimiter[int]):
                 return await callback(*args, **kwargs)
             except RetryAfter as exc:
                 wait = seconds(exc.retry_after)
-                until = self._clock.now() + wait
+                until = self._clock.monotonic() + wait
                 self._held[hold_key] = max(self._held.get(hold_key, until), until)
                 if attempt >= retries:
                     raise
@@ -146,7 +146,7 @@ class FloodControl(BaseRateLimiter[int]):
 
     async def _acquire(self, hold_key: object, windows: list[_Window]) -> None:
         while True:
-            now = self._clock.now()
+            now = self._clock.monotonic()
             waits = [w.wait(now) for w in windows]
             if any(w is None for w in waits):
                 waiter = asyncio.get_running_loop().create_future()
@@ -164,7 +164,7 @@ class FloodControl(BaseRateLimiter[int]):
     def _release(self, windows: list[_Window]) -> None:
         if not windows:
             return
-        now = self._clock.now()
+        now = self._clock.monotonic()
         for window in windows:
             window.in_flight -= 1
             window.answered.append(now)
@@ -174,7 +174,7 @@ class FloodControl(BaseRateLimiter[int]):
                 waiter.set_result(None)
 
     def _prune(self) -> None:
-        now = self._clock.now()
+        now = self._clock.monotonic()
         for key in [k for k, w in self._windows.items() if w.idle(now)]:
             del self._windows[key]
         for key in [k for k, until in self._held.items() if until <= now]:

@@ -338,7 +338,7 @@ async def test_a_second_long_poll_ends_the_first_with_409(
 async def test_flood_limits_per_chat_per_group_and_for_the_whole_bot(
     bot: Bot, telegram_wire: TelegramServer
 ) -> None:
-    clock = telegram_wire.clock
+    clock = telegram_wire.time
 
     async def refused(chat_id: int) -> float:
         with pytest.raises(RetryAfter) as info:

@@ -72,7 +72,7 @@ def shown(server: TelegramServer, method: str = "sendMessage") -> list[str]:
 async def test_the_production_edit_throttle_streams_within_the_group_limit(env: Env) -> None:
     """80 partials, one every 0.5 s, in a group: the edit throttle keeps edits 1.5 s apart,
     and FloodControl keeps the stream within 20 messages a minute; nothing is refused."""
-    server, clock = env.server, env.server.clock
+    server, clock = env.server, env.server.time
     partials = ["".join(f"第{j}句。" for j in range(i + 1)) for i in range(80)]
     env.scholar.partials = partials
     env.scholar.pace = lambda: clock.sleep(0.5)
@@ -90,7 +90,7 @@ async def test_the_production_edit_throttle_streams_within_the_group_limit(env: 
 
 
 async def test_a_burst_of_posts_to_a_group_is_paced_never_refused(env: Env) -> None:
-    server, clock = env.server, env.server.clock
+    server, clock = env.server, env.server.time
     start = clock.now()
     target = Actor("telegram", str(GROUP), "0")
     for i in range(25):
@@ -107,7 +107,7 @@ async def test_a_429_on_a_reply_is_waited_out_on_the_clock(env: Env) -> None:
     server.push_command("/help")
     [sent] = await server.wait_for("sendMessage")
     [refused] = [c for c in server.calls if c.method == "sendMessage" and c.status == 429]
-    assert sent.at - refused.at >= 7 and 7.0 in server.clock.slept
+    assert sent.at - refused.at >= 7 and 7.0 in server.time.slept
     assert sent.params["text"] == refused.params["text"]  # the same message, sent again
 
 
@@ -158,7 +158,7 @@ async def test_an_extension_b_citation_fits(env: Env) -> None:
 async def test_extension_b_streamed_edits_fit(env: Env) -> None:
     """A streamed partial of 3,000 Extension B characters is clipped to one message; the final
     answer (3,500 characters) ends as the edited message plus one more."""
-    server, clock = env.server, env.server.clock
+    server, clock = env.server, env.server.time
     env.scholar.partials = [EXT_B[:1000], EXT_B]
     env.scholar.pace = lambda: clock.sleep(2)  # past the edit throttle: each partial is shown
     final = EXT_B + EXT_B[:500]

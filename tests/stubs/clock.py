@@ -5,6 +5,31 @@ waits in real time."""
 from __future__ import annotations
 
 import asyncio
+import datetime as dt
+import time
+from typing import Protocol
+
+from retrieval.clock import SYSTEM_CLOCK, Clock
+
+EPOCH = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
+
+
+class ServerTime(Protocol):
+    """What a loopback server reads (`now`), and the product's `Clock` on the same time."""
+
+    def now(self) -> float: ...
+
+    def as_clock(self) -> Clock: ...
+
+
+class SystemTime:
+    """Real time, for a benchmark (never a test)."""
+
+    def now(self) -> float:
+        return time.monotonic()
+
+    def as_clock(self) -> Clock:
+        return SYSTEM_CLOCK
 
 
 class VirtualClock:
@@ -27,3 +52,11 @@ class VirtualClock:
 
     def advance(self, seconds: float) -> None:
         self._now += seconds
+
+    def as_clock(self) -> Clock:
+        """The product's `Clock` on this time (wall time counts from `EPOCH`)."""
+        return Clock(
+            now=lambda: EPOCH + dt.timedelta(seconds=self._now),
+            monotonic=self.now,
+            sleep=self.sleep,
+        )

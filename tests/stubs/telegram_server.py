@@ -1,13 +1,13 @@
 """A loopback Telegram Bot API server (aiohttp) for python-telegram-bot's own `HTTPXRequest`.
 
 The transport under test is configured exactly as in production, only with
-`TELEGRAM_API_BASE=<server.api_base>` and the server's virtual `clock`: PTB builds every request,
+`TELEGRAM_API_BASE=<server.api_base>` and `clock=server.clock` (the server's virtual time): PTB builds every request,
 sends it over real HTTP (form-encoded, or multipart with file uploads) and parses the answers.
 Updates reach the bot the only way they reach a polling bot: `getUpdates` long polling. A test
 queues an update with `server.push_*`; the pending `getUpdates` returns it at once.
 
 It fails closed. Every request is recorded as a `Call` (method, decoded parameters, uploaded
-files, the clock's time, the answer's status); `errors()` are the ones it refused, and the
+files, the server's time, the answer's status); `errors()` are the ones it refused, and the
 `telegram_wire` fixture fails a test that leaves any it did not expect. What it refuses:
 
 - the token in the path (401 Unauthorized); a method it has no handler for, and any other path
@@ -31,7 +31,7 @@ files, the clock's time, the answer's status); `errors()` are the ones it refuse
 - a second long poll while one is waiting: the older one is answered 409 "Conflict: terminated
   by other getUpdates request; make sure that only one bot instance is running" (Telegram's
   `abort_long_poll`; a poll whose client has hung up is not counted);
-- flood: the limits of `telegram_rules.FloodModel` on the server's clock — per chat 3 messages
+- flood: the limits of `telegram_rules.FloodModel` on the server's time — per chat 3 messages
   in any 3 s, per group 20 in any 60 s, the whole bot 30 in any 1 s — refused 429 "Too Many
   Requests: retry after N" with `parameters.retry_after` N (whole seconds). A test injects one
   with `flood(method, retry_after)`, any refusal with `fail(method, code, description)`.
@@ -61,7 +61,7 @@ from typing import Any
 
 from aiohttp import web
 
-from tests.stubs.clock import VirtualClock
+from tests.stubs.clock import ServerTime, VirtualClock
 from tests.stubs.telegram_rules import (
     CHAT_ACTIONS,
     MESSAGE_METHODS,
@@ -168,9 +168,12 @@ class Topic:
 class TelegramServer:
     """aiohttp on 127.0.0.1, a free port; an async context manager."""
 
-    def __init__(self, token: str = "123456:TEST-token", *, clock: Any = None) -> None:
+    def __init__(self, token: str = "123456:TEST-token", *, time: ServerTime | None = None) -> None:
         self.token = token
-        self.clock = clock if clock is not None else VirtualClock()
+        # The server's time (a `VirtualClock` unless given: now, advance, slept), and the
+        # product's `Clock` on it, for the transport under test (`clock=server.clock`).
+        self.time: ServerTime = time if time is not None else VirtualClock()
+        self.clock = self.time.as_clock()
         self.flood_model = FloodModel()
         self.calls: list[Call] = []
         self.files: dict[str, bytes] = {}  # file_id → content (getFile + download)
@@ -500,12 +503,12 @@ class TelegramServer:
         return self._refuse(call, BotAPIError(500, "Internal Server Error"))
 
     async def _not_found(self, request: web.Request) -> web.Response:
-        call = Call(f"{request.method} {request.path}", {}, at=self.clock.now())
+        call = Call(f"{request.method} {request.path}", {}, at=self.time.now())
         return self._refuse(call, BotAPIError(404, "Not Found"))
 
     async def _download(self, request: web.Request) -> web.Response:
         path = request.match_info["path"]
-        call = Call("file", {"path": path}, at=self.clock.now())
+        call = Call("file", {"path": path}, at=self.time.now())
         try:
             if request.match_info["token"] != self.token:
                 return self._refuse(call, BotAPIError(401, "Unauthorized"))
@@ -543,7 +546,7 @@ class TelegramServer:
 
     async def _api(self, request: web.Request) -> web.Response:
         method = request.match_info["method"]
-        call = Call(method, {}, at=self.clock.now())
+        call = Call(method, {}, at=self.time.now())
         try:
             raw, files = await self._read(request)
             call.params, call.files = _decoded(raw), files
@@ -578,7 +581,7 @@ class TelegramServer:
         if method not in MESSAGE_METHODS:
             return None
         chat_id = self._chat(args)["id"]
-        wait = self.flood_model.retry_after(chat_id, self.clock.now())
+        wait = self.flood_model.retry_after(chat_id, self.time.now())
         if wait is not None:
             raise too_many_requests(wait)
         return int(chat_id)

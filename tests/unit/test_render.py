@@ -15,6 +15,7 @@ from bot.render import telegram as tr
 from bot.render.stream import ActionTable, StreamingEditor
 from bot.transports.telegram_flood import FloodControl
 from novel.ballot import native_ballot
+from retrieval.clock import Clock as ProductClock
 from retrieval.reply import Attachment, Block, Button, Citation, Poll, Reply
 
 # ---- Discord ---------------------------------------------------------------------------------
@@ -270,7 +271,7 @@ async def test_editor_honours_retry_after() -> None:
     the retry budget (two) spent, the error reaches the caller."""
     clock = Clock()
     sink = Sink([RetryAfter(3), RetryAfter(2)])
-    flood = FloodControl(clock)
+    flood = FloodControl(ProductClock(monotonic=clock.now, sleep=clock.sleep))
 
     async def edit(text: str) -> object:
         return await flood.process_request(

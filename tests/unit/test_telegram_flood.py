@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from telegram.error import RetryAfter
 
 from bot.transports.telegram_flood import FloodControl, counts
+from retrieval.clock import Clock
 from tests.stubs.clock import VirtualClock
 from tests.stubs.telegram_rules import FloodModel
 
@@ -57,7 +58,7 @@ def test_what_counts_as_a_message() -> None:
 async def test_a_chat_gets_a_burst_of_three_then_about_one_a_second() -> None:
     clock = VirtualClock()
     recorder = Recorder(clock)
-    send = sender(FloodControl(clock), recorder)
+    send = sender(FloodControl(clock.as_clock()), recorder)
     for _ in range(7):
         await send("sendMessage", 42)
     assert at(recorder, 42) == [0, 0, 0, 3, 3, 3, 6]
@@ -66,7 +67,7 @@ async def test_a_chat_gets_a_burst_of_three_then_about_one_a_second() -> None:
 async def test_a_group_gets_twenty_a_minute() -> None:
     clock = VirtualClock()
     recorder = Recorder(clock)
-    send = sender(FloodControl(clock), recorder)
+    send = sender(FloodControl(clock.as_clock()), recorder)
     for _ in range(25):
         await send("sendMessage", -100)
     times = at(recorder, -100)
@@ -78,7 +79,7 @@ async def test_a_group_gets_twenty_a_minute() -> None:
 async def test_the_whole_bot_gets_thirty_a_second() -> None:
     clock = VirtualClock()
     recorder = Recorder(clock)
-    send = sender(FloodControl(clock), recorder)
+    send = sender(FloodControl(clock.as_clock()), recorder)
     await asyncio.gather(*(send("sendMessage", chat) for chat in range(1, 32)))
     times = sorted(t for t, _, _ in recorder.sent)
     assert times.count(1000.0) == 30 and times[30] == 1001.0
@@ -95,7 +96,7 @@ async def test_requests_in_flight_count_until_answered() -> None:
             await answered.wait()
         return {}
 
-    flood = FloodControl(clock)
+    flood = FloodControl(clock.as_clock())
 
     async def send() -> object:
         return await flood.process_request(
@@ -119,7 +120,7 @@ async def test_a_429_is_waited_out_in_that_chat_only() -> None:
     clock = VirtualClock()
     recorder = Recorder(clock)
     recorder.refuse = [RetryAfter(5)]
-    send = sender(FloodControl(clock), recorder)
+    send = sender(FloodControl(clock.as_clock()), recorder)
     held = asyncio.create_task(send("sendMessage", 42))
     await asyncio.sleep(0)
     await send("sendMessage", 43)  # another chat goes on, before 42's retry, without waiting
@@ -132,7 +133,7 @@ async def test_a_429_after_the_last_retry_reaches_the_caller() -> None:
     clock = VirtualClock()
     recorder = Recorder(clock)
     recorder.refuse = [RetryAfter(1)] * 3
-    send = sender(FloodControl(clock, max_retries=2), recorder)
+    send = sender(FloodControl(clock.as_clock(), max_retries=2), recorder)
     try:
         await send("editMessageText", 42)
     except RetryAfter:
@@ -145,7 +146,7 @@ async def test_a_429_after_the_last_retry_reaches_the_caller() -> None:
 async def test_reads_and_chat_actions_are_not_paced() -> None:
     clock = VirtualClock()
     recorder = Recorder(clock)
-    send = sender(FloodControl(clock), recorder)
+    send = sender(FloodControl(clock.as_clock()), recorder)
     for method in ["sendChatAction", "getChatAdministrators", "answerCallbackQuery"] * 5:
         await send(method, 42)
     assert set(at(recorder, 42)) == {0}
@@ -162,6 +163,9 @@ class EventClock:
 
     def now(self) -> float:
         return self.t
+
+    def as_clock(self) -> Clock:
+        return Clock(monotonic=self.now, sleep=self.sleep)
 
     async def sleep(self, seconds: float) -> None:
         waiter = asyncio.get_running_loop().create_future()
@@ -203,7 +207,7 @@ def test_the_server_model_never_refuses_a_paced_bot(
     async def scenario() -> list[int]:
         model = FloodModel()
         refused: list[int] = []
-        flood = FloodControl(clock)
+        flood = FloodControl(clock.as_clock())
 
         async def telegram(chat_id: int, there: float, back: float) -> dict[str, Any]:
             await clock.sleep(there)

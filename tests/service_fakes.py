@@ -20,8 +20,12 @@ class _Recorder:
 
     def __init__(self) -> None:
         self._changed = asyncio.Condition()
+        # Called as each call's work starts: the work takes time (e.g. a virtual clock moves).
+        self.takes: Callable[[], object] | None = None
 
     async def _notify(self) -> None:
+        if self.takes is not None:
+            self.takes()
         async with self._changed:
             self._changed.notify_all()
 
@@ -36,7 +40,7 @@ class RecordingScholar(_Recorder):
         self.calls: list[tuple[Actor, AskRequest | CiteRequest]] = []
         self.reply: Reply = Reply.text("answer", lang="zh")
         self.partials: list[str] = []  # streamed through `progress` before the reply
-        self.pace: Callable[[], Awaitable[object]] | None = None  # awaited before each partial
+        self.between: Callable[[], Awaitable[object]] | None = None  # awaited between partials
 
     @property
     def requests(self) -> list[AskRequest | CiteRequest]:
@@ -48,9 +52,9 @@ class RecordingScholar(_Recorder):
         self.calls.append((actor, request))
         await self._notify()
         if progress is not None:
-            for partial in self.partials:
-                if self.pace is not None:
-                    await self.pace()
+            for i, partial in enumerate(self.partials):
+                if i and self.between is not None:
+                    await self.between()
                 await progress(partial)
         return self.reply
 

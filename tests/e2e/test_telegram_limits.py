@@ -75,7 +75,7 @@ async def test_the_production_edit_throttle_streams_within_the_group_limit(env: 
     server, clock = env.server, env.server.time
     partials = ["".join(f"第{j}句。" for j in range(i + 1)) for i in range(80)]
     env.scholar.partials = partials
-    env.scholar.pace = lambda: clock.sleep(0.5)
+    env.scholar.between = lambda: clock.sleep(0.5)
     env.scholar.reply = Reply.text(partials[-1] + "完。", lang="zh")
     server.push_command("/ask@baibao_bot 长回答", chat_id=GROUP, user_id=8)
     await server.wait_for("editMessageText", where=lambda c: str(c.params["text"]).endswith("完。"))
@@ -160,7 +160,7 @@ async def test_extension_b_streamed_edits_fit(env: Env) -> None:
     answer (3,500 characters) ends as the edited message plus one more."""
     server, clock = env.server, env.server.time
     env.scholar.partials = [EXT_B[:1000], EXT_B]
-    env.scholar.pace = lambda: clock.sleep(2)  # past the edit throttle: each partial is shown
+    env.scholar.between = lambda: clock.sleep(2)  # past the edit throttle: each partial is shown
     final = EXT_B + EXT_B[:500]
     env.scholar.reply = Reply(lang="zh", blocks=[Block(final)])
     server.push_command("/ask 流式")

@@ -3,23 +3,43 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 _SENTENCE_END = re.compile(r"(?<=[。！？!?；;.])\s*")
 
+# How a platform measures a message: code points (`len`, Discord) or UTF-16 code units
+# (`bot.render.telegram.units`, Telegram).
+Size = Callable[[str], int]
 
-def split_message(text: str, limit: int) -> list[str]:
-    """Split into pieces of at most `limit` characters, preferring paragraph, then line, then
-    sentence boundaries; never inside a 【…】 citation or a ``` code fence when avoidable."""
+
+def fitting(text: str, limit: int, size: Size = len) -> int:
+    """The length (in code points) of the longest prefix of `text` whose size is ≤ `limit`
+    (every measure here counts a code point as one unit or more)."""
+    low, high = 0, min(len(text), max(0, limit))
+    while low < high:
+        middle = (low + high + 1) // 2
+        if size(text[:middle]) <= limit:
+            low = middle
+        else:
+            high = middle - 1
+    return low
+
+
+def split_message(text: str, limit: int, size: Size = len) -> list[str]:
+    """Split into pieces of at most `limit` (measured by `size`), preferring paragraph, then
+    line, then sentence boundaries; never inside a 【…】 citation or a ``` code fence when
+    avoidable."""
     if limit <= 0:
         raise ValueError("limit must be positive")
     pieces: list[str] = []
     rest = text.strip("\n")
-    while len(rest) > limit:
-        cut = _best_cut(rest, limit)
+    while size(rest) > limit:
+        cut = _best_cut(rest, max(1, fitting(rest, limit, size)))
         head, rest = rest[:cut].rstrip(), rest[cut:].lstrip("\n ")
         if head.count("```") % 2 == 1:  # close an open fence here, reopen in the next piece
-            head = head[: limit - 4].rstrip() + "\n```" if len(head) + 4 > limit else head + "\n```"
+            if size(head) + 4 > limit:
+                head = head[: fitting(head, limit - 4, size)].rstrip()
+            head += "\n```"
             rest = "```\n" + rest
         pieces.append(head)
     if rest:
@@ -53,14 +73,14 @@ def _safe(text: str, at: int) -> bool:
     return before.rfind("【") <= before.rfind("】")
 
 
-def join_pieces(parts: Iterable[str], limit: int) -> list[str]:
+def join_pieces(parts: Iterable[str], limit: int, size: Size = len) -> list[str]:
     """Join parts that each fit `limit` with blank lines into as few messages as possible."""
     pieces: list[str] = []
     current = ""
     for part in parts:
         if not current:
             current = part
-        elif len(current) + 2 + len(part) <= limit:
+        elif size(current) + 2 + size(part) <= limit:
             current += "\n\n" + part
         else:
             pieces.append(current)

@@ -1,13 +1,13 @@
 """Helpers shared by the chat transports: throttled streaming edits and short action ids.
 
-No SDK imports here: platform specifics (how to send, how to edit, what a flood-control error
-looks like) are passed in as callables.
+No SDK imports here: platform specifics (how to send, how to edit) are passed in as callables.
+Flood control is not the editor's job: each platform's HTTP layer waits out its own limits
+(discord.py's client; `bot.transports.telegram_flood.FloodControl` for Telegram).
 """
 
 from __future__ import annotations
 
 import asyncio
-import datetime as dt
 import hashlib
 import logging
 import time
@@ -18,23 +18,9 @@ log = logging.getLogger(__name__)
 
 SendFirst = Callable[[str], Awaitable[object]]
 Edit = Callable[[str], Awaitable[object]]
-RetryAfterOf = Callable[[BaseException], float | None]
 
 TELEGRAM_EDIT_INTERVAL_S = 1.5
 DISCORD_EDIT_INTERVAL_S = 1.0
-
-
-def _no_retry(exc: BaseException) -> float | None:
-    return None
-
-
-def as_seconds(value: object) -> float:
-    """A platform's retry-after (seconds as int/float, or a timedelta) → float seconds."""
-    if isinstance(value, dt.timedelta):
-        return value.total_seconds()
-    if isinstance(value, int | float):
-        return float(value)
-    return 1.0
 
 
 class StreamingEditor:
@@ -43,8 +29,7 @@ class StreamingEditor:
     `update` is the service's `Progress` callable: the first call sends the message
     (`send_first`), later ones edit it (`edit`) when the interval has passed and the text
     changed; texts arriving too soon are kept and delivered by a later call or by `finish`,
-    which always delivers the final text (waiting out the interval). A flood-control error
-    (`retry_after(exc)` returns seconds) is slept off; the stream then continues.
+    which always delivers the final text (waiting out the interval).
     """
 
     def __init__(
@@ -53,18 +38,14 @@ class StreamingEditor:
         edit: Edit,
         min_interval_s: float,
         *,
-        retry_after: RetryAfterOf = _no_retry,
         now: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], Awaitable[object]] = asyncio.sleep,
-        max_attempts: int = 3,
     ) -> None:
         self._send_first = send_first
         self._edit = edit
         self._interval = min_interval_s
-        self._retry_after = retry_after
         self._now = now
         self._sleep = sleep
-        self._max_attempts = max_attempts
         self._lock = asyncio.Lock()
         self._shown: str | None = None  # the text the message shows now
         self._last_at = float("-inf")
@@ -84,7 +65,7 @@ class StreamingEditor:
             if self.started and self._now() - self._last_at < self._interval:
                 return  # too soon: a later update or finish() delivers the newer text
             try:
-                await self._deliver(text, attempts=1)
+                await self._deliver(text)
             except Exception:
                 log.warning("streaming update failed", exc_info=True)
 
@@ -97,31 +78,16 @@ class StreamingEditor:
                 wait = self._interval - (self._now() - self._last_at)
                 if wait > 0:
                     await self._sleep(wait)
-            await self._deliver(text, attempts=self._max_attempts)
+            await self._deliver(text)
 
-    async def _deliver(self, text: str, attempts: int) -> None:
-        for attempt in range(1, attempts + 1):
-            try:
-                if self.started:
-                    await self._edit(text)
-                    self.edits += 1
-                else:
-                    await self._send_first(text)
-            except Exception as exc:
-                delay = self._retry_after(exc)
-                if delay is None:
-                    raise
-                log.info("flood control: waiting %.1f s", delay)
-                await self._sleep(delay)
-                self._last_at = self._now()
-                if attempt == attempts:
-                    if attempts == 1:
-                        return  # an update: skip it, the stream continues
-                    raise
-                continue
-            self._shown = text
-            self._last_at = self._now()
-            return
+    async def _deliver(self, text: str) -> None:
+        if self.started:
+            await self._edit(text)
+            self.edits += 1
+        else:
+            await self._send_first(text)
+        self._shown = text
+        self._last_at = self._now()
 
 
 class ActionTable:

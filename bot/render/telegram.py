@@ -2,6 +2,11 @@
 
 Text is split as plain text first and escaped afterwards, so every message carries whole,
 balanced tags and a 【…】 citation is never cut.
+
+Telegram counts a message's length after entity parsing, in UTF-16 code units, so a character
+outside the Basic Multilingual Plane (CJK Extension B 𠀀, most emoji) counts twice. Every length
+here is `units` of the HTML as sent: never less than what Telegram counts (tags and entities
+only shrink when parsed), and never less than the code points either.
 """
 
 from __future__ import annotations
@@ -12,7 +17,7 @@ from dataclasses import dataclass, field
 
 from telegram import InlineKeyboardButton, InlineKeyboardMarkup
 
-from bot.render import join_pieces, short_label, split_message
+from bot.render import fitting, join_pieces, short_label, split_message
 from bot.render.stream import ActionTable
 from novel.ballot import encode_vote
 from retrieval.reply import Block, Reply
@@ -49,6 +54,11 @@ def esc(text: str) -> str:
     return html.escape(text, quote=False)
 
 
+def units(text: str) -> int:
+    """Length in UTF-16 code units, as Telegram counts it."""
+    return len(text.encode("utf-16-le")) // 2
+
+
 Wrap = Callable[[str], str]
 
 
@@ -67,24 +77,25 @@ def _wrap_for(block: Block) -> Wrap:
 
 
 def fit(text: str, wrap: Wrap, limit: int = LIMIT, budget: int | None = None) -> list[str]:
-    """Plain `text` → escaped, wrapped pieces of at most `limit` characters each."""
+    """Plain `text` → escaped, wrapped pieces of at most `limit` units each."""
     if not text:
         return []
     whole = wrap(esc(text))
-    if len(whole) <= limit:
+    if units(whole) <= limit:
         return [whole]
-    overhead = len(wrap(""))
+    overhead = units(wrap(""))
     budget = max(1, budget if budget is not None else limit - overhead)
     out: list[str] = []
-    for part in split_message(text, budget):
+    for part in split_message(text, budget, units):
         rendered = wrap(esc(part))
-        if len(rendered) <= limit:
+        if units(rendered) <= limit:
             out.append(rendered)
         elif budget > 1:  # escaping grew it (&amp; …): split this part finer
-            smaller = min(budget - 1, int(len(part) * (limit - overhead) / len(rendered) * 0.95))
+            shrink = (limit - overhead) / units(rendered) * 0.95
+            smaller = min(budget - 1, int(units(part) * shrink))
             out += fit(part, wrap, limit, max(1, smaller))
         else:
-            out.append(rendered[:limit])
+            out.append(rendered[: fitting(rendered, limit, units)])
     return out
 
 
@@ -98,7 +109,7 @@ def sections(reply: Reply) -> list[list[str]]:
         out.append([f"<b>{_SOURCES[reply.lang]}</b>"])
         for c in reply.citations:
             head = f"【{esc(c.label)}】"
-            quote = fit(c.quote, lambda s: f"<blockquote>{s}</blockquote>", LIMIT - len(head) - 1)
+            quote = fit(c.quote, lambda s: f"<blockquote>{s}</blockquote>", LIMIT - units(head) - 1)
             out.append([head + ("\n" + quote[0] if quote else ""), *quote[1:]])
     if reply.poll:
         lines = [f"<b>{esc(reply.poll.question)}</b>"]
@@ -108,12 +119,12 @@ def sections(reply: Reply) -> list[list[str]]:
 
 
 def fit_lines(lines: list[str], limit: int = LIMIT) -> list[str]:
-    """Already-escaped lines → pieces of at most `limit` characters (lines kept whole)."""
+    """Already-escaped lines → pieces of at most `limit` units (lines kept whole)."""
     pieces: list[str] = []
     current = ""
     for line in lines:
-        line = line[:limit]
-        if current and len(current) + 1 + len(line) > limit:
+        line = line[: fitting(line, limit, units)]
+        if current and units(current) + 1 + units(line) > limit:
             pieces.append(current)
             current = line
         else:
@@ -124,7 +135,7 @@ def fit_lines(lines: list[str], limit: int = LIMIT) -> list[str]:
 
 
 def pack(parts: list[list[str]], limit: int = LIMIT) -> list[str]:
-    return join_pieces((part for section in parts for part in section), limit)
+    return join_pieces((part for section in parts for part in section), limit, units)
 
 
 def _label(text: str) -> str:
@@ -184,10 +195,10 @@ def render(reply: Reply, table: ActionTable | None = None) -> TelegramReply:
 
 def plain_preview(text: str, limit: int = LIMIT) -> str:
     """A partial (streamed) plain text → escaped HTML that fits one message."""
-    if len(text) > limit - 1:
-        text = text[: limit - 1] + "…"
+    if units(text) > limit - 1:
+        text = text[: fitting(text, limit - 1, units)] + "…"
     rendered = esc(text)
-    while len(rendered) > limit:
+    while units(rendered) > limit:
         text = text[: len(text) * 9 // 10] + "…"
         rendered = esc(text)
     return rendered

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from telegram import BotCommand, Chat, Document, InlineKeyboardMarkup, Message, Update, User
 from telegram.constants import ChatAction, ChatMemberStatus, ChatType, ParseMode
-from telegram.error import BadRequest, RetryAfter, TelegramError
+from telegram.error import BadRequest, TelegramError
 from telegram.ext import (
     Application,
     ApplicationBuilder,
@@ -27,11 +27,12 @@ from telegram.request import BaseRequest
 
 from bot.admin import AdminCache, AdminUnknown, Member
 from bot.registry import Upload, UploadFailed
-from bot.render.stream import TELEGRAM_EDIT_INTERVAL_S, ActionTable, StreamingEditor, as_seconds
+from bot.render.stream import TELEGRAM_EDIT_INTERVAL_S, ActionTable, StreamingEditor
 from bot.render.telegram import CALLBACK_LIMIT, TelegramMessage, plain_preview, render
 from bot.router import Router
 from bot.settings import Settings
 from bot.transports.base import ChatTransport, OnBallot, Posted
+from bot.transports.telegram_flood import FloodControl
 from retrieval.clock import SYSTEM_CLOCK, Clock
 from retrieval.i18n import Lang
 from retrieval.reply import Reply, poll_answer_action
@@ -44,10 +45,6 @@ ADMIN_CACHE_S = 600.0
 POLL_MEMORY = 1000
 
 Context = ContextTypes.DEFAULT_TYPE
-
-
-def _retry_after(exc: BaseException) -> float | None:
-    return as_seconds(exc.retry_after) if isinstance(exc, RetryAfter) else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,6 +97,7 @@ class TelegramTransport(ChatTransport[_Chat]):
             .base_url(base)
             .base_file_url(base[: -len("/bot")] + "/file/bot" if base.endswith("/bot") else base)
             .concurrent_updates(concurrent_updates)  # 1: one update after another, in order
+            .rate_limiter(FloodControl(clock))  # the one flood-control layer: pacing and 429s
         )
         if request is not None:
             builder = builder.request(request).get_updates_request(request)
@@ -226,24 +224,17 @@ class TelegramTransport(ChatTransport[_Chat]):
             return
         message = out.messages[-1]  # the one that carries the keyboard
         html = out.messages[0].html if len(out.messages) == 1 else message.html
-        for attempt in range(2):
-            try:
-                await self.app.bot.edit_message_text(
-                    html,
-                    chat_id=chat_id,
-                    message_id=int(message_id),
-                    parse_mode=ParseMode.HTML,
-                    reply_markup=message.keyboard,  # none: a closed ballot loses its buttons
-                    disable_web_page_preview=True,
-                )
-                break
-            except RetryAfter as exc:  # flood control: wait as told, once
-                if attempt:
-                    raise
-                await asyncio.sleep(as_seconds(exc.retry_after))
-            except BadRequest as exc:
-                if "not modified" in str(exc).lower():
-                    break
+        try:
+            await self.app.bot.edit_message_text(
+                html,
+                chat_id=chat_id,
+                message_id=int(message_id),
+                parse_mode=ParseMode.HTML,
+                reply_markup=message.keyboard,  # none: a closed ballot loses its buttons
+                disable_web_page_preview=True,
+            )
+        except BadRequest as exc:
+            if "not modified" not in str(exc).lower():
                 raise
         if reply.poll is None and poll_message_id:
             try:
@@ -254,22 +245,15 @@ class TelegramTransport(ChatTransport[_Chat]):
     async def _send_message(
         self, chat_id: int, thread_id: int | None, message: TelegramMessage
     ) -> Message:
-        for attempt in range(3):
-            try:
-                sent: Message = await self.app.bot.send_message(
-                    chat_id,
-                    message.html,
-                    parse_mode=ParseMode.HTML,
-                    reply_markup=message.keyboard,
-                    message_thread_id=thread_id,
-                    disable_web_page_preview=True,
-                )
-                return sent
-            except RetryAfter as exc:
-                if attempt == 2:
-                    raise
-                await asyncio.sleep(as_seconds(exc.retry_after))
-        raise AssertionError("unreachable")
+        sent: Message = await self.app.bot.send_message(
+            chat_id,
+            message.html,
+            parse_mode=ParseMode.HTML,
+            reply_markup=message.keyboard,
+            message_thread_id=thread_id,
+            disable_web_page_preview=True,
+        )
+        return sent
 
     def _remember_poll(self, poll_id: str, target: _PollTarget) -> None:
         self._polls[poll_id] = target
@@ -302,9 +286,17 @@ class TelegramTransport(ChatTransport[_Chat]):
 
     # ---- incoming ---------------------------------------------------------------------------
 
-    def _actor(self, chat: Chat, user: User | None, sender_chat: Chat | None = None) -> Actor:
-        """Who spoke. A message sent on behalf of a chat (an anonymous admin posts as the group,
-        a linked channel as itself) comes `from` a placeholder bot: the chat is the sender."""
+    def _actor(
+        self,
+        chat: Chat,
+        user: User | None,
+        sender_chat: Chat | None = None,
+        thread_id: int | None = None,
+    ) -> Actor:
+        """Who spoke, and where: a forum topic is the actor's channel, so what the bot posts
+        later (a round's results) goes to the topic the round was opened in. A message sent on
+        behalf of a chat (an anonymous admin posts as the group, a linked channel as itself)
+        comes `from` a placeholder bot: the chat is the sender."""
         if sender_chat is not None:
             user_id, name = sender_chat.id, sender_chat.title or sender_chat.username or ""
         elif user is not None:
@@ -316,6 +308,7 @@ class TelegramTransport(ChatTransport[_Chat]):
             str(chat.id),
             str(user_id),
             name,
+            channel_id=str(thread_id) if thread_id is not None else "",
             lang=self._settings.default_language,  # the router applies the chat's setting
         )
 
@@ -380,8 +373,8 @@ class TelegramTransport(ChatTransport[_Chat]):
         text: str,
         upload: Upload | None,
     ) -> None:
-        actor = self._actor(chat, user, message.sender_chat)
-        thread = message.message_thread_id if message.is_topic_message else None
+        thread = _topic(message)
+        actor = self._actor(chat, user, message.sender_chat, thread)
         state = _EditState()
         editor = self._editor(chat.id, thread, state)
 
@@ -428,7 +421,13 @@ class TelegramTransport(ChatTransport[_Chat]):
                 disable_web_page_preview=True,
             )
 
-        return StreamingEditor(send_first, edit, self._edit_interval, retry_after=_retry_after)
+        return StreamingEditor(
+            send_first,
+            edit,
+            self._edit_interval,
+            now=self.clock.monotonic,
+            sleep=self.clock.sleep,
+        )
 
     async def _on_callback(self, update: Update, context: Context) -> None:
         query = update.callback_query
@@ -440,20 +439,18 @@ class TelegramTransport(ChatTransport[_Chat]):
             await query.answer()
             return
         user = query.from_user
+        message = query.message
+        thread = _topic(message) if isinstance(message, Message) else None
         member = self._member(chat, user.id)
-        reply = await self.router.press(self._actor(chat, user), action, member=member)
+        reply = await self.router.press(
+            self._actor(chat, user, thread_id=thread), action, member=member
+        )
         text = reply.plain()
         short = len(text) <= 190 and not reply.buttons and not reply.poll and not reply.attachments
         if short:
             await query.answer(text, show_alert=reply.is_error)
             return
         await query.answer()
-        message = query.message
-        thread = (
-            message.message_thread_id
-            if isinstance(message, Message) and message.is_topic_message
-            else None
-        )
         await self.deliver(self._where(chat.id, thread, reply.lang), reply, _Chat(chat.id, thread))
 
     async def _on_poll_answer(self, update: Update, context: Context) -> None:
@@ -479,6 +476,12 @@ class TelegramTransport(ChatTransport[_Chat]):
 
     async def _on_error(self, update: object, context: Context) -> None:
         log.error("telegram: update failed", exc_info=context.error)
+
+
+def _topic(message: Message) -> int | None:
+    """The forum topic a message was posted in; None for the General topic and for chats
+    without topics (a reply thread in a plain group is not a topic)."""
+    return message.message_thread_id if message.is_topic_message else None
 
 
 @dataclass(slots=True)

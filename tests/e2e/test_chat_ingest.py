@@ -76,6 +76,7 @@ async def env(tmp_path: Path, telegram_wire: TelegramServer) -> AsyncIterator[En
             telegram_settings(telegram_wire),
             edit_interval_s=0.0,
             concurrent_updates=1,
+            clock=telegram_wire.clock,
         )
         async with transport:
             yield Env(app, transport, telegram_wire)

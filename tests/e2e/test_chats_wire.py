@@ -45,7 +45,11 @@ async def tg(telegram_wire: TelegramServer, tmp_path: Path) -> AsyncIterator[Tg]
         # One update at a time, in order: a test knows an update was handled (and stayed
         # silent) once the answer to a later one is in.
         transport = TelegramTransport(
-            router, telegram_settings(telegram_wire), edit_interval_s=0.0, concurrent_updates=1
+            router,
+            telegram_settings(telegram_wire),
+            edit_interval_s=0.0,
+            concurrent_updates=1,
+            clock=telegram_wire.clock,
         )
         async with transport:
             yield Tg(telegram_wire, transport, scholar, novels)
@@ -106,7 +110,9 @@ async def test_a_group_hears_only_its_own_commands(tg: Tg) -> None:
 async def test_menus_are_set_per_language_independently(telegram_wire: TelegramServer) -> None:
     telegram_wire.fail("setMyCommands", 500, "Internal Server Error")
     transport = TelegramTransport(
-        fake_router(RecordingScholar(), RecordingNovels()), telegram_settings(telegram_wire)
+        fake_router(RecordingScholar(), RecordingNovels()),
+        telegram_settings(telegram_wire),
+        clock=telegram_wire.clock,
     )
     async with transport:
         pass

@@ -154,7 +154,9 @@ async def test_default_language_en_answers_a_chat_without_settings_in_english(
     )
     assert settings.default_language == "en"
     async with App(settings, embedder=HashEmbedder(DIM), llm=None) as app:
-        transport = TelegramTransport(app.router, settings, edit_interval_s=0.0)
+        transport = TelegramTransport(
+            app.router, settings, edit_interval_s=0.0, clock=telegram_wire.clock
+        )
         app.attach(transport)
         async with transport:
             # A group and a private chat nobody ran /settings in; the senders' apps are Chinese.
@@ -222,7 +224,9 @@ async def test_ask_through_telegram_with_claude_keeps_only_verified_citations(
                 )
             )
         )
-        transport = TelegramTransport(app.router, settings, edit_interval_s=0.0)
+        transport = TelegramTransport(
+            app.router, settings, edit_interval_s=0.0, clock=telegram_wire.clock
+        )
         app.attach(transport)
         async with transport:
             telegram_wire.push_command(f"/ask {QUESTION}")
@@ -316,6 +320,7 @@ async def test_novel_round_through_telegram_with_a_native_poll(
             edit_interval_s=0.0,
             concurrent_updates=1,
             on_ballot=app.ballot_posted,
+            clock=server.clock,
         )
         app.attach(transport)
         async with transport:

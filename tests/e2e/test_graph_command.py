@@ -80,7 +80,9 @@ async def test_discord_sends_the_picture_as_a_file(router: Router, tmp_path: Pat
 async def test_telegram_sends_the_picture_as_a_photo(
     router: Router, telegram_wire: TelegramServer
 ) -> None:
-    transport = TelegramTransport(router, telegram_settings(telegram_wire), edit_interval_s=0.0)
+    transport = TelegramTransport(
+        router, telegram_settings(telegram_wire), edit_interval_s=0.0, clock=telegram_wire.clock
+    )
     async with transport:
         telegram_wire.push_command("/graph 神圣分赐")
         [photo] = await telegram_wire.wait_for("sendPhoto")

@@ -123,6 +123,7 @@ async def _telegram(
         edit_interval_s=0.0,
         concurrent_updates=1,
         on_ballot=app.ballot_posted,
+        clock=server.clock,
     )
     app.attach(transport)
     await transport.start()

@@ -61,7 +61,9 @@ async def test_console_discord_and_telegram_render_the_same_reply(
     await ConsoleTransport(r, stdin=io.StringIO(), stdout=out).handle_line(question)
     console_text = out.getvalue()
 
-    async with TelegramTransport(r, telegram_settings(telegram_wire), edit_interval_s=0.0):
+    async with TelegramTransport(
+        r, telegram_settings(telegram_wire), edit_interval_s=0.0, clock=telegram_wire.clock
+    ):
         telegram_wire.push_command(question)
         # The ballot is a keyboard by default (issue 12).
         await telegram_wire.wait_for("sendMessage")

@@ -47,7 +47,9 @@ async def env(telegram_wire: TelegramServer, tmp_path: Path) -> AsyncIterator[En
         async def on_ballot(posted: BallotPosted) -> None:
             ballots.append(posted)
 
-        transport = TelegramTransport(router, settings, edit_interval_s=0.0, on_ballot=on_ballot)
+        transport = TelegramTransport(
+            router, settings, edit_interval_s=0.0, on_ballot=on_ballot, clock=telegram_wire.clock
+        )
         async with transport:
             yield Env(transport, telegram_wire, scholar, novels, ballots)
 
@@ -64,7 +66,9 @@ async def test_start_sets_commands_and_long_polls(env: Env) -> None:
 
 async def test_stop_is_idempotent(telegram_wire: TelegramServer) -> None:
     router = fake_router(RecordingScholar(), RecordingNovels(), limiter=RateLimiter(0, 0))
-    transport = TelegramTransport(router, telegram_settings(telegram_wire))
+    transport = TelegramTransport(
+        router, telegram_settings(telegram_wire), clock=telegram_wire.clock
+    )
     await transport.start()
     await transport.stop()
     await transport.stop()
@@ -113,7 +117,11 @@ async def test_command_for_another_bot_is_ignored(telegram_wire: TelegramServer)
     # One update at a time, in order: once /help is answered, the update before it was
     # handled (and stayed silent), not merely still running.
     transport = TelegramTransport(
-        router, telegram_settings(telegram_wire), edit_interval_s=0.0, concurrent_updates=1
+        router,
+        telegram_settings(telegram_wire),
+        edit_interval_s=0.0,
+        concurrent_updates=1,
+        clock=telegram_wire.clock,
     )
     async with transport:
         telegram_wire.push_command("/ask@other_bot 你好", chat_id=GROUP, user_id=7)

@@ -282,7 +282,7 @@ def test_telegram_html_is_valid_allowed_and_balanced(reply: Reply) -> None:
         parser.feed(message.html)
         parser.close()
         assert not parser.bad and not parser.stack, (parser.bad, message.html[:300])
-        assert len(message.html) <= tr.LIMIT
+        assert len(message.html) <= tr.LIMIT and tr.units(message.html) <= tr.LIMIT
 
 
 # What Discord parses as a mention: @everyone / @here, and <@id> <@!id> <@&id> with a snowflake.

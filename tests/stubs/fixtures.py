@@ -1,8 +1,9 @@
 """Fixtures for tests on the real wire (a pytest plugin, loaded by `tests/conftest.py`).
 
 - `telegram_wire`: a `TelegramServer` (loopback Bot API). Build the transport with
-  `telegram_settings(server)`: PTB's own `HTTPXRequest` reaches it through `TELEGRAM_API_BASE`;
-  updates arrive by `getUpdates` long polling (`server.push_command(...)`).
+  `telegram_settings(server)` and `clock=server.clock`: PTB's own `HTTPXRequest` reaches it
+  through `TELEGRAM_API_BASE`; updates arrive by `getUpdates` long polling
+  (`server.push_command(...)`); flood-control waits and throttles run on the virtual clock.
 - `discord_wire`: a `DiscordServer` (loopback REST + gateway websocket). `discord.py` is pointed
   at it (`Route.BASE`, the gateway URL); interactions arrive as gateway `INTERACTION_CREATE`
   dispatches (`await server.interact(slash(...))`).
@@ -68,10 +69,19 @@ def llm_settings(server: LLMStubServer, provider: str) -> dict[str, Any]:
 
 @pytest.fixture
 async def telegram_wire() -> AsyncIterator[TelegramServer]:
+    """A `TelegramServer` on its own virtual clock (`server.clock`: pass it to the transport).
+    Fails the test on any request the server refused and the test did not expect, and on any
+    exception inside the server."""
     async with TelegramServer() as server:
         yield server
-        refused = [c for c in server.errors() if not c.expected]
-        assert not refused, f"the Bot API refused requests: {refused}"
+        assert_clean(server)
+
+
+def assert_clean(server: TelegramServer) -> None:
+    """What the `telegram_wire` fixture asserts after each test."""
+    refused = [c for c in server.errors() if not c.expected]
+    crashes = "".join(c.crash for c in refused)
+    assert not refused, f"the Bot API refused requests: {refused}\n{crashes}"
 
 
 @pytest.fixture

@@ -12,8 +12,10 @@ from telegram.error import RetryAfter
 
 from bot.render import discord as dr
 from bot.render import telegram as tr
-from bot.render.stream import ActionTable, StreamingEditor, as_seconds
+from bot.render.stream import ActionTable, StreamingEditor
+from bot.transports.telegram_flood import FloodControl
 from novel.ballot import native_ballot
+from retrieval.clock import Clock as ProductClock
 from retrieval.reply import Attachment, Block, Button, Citation, Poll, Reply
 
 # ---- Discord ---------------------------------------------------------------------------------
@@ -231,15 +233,9 @@ class Sink:
         self.log.append(("edit", text))
 
 
-def _retry(exc: BaseException) -> float | None:
-    return as_seconds(exc.retry_after) if isinstance(exc, RetryAfter) else None
-
-
 async def test_editor_throttles_and_delivers_final() -> None:
     clock, sink = Clock(), Sink()
-    editor = StreamingEditor(
-        sink.send, sink.edit, 1.5, now=clock.now, sleep=clock.sleep, retry_after=_retry
-    )
+    editor = StreamingEditor(sink.send, sink.edit, 1.5, now=clock.now, sleep=clock.sleep)
     await editor.update("a")  # t=0: sent
     clock.t = 0.5
     await editor.update("ab")  # too soon: held
@@ -270,18 +266,28 @@ async def test_editor_finish_without_stream_sends_once() -> None:
 
 
 async def test_editor_honours_retry_after() -> None:
+    """Flood control is Telegram's one request-level layer (`FloodControl`), not the editor's:
+    a 429 is waited out on the clock, as long as Telegram said, and the same edit sent again;
+    the retry budget (two) spent, the error reaches the caller."""
     clock = Clock()
     sink = Sink([RetryAfter(3), RetryAfter(2)])
-    editor = StreamingEditor(
-        sink.send, sink.edit, 1.5, now=clock.now, sleep=clock.sleep, retry_after=_retry
-    )
+    flood = FloodControl(ProductClock(monotonic=clock.now, sleep=clock.sleep))
+
+    async def edit(text: str) -> object:
+        return await flood.process_request(
+            sink.edit, (text,), {}, "editMessageText", {"chat_id": 42}, None
+        )
+
+    editor = StreamingEditor(sink.send, edit, 1.5, now=clock.now, sleep=clock.sleep)
     await editor.update("a")
     clock.t = 2.0
-    await editor.update("ab")  # flood control: sleep 3, skip this partial
-    assert clock.slept == [3.0] and sink.log == [("send", "a")]
-    await editor.finish("abc")  # the retry budget covers one more 429
-    assert sink.log == [("send", "a"), ("edit", "abc")]
-    assert clock.slept[1:] == [pytest.approx(1.5), 2.0]
+    await editor.update("ab")  # 429 twice: waits 3 s, then 2 s, then the edit goes through
+    assert clock.slept == [3.0, 2.0] and sink.log == [("send", "a"), ("edit", "ab")]
+    sink.fail = [RetryAfter(1), RetryAfter(1), RetryAfter(1)]
+    with pytest.raises(RetryAfter):
+        await editor.finish("abc")  # three 429s in a row: the budget is spent
+    assert clock.slept[2:] == [pytest.approx(1.5), 1.0, 1.0]
+    assert sink.log == [("send", "a"), ("edit", "ab")]
 
 
 async def test_editor_update_swallows_errors_but_finish_raises() -> None:

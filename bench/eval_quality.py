@@ -179,6 +179,11 @@ def make_embedder(name: str) -> Embedder:
     raise SystemExit(f"unknown embedder {name!r} (hash | e5 | use)")
 
 
+def corpus_dir(data_dir: Path, embedder_name: str, books: str) -> Path:
+    """Where a kept corpus lives: one directory per embedder and book set."""
+    return data_dir / f"{embedder_name}-{books.replace(',', '_')}"
+
+
 def _weight_map(w: tuple[float, float, float]) -> dict[str, float]:
     return dict(zip(("dense", "graph", "keyword"), w, strict=True))
 
@@ -225,17 +230,20 @@ async def evaluate(
     data_dir: Path | None = None,
     log: Callable[[str], None] = print,
     gloss: bool = True,
+    embedder: Embedder | None = None,
 ) -> Run:
     """`data_dir`: keep the prepared corpus there and reuse it on the next run (one directory
     per embedder and book set; ingest is skipped when the corpus is already there, so
-    `ingest_s` is then near zero). None: a temporary directory."""
+    `ingest_s` is then near zero). None: a temporary directory. `embedder`: this instance
+    (e.g. one model shared by a test session) instead of a new `make_embedder(embedder_name)`;
+    `App` closes it on the way out, as it closes any embedder it is given."""
     run = Run(embedder_name, books)
-    inner = make_embedder(embedder_name)
+    inner = embedder or make_embedder(embedder_name)
     with contextlib.ExitStack() as stack:
         if data_dir is None:
             tmp = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="baibao-quality-")))
         else:
-            tmp = data_dir / f"{embedder_name}-{books.replace(',', '_')}"
+            tmp = corpus_dir(data_dir, embedder_name, books)
         async with App(_settings(tmp, books), embedder=inner, llm=None) as app:
             if not gloss:
                 app.search.gloss = None
@@ -286,9 +294,6 @@ async def evaluate(
                 run.per_q[f"fused {'/'.join(str(x) for x in w)} k={k}"] = rows
             search.weights = _weight_map(DEFAULT_WEIGHTS)
             search.k = DEFAULT_K
-    close = getattr(inner, "close", None)
-    if callable(close):
-        close()
     return run
 
 

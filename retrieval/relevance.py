@@ -14,8 +14,9 @@
 The same evidence makes fusion query-aware (a keyword track that matched nothing distinctive
 has no real signal).
 
-`RelevanceGate` decides from it; its thresholds are calibrated on `tests/quality/relevance.yaml`
-(see `bench/results/relevance.md`).
+`RelevanceGate` decides from it; its thresholds are calibrated on the calibration half of the
+relevance set (`tests/quality/relevance_calibration.yaml`, `bench/eval_relevance.py
+--calibrate`) and graded on the other half (see `bench/results/relevance.md`).
 """
 
 from __future__ import annotations
@@ -243,7 +244,7 @@ class CoverageReader:
 
 
 # Dense similarity above which a ministry passage is close enough in meaning, per embedder
-# (calibrated on tests/quality/relevance.yaml, bench/results/relevance.md). Models not listed
+# (calibrated on tests/quality/relevance_calibration.yaml, bench/results/relevance.md). Models not listed
 # (the hash fake, USE, remote models) are judged on terms and verses alone.
 DENSE_FLOORS = {"multilingual-e5-small-q4": 0.905}
 

@@ -1,55 +1,141 @@
-"""The relevance gate on tests/quality/relevance.yaml, on the real stack (App: Qdrant Edge,
-SQLite, BM25, graph) with the hash embedder — so the gate decides on terms and verses alone
-(`RelevanceGate.for_embedder` sets no dense floor for it).
+"""The relevance gate on the test half of the relevance set (tests/quality/relevance_test.yaml),
+on the real stack (App: Qdrant Edge, SQLite, BM25, graph). The thresholds are tuned on the
+other half only (relevance_calibration.yaml, `bench/eval_relevance.py --calibrate`); nothing
+here reads the calibration half except to check the split.
 
-Measured (bench/results/relevance.md): hash 61/64 addressed answered, 64/64 unaddressed
-declined, 65/73 held-out labelled questions answered; e5 64/64, 64/64, 65/73. Before the
-gate, 0 of 64 unaddressed questions were declined.
+Two embedders:
+- e5, the shipped default (`e5_corpora`), whose gate has a dense floor (`DENSE_FLOORS`):
+  half-covered questions very close in meaning are answered. The floors below hold it, and
+  `test_e5_dense_floor_*` show the floor deciding on real evidence both ways.
+- the hash fake, which has no dense floor: the gate decides on terms and verses alone.
+
+Measured on the test half (bench/results/relevance.md, "the split"): e5 32/32 addressed
+answered, 32/32 unaddressed declined, 65/73 held-out labelled questions answered; hash 30/32,
+32/32, 65/73. Floors sit one question under.
 """
 
 from __future__ import annotations
 
-import asyncio
+import dataclasses
 
 import pytest
 
-from bench.eval_relevance import GateRun, load_items, rates, run_gate
+from bench.eval_relevance import (
+    CALIBRATION,
+    TEST,
+    GateRun,
+    Item,
+    load_items,
+    rates,
+    run_gate,
+)
+from retrieval.relevance import RelevanceGate
+from tests.quality.conftest import E5Corpora
 
-ANSWERED_FLOOR = 0.93
-DECLINED_FLOOR = 0.97
-HELD_OUT_FLOOR = 0.85
+FLOORS = {  # answered, declined, held-out
+    "e5": (0.96, 0.96, 0.87),
+    "hash": (0.90, 0.96, 0.87),
+}
 
 
 @pytest.fixture(scope="module")
-def run() -> GateRun:
-    return asyncio.run(run_gate("hash", load_items()))
+def items() -> list[Item]:
+    return load_items(TEST)
 
 
-def test_the_set_is_half_addressed_and_covers_every_kind() -> None:
-    items = load_items()
-    addressed = [i for i in items if i.addressed]
-    assert len(items) >= 100 and abs(len(addressed) - len(items) / 2) <= 2
-    kinds = {i.kind for i in items if not i.addressed}
-    assert {"offtopic", "religion", "near_theology", "verse"} <= kinds
-    assert {i.lang for i in items} == {"zh", "en", "mixed"}
+@pytest.fixture(scope="module")
+def runs(items: list[Item], e5_corpora: E5Corpora) -> dict[str, GateRun]:
+    import asyncio
+
+    data_dir = e5_corpora.data_dir("Eph")
+    return {
+        "hash": asyncio.run(run_gate("hash", items)),
+        "e5": e5_corpora.run(
+            lambda embedder: run_gate(e5_corpora.name, items, data_dir=data_dir, embedder=embedder)
+        ),
+    }
 
 
-def test_unaddressed_questions_are_declined(run: GateRun) -> None:
-    _, _, declined, unaddressed = rates(run, load_items())
-    assert declined / unaddressed >= DECLINED_FLOOR, (declined, unaddressed)
-    for key in ("n001", "n002", "n003", "n023", "n031", "n060"):  # weather, cooking, code …
+def test_the_halves_split_the_set_evenly_and_cover_every_kind() -> None:
+    calibration, test = load_items(CALIBRATION), load_items(TEST)
+    assert not {i.id for i in calibration} & {i.id for i in test}
+    assert {i.question for i in calibration}.isdisjoint(i.question for i in test)
+    for half in (calibration, test):
+        addressed = [i for i in half if i.addressed]
+        assert len(half) >= 60 and len(addressed) == len(half) / 2
+        kinds = {i.kind for i in half if not i.addressed}
+        assert {"offtopic", "religion", "near_theology", "verse"} <= kinds
+        assert {i.lang for i in half if i.addressed} == {"zh", "en", "mixed"}
+
+
+@pytest.mark.parametrize("embedder", sorted(FLOORS))
+def test_unaddressed_questions_are_declined(
+    runs: dict[str, GateRun], items: list[Item], embedder: str
+) -> None:
+    run = runs[embedder]
+    _, _, declined, unaddressed = rates(run, items)
+    assert declined / unaddressed >= FLOORS[embedder][1], (declined, unaddressed)
+    for key in ("n002", "n004", "n016", "n024", "n031", "n060"):  # cooking, stocks, Islam …
         assert not run.decided[key], key
 
 
-def test_addressed_questions_are_answered(run: GateRun) -> None:
-    answered, addressed, _, _ = rates(run, load_items())
-    assert answered / addressed >= ANSWERED_FLOOR, (answered, addressed)
+@pytest.mark.parametrize("embedder", sorted(FLOORS))
+def test_addressed_questions_are_answered(
+    runs: dict[str, GateRun], items: list[Item], embedder: str
+) -> None:
+    run = runs[embedder]
+    answered, addressed, _, _ = rates(run, items)
+    assert answered / addressed >= FLOORS[embedder][0], (answered, addressed)
     held = sum(run.held_out.values()) / len(run.held_out)
-    assert held >= HELD_OUT_FLOOR, held
+    assert held >= FLOORS[embedder][2], held
 
 
-def test_an_english_question_held_in_translation_is_answered(run: GateRun) -> None:
+@pytest.mark.parametrize("embedder", sorted(FLOORS))
+def test_an_english_question_held_in_translation_is_answered(
+    runs: dict[str, GateRun], embedder: str
+) -> None:
     """a053 asks in English about orphans; the passage says 孤儿 (CC-CEDICT's rendering), and
     no word of the question is in it as written."""
-    assert run.decided["a053"]
-    assert run.evidence["a053"].coverage > 0.25
+    assert runs[embedder].decided["a053"]
+    assert runs[embedder].evidence["a053"].coverage > 0.25
+
+
+def _dense_rule_decides(run: GateRun, key: str) -> bool:
+    """The e5 gate answers `key`, and would not without its dense floor."""
+    gate = RelevanceGate.for_embedder(run.model_id)
+    evidence = run.evidence[key]
+    without = dataclasses.replace(gate, dense_floor=None)
+    return run.decided[key] and not without.addressed(evidence)
+
+
+def test_e5_dense_floor_answers_half_covered_questions_close_in_meaning(
+    runs: dict[str, GateRun], items: list[Item]
+) -> None:
+    run = runs["e5"]
+    gate = RelevanceGate.for_embedder(run.model_id)
+    assert gate.dense_floor is not None
+    rescued = [i.id for i in items if _dense_rule_decides(run, i.id)]
+    assert rescued, "no test question is answered through the dense floor"
+    assert all(next(i for i in items if i.id == k).addressed for k in rescued), rescued
+    for key in rescued:
+        assert run.evidence[key].dense >= gate.dense_floor, (key, run.evidence[key])
+
+
+def test_e5_dense_floor_keeps_half_covered_unrelated_questions_out(
+    runs: dict[str, GateRun], items: list[Item]
+) -> None:
+    """Unaddressed questions half covered by some passage (past `dense_coverage`) are
+    declined because that passage is not close enough in meaning."""
+    run = runs["e5"]
+    gate = RelevanceGate.for_embedder(run.model_id)
+    assert gate.dense_floor is not None
+    near = [
+        i
+        for i in items
+        if not i.addressed and not run.evidence[i.id].refs
+        if run.evidence[i.id].coverage >= gate.dense_coverage
+    ]
+    assert near, "no unaddressed test question comes near the dense rule"
+    for i in near:
+        assert not run.decided[i.id], (i.id, run.evidence[i.id])
+        assert run.evidence[i.id].dense < gate.dense_floor, (i.id, run.evidence[i.id])

@@ -12,6 +12,11 @@ parent kills it with SIGKILL after `random.uniform(0, WINDOW)` seconds, re-opens
 - search never returns stale text (every hit carries the current version's marker).
 
 `BAIBAO_SIGKILL_RUNS` (default 20) sets the number of kills, alternating corpus / novel.
+The campaign's seed (kill delays, the children's operations) is the run's own seed, the one
+pytest prints and `.ci/run` passes: pytest-randomly's `--randomly-seed`, else
+`--hypothesis-seed`; `BAIBAO_SIGKILL_SEED` overrides both. A failure names the seed and the
+command that replays it. (The kill lands after the same delay, not at the same instruction: a
+replay repeats the schedule, the machine's timing decides the rest.)
 Deterministic kills at each step boundary live in `test_crash_points.py`.
 """
 
@@ -43,7 +48,7 @@ ROOT = Path(__file__).resolve().parents[2]
 RUNS = int(os.environ.get("BAIBAO_SIGKILL_RUNS", "20"))
 WINDOW_S = float(os.environ.get("BAIBAO_SIGKILL_WINDOW_S", "1.5"))
 # Read at import, like the two knobs above: a fixture's environment scrub can never hide it.
-SEED = int(os.environ.get("BAIBAO_SIGKILL_SEED", str(time.time_ns())))
+SEED_OVERRIDE = os.environ.get("BAIBAO_SIGKILL_SEED")
 MARK = re.compile(r"〔(.)-(\d{5})〕")
 
 
@@ -245,10 +250,44 @@ async def _check_novel(data: Path) -> dict[str, int]:
         await store.close()
 
 
+def campaign_seed(config: pytest.Config) -> tuple[int, str]:
+    """The seed and where it came from: `BAIBAO_SIGKILL_SEED`, else the seed this pytest run
+    prints (pytest-randomly's, else Hypothesis's), else a fresh one (printed with a failure)."""
+    if SEED_OVERRIDE is not None:
+        return int(SEED_OVERRIDE), "BAIBAO_SIGKILL_SEED"
+    try:
+        randomly = config.getoption("randomly_seed")
+    except ValueError:  # pytest-randomly not loaded (-p no:randomly)
+        randomly = None
+    if isinstance(randomly, int):
+        return randomly, "--randomly-seed"
+    hypothesis = config.getoption("hypothesis_seed", None)
+    if hypothesis is not None:
+        return int(hypothesis), "--hypothesis-seed"
+    return time.time_ns() % (1 << 32), "time"
+
+
+def replay_note(seed: int, source: str) -> str:
+    return (
+        f"SIGKILL campaign seed {seed} (from {source}); replay with "
+        f"BAIBAO_SIGKILL_SEED={seed} .venv/bin/python -m pytest -q {Path(__file__).relative_to(ROOT)}"
+    )
+
+
 @pytest.mark.skipif(RUNS <= 0, reason="BAIBAO_SIGKILL_RUNS=0")
-async def test_sigkill_campaign_leaves_consistent_stores(tmp_path: Path) -> None:
-    print(f"BAIBAO_SIGKILL_SEED={SEED}")  # shown with a failure (kill times still vary)
-    rng = random.Random(SEED)
+async def test_sigkill_campaign_leaves_consistent_stores(
+    tmp_path: Path, pytestconfig: pytest.Config
+) -> None:
+    seed, source = campaign_seed(pytestconfig)
+    print(replay_note(seed, source))
+    try:
+        await _campaign(tmp_path, random.Random(seed))
+    except BaseException as exc:
+        exc.add_note(replay_note(seed, source))
+        raise
+
+
+async def _campaign(tmp_path: Path, rng: random.Random) -> None:
     corpus, novel = tmp_path / "corpus", tmp_path / "novel"
     corpus.mkdir()
     novel.mkdir()
@@ -265,3 +304,33 @@ async def test_sigkill_campaign_leaves_consistent_stores(tmp_path: Path) -> None
         log.append(f"run {run} {mode} killed after {delay:.2f}s, {len(ops)} ops done: {state}")
     print("\n".join(log))
     assert completed > 0, "no operation ever completed: widen BAIBAO_SIGKILL_WINDOW_S"
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (
+            ["-p", "randomly", "--randomly-seed=1234", "--hypothesis-seed=99"],
+            "(1234, '--randomly-seed')",
+        ),
+        (["-p", "no:randomly", "--hypothesis-seed=99"], "(99, '--hypothesis-seed')"),
+    ],
+)
+def test_the_campaign_seed_is_the_one_the_run_prints(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, args: list[str], expected: str
+) -> None:
+    """`.ci/run` prints the seed it passes as --randomly-seed and --hypothesis-seed; a run with
+    that seed replays the campaign's schedule."""
+    monkeypatch.delenv("BAIBAO_SIGKILL_SEED", raising=False)
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(ROOT), os.environ["PYTHONPATH"]]))
+    pytester.makepyfile(
+        """
+        from tests.reliability.test_sigkill import campaign_seed
+
+        def test_seed(pytestconfig):
+            print("SEED", campaign_seed(pytestconfig))
+        """
+    )
+    result = pytester.runpytest_subprocess("-s", *args)
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines([f"*SEED {expected}"])

@@ -8,18 +8,26 @@ Standard library only, because the same file runs in two places:
   (`pytest_configure` puts `tests/sandbox/` first on the children's `PYTHONPATH`; imported as
   top-level `netblock`).
 
-What is refused, for any target that is not loopback (127.0.0.0/8, ::1, "localhost"):
-`socket.connect`/`connect_ex`, `sendto`, `sendmsg` (UDP, including DNS queries sent by hand),
-name resolution (`getaddrinfo`, `gethostbyname(_ex)`, `gethostbyaddr`), on `socket.socket`
-and on the raw `_socket.socket` type. asyncio (`loop.sock_connect`, `loop.getaddrinfo`,
-`open_connection`, datagram endpoints), `socket.create_connection`, httpx, aiohttp and the SDKs
-all go through these. A host *name* other than localhost is refused before the C library could
-resolve it. Binding (servers) is always allowed; tests bind to 127.0.0.1.
+What is refused, for any target that is not loopback (127.0.0.0/8, ::1, "localhost" and
+`*.localhost`): `socket.connect`/`connect_ex`, `sendto`, `sendmsg` (UDP, including DNS queries
+sent by hand), name resolution (`getaddrinfo`, `gethostbyname(_ex)`, `gethostbyaddr`,
+`getnameinfo`), on `socket.socket` and on the raw `_socket.socket` type. asyncio
+(`loop.sock_connect`, `loop.getaddrinfo`, `open_connection`, datagram endpoints),
+`socket.create_connection`, httpx, aiohttp and the SDKs all go through these. A host *name*
+other than a loopback one is refused before the C library could resolve it, and loopback names
+(`localhost`, `foo.localhost`) and addresses are answered here, never by the system resolver
+(which could send a `*.localhost` query or a reverse lookup to a DNS server). Binding (servers)
+is always allowed; tests bind to 127.0.0.1.
 
 Every refusal raises `NetworkBlocked` and is also recorded: in `refusals` (this process) and,
 when `TESTS_NETBLOCK_LOG` names a file, as one line appended there (children), so the suite
-can fail a test whose code swallowed the exception. Not covered: non-Python children
-(curl, …) and C extensions with their own sockets (none in this project's dependencies).
+can fail a test whose code swallowed the exception.
+
+Not covered here: processes this file never runs in — non-Python children (curl, …), and
+Python children started so that they skip `sitecustomize` (`python -I`, `-S`, `-E`, or an
+environment without the suite's `PYTHONPATH`). `.ci/run` closes those off by running the suite
+in a network namespace with only loopback up; `tests/unit/test_network_seal.py` shows each of
+them failing to get out (see its docstring for what it asserts outside such a namespace).
 """
 
 from __future__ import annotations
@@ -169,14 +177,88 @@ def install(*, to_file: bool = True) -> None:
     _socket.socket = guarded_raw  # type: ignore[misc]
 
     for module in (socket, _socket):
-        for name in ("getaddrinfo", "gethostbyname", "gethostbyname_ex", "gethostbyaddr"):
-            setattr(module, name, _guard_resolver(name, getattr(module, name)))
+        for name, guard in _RESOLVER_GUARDS.items():
+            setattr(module, name, guard(getattr(module, name)))
 
 
-def _guard_resolver(name: str, real: Any) -> Any:
-    def resolve(host: Any, *args: Any, **kwargs: Any) -> Any:
-        _check_host(name, host)
-        return real(host, *args, **kwargs)
+# ---- name resolution: loopback answered here, everything else refused ------------------------
 
-    resolve.__name__ = name
-    return resolve
+
+def _loopback_name(host: object) -> bool:
+    """A loopback host given by name (not a numeric address): the system resolver never sees
+    it, since a `*.localhost` name would go out as a DNS query."""
+    if not is_loopback_host(host):
+        return False
+    try:
+        ipaddress.ip_address(_as_str(host).strip().split("%", 1)[0].strip("[]"))  # type: ignore[arg-type]
+    except ValueError:
+        return True
+    return False
+
+
+def _guard_getaddrinfo(real: Any) -> Any:
+    def getaddrinfo(
+        host: Any, port: Any, family: int = 0, type: int = 0, proto: int = 0, flags: int = 0
+    ) -> Any:
+        _check_host("getaddrinfo", host)
+        if not _loopback_name(host):
+            return real(host, port, family, type, proto, flags)
+        # The loopback address instead of the name (AI_NUMERICHOST: nothing is looked up), as
+        # /etc/hosts gives it: 127.0.0.1 unless IPv6 is asked for or named (ip6-localhost).
+        v6 = family == socket.AF_INET6 or _as_str(host).lower().startswith("ip6-")
+        if family not in (0, socket.AF_INET6 if v6 else socket.AF_INET):
+            raise socket.gaierror(socket.EAI_ADDRFAMILY, f"no such address for {host!r}")
+        numeric = "::1" if v6 else "127.0.0.1"
+        return real(numeric, port, family, type, proto, flags | socket.AI_NUMERICHOST)
+
+    return getaddrinfo
+
+
+def _guard_gethostbyname(real: Any) -> Any:
+    def gethostbyname(host: Any) -> Any:
+        _check_host("gethostbyname", host)
+        return "127.0.0.1" if _loopback_name(host) else real(host)
+
+    return gethostbyname
+
+
+def _guard_gethostbyname_ex(real: Any) -> Any:
+    def gethostbyname_ex(host: Any) -> Any:
+        _check_host("gethostbyname_ex", host)
+        return (_as_str(host), [], ["127.0.0.1"]) if _loopback_name(host) else real(host)
+
+    return gethostbyname_ex
+
+
+def _guard_gethostbyaddr(real: Any) -> Any:
+    """A reverse lookup is a DNS query: loopback is answered here, anything else refused."""
+
+    def gethostbyaddr(host: Any) -> Any:
+        if not is_loopback_host(host):  # the wildcard too: it would look up this host's name
+            _refuse("gethostbyaddr", host)
+        address = "127.0.0.1" if _loopback_name(host) else _as_str(host).strip("[]")
+        return ("localhost", [], [address])
+
+    return gethostbyaddr
+
+
+def _guard_getnameinfo(real: Any) -> Any:
+    def getnameinfo(sockaddr: Any, flags: int) -> Any:
+        host = sockaddr[0] if isinstance(sockaddr, tuple) and sockaddr else sockaddr
+        if not is_loopback_host(host):
+            _refuse("getnameinfo", sockaddr)
+        if _loopback_name(host):
+            return real(sockaddr, flags)  # CPython parses it with AI_NUMERICHOST: no lookup
+        numeric_host, service = real(sockaddr, flags | socket.NI_NUMERICHOST)
+        return numeric_host if flags & socket.NI_NUMERICHOST else "localhost", service
+
+    return getnameinfo
+
+
+_RESOLVER_GUARDS = {
+    "getaddrinfo": _guard_getaddrinfo,
+    "gethostbyname": _guard_gethostbyname,
+    "gethostbyname_ex": _guard_gethostbyname_ex,
+    "gethostbyaddr": _guard_gethostbyaddr,
+    "getnameinfo": _guard_getnameinfo,
+}

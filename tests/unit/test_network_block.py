@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import NetworkBlocked, Refusals
+from tests.sandbox import netblock
 
 PUBLIC_V4 = "192.0.2.1"  # TEST-NET-1: never routed, so a leak could not reach anyone anyway
 PUBLIC_V6 = "2001:db8::1"
@@ -73,6 +74,56 @@ def test_name_resolution_is_refused(refused_connections: Refusals) -> None:
     _refused(refused_connections, lambda: socket.gethostbyname(PUBLIC_NAME), "gethostbyname(")
     _refused(refused_connections, lambda: socket.gethostbyname_ex(PUBLIC_NAME), "gethostbyname")
     _refused(refused_connections, lambda: socket.gethostbyaddr(PUBLIC_V4), "gethostbyaddr(")
+
+
+def test_reverse_lookups_are_refused(refused_connections: Refusals) -> None:
+    """A reverse lookup is a DNS query too (PTR), on either module."""
+    _refused(refused_connections, lambda: socket.getnameinfo((PUBLIC_V4, 80), 0), "getnameinfo(")
+    _refused(
+        refused_connections, lambda: _socket.getnameinfo((PUBLIC_V6, 80, 0, 0), 0), "getnameinfo("
+    )
+    _refused(refused_connections, lambda: socket.gethostbyaddr("0.0.0.0"), "gethostbyaddr(")
+    _refused(refused_connections, lambda: socket.getfqdn(PUBLIC_V4), "gethostbyaddr(")
+
+
+def test_loopback_names_are_answered_without_the_system_resolver(
+    refused_connections: Refusals,
+) -> None:
+    """`foo.localhost` would go to the DNS server as a query; the block answers it itself."""
+    calls: list[tuple[object, ...]] = []
+
+    def system_resolver(host: str, port: object, *rest: int) -> list[object]:
+        calls.append((host, *rest))
+        return [("answer", host)]
+
+    getaddrinfo = netblock._guard_getaddrinfo(system_resolver)
+    assert getaddrinfo("foo.localhost", 80) == [("answer", "127.0.0.1")]
+    assert getaddrinfo("LOCALHOST.", 80, socket.AF_INET6) == [("answer", "::1")]
+    assert getaddrinfo("a.b.localhost", 80, 0, socket.SOCK_STREAM) == [("answer", "127.0.0.1")]
+    assert all(flags & socket.AI_NUMERICHOST for *_, flags in calls), calls  # nothing looked up
+    assert getaddrinfo("127.0.0.2", 80) == [("answer", "127.0.0.2")]  # numeric: passed on
+    with pytest.raises(socket.gaierror):
+        getaddrinfo("ip6-localhost", 80, socket.AF_INET)
+
+    def no_reverse_lookup(*args: object) -> object:
+        raise AssertionError(f"system resolver called with {args}")
+
+    assert netblock._guard_gethostbyaddr(no_reverse_lookup)("127.0.0.1") == (
+        "localhost",
+        [],
+        ["127.0.0.1"],
+    )
+    assert netblock._guard_gethostbyname(no_reverse_lookup)("x.localhost") == "127.0.0.1"
+    assert netblock._guard_gethostbyname_ex(no_reverse_lookup)("x.localhost")[2] == ["127.0.0.1"]
+    # The installed guards, end to end: the system resolver has no such name.
+    assert {a[4][0] for a in socket.getaddrinfo("foo.localhost", 80)} == {"127.0.0.1"}
+    assert socket.gethostbyname("api.localhost") == "127.0.0.1"
+    assert socket.getnameinfo(("127.0.0.1", 80), socket.NI_NUMERICSERV) == ("localhost", "80")
+    assert socket.getnameinfo(("::1", 80, 0, 0), socket.NI_NUMERICHOST | socket.NI_NUMERICSERV) == (
+        "::1",
+        "80",
+    )
+    assert refused_connections() == []
 
 
 def test_raw_socket_type_and_create_connection_are_refused(

@@ -1,0 +1,76 @@
+"""The relevance gate's rules (retrieval/relevance.py `RelevanceGate`), at their boundaries.
+
+The dense rule is the one only e5 has (`DENSE_FLOORS`): a half-covered question is addressed
+when a ministry passage is at least `dense_floor` close — and not when it is less close, when
+it is covered less than `dense_coverage`, when it names a verse no passage cites, or when the
+embedder has no calibrated floor (the hash fake, USE, remote models).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from retrieval.embed.offline import MODEL_ID as E5
+from retrieval.relevance import DENSE_FLOORS, Evidence, RelevanceGate
+
+GATE = RelevanceGate.for_embedder(E5)
+FLOOR = DENSE_FLOORS[E5]
+STEP = 0.001  # well inside e5's similarity resolution, well outside float noise
+
+# Half covered: past `dense_coverage`, short of `min_coverage`, too few specific terms for
+# `partial_coverage` — only closeness in meaning can carry it.
+HALF = Evidence(coverage=GATE.dense_coverage, specific=GATE.min_specific - 1)
+
+
+def test_the_shipped_floor_belongs_to_e5_alone() -> None:
+    assert GATE.dense_floor == FLOOR
+    assert 0.0 < FLOOR < 1.0
+    assert RelevanceGate.for_embedder("hash-256").dense_floor is None
+    assert RelevanceGate.for_embedder("text-embedding-3-small").dense_floor is None
+
+
+@pytest.mark.parametrize(
+    ("dense", "addressed"),
+    [
+        (FLOOR + STEP, True),
+        (FLOOR, True),  # the floor itself is close enough
+        (FLOOR - STEP, False),
+        (FLOOR - 0.1, False),
+        (0.0, False),
+    ],
+)
+def test_a_half_covered_question_is_addressed_only_at_or_above_the_floor(
+    dense: float, addressed: bool
+) -> None:
+    assert GATE.addressed(dataclasses.replace(HALF, dense=dense)) is addressed
+
+
+def test_closeness_alone_is_not_enough() -> None:
+    very_close = dataclasses.replace(HALF, dense=0.99)
+    assert GATE.addressed(very_close)
+    assert not GATE.addressed(dataclasses.replace(very_close, coverage=GATE.dense_coverage - STEP))
+    assert not GATE.addressed(dataclasses.replace(very_close, coverage=0.0))
+
+
+def test_a_verse_no_passage_cites_is_not_rescued_by_closeness() -> None:
+    about_an_uncited_verse = dataclasses.replace(HALF, dense=0.99, refs=("Eph.5.22",))
+    assert not GATE.addressed(about_an_uncited_verse)
+    cited = dataclasses.replace(about_an_uncited_verse, refs_cited=True)
+    assert GATE.addressed(cited)
+
+
+def test_without_a_floor_closeness_counts_for_nothing() -> None:
+    no_floor = RelevanceGate.for_embedder("hash-256")
+    assert not no_floor.addressed(dataclasses.replace(HALF, dense=1.0))
+
+
+def test_the_term_rules_do_not_need_closeness() -> None:
+    """Coverage alone, or partial coverage with specific terms, decides for any embedder."""
+    for gate in (GATE, RelevanceGate.for_embedder("hash-256")):
+        assert gate.addressed(Evidence(coverage=gate.min_coverage))
+        assert not gate.addressed(Evidence(coverage=gate.min_coverage - STEP))
+        partial = Evidence(coverage=gate.partial_coverage, specific=gate.min_specific)
+        assert gate.addressed(partial)
+        assert not gate.addressed(dataclasses.replace(partial, specific=gate.min_specific - 1))

@@ -4,7 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ingest.loaders.base import DEFAULT_MAX_BYTES, Block, Document, LoadError, check_size
+from ingest.loaders.base import (
+    DEFAULT_MAX_BYTES,
+    Block,
+    Document,
+    LoadError,
+    LoadOptions,
+    check_size,
+)
 from ingest.loaders.bible import BibleTable, Verse, is_bible_table, load_bible
 
 SUFFIXES = {
@@ -23,6 +30,7 @@ __all__ = [
     "Block",
     "Document",
     "LoadError",
+    "LoadOptions",
     "Verse",
     "check_size",
     "is_bible_table",
@@ -36,14 +44,16 @@ def is_supported(path: Path) -> bool:
     return path.suffix.lower() in SUFFIXES or is_bible_table(path)
 
 
-def load_document(path: Path, max_bytes: int = DEFAULT_MAX_BYTES) -> Document:
+def load_document(
+    path: Path, max_bytes: int = DEFAULT_MAX_BYTES, options: LoadOptions | None = None
+) -> Document:
     """Dispatch on the suffix. Synchronous and CPU-bound: call via `asyncio.to_thread`."""
     kind = SUFFIXES.get(path.suffix.lower())
     check_size(path, max_bytes)
     if kind == "pdf":
         from ingest.loaders.pdf import load_pdf
 
-        return load_pdf(path, max_bytes)
+        return load_pdf(path, max_bytes, options)
     if kind == "epub":
         from ingest.loaders.epub import load_epub
 

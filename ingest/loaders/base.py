@@ -17,6 +17,14 @@ BlockKind = Literal["heading", "para", "quote"]
 DEFAULT_MAX_BYTES = 100 * 1024 * 1024
 
 
+@dataclass(frozen=True, slots=True)
+class LoadOptions:
+    """How files are read. `ocr`: tesseract languages (e.g. "chi_sim+chi_tra+eng") to read
+    pages that have no text layer; None refuses such pages with a message naming them."""
+
+    ocr: str | None = None
+
+
 class LoadError(Exception):
     """A file is skipped: `zh` / `en` say why (one line, no traceback)."""
 

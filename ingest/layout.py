@@ -11,8 +11,9 @@ Pure functions over positioned text (no PDF library here; `ingest.loaders.pdf_pd
 
 - **Running lines** are found by repetition: the line nearest a page's top (bottom) edge that
   sits at the same height on many pages, and either repeats its text (digits ignored) or is
-  set apart from the body (smaller type, or a gap wider than the body's line pitch). Page
-  numbers at the edge go too.
+  set apart from the body (smaller type, or a gap of more than ~1.6 body sizes). Page numbers
+  at the edge go too; then the next row in is tried (a header two rows deep), which must be
+  set apart, since a body line may well repeat.
 - **Columns**: a page whose lines fall on both sides of an empty vertical gutter (at least three
   lines entirely on each side) is read left column, then right, within the bands that lines
   spanning the whole text width delimit.
@@ -57,9 +58,10 @@ class Glyph:
     hyphen: bool = False  # a hyphen the typesetter inserted at a line end
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False)
 class Line:
-    """A run of glyphs on one baseline, without large horizontal gaps."""
+    """A run of glyphs on one baseline, without large horizontal gaps (compared by
+    identity: two pages may hold equal lines)."""
 
     text: str
     x0: float
@@ -208,7 +210,7 @@ def strip_running(pages: Sequence[Page], body: float) -> list[Page]:
     edges of the pages a row at a time (a footer may sit above a bare page number)."""
     drop: set[int] = set()
     for side in ("top", "bottom"):
-        for _ in range(3):
+        for depth in range(3):
             changed = False
             for page in pages:
                 row = _edge_rows(_without(page, drop), side)
@@ -216,7 +218,8 @@ def strip_running(pages: Sequence[Page], body: float) -> list[Page]:
                     drop.update(id(ln) for ln in row)
                     changed = True
             rows = [_edge_rows(_without(p, drop), side) for p in pages]
-            found = _running_rows(pages, rows, side, body)
+            outermost = depth == 0 and not changed
+            found = _running_rows(pages, rows, side, body, outermost=outermost)
             drop.update(id(ln) for ln in found)
             if not (changed or found):
                 break
@@ -228,10 +231,10 @@ def _without(page: Page, drop: set[int]) -> Page:
 
 
 def _running_rows(
-    pages: Sequence[Page], rows: Sequence[list[Line]], side: str, body: float
+    pages: Sequence[Page], rows: Sequence[list[Line]], side: str, body: float, *, outermost: bool
 ) -> list[Line]:
-    """Edge rows at one height on ≥ 2 pages (and ≥ 40 % of them) that repeat their text or
-    are set apart from the body."""
+    """Edge rows at one height on ≥ 2 pages (and ≥ 40 % of them) that are set apart from the
+    body, or (the outermost rows only) repeat their text."""
     if len(pages) < 2:
         return []
     heights: list[float] = [r[0].top for r in rows if r]
@@ -247,7 +250,7 @@ def _running_rows(
         keys = Counter(_key(ln.text) for _, row in at for ln in row)
         repeats = any(n >= 2 for n in keys.values())
         apart = sum(1 for page, row in at if _apart(row, page, side, body))
-        if repeats or apart * 2 > len(at):
+        if (repeats and outermost) or apart * 2 > len(at):
             found.extend(ln for _, row in at for ln in row if ln not in found)
     return found
 

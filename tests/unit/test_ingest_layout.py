@@ -98,14 +98,21 @@ def page(number: int, *lines: Line, height: float = 800) -> Page:
 def test_running_header_by_repetition_and_page_numbers_go() -> None:
     pages = []
     for n in range(1, 4):
-        body = [line("这是正文的一行文字这是正文的一行文字这是正文的", 50, 100 + 14 * i) for i in range(5)]
-        pages.append(page(n, line("书名 · 丛书", 50, 40, size=8), *body, line(f"- {n} -", 280, 760, size=8)))
+        body = [
+            line("这是正文的一行文字这是正文的一行文字这是正文的", 50, 100 + 14 * i)
+            for i in range(5)
+        ]
+        pages.append(
+            page(n, line("书名 · 丛书", 50, 40, size=8), *body, line(f"- {n} -", 280, 760, size=8))
+        )
     layout = blocks_from_pages(pages)
     text = "".join(b.text for b in layout.blocks)
     assert "丛书" not in text and "-" not in text and text.count("一行文字") == 30
 
 
-def test_a_large_line_is_a_heading_a_wrapped_heading_joins_and_a_bare_chapter_takes_its_title() -> None:
+def test_a_large_line_is_a_heading_a_wrapped_heading_joins_and_a_bare_chapter_takes_its_title() -> (
+    None
+):
     full = "甲乙丙丁戊己庚辛壬癸甲乙丙丁戊己庚辛壬癸甲乙丙丁戊己庚辛壬癸"
     lines = [
         line("第三章", 50, 60, size=14, bold=True),

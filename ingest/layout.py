@@ -403,13 +403,16 @@ class _Out:
     first: bool = False  # the first block on page 1, before any body text
 
 
+_HYPHENS = ("-", "\u2010", "\u00ad")  # hyphen-minus, hyphen (as WeasyPrint sets it), soft
+
+
 def _join(a: str, b: str, hyphenated: bool) -> str:
     if not a:
         return b
-    if hyphenated and a.endswith(("-", "\u2010", "\u00ad")):
+    if hyphenated and a.endswith(_HYPHENS):
         return a[:-1] + b
-    if a.endswith("-") and len(a) > 1 and a[-2].isalpha() and b[:1].islower():
-        return a[:-1] + b
+    if a.endswith(_HYPHENS) and len(a) > 1 and a[-2].isalpha() and b[:1].islower():
+        return a[:-1] + b  # a word the typesetter hyphenated at the line end
     if is_cjk(a[-1]) or is_cjk(b[0]):
         return a + b
     return a + " " + b

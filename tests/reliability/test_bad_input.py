@@ -192,9 +192,29 @@ def test_blueprint_upload_clear_message_and_unchanged(tmp_path: Path) -> None:
     with_app(tmp_path / "data", body, corpus=False)
 
 
+_PRODUCED = Path(__file__).resolve().parents[1] / "fixtures" / "layout"
+
+
+def _damaged(name: str) -> st.SearchStrategy[bytes]:
+    """A file a real producer wrote (pandoc .docx, WeasyPrint PDF), cut and with bytes flipped."""
+    data = (_PRODUCED / name).read_bytes()
+    flips = st.lists(st.tuples(st.integers(0, len(data) - 1), st.integers(0, 255)), max_size=8)
+
+    def damage(cut: int, changes: list[tuple[int, int]]) -> bytes:
+        out = bytearray(data[:cut])
+        for at, value in changes:
+            if at < len(out):
+                out[at] = value
+        return bytes(out)
+
+    return st.builds(damage, st.integers(1, len(data)), flips)
+
+
 def _loader_bytes() -> st.SearchStrategy[bytes]:
     text = st.text(max_size=400)
     return st.one_of(
+        _damaged("outline-pandoc.docx"),
+        _damaged("proverbs-weasyprint-en.pdf"),
         st.binary(max_size=600),
         st.tuples(st.just(b"%PDF-1.4\n"), st.binary(max_size=400)).map(b"".join),
         st.tuples(st.just(b"PK\x03\x04"), st.binary(max_size=400)).map(b"".join),
@@ -215,7 +235,7 @@ def test_loaders_skip_with_reason_or_ingest_never_half(tmp_path: Path) -> None:
         folder.mkdir()
 
         @FUZZ
-        @given(st.sampled_from([".pdf", ".epub", ".txt", ".md"]), _loader_bytes())
+        @given(st.sampled_from([".pdf", ".docx", ".doc", ".epub", ".txt", ".md"]), _loader_bytes())
         def case(ext: str, data: bytes) -> None:
             path = folder / f"f{next(counter)}{ext}"
             path.write_bytes(data)

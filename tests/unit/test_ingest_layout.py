@@ -133,6 +133,24 @@ def test_a_large_line_is_a_heading_a_wrapped_heading_joins_and_a_bare_chapter_ta
     ]
 
 
+def test_a_bold_line_of_body_size_with_space_around_it_is_a_heading() -> None:
+    full = "天地万物都是藉着祂造的凡被造的没有一样不是藉着祂造的在祂里面"
+    lines = [
+        line(full, 70, 100),
+        line(full[:12] + "。", 50, 114),
+        line("生命的光", 50, 150, bold=True),  # body size, bold, a blank line above
+        line(full, 70, 170),
+        line("加粗的词", 50, 184, bold=True),  # bold but run into the paragraph: body text
+        line(full[:12] + "。", 50, 198),
+    ]
+    blocks = blocks_from_pages([page(1, *lines)]).blocks
+    assert [(b.kind, b.text) for b in blocks] == [
+        ("para", full + full[:12] + "。"),
+        ("heading", "生命的光"),
+        ("para", full + "加粗的词" + full[:12] + "。"),
+    ]
+
+
 def test_paragraphs_join_across_page_breaks_and_split_at_indents() -> None:
     full = "天地万物都是藉着祂造的凡被造的没有一样不是藉着祂造的在祂里面"
     p1 = page(1, line(full, 50, 100), line(full, 50, 114))

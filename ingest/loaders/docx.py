@@ -319,16 +319,10 @@ def _blocks(document: Any) -> tuple[list[Block], list[Note], str]:
     return blocks, notes, title
 
 
-def load_docx(
-    path: Path,
-    max_bytes: int,
-    *,
-    max_entry_bytes: int = MAX_ENTRY_BYTES,
-    max_total_bytes: int = MAX_TOTAL_BYTES,
-) -> Document:
+def load_docx(path: Path, max_bytes: int) -> Document:
     check_size(path, max_bytes)
     _check_bytes(path)
-    check_zip(path, "DOCX", max_entry_bytes, max_total_bytes)
+    check_zip(path, "DOCX", MAX_ENTRY_BYTES, MAX_TOTAL_BYTES)
     import docx
     from docx.opc.exceptions import PackageNotFoundError
 

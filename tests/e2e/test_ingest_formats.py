@@ -9,7 +9,6 @@ import json
 import os
 import re
 import shutil
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -17,16 +16,9 @@ import pytest
 from bot.registry import Upload
 from ingest.cli import add_ingest_arguments, run_ingest
 from ingest.loaders.ocr import tesseract_path
-from retrieval.fakes import HashEmbedder
-from retrieval.graph import KnowledgeGraph
-from retrieval.index import Indexer
-from retrieval.keyword import Bm25Encoder
 from retrieval.requests import Actor
-from retrieval.search import HybridSearch
-from retrieval.store.edge import EdgeStore
-from retrieval.synonyms import SynonymTable
 from retrieval.types import Chunk, Filter
-from tests.e2e.test_ingest import DIM, Env
+from tests.e2e.test_ingest import Env, env_fixture  # noqa: F401  (the real stack: `env`)
 from tests.reliability.helpers.stack import open_app
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "layout"
@@ -36,21 +28,6 @@ BOOKS = [name for name, t in TRUTH.items() if name.endswith(".pdf") and "chapter
 
 def _norm(text: str) -> str:
     return re.sub(r"[\s\u3000─餽\ufffd]+", "", text)
-
-
-@pytest.fixture
-async def env(tmp_path: Path) -> AsyncIterator[Env]:
-    store = await EdgeStore.open(tmp_path / "qdrant", DIM)
-    graph = await KnowledgeGraph.open(tmp_path / "db.sqlite3")
-    embedder = HashEmbedder(DIM)
-    encoder = Bm25Encoder()
-    try:
-        async with Indexer(tmp_path / "db.sqlite3", store, embedder, encoder, graph) as ix:
-            search = HybridSearch(store, embedder, encoder, graph, SynonymTable.load())
-            yield Env(ix, search, embedder, store)
-    finally:
-        await graph.close()
-        await store.close()
 
 
 async def _ingest(env: Env, *argv: str) -> int:

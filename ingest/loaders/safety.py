@@ -51,13 +51,20 @@ def check_zip(path: Path, kind: str, max_entry: int, max_total: int) -> None:
         )
 
 
-_STREAM = re.compile(rb"/FlateDecode[^>]*?>>\s*stream\r?\n", re.S)
+_STREAM = re.compile(rb">>\s*stream\r?\n")
+_FLATE = re.compile(rb"/(?:FlateDecode|Fl)(?![A-Za-z])")
 _ENDSTREAM = b"endstream"
 
 
 def check_pdf_streams(data: bytes, max_stream: int = MAX_STREAM_BYTES) -> None:
-    """Refuse a PDF with a Flate stream that inflates beyond `max_stream` (module docstring)."""
+    """Refuse a PDF with a Flate stream that inflates beyond `max_stream` (module docstring).
+    A stream is Flate when its dictionary (from its `obj` keyword, within 2 KB) names the
+    filter; nested dictionaries (`/DecodeParms << … >>`) are fine."""
     for match in _STREAM.finditer(data):
+        head = data[max(0, match.start() - 2048) : match.start()]
+        opened = head.rfind(b" obj")
+        if not _FLATE.search(head[opened if opened >= 0 else 0 :]):
+            continue
         start = match.end()
         end = data.find(_ENDSTREAM, start)
         if end < 0:

@@ -248,6 +248,17 @@ def test_a_flate_bomb_is_refused_before_parsing(tmp_path: Path) -> None:
     check_pdf_streams(_flate_bomb(2 << 20))  # below the limit: fine
 
 
+def test_a_flate_stream_with_nested_parameters_is_checked_too() -> None:
+    body = zlib.compress(b" " * (3 << 20))
+    data = (
+        b"%PDF-1.7\n4 0 obj\n<< /Length " + str(len(body)).encode() + b" /Filter /FlateDecode"
+        b" /DecodeParms << /Predictor 12 /Columns 4 >> >>\nstream\n" + body + b"\nendstream\n"
+    )
+    with pytest.raises(LoadError, match="compression bomb"):
+        check_pdf_streams(data, max_stream=1 << 20)
+    check_pdf_streams(data, max_stream=4 << 20)
+
+
 def test_a_pdf_with_the_wrong_extension_is_named(tmp_path: Path) -> None:
     path = tmp_path / "book.docx"
     path.write_bytes((FIXTURES / "ruth-weasyprint.pdf").read_bytes())

@@ -28,13 +28,16 @@ embedding models' sub-word counts closely enough to size chunks.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from ingest.clean import is_cjk
+from ingest.loaders.base import Note
 from ingest.structure import FootnoteEntry, OutlinePoint, Section
+from retrieval.scripture import RefRange
 from retrieval.sentences import split_sentences as _split_sentences
+from retrieval.types import ChunkType
 
 MIN_TOKENS = 400
 MAX_TOKENS = 600
@@ -78,6 +81,7 @@ class Piece:
     search_prefix: str = ""
     refs: tuple[str, ...] = ()  # scripture refs the structure itself gives (footnote verse)
     extra: dict[str, Any] = field(default_factory=dict)
+    kind: ChunkType | None = None  # the chunk's own type when not the document's (a note)
 
     @property
     def search_source(self) -> str:
@@ -435,4 +439,27 @@ def footnote_pieces(
             if len(groups) > 1:
                 extra["part"] = part + 1
             pieces.append(Piece(text, chapter=entry.heading, refs=verse_refs, extra=extra))
+    return pieces
+
+
+def note_pieces(
+    notes: Sequence[Note],
+    paths: Sequence[tuple[str, ...]],
+    find_refs: Callable[[str], Sequence[RefRange]],
+    render: Callable[[RefRange], str],
+) -> list[Piece]:
+    """One footnote chunk per note of a document (a Word footnote): the sentence its mark
+    follows, then the note. Labelled with its verse where it cites one (the note's first
+    reference, else the last one in the sentence it annotates), else with the section
+    (`paths[i]`: the heading path of note i's paragraph)."""
+    pieces = []
+    for note, path in zip(notes, paths, strict=True):
+        text = "\n".join(p for p in (note.quote, f"注{note.number}　{note.text}") if p)
+        cited = find_refs(note.text)[:1] or find_refs(note.quote)[-1:]
+        section = SECTION_SEP.join(path)
+        extra: dict[str, Any] = {"note": note.number}
+        chapter = section
+        if cited:
+            chapter = extra["verse"] = render(cited[0])
+        pieces.append(Piece(text, chapter, section, extra=extra, kind="footnote"))
     return pieces

@@ -16,7 +16,7 @@ _CJK_GAP = re.compile(f"(?<=[{_CJK_CLASS}])[ \t\u00a0]+(?=[{_CJK_CLASS}])")
 # A line that ends a sentence (or a heading-like short line ending in a colon).
 _SENTENCE_END = re.compile(r"[。！？!?；;：:…」』”’\")）)】》]\s*$|[.]\s*$")
 _PAGE_NUMBER = re.compile(
-    r"^\s*(?:[-–—·•]\s*)?(?:\d{1,4}|[ivxlcdm]{1,7}|[IVXLCDM]{1,7}|第\s*\d{1,4}\s*页|"
+    r"^\s*(?:[-–—·•]\s*)?(?:\d{1,4}|[ivxlcdm]{1,7}|[IVXLCDM]{1,7}|第\s*\d{1,4}\s*[页頁]|"
     r"page\s+\d{1,4}(?:\s+of\s+\d{1,4})?|\d{1,4}\s*/\s*\d{1,4})(?:\s*[-–—·•])?\s*$",
     re.IGNORECASE,
 )

@@ -10,6 +10,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO, cast
 
+from ingest.loaders.base import LoadOptions
+from ingest.loaders.ocr import DEFAULT_LANGUAGES
 from ingest.manifest import DOC_TYPES, DocMeta, Manifest
 from ingest.pipeline import BooksChoice, IngestProgress, IngestSummary, Pipeline, expand_paths
 from retrieval.index import DocumentRecord, Indexer
@@ -22,7 +24,7 @@ def add_ingest_arguments(parser: argparse.ArgumentParser) -> None:
         nargs="*",
         type=Path,
         metavar="PATH",
-        help="files or folders (PDF, EPUB, TXT, Markdown, Bible .tsv/.tsv.gz)",
+        help="files or folders (PDF, Word .docx, EPUB, TXT, Markdown, Bible .tsv/.tsv.gz)",
     )
     parser.add_argument("--title", help="title (source) of the document; one file only")
     parser.add_argument("--author")
@@ -38,6 +40,15 @@ def add_ingest_arguments(parser: argparse.ArgumentParser) -> None:
         default=None,
         help='books of a Bible table to embed: "Eph,John,Col" or "all" (default: DEMO_BIBLE_BOOKS); '
         "without PATH, re-ingests the bundled 1919 CUV with these books embedded",
+    )
+    parser.add_argument(
+        "--ocr",
+        nargs="?",
+        const=DEFAULT_LANGUAGES,
+        default=None,
+        metavar="LANGS",
+        help="read scanned PDF pages (no text layer) with tesseract; LANGS default "
+        f"{DEFAULT_LANGUAGES}",
     )
     parser.add_argument("--list", action="store_true", help="list ingested documents")
     parser.add_argument(
@@ -228,6 +239,7 @@ async def run_ingest(indexer: Indexer, args: argparse.Namespace) -> int:
         indexer,
         embed_books=_books(args.bible_books or "Eph,John,Col"),
         max_bytes=int(args.max_size_mb * 1024 * 1024),
+        options=LoadOptions(ocr=getattr(args, "ocr", None)),
     )
     bar = ProgressBar("导入 ingest")
     summary = await pipeline.ingest_paths(paths, manifest=Manifest({}, defaults), on_progress=bar)

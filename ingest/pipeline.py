@@ -20,13 +20,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal
 
-from ingest.chunkers import Piece, footnote_pieces, outline_pieces, prose_pieces
+from ingest.chunkers import Piece, footnote_pieces, note_pieces, outline_pieces, prose_pieces
 from ingest.clean import tidy
 from ingest.headings import choose_title
 from ingest.loaders import (
     DEFAULT_MAX_BYTES,
     BibleTable,
     LoadError,
+    LoadOptions,
     Verse,
     check_size,
     is_bible_table,
@@ -43,9 +44,22 @@ from ingest.manifest import (
     is_manifest_file,
     load_manifest,
 )
-from ingest.structure import infer_type, parse_footnotes, parse_outline, prose_sections
+from ingest.structure import (
+    heading_path_at,
+    infer_type,
+    outline_from_blocks,
+    parse_footnotes,
+    parse_outline,
+    prose_sections,
+)
 from retrieval.index import DocumentRecord, GraphIndex, Indexer, IndexReport, VerseRow
-from retrieval.scripture import book_name_zh, normalise_refs, sort_key
+from retrieval.scripture import (
+    book_name_zh,
+    find_references,
+    normalise_refs,
+    render_zh,
+    sort_key,
+)
 from retrieval.text import search_form
 from retrieval.types import CORPUS_NAMESPACE, Chunk, ChunkType, chunk_id, content_hash
 
@@ -179,9 +193,15 @@ class Built:
 
 
 def _pieces(doc: Document, doc_type: ChunkType, title: str) -> list[Piece]:
+    paths = [heading_path_at(doc.blocks, n.anchor) for n in doc.notes]
+    notes = note_pieces(doc.notes, paths, find_references, render_zh)
+    return _body_pieces(doc, doc_type, title) + notes
+
+
+def _body_pieces(doc: Document, doc_type: ChunkType, title: str) -> list[Piece]:
     if doc_type == "outline":
-        lines = doc.plain_text().split("\n")
-        own_title, points = parse_outline(lines)
+        stated = outline_from_blocks(doc)
+        own_title, points = stated or parse_outline(doc.plain_text().split("\n"))
         if points:
             return outline_pieces(own_title or title, points)
     if doc_type == "footnote":
@@ -221,7 +241,7 @@ def build_chunks(
                 search_text=search_text,
                 doc_id=doc_id,
                 source=source,
-                type=doc_type,
+                type=piece.kind or doc_type,
                 chapter=piece.chapter,
                 position=position,
                 author=meta.author or "",
@@ -251,11 +271,16 @@ class Prepared:
 
 
 def prepare_document(
-    path: Path, meta: DocMeta, *, max_bytes: int, tagger_key: str = ""
+    path: Path,
+    meta: DocMeta,
+    *,
+    max_bytes: int,
+    tagger_key: str = "",
+    options: LoadOptions | None = None,
 ) -> Prepared:
     """Load and resolve metadata. The content hash covers the text blocks, the metadata, the
     pipeline version and the tagger, so an unchanged file is recognised before chunking."""
-    doc = load_document(path, max_bytes)
+    doc = load_document(path, max_bytes, options)
     title = choose_title(meta.title, doc.title, path)
     doc_type: ChunkType = meta.type or infer_type(doc)
     language: Literal["zh", "en"] = "en" if (meta.language or doc.language) == "en" else "zh"
@@ -276,6 +301,8 @@ def prepare_document(
     h.update(json.dumps(head, ensure_ascii=False).encode())
     for b in doc.blocks:
         h.update(f"\x00{b.kind}\x00{b.level}\x00{b.text}".encode())
+    for n in doc.notes:
+        h.update(f"\x01{n.number}\x00{n.anchor}\x00{n.quote}\x00{n.text}".encode())
     return Prepared(path, doc, resolved, doc_id_for(title), h.hexdigest())
 
 
@@ -478,10 +505,13 @@ class Pipeline:
         max_bytes: int = DEFAULT_MAX_BYTES,
         tagger: Tagger | None = None,
         tagger_key: str = "custom",
+        options: LoadOptions | None = None,
     ) -> None:
         """`tagger_key` names a custom `tagger` in every document's content hash: change it
-        when the tagger's output changes, so documents are re-tagged."""
+        when the tagger's output changes, so documents are re-tagged. `options`: how files
+        are read (OCR of scanned pages)."""
         self.indexer = indexer
+        self.options = options or LoadOptions()
         self.embed_books: BooksChoice = embed_books
         self.max_bytes = max_bytes
         self._tagger = tagger
@@ -603,7 +633,12 @@ class Pipeline:
                 await self._index(path, built, summary, state, report)
             return
         prepared = await asyncio.to_thread(
-            prepare_document, path, meta, max_bytes=self.max_bytes, tagger_key=self.tagger_key
+            prepare_document,
+            path,
+            meta,
+            max_bytes=self.max_bytes,
+            tagger_key=self.tagger_key,
+            options=self.options,
         )
         self._check_duplicate(path, prepared.doc_id, prepared.meta.title or "", summary)
         if await self._unchanged(path, prepared.doc_id, prepared.content_hash, summary):

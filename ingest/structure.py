@@ -51,6 +51,17 @@ def prose_sections(doc: Document) -> list[Section]:
     return sections
 
 
+def heading_path_at(blocks: list[Block], index: int) -> tuple[str, ...]:
+    """The headings enclosing block `index` (outermost first)."""
+    stack: list[tuple[int, str]] = []
+    for block in blocks[: index + 1]:
+        if block.kind == "heading":
+            while stack and stack[-1][0] >= block.level:
+                stack.pop()
+            stack.append((block.level, squash(block.text.replace("\n", " "))))
+    return tuple(t for _, t in stack)
+
+
 # ---- outline --------------------------------------------------------------------------------
 
 _MARKERS: list[tuple[str, re.Pattern[str]]] = [
@@ -134,6 +145,41 @@ def parse_outline(lines: list[str]) -> tuple[str, list[OutlinePoint]]:
     return title, points
 
 
+def outline_from_blocks(doc: Document) -> tuple[str, list[OutlinePoint]] | None:
+    """An outline whose levels the file states (Word numbering: `point` blocks; heading
+    styles above them), or None when the document has no such points.
+
+    The title is the document's own (a Title paragraph) or its first heading; the other
+    headings rank above the numbered points, in the order of their levels. An unnumbered
+    paragraph continues the point before it (before any point, it is a point of its own)."""
+    if not any(b.kind == "point" for b in doc.blocks):
+        return None
+    blocks = list(doc.blocks)
+    title = doc.title
+    if blocks[0].kind == "heading" and (not title or squash(blocks[0].text) == squash(title)):
+        title = squash(blocks.pop(0).text)
+    heading_levels = sorted({b.level for b in blocks if b.kind == "heading"})
+    rank_of = {lv: i + 1 for i, lv in enumerate(heading_levels)}
+    points: list[OutlinePoint] = []
+    stack: list[tuple[int, str]] = []
+    for block in blocks:
+        text = squash(block.text.replace("\n", " "))
+        if block.kind == "heading":
+            rank = rank_of[block.level]
+        elif block.kind == "point":
+            rank = len(heading_levels) + block.level
+        elif points:
+            points[-1].text += "\n" + text
+            continue
+        else:
+            rank = 1
+        while stack and stack[-1][0] >= rank:
+            stack.pop()
+        points.append(OutlinePoint("stated", text, len(stack) + 1, tuple(h for _, h in stack)))
+        stack.append((rank, text))
+    return title, points
+
+
 def outline_share(text: str) -> float:
     lines = [ln for ln in text.split("\n") if ln.strip()]
     if not lines:
@@ -197,7 +243,10 @@ def infer_type(doc: Document) -> ChunkType:
     if verse_heads >= 2 and verse_heads >= len(headings) // 2:
         return "footnote"
     text = doc.plain_text()
-    if doc.format in ("txt", "md", "pdf") and outline_share(text) >= 0.5:
+    body = [b for b in doc.blocks if b.kind != "heading"]
+    if len(body) >= 3 and sum(1 for b in body if b.kind == "point") * 2 >= len(body):
+        return "outline"  # numbered points make up most of it (Word numbering)
+    if doc.format in ("txt", "md", "pdf", "docx") and outline_share(text) >= 0.5:
         lines = [ln for ln in text.split("\n") if ln.strip()]
         if len(lines) >= 3:
             return "outline"

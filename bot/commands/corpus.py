@@ -21,7 +21,8 @@ from retrieval.index import DocumentRecord
 from retrieval.reply import Block, Reply
 from retrieval.types import ChunkType
 
-UPLOAD_TYPES = (".pdf", ".epub", ".txt", ".md", ".markdown")
+# .doc is taken so that it gets the loader's message saying how to convert it.
+UPLOAD_TYPES = (".pdf", ".docx", ".epub", ".txt", ".md", ".markdown", ".doc")
 DOC_TYPES = ("book", "message", "outline", "footnote")
 MAX_LISTED = 50
 
@@ -105,7 +106,7 @@ class IngestUpload:
 def _upload_request(values: Values) -> IngestUpload:
     file = values.upload("file")
     if file is None:  # validation requires the file; this guards the type
-        raise UsageError("need_upload", formats="PDF / EPUB / TXT / MD")
+        raise UsageError("need_upload", formats="PDF / DOCX / EPUB / TXT / MD")
     doc_type = values.text("type") or None
     meta = DocMeta(
         title=values.text("title") or None,
@@ -232,8 +233,8 @@ def corpus_commands(corpus: Corpus, *, max_bytes: int) -> tuple[Group | Command[
             Command(
                 help=Help(
                     "add",
-                    "导入随命令上传的 PDF、EPUB、TXT 或 Markdown 文件",
-                    "Ingest the PDF, EPUB, TXT or Markdown file sent with the command",
+                    "导入随命令上传的 PDF、Word（.docx）、EPUB、TXT 或 Markdown 文件",
+                    "Ingest the PDF, Word (.docx), EPUB, TXT or Markdown file sent with the command",
                     "/ingest 神的经纶 | 某某 | 1984 | book（写在文件的说明里）",
                     "/ingest God's Economy | A. Author | 1984 | book (as the file's caption)",
                 ),

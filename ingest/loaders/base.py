@@ -12,9 +12,17 @@ from typing import Literal
 
 from retrieval.i18n import Lang, detect_language
 
-BlockKind = Literal["heading", "para", "quote"]
+BlockKind = Literal["heading", "para", "quote", "point"]
 
 DEFAULT_MAX_BYTES = 100 * 1024 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class LoadOptions:
+    """How files are read. `ocr`: tesseract languages (e.g. "chi_sim+chi_tra+eng") to read
+    pages that have no text layer; None refuses such pages with a message naming them."""
+
+    ocr: str | None = None
 
 
 class LoadError(Exception):
@@ -32,7 +40,9 @@ class LoadError(Exception):
 
 @dataclass(frozen=True, slots=True)
 class Block:
-    """One unit of text: a heading (with `level`, 1 = chapter), a paragraph or a quotation.
+    """One unit of text: a heading (with `level`, 1 = chapter), a paragraph, a quotation, or
+    an outline point whose level the file states (`level`, 1 = top; Word list numbering),
+    its text starting with its number as shown.
 
     Paragraph text keeps its internal newlines when line structure matters (outlines).
     """
@@ -42,15 +52,27 @@ class Block:
     level: int = 0
 
 
+@dataclass(frozen=True, slots=True)
+class Note:
+    """A footnote: its number in the document, its text, the block that cites it and the
+    sentence its mark follows."""
+
+    number: int
+    text: str
+    anchor: int  # index into Document.blocks
+    quote: str = ""
+
+
 @dataclass(slots=True)
 class Document:
     path: Path
-    format: str  # pdf | epub | txt | md
+    format: str  # pdf | docx | epub | txt | md
     blocks: list[Block]
     title: str = ""  # from the file itself (first heading, EPUB metadata); "" = unknown
     author: str = ""
     language: Lang = "zh"
     hints: dict[str, str] = field(default_factory=dict)
+    notes: list[Note] = field(default_factory=list)
 
     def plain_text(self) -> str:
         return "\n\n".join(b.text for b in self.blocks)

@@ -1,25 +1,21 @@
 """EPUB (ebooklib): chapters in spine order, titles from the TOC, HTML → paragraphs.
 
-Before ebooklib touches the file, the zip's central directory is checked: not a zip → skip;
-any entry whose declared uncompressed size exceeds `max_entry_bytes` (default 50 MB) or a
-total beyond `max_total_bytes` → skip as a possible zip bomb. (Python's zipfile never reads
-past an entry's declared size, so the declared sizes bound what is decompressed.)
+Before ebooklib touches the file, the zip's central directory is checked
+(`ingest.loaders.safety.check_zip`): not a zip → skip; an entry beyond `max_entry_bytes`
+(default 50 MB) or a total beyond `max_total_bytes` when decompressed → skip as a zip bomb.
 """
 
 from __future__ import annotations
 
 import posixpath
 import re
-import zipfile
 from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import unquote
 
 from ingest.clean import collapse_cjk_spaces, squash
 from ingest.loaders.base import Block, Document, LoadError, check_size, guess_language
-
-MAX_ENTRY_BYTES = 50 * 1024 * 1024
-MAX_TOTAL_BYTES = 500 * 1024 * 1024
+from ingest.loaders.safety import MAX_ENTRY_BYTES, MAX_TOTAL_BYTES, check_zip
 
 _BLOCK_TAGS = {"p", "div", "li", "blockquote", "pre", "tr", "dd", "dt", "section", "article"}
 _HEADING_TAGS = {"h1": 1, "h2": 2, "h3": 3, "h4": 4, "h5": 5, "h6": 6}
@@ -79,28 +75,6 @@ def html_to_blocks(html: str) -> list[Block]:
     return parser.blocks
 
 
-def _check_zip(path: Path, max_entry: int, max_total: int) -> None:
-    if not zipfile.is_zipfile(path):
-        raise LoadError("不是有效的 EPUB（不是 zip 文件）", "not a valid EPUB (not a zip file)")
-    try:
-        with zipfile.ZipFile(path) as zf:
-            infos = zf.infolist()
-    except (zipfile.BadZipFile, OSError) as err:
-        raise LoadError("EPUB 已损坏", f"damaged EPUB: {err}") from None
-    total = 0
-    for info in infos:
-        total += info.file_size
-        if info.file_size > max_entry:
-            raise LoadError(
-                f"EPUB 内文件过大（{info.filename}，解压后 {info.file_size / 1048576:.0f} MB），疑似 zip 炸弹",
-                f"EPUB entry too large when decompressed ({info.filename}: {info.file_size} bytes)",
-            )
-    if total > max_total:
-        raise LoadError(
-            "EPUB 解压后总体积过大，疑似 zip 炸弹", f"EPUB too large when decompressed ({total})"
-        )
-
-
 def _toc_titles(toc: object) -> dict[str, str]:
     """href (without fragment) → first TOC title pointing at it."""
     out: dict[str, str] = {}
@@ -128,7 +102,7 @@ def load_epub(
     max_total_bytes: int = MAX_TOTAL_BYTES,
 ) -> Document:
     check_size(path, max_bytes)
-    _check_zip(path, max_entry_bytes, max_total_bytes)
+    check_zip(path, "EPUB", max_entry_bytes, max_total_bytes)
     import ebooklib
     from ebooklib import epub
 

@@ -1,110 +1,116 @@
-"""PDF → Document with pypdf (text layer only; no OCR).
+"""PDF → Document from the page layout: headings by size and weight, paragraphs joined across
+line and page breaks, running headers and footers dropped, columns read in order
+(`ingest.layout`), characters read by PDFium (`ingest.loaders.pdf_pdfium`).
 
-Extractor choice, measured on generated Chinese PDFs (see bench/results/ingest.md): pypdf
-decodes the predefined CJK CMaps (UniGB-UCS2-H, UniCNS-UCS2-H) and ToUnicode fonts correctly;
-pdfminer.six turned a Traditional (Adobe-CNS1) PDF into wrong characters and is several times
-slower. Both split per-glyph-positioned text into single characters or spaced runs; the
-layout cleanup (`ingest.clean`) joins those back. pdfminer.six stays as a fallback when pypdf
-cannot parse a file at all.
+A page with no text layer (a scan) is never skipped quietly: without OCR the file is refused
+with a message naming those pages; with `LoadOptions.ocr` they are read by tesseract
+(`ingest.loaders.ocr`) and go through the same layout analysis.
 """
 
 from __future__ import annotations
 
-import io
-import logging
 import re
+from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from ingest.clean import join_broken_lines, strip_running_lines
-from ingest.loaders.base import Block, Document, LoadError, guess_language, read_bytes
-
-if TYPE_CHECKING:
-    import pypdf
+from ingest.layout import Page, blocks_from_pages
+from ingest.loaders import ocr
+from ingest.loaders.base import Document, LoadError, LoadOptions, guess_language, read_bytes
+from ingest.loaders.pdf_pdfium import Encrypted, PdfFile, Unreadable
+from ingest.loaders.safety import check_pdf_streams
 
 _REPLACEMENT = re.compile(r"[\ufffd]|\(cid:\d+\)")
-log = logging.getLogger(__name__)
+# A page is a scan when it draws (almost) no characters and images cover much of it.
+_SCAN_MAX_CHARS = 10
+_SCAN_MIN_COVER = 0.3
 
 
-def _pages_pypdf(data: bytes) -> tuple[list[str], str]:
-    """The text of every page, and the document's /Title ("" when none)."""
-    import pypdf
-    from pypdf.errors import FileNotDecryptedError, PdfReadError
+def page_ranges(numbers: Sequence[int]) -> str:
+    """[1, 2, 3, 5] → "1–3, 5"."""
+    out: list[str] = []
+    run: list[int] = []
+    for n in sorted(numbers):
+        if run and n == run[-1] + 1:
+            run.append(n)
+            continue
+        if run:
+            out.append(f"{run[0]}–{run[-1]}" if len(run) > 1 else str(run[0]))
+        run = [n]
+    if run:
+        out.append(f"{run[0]}–{run[-1]}" if len(run) > 1 else str(run[0]))
+    return ", ".join(out)
 
-    logging.getLogger("pypdf").setLevel(logging.ERROR)
+
+def scanned_error(scanned: Sequence[int], total: int) -> LoadError:
+    pages = page_ranges(scanned)
+    if len(scanned) == total:
+        return LoadError(
+            f"PDF 是扫描件：第 {pages} 页没有文字层，无法提取文字。可用 `baibao ingest --ocr` 识别"
+            "（需要安装 tesseract），或先用 OCR 软件转成带文字层的 PDF",
+            f"scanned PDF: page {pages} has no text layer. Read it with `baibao ingest --ocr` "
+            "(needs tesseract), or make a searchable PDF with an OCR tool first",
+        )
+    return LoadError(
+        f"PDF 共 {total} 页，其中第 {pages} 页是扫描图像，没有文字层；为免只导入一部分，整个文件未导入。"
+        "可用 `baibao ingest --ocr` 识别这些页（需要安装 tesseract）",
+        f"page {pages} of {total} is a scanned image with no text layer; the file was not "
+        "ingested rather than ingested in part. Read those pages with `baibao ingest --ocr` "
+        "(needs tesseract)",
+    )
+
+
+def _pages(data: bytes, options: LoadOptions) -> tuple[list[Page], str]:
     try:
-        reader = pypdf.PdfReader(io.BytesIO(data), strict=False)
-        if reader.is_encrypted:
-            # An owner-password-only PDF opens with the empty user password.
-            try:
-                ok = bool(reader.decrypt(""))
-            except Exception:
-                ok = False
-            if not ok:
-                raise LoadError("PDF 已加密（需要密码）", "encrypted PDF (password required)")
-        pages = [page.extract_text() or "" for page in reader.pages]
-        return pages, _metadata_title(reader)
-    except LoadError:
-        raise
-    except FileNotDecryptedError:
+        pdf = PdfFile(data)
+    except Encrypted:
         raise LoadError("PDF 已加密（需要密码）", "encrypted PDF (password required)") from None
-    except (PdfReadError, ValueError, KeyError, TypeError, AttributeError, IndexError) as err:
-        raise _Unreadable(str(err)) from None
-    except Exception as err:
-        raise _Unreadable(f"{type(err).__name__}: {err}") from None
+    except Unreadable as err:
+        raise LoadError(
+            "PDF 已损坏或被截断，无法解析", f"damaged or truncated PDF: {err}"
+        ) from None
+    with pdf:
+        try:
+            texts = list(pdf.pages())
+        except Unreadable as err:
+            raise LoadError("PDF 已损坏，无法解析", f"damaged PDF: {err}") from None
+        scanned = [
+            t.page.number
+            for t in texts
+            if t.chars <= _SCAN_MAX_CHARS and t.image_cover >= _SCAN_MIN_COVER
+        ]
+        pages = [t.page for t in texts]
+        if scanned:
+            if options.ocr is None:
+                raise scanned_error(scanned, len(texts))
+            pages = _with_ocr(pdf, pages, scanned, options.ocr)
+        return pages, pdf.title
 
 
-def _metadata_title(reader: pypdf.PdfReader) -> str:
-    try:
-        info = reader.metadata
-        title = info.title if info is not None else None
-    except Exception:  # a broken info dictionary is no reason to skip the text
-        return ""
-    return str(title).strip() if title else ""
+def _with_ocr(
+    pdf: PdfFile, pages: list[Page], scanned: Sequence[int], languages: str
+) -> list[Page]:
+    binary = ocr.check_tesseract(languages)
+    settings = ocr.OcrSettings(languages)
+    out = list(pages)
+    for number in scanned:
+        image = pdf.render_grey(number - 1, settings.dpi)
+        out[number - 1] = ocr.ocr_page(image, number, settings, binary)
+    return out
 
 
-class _Unreadable(Exception):
-    pass
-
-
-def _pages_pdfminer(data: bytes) -> list[str]:
-    from pdfminer.high_level import extract_text
-
-    logging.getLogger("pdfminer").setLevel(logging.ERROR)
-    try:
-        text = extract_text(io.BytesIO(data))
-    except Exception as err:
-        raise _Unreadable(f"{type(err).__name__}: {err}") from None
-    return text.split("\f")
-
-
-def load_pdf(path: Path, max_bytes: int) -> Document:
+def load_pdf(path: Path, max_bytes: int, options: LoadOptions | None = None) -> Document:
     data = read_bytes(path, max_bytes)
     if b"%PDF-" not in data[:1024]:
         raise LoadError("不是 PDF 文件（文件头不符）", "not a PDF (no %PDF- header)")
-    title = ""
-    try:
-        pages, title = _pages_pypdf(data)
-    except _Unreadable as err:
-        log.debug("pypdf failed on %s: %s; trying pdfminer", path, err)
-        try:
-            pages = _pages_pdfminer(data)
-        except _Unreadable:
-            raise LoadError(
-                "PDF 已损坏或被截断，无法解析", f"damaged or truncated PDF: {err}"
-            ) from None
-    if not any(p.strip() for p in pages):
+    check_pdf_streams(data)
+    pages, title = _pages(data, options or LoadOptions())
+    if not any(p.lines for p in pages):
         raise LoadError(
             "PDF 没有可提取的文字（可能是扫描件或空文件）",
             "no text layer (scanned or empty PDF)",
         )
-    lines_per_page = [p.splitlines() for p in pages]
-    cleaned = strip_running_lines(lines_per_page)
-    all_lines: list[str] = []
-    for page_lines in cleaned:
-        all_lines.extend(page_lines)
-    paragraphs = join_broken_lines(all_lines)
-    text = "\n".join(paragraphs)
+    layout = blocks_from_pages(pages)
+    text = "\n".join(b.text for b in layout.blocks)
     if not text.strip():
         raise LoadError("PDF 没有可提取的文字", "no text after cleanup")
     bad = len(_REPLACEMENT.findall(text))
@@ -113,7 +119,8 @@ def load_pdf(path: Path, max_bytes: int) -> Document:
     return Document(
         path=path,
         format="pdf",
-        blocks=[Block(p) for p in paragraphs],
-        title=title,
+        blocks=layout.blocks,
+        title=title or layout.title,
         language=guess_language(text),
+        hints={"columns": str(layout.columns)},
     )

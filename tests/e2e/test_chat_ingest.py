@@ -19,6 +19,7 @@ from ingest.uploads import safe_filename
 from retrieval.fakes import HashEmbedder
 from retrieval.requests import Actor
 from tests.discord_sim import answer_text, discord_app
+from retrieval.types import Filter
 from tests.reliability.helpers.stack import DIM, DOC, open_app, settings
 from tests.stubs.fixtures import telegram_settings
 from tests.stubs.telegram_server import Call, TelegramServer
@@ -124,7 +125,12 @@ async def test_a_member_is_refused_before_anything_is_downloaded(env: Env) -> No
     ("file_name", "size", "data", "needle"),
     [
         ("big.md", 60 * 1024, b"x", "文件太大了（60 KB），上限 51 KB。"),
-        ("tool.exe", 10, b"MZ", "不支持这种文件；支持 PDF / EPUB / TXT / MD / MARKDOWN。"),
+        (
+            "tool.exe",
+            10,
+            b"MZ",
+            "不支持这种文件；支持 PDF / DOCX / EPUB / TXT / MD / MARKDOWN / DOC。",
+        ),
         ("broken.pdf", 20, b"%PDF-1.4 not really", "无法导入 broken.pdf"),
         ("empty.md", 1, b"\n", "无法导入 empty.md"),
     ],
@@ -137,6 +143,46 @@ async def test_bad_files_are_refused_and_nothing_is_half_written(
     assert needle in env.texts()[-1]
     assert "没有写入任何内容" in env.texts()[-1] or env.server.named("getFile") == []
     assert await env.nothing_written()
+
+
+LAYOUT = Path(__file__).resolve().parents[1] / "fixtures" / "layout"
+
+
+async def test_a_word_outline_uploaded_in_chat_keeps_its_levels(env: Env) -> None:
+    data = (LAYOUT / "outline-libreoffice.docx").read_bytes()  # made by LibreOffice
+    env.server.push_document("/ingest", data, file_name="纲目.docx")
+    await env.settle()
+    assert "已导入《新约职事》" in env.texts()[-1]
+    [record] = await env.app.indexer.documents()
+    assert record.type == "outline"
+    chunks = await env.app.store.scroll(Filter(equals={"doc_id": record.doc_id}))
+    paths = {str(c.extra["path"]) for c in chunks}
+    assert "新约职事 > 叁\u3000彼得与约翰的职事" in paths
+    text = "\n".join(c.text for c in chunks)
+    assert "（二）彼得说到信徒与神的性情有分——彼后一4" in text  # 小点 under their 大点
+
+
+async def test_an_old_doc_in_chat_says_how_to_convert_it(env: Env) -> None:
+    data = (LAYOUT / "old-outline.doc").read_bytes()  # made by LibreOffice
+    env.server.push_document("/ingest", data, file_name="纲目.doc")
+    await env.settle()
+    reply = env.texts()[-1]
+    assert (
+        "无法导入 纲目.doc：旧版 Word 文档（.doc）无法直接导入" in reply and "另存为 .docx" in reply
+    )
+    assert "没有写入任何内容" in reply and await env.nothing_written()
+
+
+async def test_a_scanned_pdf_in_chat_names_its_pages_and_writes_nothing(tmp_path: Path) -> None:
+    async with open_app(tmp_path / "data", corpus=False, chat_upload_max_mb=2) as app:
+        admin = Actor("telegram", "42", "42", is_admin=True)
+        upload = Upload.of((LAYOUT / "mixed-scan.pdf").read_bytes(), "扫描.pdf")
+        reply = await app.router.handle_text(admin, "/ingest", upload=upload)
+        assert reply is not None
+        text = reply.plain()
+        assert "无法导入 扫描.pdf：PDF 共 2 页，其中第 2 页是扫描图像" in text
+        assert "没有写入任何内容" in text
+        assert await app.indexer.documents() == [] and await app.store.count() == 0
 
 
 async def test_ingest_without_a_file_says_how(env: Env) -> None:

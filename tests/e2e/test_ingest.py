@@ -53,8 +53,9 @@ class Env:
     store: EdgeStore
 
 
-@pytest.fixture
-async def env(tmp_path: Path) -> AsyncIterator[Env]:
+@pytest.fixture(name="env")
+async def env_fixture(tmp_path: Path) -> AsyncIterator[Env]:
+    """The real stack (also used by tests/e2e/test_ingest_formats.py)."""
     store = await EdgeStore.open(tmp_path / "qdrant", DIM)
     graph = await KnowledgeGraph.open(tmp_path / "db.sqlite3")
     embedder = HashEmbedder(DIM)

@@ -192,9 +192,30 @@ def test_blueprint_upload_clear_message_and_unchanged(tmp_path: Path) -> None:
     with_app(tmp_path / "data", body, corpus=False)
 
 
+_PRODUCED = Path(__file__).resolve().parents[1] / "fixtures" / "layout"
+
+
+def _damaged() -> st.SearchStrategy[bytes]:
+    """A file a real producer wrote (pandoc .docx, WeasyPrint PDF), cut short (to at most half:
+    a whole book would only cost time) and with bytes flipped."""
+    files = [
+        (_PRODUCED / n).read_bytes() for n in ("outline-pandoc.docx", "proverbs-weasyprint-en.pdf")
+    ]
+
+    def damage(data: bytes, share: float, changes: list[tuple[float, int]]) -> bytes:
+        out = bytearray(data[: max(1, int(len(data) * share))])
+        for at, value in changes:
+            out[int(at * (len(out) - 1))] = value
+        return bytes(out)
+
+    flips = st.lists(st.tuples(st.floats(0, 1), st.integers(0, 255)), max_size=8)
+    return st.builds(damage, st.sampled_from(files), st.floats(0.01, 0.5), flips)
+
+
 def _loader_bytes() -> st.SearchStrategy[bytes]:
     text = st.text(max_size=400)
     return st.one_of(
+        _damaged(),
         st.binary(max_size=600),
         st.tuples(st.just(b"%PDF-1.4\n"), st.binary(max_size=400)).map(b"".join),
         st.tuples(st.just(b"PK\x03\x04"), st.binary(max_size=400)).map(b"".join),
@@ -215,7 +236,7 @@ def test_loaders_skip_with_reason_or_ingest_never_half(tmp_path: Path) -> None:
         folder.mkdir()
 
         @FUZZ
-        @given(st.sampled_from([".pdf", ".epub", ".txt", ".md"]), _loader_bytes())
+        @given(st.sampled_from([".pdf", ".docx", ".doc", ".epub", ".txt", ".md"]), _loader_bytes())
         def case(ext: str, data: bytes) -> None:
             path = folder / f"f{next(counter)}{ext}"
             path.write_bytes(data)

@@ -53,11 +53,7 @@ def build_pdf(pages: Sequence[Sequence[Line]], path: Path) -> Path:
     )
     contents = []
     for page in pages:
-        ops = [
-            f"BT /F1 10 Tf {x} {y} Td <{''.join(f'{cid[c]:04X}' for c in t)}> Tj ET"
-            for x, y, t in page
-        ]
-        contents.append(add(stream("\n".join(ops).encode())))
+        contents.append(add(stream("\n".join(_show_ops(page, cid)).encode())))
     pages_id = len(objs) + len(pages) + 1
     page_ids = [
         add(
@@ -85,6 +81,35 @@ def build_pdf(pages: Sequence[Sequence[Line]], path: Path) -> Path:
     )
     path.write_bytes(bytes(out))
     return path
+
+
+def _show_ops(page: Sequence[Line], cid: dict[str, int]) -> list[str]:
+    """One text object per run of pieces on one baseline, placed by TJ offsets: how
+    typesetters justify glyph by glyph. (The test font has no glyph program, so a one-glyph
+    text object would have no extent, and PDFium skips text objects without one.)"""
+    ops: list[str] = []
+    run: list[tuple[float, float, str]] = []
+
+    def flush() -> None:
+        if not run:
+            return
+        x0, y, _ = run[0]
+        parts, pen = [], x0
+        for x, _, t in run:
+            gap = x - pen
+            if gap:
+                parts.append(f"{-gap * 100:g}")  # 10 pt font: 1 pt = 100 thousandths
+            parts.append(f"<{''.join(f'{cid[c]:04X}' for c in t)}>")
+            pen = x + 10 * len(t)
+        ops.append(f"BT /F1 10 Tf {x0} {y} Td [{' '.join(parts)}] TJ ET")
+        run.clear()
+
+    for x, y, t in page:
+        if run and (y != run[-1][1] or x < run[-1][0] + 10 * len(run[-1][2])):
+            flush()
+        run.append((x, y, t))
+    flush()
+    return ops
 
 
 SENTENCES = [

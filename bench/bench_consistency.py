@@ -406,7 +406,9 @@ def world_docs(worlds: Sequence[World]) -> tuple[list[Doc], list[Doc]]:
 
         for k, text in enumerate(w.chapters, 1):
             name = f"{w.name} {k}"
-            clean.append(Doc(name, name, text, None, len(clean), lambda k=k: state(k), k))
+            clean.append(
+                Doc(name, name, text, None, len(clean), lambda k=k, state=state: state(k), k)
+            )
         for p in w.plants:
             k = int(p["chapter"])  # type: ignore[call-overload]
             slip = Slip(str(p["text"]), str(p["kind"]), str(p.get("note", "")))
@@ -418,7 +420,7 @@ def world_docs(worlds: Sequence[World]) -> tuple[list[Doc], list[Doc]]:
                     text,
                     slip,
                     len(planted),
-                    lambda k=k: state(k),
+                    lambda k=k, state=state: state(k),
                     k,
                 )
             )

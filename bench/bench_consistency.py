@@ -34,8 +34,8 @@ model's judgement:
     nice .venv/bin/python bench/bench_consistency.py [--out bench/results/consistency.md]
         [--half tune|test|all] [--json bench/results/consistency.json]
 
-`--half tune` runs only the tune half of the new set and skips the CUV set (for working on the
-rules without seeing the test half). "Before" columns come from
+`--half tune` (or `tune+cuv`) runs only the tune half of the new set (and the CUV set), for
+working on the rules without seeing the test half. "Before" columns come from
 `bench/results/consistency-baseline.json`, written by this script at the commit before the
 issue-23 rules (`--json`).
 """
@@ -60,7 +60,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from novel import narrative
 from novel.blueprint import Blueprint, Character
-from novel.consistency import Finding, StoryState, check
+from novel.consistency import Finding, check
+from novel.story_state import StoryState, replay
 from novel.summary import extractive_summary
 from retrieval.llm.scripted import ScriptedLLM
 from retrieval.text import to_simplified
@@ -379,18 +380,15 @@ def plant_into(text: str, after: str, slip: str) -> str:
 
 
 def story_before(bp: Blueprint, earlier: Sequence[str]) -> StoryState:
-    """What production knows before a chapter, from the chapters before it."""
-    names: dict[str, str] = {}
+    """What production knows before a chapter (`novel.chapters._story_state` without a model):
+    the earlier chapters replayed, plus the names and scenes of their extractive summaries."""
+    names: list[str] = []
     places: list[str] = []
-    injured: set[str] = set()
     for i, text in enumerate(earlier):
         summary = extractive_summary(text, f"第{i + 1}章", bp)
-        for name in summary.characters:
-            names.setdefault(name, name)
+        names.extend(summary.characters)
         places.extend(summary.scenes)
-        if i == len(earlier) - 1:
-            injured.update(s.name for s in summary.status_changes if "伤" in s.status)
-    return StoryState(bp, names, frozenset(injured), places)
+    return replay(bp, earlier, known=names).seeing(places)
 
 
 def world_docs(worlds: Sequence[World]) -> tuple[list[Doc], list[Doc]]:
@@ -683,7 +681,7 @@ async def run_set(clean: list[Doc], planted: list[Doc]) -> dict[str, Outcome]:
 async def run(half: str) -> tuple[str, dict[str, object]]:
     narrative.warm()  # jieba's dictionary loads once, outside the timings
     before = json.loads(BASELINE.read_text(encoding="utf-8")) if BASELINE.exists() else {}
-    worlds = load_worlds(half)
+    worlds = load_worlds("tune" if half == "tune+cuv" else half)
     load = os.getloadavg()[0]
     lines = [
         "# Consistency check: precision and recall",
@@ -711,7 +709,7 @@ async def run(half: str) -> tuple[str, dict[str, object]]:
         lines += section(title, runs, was, extra)
         report[part] = {mode: numbers(o) for mode, o in runs.items()}
         report[f"{part}-misses"] = extra[2:5]
-    if half == "all":
+    if half in ("all", "tune+cuv"):
         clean, planted = cuv_docs()
         runs = await run_set(clean, planted)
         lines += section(
@@ -733,7 +731,7 @@ async def run(half: str) -> tuple[str, dict[str, object]]:
 if __name__ == "__main__":
     parser = argparse.ArgumentParser()
     parser.add_argument("--out", type=Path, default=Path("bench/results/consistency.md"))
-    parser.add_argument("--half", choices=("tune", "test", "all"), default="all")
+    parser.add_argument("--half", choices=("tune", "tune+cuv", "test", "all"), default="all")
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args()
     text, numbers_out = asyncio.run(run(args.half))

@@ -8,6 +8,7 @@ import json
 from novel.blueprint import default_blueprint, edit
 from novel.consistency import StoryState, check, check_rules, parse_judgement
 from novel.evolve import BlueprintChange, propose
+from novel.story_state import replay
 from novel.summary import extractive_summary, parse_summary
 from retrieval.llm.scripted import ScriptedLLM
 
@@ -45,7 +46,7 @@ def test_unknown_name_used_as_if_known() -> None:
         "林公子，”船夫说，“上船吧。”",
     ):
         assert kinds(fine) == [], fine
-    known = StoryState(BP, extra_names={"钱七": "钱七"})
+    known = StoryState(BP).knowing(["钱七"])
     assert kinds("钱七说：“走。”", known) == []  # known from an earlier chapter
 
 
@@ -65,7 +66,7 @@ def test_one_character_in_two_places_in_one_scene() -> None:
 def test_explicit_blueprint_rules() -> None:
     assert kinds("苏晴念动咒语，施展法术，江水倒流。") == ["rule_broken"]
     assert kinds("霍三中了一刀，倒在地上。第二天，霍三毫发无伤地站了起来。") == ["rule_broken"]
-    hurt_before = StoryState(BP, injured=frozenset({"霍三"}))
+    hurt_before = replay(BP, ["霍三中了一刀，倒在地上。"])  # hurt in the chapter before
     assert kinds("霍三健步如飞地冲上船头。", hurt_before) == ["rule_broken"]
     for fine in (
         "苏晴笑道：“这世上哪有什么法术。”",  # someone's speech

@@ -27,14 +27,13 @@ import asyncio
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import cached_property
 from typing import Literal
 
 from novel import modeljson, narrative
 from novel.blueprint import Blueprint
 from novel.modeljson import loose_object
-from novel.reading import Reading, read, whereabouts
-from novel.story_state import Event, StoryState, events, people
+from novel.reading import Reading
+from novel.story_state import Event, StoryState, read_chapter
 from retrieval.ports import LLM, LLMError
 
 FindingKind = Literal[
@@ -63,25 +62,18 @@ class Finding:
 
 
 class _Chapter:
-    """One chapter as the rules read it, each reading done once."""
+    """One chapter as the rules read it, against the story before it."""
 
     def __init__(self, text: str, state: StoryState) -> None:
         self.text = text
         self.state = state
-        self.names = state.names()
         self.spans = narrative.quoted_spans(text)
-
-    @cached_property
-    def people(self) -> narrative.NameIndex:
-        return people(self.state, self.text)
-
-    @cached_property
-    def readings(self) -> list[Reading]:
-        return read(self.text, self.people, self.state.genders())
-
-    @cached_property
-    def events(self) -> list[Event]:
-        return events(self.readings, self.state, self.people)
+        reading = read_chapter(state, text)
+        self.names = reading.names
+        self.uses = reading.uses
+        self.readings = reading.readings
+        self.events = reading.events
+        self.steps = reading.steps
 
     def outside_speech(self, r: Reading, at: int) -> bool:
         """Is offset `at` of the sentence narration (not quoted, not reported)?"""
@@ -139,7 +131,7 @@ def _dead_acts(ch: _Chapter) -> list[Finding]:
 def _unknown_names(ch: _Chapter) -> list[Finding]:
     out: list[Finding] = []
     sents = [r.sentence for r in ch.readings]
-    for use in narrative.person_names(ch.text, ch.names):
+    for use in ch.uses:
         if use.introduced:
             continue
         before = [s for s in sents if s.start <= use.start]
@@ -150,8 +142,7 @@ def _unknown_names(ch: _Chapter) -> list[Finding]:
 
 def _two_places(ch: _Chapter) -> list[Finding]:
     out: list[Finding] = []
-    places = ch.state.known_places()
-    for step in whereabouts(ch.readings, places, ch.state.last_places()):
+    for step in ch.steps:
         if step.before is not None:
             fields = {"name": step.words, "place": step.before, "other": step.place}
             out.append(Finding("two_places", ch.readings[step.reading].sentence.text, fields))

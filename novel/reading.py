@@ -66,7 +66,7 @@ _WAKE = re.compile(r"醒来|醒了|醒过来|回过神")
 _IF = re.compile(r"如果|要是|倘若|假如|若是|万一")
 # 他说， / 听说， / 告诉他， followed by no quotation mark: the rest is someone's words.
 _REPORTED = re.compile(
-    r"(?:说|道|讲|告诉(?:他|她|我|他们)?|听说|据说|声称|表示|嘱咐(?:他|她)?|回答)[，：:,:](?![“「『\"])"
+    r"(?:说|道|讲|告诉[^，。！？“]{0,6}?|听说|据说|声称|表示|嘱咐[^，。！？“]{0,4}?|回答)[，：:,:](?![“「『\"])"
 )
 
 Referent = tuple[str | None, ...]  # one character, a group, or (None,) for someone unnamed

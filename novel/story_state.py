@@ -24,7 +24,7 @@ from typing import Literal
 
 from novel import narrative
 from novel.blueprint import Blueprint, Character
-from novel.reading import Clause, Reading, read, whereabouts
+from novel.reading import Clause, Reading, Step, read, whereabouts
 
 Status = Literal["dead", "hurt", "missing"]
 EventKind = Literal["dead", "hurt", "missing", "healed"]
@@ -215,23 +215,12 @@ def _object_events(
                 yield "dead", canon
 
 
-def people(state: StoryState, text: str) -> narrative.NameIndex:
-    """Who a chapter can be about: the names the state knows, and the names the chapter
-    itself uses (introduced or not), so that 他 after a new name is not an older character."""
-    known = state.names()
-    index = dict(known.names)
-    for use in narrative.person_names(text, known):
-        index.setdefault(use.name, use.name)
-    return narrative.NameIndex(index, known.places, known.introduced_surnames)
-
-
 def events(
-    readings: Sequence[Reading], state: StoryState, names: narrative.NameIndex | None = None
+    readings: Sequence[Reading], state: StoryState, names: narrative.NameIndex
 ) -> list[Event]:
     """Deaths, wounds, disappearances and healings the narration states, in reading order
     (not in speech, memories, dreams or hypotheticals; reported words count: 医生说，他死了)."""
     genders = state.genders()
-    names = names or state.names()
     out: list[Event] = []
     for i, r in enumerate(readings):
         if r.memory:
@@ -244,6 +233,37 @@ def events(
         for kind, name in dict.fromkeys(found):
             out.append(Event(kind, name, i, r.sentence.text))
     return out
+
+
+@dataclass(frozen=True, slots=True)
+class ChapterReading:
+    """One chapter read against the story before it — by `advance` and by the check alike."""
+
+    text: str
+    names: narrative.NameIndex  # the state's names and the ones this chapter uses
+    uses: tuple[narrative.NameUse, ...]  # names the state did not know, first use first
+    readings: tuple[Reading, ...]
+    events: tuple[Event, ...]
+    steps: tuple[Step, ...]  # sentences that put someone somewhere
+
+
+def read_chapter(state: StoryState, text: str) -> ChapterReading:
+    known = state.names()
+    uses = narrative.person_names(text, known)
+    index = dict(known.names)
+    for use in uses:  # so that 他 after a new name is not an older character
+        index.setdefault(use.name, use.name)
+    names = narrative.NameIndex(index, known.places, known.introduced_surnames)
+    readings = read(text, names, state.genders())
+    steps = whereabouts(readings, state.known_places(), state.last_places())
+    return ChapterReading(
+        text,
+        names,
+        tuple(uses),
+        tuple(readings),
+        tuple(events(readings, state, names)),
+        tuple(steps),
+    )
 
 
 # ---- reading the chapters ----------------------------------------------------------------------
@@ -279,6 +299,14 @@ class _Cast:
             if c.fresh_wound:
                 self.by_name[name] = replace(c, fresh_wound=False)
 
+    def seen(self, name: str, where: Sighting) -> None:
+        """Seen somewhere: no longer missing."""
+        current = self.get(name)
+        missing = current.status is not None and current.status.status == "missing"
+        self.by_name[name] = replace(
+            current, seen=where, status=None if missing else current.status
+        )
+
     def ordered(self, bp: Blueprint) -> tuple[CharacterState, ...]:
         """Blueprint characters in its order, then the others as they appeared."""
         first = {c.name for c in bp.characters}
@@ -291,56 +319,34 @@ class _Cast:
 def advance(state: StoryState, text: str) -> StoryState:
     """The state after one more chapter."""
     number = state.chapters + 1
-    names = state.names()
-    cast_names = people(state, text)
-    readings = read(text, cast_names, state.genders())
+    chapter = read_chapter(state, text)
     cast = _Cast(state)
-    happened = events(readings, state, cast_names)
-    by_reading: dict[int, list[Event]] = {}
-    for e in happened:
-        by_reading.setdefault(e.reading, []).append(e)
-    for i, r in enumerate(readings):
+    for i, r in enumerate(chapter.readings):
         if narrative.LONG_LAPSE.search(r.sentence.text) and not r.memory:
             cast.lapse()
-        for e in by_reading.get(i, []):
-            cast.by_name[e.name] = _apply(
-                cast.get(e.name), e.kind, Mark(_status(e.kind), number, e.sentence)
-            )
-    for step in whereabouts(readings, state.known_places(), state.last_places()):
-        sentence = readings[step.reading].sentence.text
-        current = cast.get(step.canon)
-        cleared = (
-            current.status if not (current.status and current.status.status == "missing") else None
-        )
-        cast.by_name[step.canon] = replace(
-            current, seen=Sighting(step.place, number, sentence), status=cleared
-        )
-    return _with_names(
-        replace(state, chapters=number, characters=cast.ordered(state.blueprint)),
-        text,
-        names,
-        number,
-    )
+        for e in chapter.events:
+            if e.reading == i:
+                mark = Mark("hurt" if e.kind == "healed" else e.kind, number, e.sentence)
+                cast.by_name[e.name] = _apply(cast.get(e.name), e.kind, mark)
+        for step in chapter.steps:
+            if step.reading == i:
+                cast.seen(step.canon, Sighting(step.place, number, r.sentence.text))
+    state = replace(state, chapters=number, characters=cast.ordered(state.blueprint))
+    return _with_names(state, chapter, number)
 
 
-def _status(kind: EventKind) -> Status:
-    return "hurt" if kind == "healed" else kind
-
-
-def _with_names(
-    state: StoryState, text: str, names: narrative.NameIndex, number: int
-) -> StoryState:
-    sents = narrative.sentences(text)
+def _with_names(state: StoryState, chapter: ChapterReading, number: int) -> StoryState:
+    sents = [r.sentence for r in chapter.readings]
     new: list[Introduction] = []
-    for use in narrative.person_names(text, names):
+    for use in chapter.uses:
         sentence = next((s.text for s in reversed(sents) if s.start <= use.start), use.name)
         new.append(Introduction(use.name, number, sentence, use.introduced))
-    places = narrative.places_in(text, state.known_places())
+    places = narrative.places_in(chapter.text, state.known_places())
     return replace(
         state,
         introduced=(*state.introduced, *new),
         places=tuple(dict.fromkeys((*state.places, *places))),
-        surnames=state.surnames | narrative.surnames_introduced(text),
+        surnames=state.surnames | narrative.surnames_introduced(chapter.text),
     )
 
 

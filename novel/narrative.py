@@ -283,20 +283,32 @@ class NameIndex:
         self.introduced_surnames = frozenset(surnames)
         # longest first, so 沈师父 is found before 沈
         self._ordered = sorted(self.names, key=len, reverse=True)
+        # every alias at every position in one pass (a lookahead lets matches overlap)
+        self._any = (
+            re.compile("(?=(" + "|".join(re.escape(a) for a in self._ordered) + "))")
+            if self._ordered
+            else None
+        )
 
     def canonical(self, name: str) -> str | None:
         return self.names.get(name)
 
     def occurrences(self, text: str) -> list[tuple[int, int, str]]:
         """(start, end, canonical) for every known name/alias in `text`, non-overlapping."""
+        if self._any is None:
+            return []
+        # the longest alias at each position, then the longest first where they overlap
+        hits = [
+            (m.start(), m.start() + len(m.group(1)), m.group(1)) for m in self._any.finditer(text)
+        ]
+        hits.sort(key=lambda h: (-(h[1] - h[0]), h[0]))
         taken: list[tuple[int, int]] = []
         found: list[tuple[int, int, str]] = []
-        for alias in self._ordered:
-            for m in re.finditer(re.escape(alias), text):
-                if any(a < m.end() and m.start() < b for a, b in taken):
-                    continue
-                taken.append((m.start(), m.end()))
-                found.append((m.start(), m.end(), self.names[alias]))
+        for start, end, alias in hits:
+            if any(a < end and start < b for a, b in taken):
+                continue
+            taken.append((start, end))
+            found.append((start, end, self.names[alias]))
         return sorted(found)
 
     def known(self, word: str) -> bool:

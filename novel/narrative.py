@@ -361,6 +361,10 @@ _APPOSED = re.compile(
     rf"(?:{'|'.join(KIN)}|{_ROLE_RE})[，,]?([{''.join(sorted(SURNAMES))}][\u4e00-\u9fff]{{1,2}}?)"
     r"(?=[，。！？、；”」\s]|是|的)"
 )
+_CALLED = re.compile(
+    rf"(?<![喊大尖惊])叫([{''.join(sorted(SURNAMES))}][\u4e00-\u9fff]{{1,2}}?)"
+    r"(?=[，。！？、；”」\s]|的|是|$)"
+)
 _LOCATIVE_END = re.compile(r"[里上中内外边前后下旁]$|^.[肩臂腿手脚头腰胸背眼脸腕膝]$")
 
 
@@ -381,9 +385,11 @@ class _NameFinder:
         self.known_spans = [(a, b) for a, b, _ in known.occurrences(text)]
         self.tokens = tagged(text)
         self.flag_at: dict[int, str] = {}
+        self.word_at: dict[int, str] = {}
         offset = 0
         for word, flag in self.tokens:
             self.flag_at[offset] = flag
+            self.word_at[offset] = word
             offset += len(word)
         self.found: dict[str, NameUse] = {}
 
@@ -441,8 +447,10 @@ class _NameFinder:
             if not flag.startswith("nr") or not 2 <= len(word) <= 4:
                 continue
             after = self.text[offset : offset + 8]
-            # only where it stands, a full name (顾建明挤到…) or a foreign one (格里沙跑进…)
+            # only where it stands, a full name (顾建明挤到…) or a foreign one (格里沙跑进…);
+            # not a surname-like verb (张开嘴/nr)
             shaped = len(word) >= 3 and _NAME_SHAPED.match(word) is not None
+            shaped = shaped and not common_word(word[:2])
             head = shaped and at_clause_head(self.text, start)
             if ACTS.match(after) or _SPEECH.match(after) or (head and self.verbish(offset)):
                 self.consider(word, start, offset)
@@ -450,10 +458,15 @@ class _NameFinder:
     def clause_heads(self) -> None:
         text = self.text
         for m in _SUBJECT.finditer(text):
+            start = m.start(1)
             for length in (2, 3):
-                word = m.group(1)[:length]
-                if len(word) == length and ACTS.match(text[m.start(1) + length :]):
-                    self.consider(word, m.start(1), m.start(1) + length)
+                word, end = m.group(1)[:length], start + length
+                if len(word) != length:
+                    continue
+                # 秦/怀远/拨开: jieba cut the surname off a full name that opens a clause
+                split = length == 3 and self.word_at.get(start) == word[0] and end in self.word_at
+                if ACTS.match(text[end:]) or (split and self.verbish(end)):
+                    self.consider(word, start, end)
                     break
         for pattern, shortest in ((_COMPOUND_NAME, 3), (_FOREIGN, 3)):
             for m in pattern.finditer(text):
@@ -468,6 +481,14 @@ class _NameFinder:
     def apposed(self) -> None:
         """陆青崖的三叔，陆怀山 / 船夫孟三: a name right after who the person is."""
         for m in _APPOSED.finditer(self.text):
+            word = m.group(1)
+            if not self.known.known(word) and not common_word(word):
+                if not _FUNCTION_CHARS.search(word):
+                    self.found.setdefault(word, NameUse(word, m.start(1), True))
+
+    def called(self) -> None:
+        """(老板)叫崔永健 / 真名叫卢四海: a name given with 叫 is introduced (in speech too)."""
+        for m in _CALLED.finditer(self.text):
             word = m.group(1)
             if not self.known.known(word) and not common_word(word):
                 if not _FUNCTION_CHARS.search(word):
@@ -500,6 +521,7 @@ def person_names(text: str, known: NameIndex) -> list[NameUse]:
     finder = _NameFinder(text, known)
     finder.clause_heads()
     finder.apposed()
+    finder.called()
     finder.tagged_names()
     finder.titled_and_named()
     return sorted(finder.found.values(), key=lambda u: u.start)
@@ -743,7 +765,8 @@ HURT_AFTER = re.compile(
 )
 _HURT = re.compile(
     r"受了重伤|身受重伤|受了伤|受伤|负伤|中了[一两三几数]?(?:刀|剑|箭|枪|掌)|挨了[一两三几数]?(?:刀|剑|枪|掌|拳)|"
-    r"中箭|中刀|中弹|中枪|骨折|扭伤|摔断了|伤得很重|伤得不轻|养伤|"
+    r"中箭|中刀|中弹|中枪|骨折|骨裂|扭伤|烧伤|烫伤|摔断了|伤得很重|伤得不轻|养伤|肿得|"
+    r"(?:踩|打|砍|咬|撞|摔|压|扭)(?:断|伤|破|裂)了|(?:打|绑|缠|吊|上)着(?:石膏|夹板|绷带|纱布)|"
     r"伤(?:口)?[^，。；！？]{0,4}(?:裂开|崩开|复发|化脓)"
 )
 # 一刀砍在他的左腿上 / 一支箭射中了白守义的肩膀: the one whose body it is was hurt.

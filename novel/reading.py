@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 
 from novel import narrative
 from novel.narrative import (
+    KIN,
     ROLES,
     NameIndex,
     Sentence,
@@ -55,6 +56,7 @@ _UNNAMED_RE = re.compile(
 )
 _NOT_SUBJECT_AFTER = re.compile(r"(?:的|之|家|氏|所|等人|们)")
 _JOIN = re.compile(r"[和与跟同及、]")
+_KIN_AFTER = re.compile("的(?:" + "|".join([*KIN, *_UNNAMED]) + ")")
 _CLAUSE_SEP = re.compile(r"[，；：,;:]")
 # 他想起父亲。那时父亲常常…: the recalling is narration, what follows in the paragraph is not.
 _RECALL_VERB = re.compile(r"想起|回忆起?|记起|忆起|梦见|做了一个梦|做了个梦|又梦到|梦到")
@@ -172,6 +174,9 @@ class _Scene:
         names = _names_at(text, head, occurrences)
         if names:
             after = text[names[-1].end :]
+            kin = _KIN_AFTER.match(after)
+            if kin is not None:  # 刘大勇的妻子: someone else, whom a later 她 may mean
+                return [Actor(None, head, names[-1].end + kin.end())]
             if _NOT_SUBJECT_AFTER.match(after):
                 possessive = after.startswith("的")
                 return [Actor(a.canon, a.start, a.end, subject=False) for a in names][

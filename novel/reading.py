@@ -56,7 +56,8 @@ _UNNAMED_RE = re.compile(
 )
 _NOT_SUBJECT_AFTER = re.compile(r"(?:的|之|家|氏|所|等人|们)")
 _JOIN = re.compile(r"[和与跟同及、]")
-_KIN_AFTER = re.compile("的(?:" + "|".join([*KIN, *_UNNAMED]) + ")")
+# 刘大勇的妻子 / 她父母: another person, named through someone
+KIN_AFTER = re.compile("的?(?:" + "|".join([*KIN, "父母", *_UNNAMED]) + ")")
 _CLAUSE_SEP = re.compile(r"[，；：,;:]")
 # 他想起父亲。那时父亲常常…: the recalling is narration, what follows in the paragraph is not.
 _RECALL_VERB = re.compile(r"想起|回忆起?|记起|忆起|梦见|做了一个梦|做了个梦|又梦到|梦到")
@@ -174,7 +175,7 @@ class _Scene:
         names = _names_at(text, head, occurrences)
         if names:
             after = text[names[-1].end :]
-            kin = _KIN_AFTER.match(after)
+            kin = KIN_AFTER.match(after)
             if kin is not None:  # 刘大勇的妻子: someone else, whom a later 她 may mean
                 return [Actor(None, head, names[-1].end + kin.end())]
             if _NOT_SUBJECT_AFTER.match(after):
@@ -184,6 +185,9 @@ class _Scene:
                 ]
             return names
         m = _PRONOUN.match(text, head)
+        kin = KIN_AFTER.match(text, m.end()) if m is not None else None
+        if m is not None and kin is not None:
+            return [Actor(None, head, kin.end())]  # 她父母 / 他的妻子: someone else
         if m is not None:
             possessive = text.startswith("的", m.end())
             who = resolve(m.group(0), self.stack, self.genders) or (None,)

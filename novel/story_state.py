@@ -24,7 +24,7 @@ from typing import Literal
 
 from novel import narrative
 from novel.blueprint import Blueprint, Character
-from novel.reading import Clause, Reading, Step, read, whereabouts
+from novel.reading import KIN_AFTER, Clause, Reading, Step, read, whereabouts
 
 Status = Literal["dead", "hurt", "missing"]
 EventKind = Literal["dead", "hurt", "missing", "healed"]
@@ -182,7 +182,12 @@ def _actor_events(r: Reading, c: Clause) -> Iterable[tuple[EventKind, str]]:
         rest = _after(text, a.end if a.end > a.start else c.head)
         if _NEGATED.search(text[c.start : a.start]):
             continue
-        if a.subject and narrative.DEATH_AFTER.match(rest):
+        died = narrative.DEATH_IN_CLAUSE.search(segment)
+        if died and (
+            _NEGATED.search(segment[: died.start()]) or KIN_AFTER.search(segment[: died.start()])
+        ):
+            died = None  # 差点死在江里; 他父母死了 is not his death
+        if a.subject and (narrative.DEATH_AFTER.match(rest) or died):
             yield "dead", a.canon
         elif a.subject and narrative.MISSING_AFTER.match(rest):
             yield "missing", a.canon
@@ -208,8 +213,11 @@ def _object_events(
         elif at in occurrences and _BODY.match(text, occurrences[at][0]):
             yield "hurt", occurrences[at][1]
     for start, (end, canon) in occurrences.items():
-        if narrative.DEATH_AFTER.match(text[end : end + 12]) or narrative.DEATH_BEFORE.search(
-            text[max(0, start - 6) : start]
+        after = text[end : end + 12]
+        if (
+            narrative.DEATH_AFTER.match(after)
+            or narrative.CORPSE.match(after)  # 找到了勒鲁船长的尸体
+            or narrative.DEATH_BEFORE.search(text[max(0, start - 6) : start])
         ):
             if not _NEGATED.search(text[max(0, start - 6) : start]):
                 yield "dead", canon

@@ -127,3 +127,16 @@ def test_dead_acting_as_a_pronoun_and_what_must_not_fire() -> None:
         "照片上，方敬之站在码头边挥手。",  # a picture
     ):
         assert check_rules(fine, after) == [], fine
+
+
+def test_deaths_said_by_the_clause_or_the_body_and_idioms_that_are_not() -> None:
+    state = replay(BP, ["方敬之在府城的客栈里去世了。"])
+    assert state.dead() == {"方敬之": "已死亡（第1章）"}
+    state = replay(BP, ["第二天，人们在码头上找到了韦七的尸体。"])
+    assert set(state.dead()) == {"韦七"}
+    for alive in (
+        "方敬之笑死了，拍着桌子直喊肚子疼。",
+        "韦七疼得死去活来。",
+        "方敬之差点死在江里。",
+    ):
+        assert replay(BP, [alive]).dead() == {}, alive

@@ -140,3 +140,23 @@ def test_deaths_said_by_the_clause_or_the_body_and_idioms_that_are_not() -> None
         "方敬之差点死在江里。",
     ):
         assert replay(BP, [alive]).dead() == {}, alive
+
+
+def test_the_review_replays_only_the_chapters_before_the_one_judged() -> None:
+    from datetime import UTC, datetime
+
+    from novel.chapters import _story_state
+    from novel.repo import VersionRow
+
+    def row(n: int, text: str) -> tuple[int, VersionRow]:
+        when = datetime(2026, 1, n, tzinfo=UTC)
+        return n, VersionRow(f"c{n}", 1, f"第{n}章", text, {}, when, "u", "write")
+
+    chapters = [row(1, CH1), row(2, CH2), row(3, CH3)]
+    # judging chapter 3: chapters 1 and 2 are the story before it
+    assert _story_state(BP, [c for c in chapters if c[0] != 3], [], 3).dead() == {
+        "方敬之": "已死亡（第2章）"
+    }
+    # revising chapter 2: only chapter 1 came before; chapter 3's names are still known
+    before_two = _story_state(BP, [c for c in chapters if c[0] != 2], [], 2)
+    assert before_two.dead() == {} and before_two.chapters == 1

@@ -347,6 +347,7 @@ _CONNECTIVE = (
     r"身后的|身边的|旁边的)"
 )
 _CLAUSE_HEAD = re.compile(rf"[\n，。！？；：、”」』]\s*{_CONNECTIVE}?$")
+_SURNAME = f"[{''.join(sorted(SURNAMES))}]"  # one character of a surname
 # Characters of transliterated foreign names (安德烈, 娜塔莎, 玛格丽特 …).
 _TRANSLIT = (
     "阿埃艾爱安奥澳巴拜班邦鲍贝本比彼毕别宾波伯勃博布查达戴丹道德迪蒂丁东杜多厄俄恩尔法凡菲斐费芬"
@@ -357,14 +358,14 @@ _TRANSLIT = (
 )
 _FOREIGN = re.compile(rf"[{_TRANSLIT}]{{2,}}(?:·[{_TRANSLIT}]{{2,}})*")
 # What a name looks like when only its position says so: a surname first, or a foreign name.
-_NAME_SHAPED = re.compile(rf"[{''.join(sorted(SURNAMES))}]|[{_TRANSLIT}]+$")
+_NAME_SHAPED = re.compile(rf"{_SURNAME}|[{_TRANSLIT}]+$")
 _COMPOUND_NAME = re.compile(rf"(?:{'|'.join(COMPOUND_SURNAMES)})[\u4e00-\u9fff]{{1,2}}")
 _APPOSED = re.compile(
-    rf"(?:{'|'.join(KIN)}|{_ROLE_RE})[，,]?([{''.join(sorted(SURNAMES))}][\u4e00-\u9fff]{{1,2}}?)"
+    rf"(?:{'|'.join(KIN)}|{_ROLE_RE})[，,]?({_SURNAME}[\u4e00-\u9fff]{{1,2}}?)"
     r"(?=[，。！？、；”」\s]|是|的)"
 )
 _CALLED = re.compile(
-    rf"(?<![喊大尖惊])叫([{''.join(sorted(SURNAMES))}][\u4e00-\u9fff]{{1,2}}?)"
+    rf"(?<![喊大尖惊])叫({_SURNAME}[\u4e00-\u9fff]{{1,2}}?)"
     r"(?=[，。！？、；”」\s]|的|是|$)"
 )
 _LOCATIVE_END = re.compile(r"[里上中内外边前后下旁]$|^.[肩臂腿手脚头腰胸背眼脸腕膝]$")

@@ -1,31 +1,45 @@
-"""Consistency check: precision and recall on planted contradictions in text the team did not
-write — narrative chapters of the 1919 Chinese Union Version (public domain): Ruth 1–4, Jonah
-1–4, Esther 1–10, Genesis 22–24 and 37–45, Daniel 1–6 (35 chapters), Simplified by OpenCC.
+"""Consistency check: precision and recall on planted contradictions, per kind.
 
-Each book gets a blueprint as a writing group would keep it: every person the book names (with
-aliases), its places, and three rules (no sorcery — except Daniel, whose world has it —, the
-dead stay dead, wounds have consequences). Statuses follow the story: a character who dies in
-chapter k is 已死亡 in the blueprint from chapter k+1 on.
+Two sets:
 
-- clean: the 35 chapters as they are. Every finding on them is a false positive.
-- planted: 36 copies of a chapter, each with one contradiction inserted as new lines (one
-  sentence, or two for "in two places at once"): 10 dead characters acting or speaking, 8
-  unknown names used as if known, 6 characters in two places in one scene, 6 broken blueprint
-  rules, 6 timeline/fact errors that only a reader with judgement can see.
+1. **The issue-23 planted set**, `bench/data/consistency/*.toml`: nine original short novels
+   (42 clean chapters) in three registers — wuxia, modern urban, translated fiction — each with
+   a blueprint frozen at chapter 1, and 123 planted slips (dead_acts, unknown_name, two_places,
+   rule_broken), one slip per copy of a chapter. Worlds 1–3 are the tune half; worlds 4–6 the
+   **test** half, held out until its first run; worlds 7–9 (**test2**) were written after that
+   first run and before the fixes it prompted, and held out until theirs (see the data README).
+   `consistency-heldout.json` keeps both first runs. Each chapter is judged with the story
+   before it: the story state replayed from the clean chapters before it (who died, who was
+   hurt, who was introduced, where everyone was), as `novel.chapters` does without a model. The
+   blueprint is never updated, so a death in chapter 2 is known only through the state.
+2. **The issue-12 set the rules were first tuned on**: narrative chapters of the 1919 CUV (public
+   domain) — Ruth 1–4, Jonah 1–4, Esther 1–10, Genesis 22–24 and 37–45, Daniel 1–6 (35 chapters),
+   Simplified by OpenCC — with per-chapter blueprints (statuses follow the deaths) and 36 plants
+   (30 of the four rule kinds, 6 timeline/fact errors only judgement sees). Kept as a regression
+   check.
 
-A planted contradiction is found when a finding quotes a sentence of the planted lines; any other
-finding on a planted copy that the clean chapter does not also get is a false positive.
+A plant is found when a finding quotes a sentence of the planted lines; any other finding on a
+planted copy that the clean chapter does not also get is a false finding. Precision per kind is
+over the findings of that kind (clean chapters and planted copies); recall per kind over the
+plants of that kind, found by a finding of any kind.
 
-Two runs: the offline rules alone, and rules + the LLM pass with a *scripted* model. The script
-is fixed in advance and imperfect on purpose, so the numbers measure our plumbing (quote
-verification, merging, de-duplication), not a real model's judgement:
-- on every planted copy it reports the planted sentence with the right ConStory class, except
+Two runs: the offline rules alone, and rules + the LLM pass with a *scripted* model
+(`retrieval.llm.scripted.ScriptedLLM`). The script is fixed in advance and imperfect on purpose,
+so the numbers measure our plumbing (quote verification, merging, de-duplication), not a real
+model's judgement:
+- on every planted copy it reports the planted sentence with the matching ConStory class, except
   every 4th copy, where its quote is paraphrased (verification must drop it);
 - on every 3rd clean chapter it reports a wrong finding that quotes a real sentence (a false
   positive that verification cannot catch), on every 5th a finding with an invented quote
   (verification must drop it).
 
     nice .venv/bin/python bench/bench_consistency.py [--out bench/results/consistency.md]
+        [--half tune|tune+cuv|test|test2|all] [--json bench/results/consistency.json]
+
+`--half tune` (or `tune+cuv`) runs only the tune half (and the CUV set), for working on the
+rules without running a held-out half. "Before" columns come from
+`bench/results/consistency-baseline.json`, written by this script's first version at the commit
+before the issue-23 rules (acff62c; test2 by that commit's code on the test2 data).
 """
 
 from __future__ import annotations
@@ -38,16 +52,29 @@ import json
 import os
 import sys
 import time
+import tomllib
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from novel import narrative
 from novel.blueprint import Blueprint, Character
-from novel.consistency import Finding, StoryState, check, check_rules
+from novel.consistency import Finding, check
+from novel.story_state import StoryState, replay
+from novel.summary import extractive_summary
 from retrieval.llm.scripted import ScriptedLLM
 from retrieval.text import to_simplified
+
+SET_DIR = Path(__file__).resolve().parent / "data/consistency"
+BASELINE = Path(__file__).resolve().parent / "results/consistency-baseline.json"
+# The held-out halves' first runs: test at the commit before the fixes it prompted (90f6e2f^),
+# test2 right after them (its only unseen run). Later runs of both are no longer held out.
+HELDOUT = Path(__file__).resolve().parent / "results/consistency-heldout.json"
+RULE_KINDS = ("dead_acts", "unknown_name", "two_places", "rule_broken")
 
 DATA = Path("/work/shared/data/cuv-1919-traditional.tsv.gz")
 BUNDLED = Path(__file__).resolve().parents[1] / "ingest/samples/cuv-1919-traditional.tsv.gz"
@@ -298,26 +325,162 @@ def _norm(text: str) -> str:
     return "".join(ch for ch in text if "\u4e00" <= ch <= "\u9fff")
 
 
+@dataclass(frozen=True)
+class Slip:
+    """A planted contradiction, whichever set it comes from."""
+
+    text: str
+    kind: str
+    note: str = ""
+
+
 @dataclass
 class Doc:
     name: str
-    book: Book
-    chapter: int
+    base: str  # the clean document this is a copy of (itself when clean)
     text: str
-    plant: Plant | None
+    slip: Slip | None
     index: int  # position among its kind (planted / clean), for the model's script
+    state: Callable[[], StoryState]
+    chapter: int
+
+
+# ---- the issue-23 set -------------------------------------------------------------------------
+
+
+@dataclass
+class World:
+    name: str
+    register: str
+    half: str
+    blueprint: Blueprint
+    chapters: list[str]
+    plants: list[dict[str, object]]
+
+
+def load_worlds(half: str) -> list[World]:
+    worlds: list[World] = []
+    for path in sorted(SET_DIR.glob("*.toml")):
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        if half != "all" and data["half"] != half:
+            continue
+        chapters = [str(c["text"]).strip() for c in data["chapter"]]
+        worlds.append(
+            World(
+                path.stem,
+                str(data["register"]),
+                str(data["half"]),
+                Blueprint.model_validate(data["blueprint"]),
+                chapters,
+                list(data.get("plant", [])),
+            )
+        )
+    return worlds
+
+
+def plant_into(text: str, after: str, slip: str) -> str:
+    assert text.count(after) == 1, ("anchor must occur once", after)
+    at = text.index(after) + len(after)
+    assert text[:at].count("“") == text[:at].count("”"), ("inside a quotation", after)
+    return text[:at] + slip + text[at:]
+
+
+def story_before(bp: Blueprint, earlier: Sequence[str]) -> StoryState:
+    """What production knows before a chapter (`novel.chapters._story_state` without a model):
+    the earlier chapters replayed, plus the names and scenes of their extractive summaries."""
+    names: list[str] = []
+    places: list[str] = []
+    for i, text in enumerate(earlier):
+        summary = extractive_summary(text, f"第{i + 1}章", bp)
+        names.extend(summary.characters)
+        places.extend(summary.scenes)
+    return replay(bp, earlier, known=names).seeing(places)
+
+
+def world_docs(worlds: Sequence[World]) -> tuple[list[Doc], list[Doc]]:
+    clean: list[Doc] = []
+    planted: list[Doc] = []
+    for w in worlds:
+        cache: dict[int, StoryState] = {}
+
+        def state(k: int, w: World = w, cache: dict[int, StoryState] = cache) -> StoryState:
+            if k not in cache:
+                cache[k] = story_before(w.blueprint, w.chapters[: k - 1])
+            return cache[k]
+
+        for k, text in enumerate(w.chapters, 1):
+            name = f"{w.name} {k}"
+            clean.append(
+                Doc(name, name, text, None, len(clean), lambda k=k, state=state: state(k), k)
+            )
+        for p in w.plants:
+            k = int(p["chapter"])  # type: ignore[call-overload]
+            slip = Slip(str(p["text"]), str(p["kind"]), str(p.get("note", "")))
+            text = plant_into(w.chapters[k - 1], str(p["after"]), slip.text)
+            planted.append(
+                Doc(
+                    f"{w.name} {k} +{slip.kind}",
+                    f"{w.name} {k}",
+                    text,
+                    slip,
+                    len(planted),
+                    lambda k=k, state=state: state(k),
+                    k,
+                )
+            )
+    return clean, planted
+
+
+# ---- the issue-12 CUV set ---------------------------------------------------------------------
+
+
+def cuv_docs() -> tuple[list[Doc], list[Doc]]:
+    verses = load_verses()
+    clean: list[Doc] = []
+    for book in BOOKS:
+        for chapter in book.chapters:
+            text = chapter_text(verses[(book.osis, chapter)])
+            name = f"{book.osis} {chapter}"
+            bp = book.blueprint(chapter)
+            clean.append(
+                Doc(name, name, text, None, len(clean), lambda bp=bp: StoryState(bp), chapter)
+            )
+    books = {b.osis: b for b in BOOKS}
+    planted: list[Doc] = []
+    for plant in PLANTS:
+        book = books[plant.book]
+        assert plant.chapter in book.chapters, plant
+        text = chapter_text(verses[(plant.book, plant.chapter)], plant)
+        at = text.index(plant.text.split("\n")[0])
+        assert text[:at].count("「") == text[:at].count("」"), ("inside a quotation", plant)
+        bp = book.blueprint(plant.chapter)
+        planted.append(
+            Doc(
+                f"{plant.book} {plant.chapter} +{plant.kind}",
+                f"{plant.book} {plant.chapter}",
+                text,
+                Slip(plant.text, plant.kind),
+                len(planted),
+                lambda bp=bp: StoryState(bp),
+                plant.chapter,
+            )
+        )
+    return clean, planted
+
+
+# ---- scoring ----------------------------------------------------------------------------------
 
 
 def script_for(doc: Doc, sentences: list[str]) -> str:
     """The scripted judge's answer for one document (see the module docstring)."""
     findings: list[dict[str, str]] = []
-    if doc.plant is not None:
-        quote = doc.plant.text.split("\n")[-1]
+    if doc.slip is not None:
+        quote = doc.slip.text.strip().split("\n")[-1]
         if doc.index % 4 == 3:  # paraphrased: not the chapter's words
             quote = "据说" + quote[2:-1] + "了"
         findings.append(
             {
-                "class": MODEL_CLASS[doc.plant.kind],
+                "class": MODEL_CLASS[doc.slip.kind],
                 "quote": quote,
                 "rule": "与设定或前文矛盾",
                 "fix": "改写这一句",
@@ -331,143 +494,281 @@ def script_for(doc: Doc, sentences: list[str]) -> str:
     return json.dumps({"findings": findings}, ensure_ascii=False)
 
 
-def is_hit(finding: Finding, plant: Plant) -> bool:
-    planted = [_norm(line) for line in plant.text.split("\n")]
+def is_hit(finding: Finding, slip: Slip) -> bool:
+    planted = [_norm(line) for line in slip.text.split("\n")]
     quote = _norm(finding.quote)
     return any(p and (p in quote or quote in p) for p in planted) and bool(quote)
 
 
-async def run() -> str:
-    verses = load_verses()
-    clean: list[Doc] = []
-    for book in BOOKS:
-        for chapter in book.chapters:
-            text = chapter_text(verses[(book.osis, chapter)])
-            clean.append(Doc(f"{book.osis} {chapter}", book, chapter, text, None, len(clean)))
-    books = {b.osis: b for b in BOOKS}
-    planted: list[Doc] = []
-    for plant in PLANTS:
-        book = books[plant.book]
-        assert plant.chapter in book.chapters, plant
-        text = chapter_text(verses[(plant.book, plant.chapter)], plant)
-        at = text.index(plant.text.split("\n")[0])
-        assert text[:at].count("「") == text[:at].count("」"), ("inside a quotation", plant)
-        planted.append(
-            Doc(
-                f"{plant.book} {plant.chapter} +{plant.kind}",
-                book,
-                plant.chapter,
-                text,
-                plant,
-                len(planted),
-            )
-        )
-    from novel import narrative
+@dataclass
+class Outcome:
+    caught: dict[str, list[bool]] = field(default_factory=lambda: collections.defaultdict(list))
+    true: collections.Counter[str] = field(default_factory=collections.Counter)
+    false: list[tuple[str, Finding]] = field(default_factory=list)
+    missed: list[Doc] = field(default_factory=list)
+    notes: dict[str, list[bool]] = field(default_factory=lambda: collections.defaultdict(list))
+    millis: list[float] = field(default_factory=list)
 
-    narrative.sentences("预热")  # jieba's dictionary loads once, outside the timings
-    check_rules("林远说。", StoryState(BOOKS[0].blueprint(1)))
+    def found(self, kind: str) -> tuple[int, int]:
+        return sum(self.caught[kind]), len(self.caught[kind])
 
-    results: dict[str, dict[str, object]] = {}
-    timings: list[float] = []
-    for mode in ("rules", "rules+model"):
-        clean_findings: dict[str, list[Finding]] = {}
-        per_kind: dict[str, list[bool]] = collections.defaultdict(list)
-        fp: list[tuple[str, Finding]] = []
-        tp = 0
-        for doc in [*clean, *planted]:
-            state = StoryState(doc.book.blueprint(doc.chapter))
-            llm = None
-            if mode == "rules+model":
-                sents = [s.text for s in narrative.sentences(doc.text)]
-                llm = ScriptedLLM([lambda _r, d=doc, ss=sents: script_for(d, ss)])
-            t0 = time.perf_counter()
-            found = await check(doc.text, state, llm=llm, number=doc.chapter)
-            if mode == "rules":
-                timings.append((time.perf_counter() - t0) * 1000)
-            if doc.plant is None:
-                clean_findings[doc.name] = found
-                fp.extend((doc.name, f) for f in found)
-                continue
-            base = {_norm(f.quote) for f in clean_findings[f"{doc.book.osis} {doc.chapter}"]}
-            hits = [f for f in found if is_hit(f, doc.plant)]
-            per_kind[doc.plant.kind].append(bool(hits))
-            tp += 1 if hits else 0
-            for f in found:
-                if f not in hits and _norm(f.quote) not in base:
-                    fp.append((doc.name, f))
-        found_total = sum(sum(v) for v in per_kind.values())
-        results[mode] = {
-            "per_kind": {k: (sum(v), len(v)) for k, v in per_kind.items()},
-            "recall": found_total / len(planted),
-            "tp": tp,
-            "fp": fp,
-            "precision": tp / (tp + len(fp)) if tp + len(fp) else 1.0,
-            "clean_fp": sum(1 for name, _ in fp if "+" not in name),
+    def precision(self, kind: str) -> tuple[int, int]:
+        wrong = sum(1 for _, f in self.false if f.kind == kind)
+        return self.true[kind], self.true[kind] + wrong
+
+    def totals(self) -> dict[str, float]:
+        caught = sum(sum(v) for v in self.caught.values())
+        plants = sum(len(v) for v in self.caught.values())
+        true = sum(self.true.values())
+        return {
+            "recall": caught / plants if plants else 0.0,
+            "precision": true / (true + len(self.false)) if true + len(self.false) else 1.0,
+            "true": true,
+            "false": len(self.false),
+            "clean_false": sum(1 for name, _ in self.false if "+" not in name),
         }
 
-    chars = sum(len(d.text) for d in clean) / len(clean)
+
+def _kind(f: Finding) -> str:
+    return f.kind if f.source == "rules" else f"model:{f.kind}"
+
+
+async def evaluate(clean: Sequence[Doc], planted: Sequence[Doc], with_model: bool) -> Outcome:
+    out = Outcome()
+    on_clean: dict[str, set[str]] = {}
+    for doc in [*clean, *planted]:
+        llm = None
+        if with_model:
+            sents = [s.text for s in narrative.sentences(doc.text)]
+            llm = ScriptedLLM([lambda _r, d=doc, ss=sents: script_for(d, ss)])
+        state = doc.state()
+        t0 = time.perf_counter()
+        found = await check(doc.text, state, llm=llm, number=doc.chapter)
+        out.millis.append((time.perf_counter() - t0) * 1000)
+        if doc.slip is None:
+            on_clean[doc.name] = {_norm(f.quote) for f in found}
+            out.false.extend((doc.name, f) for f in found)
+            continue
+        hits = [f for f in found if is_hit(f, doc.slip)]
+        out.caught[doc.slip.kind].append(bool(hits))
+        for tag in ("pronoun", "full-name", "state"):
+            if doc.slip.note.startswith(tag) or f"; {tag}" in doc.slip.note:
+                out.notes[f"{doc.slip.kind}/{tag}"].append(bool(hits))
+        if not hits:
+            out.missed.append(doc)
+        for f in hits:
+            out.true[_kind(f)] += 1
+        out.false.extend(
+            (doc.name, f)
+            for f in found
+            if f not in hits and _norm(f.quote) not in on_clean[doc.base]
+        )
+    return out
+
+
+def _false_kind(out: Outcome, kind: str) -> int:
+    return sum(1 for _, f in out.false if _kind(f) == kind)
+
+
+def _pct(a: int, b: int) -> str:
+    return f"{a}/{b} ({a / b:.2f})" if b else "–"
+
+
+def kind_table(
+    runs: dict[str, Outcome],
+    before: dict[str, dict[str, list[int]]] | None,
+    heldout: dict[str, dict[str, list[int]]] | None = None,
+) -> list[str]:
+    """Per kind: recall and precision before issue 23, at the held-out half's first run (when
+    it has one) and now — rules alone and rules + the scripted model (whose precision here is
+    that of the rules' findings of the kind; the model's own findings have their rows)."""
+    rules, both = runs["rules"], runs["rules+model"]
+    columns: list[tuple[str, dict[str, list[int]]]] = []
+    for label, data in (("before", before), ("held-out first run", heldout)):
+        if data:
+            columns += [(f"rules, {label}", data["rules"])]
+            columns += [(f"rules + model, {label}", data["rules+model"])]
+    columns += [("rules, now", numbers(rules)), ("rules + model, now", numbers(both))]
+    head = "| kind | planted |" + "".join(f" recall, {c} | precision, {c} |" for c, _ in columns)
+    lines = [head, "|---|---|" + "---|---|" * len(columns)]
+    for kind in [k for k in (*RULE_KINDS, "timeline", "facts") if rules.caught.get(k)]:
+        planted = len(rules.caught[kind])
+        row = f"| {kind} | {planted} |"
+        for _, data in columns:
+            found, _, true, total = data.get(kind, [0, planted, 0, 0])
+            row += f" {_pct(found, planted)} | {_pct(true, total)} |"
+        lines.append(row)
+    model_kinds = sorted({_kind(f) for _, f in both.false} | {k for k in both.true if ":" in k})
+    for mk in (k for k in model_kinds if k.startswith("model:")):
+        t, n = both.true[mk], both.true[mk] + _false_kind(both, mk)
+        lines.append(
+            f"| {mk} (model findings) | |" + " | |" * (len(columns) - 1) + f" | {_pct(t, n)} |"
+        )
+    return lines
+
+
+def _overall(data: dict[str, list[int]]) -> str:
+    found = sum(v[0] for v in data.values())
+    planted = sum(v[1] for v in data.values())
+    true = sum(v[2] for v in data.values())
+    total = sum(v[3] for v in data.values())
+    return f"recall {found / planted:.3f}, precision {true / total if total else 1.0:.3f}"
+
+
+def summary_line(mode: str, out: Outcome) -> str:
+    t = out.totals()
+    return (
+        f"| {mode} | {t['recall']:.3f} | {t['precision']:.3f} | {t['true']} |"
+        f" {t['false']} ({t['clean_false']}) |"
+    )
+
+
+def numbers(out: Outcome) -> dict[str, list[int]]:
+    """Per kind: [found, planted, true findings, all findings] (rules' own kind)."""
+    return {
+        k: [*out.found(k), out.true[k], out.true[k] + _false_kind(out, k)]
+        for k in (*RULE_KINDS, "timeline", "facts")
+        if out.caught.get(k)
+    }
+
+
+def section(
+    title: str,
+    runs: dict[str, Outcome],
+    before: dict[str, Any] | None,
+    extra: Sequence[str] = (),
+    heldout: dict[str, Any] | None = None,
+) -> list[str]:
+    for label, data in (("before", before), ("held-out first run", heldout)):
+        if data and data.get("misses"):
+            table = [f"| the issue's miss, {label} | result (rules alone) |", "|---|---|"]
+            extra = [*extra, *table, *data["misses"], ""]
+    lines = [f"## {title}", ""]
+    lines += kind_table(
+        runs,
+        before if before and before.get("rules") else None,
+        heldout if heldout and heldout.get("rules") else None,
+    )
+    lines.append("")
+    for label, data in (("before", before), ("held-out first run", heldout)):
+        if data and data.get("rules"):
+            lines.append(
+                f"Rules, {label}: {_overall(data['rules'])}; rules + model: recall "
+                f"{_overall(data['rules+model']).split(',')[0].split()[1]}."
+            )
+    lines.append("")
+    lines += [
+        "| run | recall | precision | true findings | false findings (on clean chapters) |",
+        "|---|---|---|---|---|",
+        *(summary_line(mode, out) for mode, out in runs.items()),
+        "",
+        *extra,
+    ]
+    for mode, out in runs.items():
+        lines += [f"### False findings, {mode}", ""]
+        if not out.false:
+            lines.append("(none)")
+        for name, f in out.false:
+            lines.append(f"- {name} · {f.kind} · {f.source}: “{f.quote[:60]}” {dict(f.fields)}")
+        lines.append("")
+    lines += ["### Missed plants (rules alone)", ""]
+    for doc in runs["rules"].missed:
+        assert doc.slip is not None
+        note = f" ({doc.slip.note})" if doc.slip.note else ""
+        lines.append(f"- {doc.name}: {doc.slip.text.strip().replace(chr(10), ' / ')}{note}")
+    if not runs["rules"].missed:
+        lines.append("(none)")
+    return [*lines, ""]
+
+
+def issue_misses(out: Outcome, clean_names: Sequence[str]) -> list[str]:
+    """The three misses issue 23 names, on this half."""
+    pron = out.notes.get("rule_broken/pronoun", [])
+    full = out.notes.get("unknown_name/full-name", [])
+    places = sum(1 for n, f in out.false if f.kind == "two_places" and n in clean_names)
+    return [
+        "| the issue's miss | result (rules alone) |",
+        "|---|---|",
+        f"| healed wound said with 他/她 (rule_broken, pronoun plants) | {_pct(sum(pron), len(pron))} caught |",
+        f"| unintroduced full name at a sentence head (full-name plants) | {_pct(sum(full), len(full))} caught |",
+        f"| part of the current place read as a second place | {places} two_places findings on the clean chapters |",
+        "",
+    ]
+
+
+async def run_set(clean: list[Doc], planted: list[Doc]) -> dict[str, Outcome]:
+    return {
+        "rules": await evaluate(clean, planted, with_model=False),
+        "rules+model": await evaluate(clean, planted, with_model=True),
+    }
+
+
+async def run(half: str) -> tuple[str, dict[str, object]]:
+    narrative.warm()  # jieba's dictionary loads once, outside the timings
+    before = json.loads(BASELINE.read_text(encoding="utf-8")) if BASELINE.exists() else {}
+    heldout = json.loads(HELDOUT.read_text(encoding="utf-8")) if HELDOUT.exists() else {}
+    worlds = load_worlds("all")
+    parts = {"all": ("test", "test2", "tune"), "tune+cuv": ("tune",)}.get(half, (half,))
     load = os.getloadavg()[0]
     lines = [
         "# Consistency check: precision and recall",
         "",
         f"Generated by `bench/bench_consistency.py` ({datetime.now(UTC):%Y-%m-%d}); load average"
-        f" {load:.1f} on 2 cores. Data: CUV 1919 (public domain) narrative chapters in"
-        f" Simplified Chinese, {len(clean)} clean chapters (mean {chars:.0f} characters) and"
-        f" {len(planted)} planted contradictions; see the script's docstring for the blueprints"
-        " and the model's script.",
+        f" {load:.1f} on 2 cores. See the script's docstring for the sets, the story state and the"
+        ' model\'s script; `bench/data/consistency/` for the planted set. "Before" = the rules'
+        " before issue 23 (from `consistency-baseline.json`).",
         "",
-        "| kind | planted | found by rules | found by rules + model (scripted) |",
-        "|---|---|---|---|",
     ]
-    for kind in ("dead_acts", "unknown_name", "two_places", "rule_broken", "timeline", "facts"):
-        r1 = results["rules"]["per_kind"][kind]  # type: ignore[index]
-        r2 = results["rules+model"]["per_kind"][kind]  # type: ignore[index]
-        lines.append(f"| {kind} | {r1[1]} | {r1[0]} | {r2[0]} |")
-    lines += [
-        "",
-        "| run | recall | precision | true findings | false findings (on clean chapters) |",
-        "|---|---|---|---|---|",
-    ]
-    for mode, r in results.items():
-        fps = r["fp"]
-        assert isinstance(fps, list)
-        lines.append(
-            f"| {mode} | {r['recall']:.3f} | {r['precision']:.3f} | {r['tp']} |"
-            f" {len(fps)} ({r['clean_fp']}) |"
+    report: dict[str, object] = {}
+    timings: list[float] = []
+    for part in parts:
+        chosen = [w for w in worlds if w.half == part]
+        if not chosen:
+            continue
+        clean, planted = world_docs(chosen)
+        runs = await run_set(clean, planted)
+        timings += runs["rules"].millis
+        registers = ", ".join(f"{w.name} ({w.register})" for w in chosen)
+        title = f"Issue-23 set, {part} half: {registers}"
+        title += f" — {len(clean)} clean chapters, {len(planted)} plants"
+        extra = issue_misses(runs["rules"], [d.name for d in clean])
+        was = {**before.get(part, {}), "misses": before.get(f"{part}-misses")} if before else None
+        first = (
+            {**heldout[part], "misses": heldout.get(f"{part}-misses")} if part in heldout else None
         )
+        lines += section(title, runs, was, extra, first)
+        report[part] = {mode: numbers(o) for mode, o in runs.items()}
+        report[f"{part}-misses"] = extra[2:5]
+    if half in ("all", "tune+cuv"):
+        clean, planted = cuv_docs()
+        runs = await run_set(clean, planted)
+        lines += section(
+            f"Issue-12 CUV set (tuned on): {len(clean)} clean chapters, {len(planted)} plants",
+            runs,
+            before.get("cuv"),
+        )
+        report["cuv"] = {mode: numbers(o) for mode, o in runs.items()}
     timings.sort()
-    lines += [
-        "",
-        f"Offline rules: {timings[len(timings) // 2]:.0f} ms median per chapter"
-        f" (p95 {timings[int(len(timings) * 0.95)]:.0f} ms), jieba loaded beforehand.",
-        "",
-        "## False findings",
-        "",
-    ]
-    for mode, r in results.items():
-        fps = r["fp"]
-        assert isinstance(fps, list)
-        lines.append(f"### {mode}")
-        lines.append("")
-        if not fps:
-            lines.append("(none)")
-        for name, f in fps:
-            lines.append(f"- {name} · {f.kind} · {f.source}: “{f.quote[:60]}” {dict(f.fields)}")
-        lines.append("")
-    lines += ["## Missed plants (rules alone)", ""]
-    for doc in planted:
-        assert doc.plant is not None
-        state = StoryState(doc.book.blueprint(doc.chapter))
-        if not any(is_hit(f, doc.plant) for f in check_rules(doc.text, state)):
-            lines.append(f"- {doc.name}: {doc.plant.text.replace(chr(10), ' / ')}")
-    return "\n".join(lines) + "\n"
+    if timings:
+        lines += [
+            f"Offline rules on the issue-23 set: {timings[len(timings) // 2]:.0f} ms median per"
+            f" chapter (p95 {timings[int(len(timings) * 0.95)]:.0f} ms), jieba loaded beforehand.",
+            "",
+        ]
+    return "\n".join(lines), report
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser()
     parser.add_argument("--out", type=Path, default=Path("bench/results/consistency.md"))
+    parser.add_argument(
+        "--half", choices=("tune", "tune+cuv", "test", "test2", "all"), default="all"
+    )
+    parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args()
-    report = asyncio.run(run())
+    text, numbers_out = asyncio.run(run(args.half))
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(report, encoding="utf-8")
-    print(report)
+    args.out.write_text(text, encoding="utf-8")
+    if args.json is not None:
+        args.json.write_text(json.dumps(numbers_out, indent=1) + "\n", encoding="utf-8")
+    print(text)

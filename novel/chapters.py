@@ -15,7 +15,7 @@ from collections.abc import Awaitable, Callable, Sequence
 
 from novel import consistency, evolve
 from novel.blueprint import Blueprint, default_blueprint, validate
-from novel.consistency import Finding, StoryState
+from novel.consistency import Finding
 from novel.export import ExportChapter, to_epub, to_markdown
 from novel.memory import PlotMemory
 from novel.phase import Event
@@ -33,6 +33,7 @@ from novel.results import (
 )
 from novel.schedule import Now
 from novel.settings import NovelSettings
+from novel.story_state import Status, StoryState, replay
 from novel.summary import ChapterSummary, load, summarise
 from novel.writer import (
     BRIDGE_CHARS,
@@ -269,7 +270,7 @@ class ChapterService:
                 if v.chapter_id != chapter_id
             ]
             pending = await self._repo.pending_changes(chat_id)
-            state = _story_state(bp, others, pending, number)
+            state = await asyncio.to_thread(_story_state, bp, others, pending, number)
             earlier = [
                 f"第{n}章《{v.title}》：{str(v.summary.get('summary', '')).strip()}"
                 for n, v in others
@@ -434,26 +435,26 @@ def _story_state(
     pending: Sequence[ChangeRow],
     number: int,
 ) -> StoryState:
-    """What the story knew before chapter `number`: names from the other chapters' summaries
-    and from pending new-character proposals, who was hurt in the previous chapter, places."""
-    names: dict[str, str] = {}
+    """What the story knew before chapter `number`: the chapters before it replayed (deaths,
+    wounds, places, names), also knowing the names and scenes the other chapters' summaries
+    list, pending new-character proposals, and the statuses the previous chapter's summary
+    reports (a model may see a wound the rules miss)."""
+    names: list[str] = []
     places: list[str] = []
-    injured: set[str] = set()
+    noted: list[tuple[str, Status]] = []
     for n, v in others:
         summary = load(v.summary, v.title)
-        for name in summary.characters:
-            names.setdefault(name, name)
-        for nc in summary.new_characters:
-            names.setdefault(nc.name, nc.name)
+        names.extend(summary.characters)
+        names.extend(nc.name for nc in summary.new_characters)
         places.extend(summary.scenes)
         if n == number - 1:
-            injured.update(s.name for s in summary.status_changes if "伤" in s.status)
-    for change in pending:
-        if change.kind == "character":
-            name = str(change.payload.get("name", ""))
-            if name:
-                names.setdefault(name, name)
-    return StoryState(bp, names, frozenset(injured), places)
+            noted += [(c.name, "hurt") for c in summary.status_changes if "伤" in c.status]
+    names.extend(str(c.payload.get("name", "")) for c in pending if c.kind == "character")
+    earlier = [v.text for n, v in sorted(others, key=lambda nv: nv[0]) if n < number]
+    state = replay(bp, earlier, known=names).seeing(places)
+    for name, status in noted:
+        state = state.noting(name, status, state.chapters)
+    return state
 
 
 def _story_names_in(

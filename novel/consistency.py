@@ -1,14 +1,20 @@
 """The consistency check run after every chapter (generated, revised or submitted).
 
-Offline rules (no model) catch four kinds of slips, each quoted from the chapter:
+A chapter is judged with the story before it: the `StoryState` replayed from the earlier
+chapters (`novel.story_state`) — who died, who was hurt, where everyone last was, which names
+were introduced — on top of the blueprint. Offline rules (no model) catch four kinds of slips,
+each quoted from the chapter:
 
-- `dead_acts`: a character whose blueprint status is dead acts or speaks (narration, not a
-  memory, a dream or someone else's speech);
+- `dead_acts`: a character who is dead (in the blueprint, in an earlier chapter or earlier in
+  this one) acts or speaks — named, or as 他/她 standing for them — in narration, not in a
+  memory, a dream, a hypothetical or someone's (quoted or reported) speech;
 - `unknown_name`: a personal name the blueprint and earlier chapters do not know, used without
-  being introduced (名叫…, 自称…);
-- `two_places`: one character put in two places within one scene with no movement between;
-- `rule_broken`: an explicit blueprint rule broken — a thing a rule says does not exist
-  (没有法术 → 法术), or an injury that heals at once when a rule says wounds have consequences.
+  being introduced (名叫…, 自称…, 同事许曼); a role (司狱, 掌柜, 船夫) is not a name;
+- `two_places`: one character put in two places within one scene with no movement between; a
+  part of the place they are at (门口, 窗边, 楼上, 书房) is not a second place;
+- `rule_broken`: an explicit blueprint rule broken — a thing a rule says does not exist (没有法术
+  → 法术, 咒语), or a wound that heals at once when a rule says wounds have consequences (the
+  wound from this chapter or the one before, the healed one named or 他/她, no weeks between).
 
 With a model, an LLM judge reads the chapter against the blueprint and earlier summaries for the
 ConStory error classes (characters, world rules, timeline, facts). Its findings are kept only if
@@ -26,6 +32,8 @@ from typing import Literal
 from novel import modeljson, narrative
 from novel.blueprint import Blueprint
 from novel.modeljson import loose_object
+from novel.reading import Reading
+from novel.story_state import Event, StoryState, read_chapter
 from retrieval.ports import LLM, LLMError
 
 FindingKind = Literal[
@@ -41,6 +49,8 @@ FindingKind = Literal[
 MODEL_CLASSES: tuple[FindingKind, ...] = ("characters", "world_rules", "timeline", "facts")
 MAX_FINDINGS = 6
 
+__all__ = ["Finding", "StoryState", "check", "check_rules", "judge", "parse_judgement"]
+
 
 @dataclass(frozen=True, slots=True)
 class Finding:
@@ -51,25 +61,25 @@ class Finding:
     source: Literal["rules", "model"] = "rules"
 
 
-@dataclass(frozen=True, slots=True)
-class StoryState:
-    """What the story knows before this chapter."""
+class _Chapter:
+    """One chapter as the rules read it, against the story before it."""
 
-    blueprint: Blueprint
-    # names from earlier chapters and pending blueprint changes → canonical
-    extra_names: Mapping[str, str] = field(default_factory=dict)
-    injured: frozenset[str] = frozenset()  # hurt in the previous chapter
-    places: Sequence[str] = ()  # scenes of earlier chapters
+    def __init__(self, text: str, state: StoryState) -> None:
+        self.text = text
+        self.state = state
+        self.spans = narrative.quoted_spans(text)
+        reading = read_chapter(state, text)
+        self.names = reading.names
+        self.uses = reading.uses
+        self.readings = reading.readings
+        self.events = reading.events
+        self.steps = reading.steps
 
-    def names(self) -> narrative.NameIndex:
-        return narrative.NameIndex(
-            {**self.extra_names, **self.blueprint.name_index()}, self.known_places()
-        )
-
-    def known_places(self) -> list[str]:
-        bp = self.blueprint
-        found = [*bp.places, *(c.location for c in bp.characters), *self.places]
-        return list(dict.fromkeys(p for p in found if p and len(p) >= 2))
+    def outside_speech(self, r: Reading, at: int) -> bool:
+        """Is offset `at` of the sentence narration (not quoted, not reported)?"""
+        if narrative.inside(self.spans, r.sentence.start + at):
+            return False
+        return not any(c.reported and c.start <= at < c.end for c in r.clauses)
 
 
 _MEMORY = re.compile(
@@ -78,34 +88,50 @@ _MEMORY = re.compile(
 )
 
 
-def _dead_acts(text: str, state: StoryState) -> list[Finding]:
-    bp = state.blueprint
-    dead = {c.name: c.status for c in bp.characters if narrative.dead(c.status)}
-    if not dead:
-        return []
-    names = state.names()
-    spans = narrative.quoted_spans(text)
-    out: list[Finding] = []
-    for s in narrative.sentences(text):
-        if _MEMORY.search(s.text):
+def _dead_in(r: Reading, dead: Mapping[str, str], ch: _Chapter) -> Finding | None:
+    """The first dead character acting in the sentence: by name, or as 他/她."""
+    s = r.sentence
+    for start, end, canon in ch.names.occurrences(s.text):
+        if canon not in dead or not ch.outside_speech(r, start):
             continue
-        for start, end, canon in names.occurrences(s.text):
-            if canon not in dead or narrative.inside(spans, s.start + start):
+        clause = narrative.subject_clause(s.text, start, end)
+        if clause is None:
+            continue  # 沈默的船, 从沈默那里: he is not the one acting
+        if narrative.ACTS.match(s.text[end:]) or narrative.CLAUSE_ACTS.search(clause):
+            return Finding("dead_acts", s.text, {"name": s.text[start:end], "status": dead[canon]})
+    for c in r.clauses:
+        for a in c.actors:
+            if not (a.pronoun and a.subject and a.end > a.start and a.canon in dead):
                 continue
-            clause = narrative.subject_clause(s.text, start, end)
-            if clause is None:
-                continue  # 沈默的船, 从沈默那里: he is not the one acting
-            if narrative.ACTS.match(s.text[end:]) or narrative.CLAUSE_ACTS.search(clause):
-                fields = {"name": s.text[start:end], "status": dead[canon]}
-                out.append(Finding("dead_acts", s.text, fields))
-                break
+            rest = s.text[a.end :]
+            if c.reported or rest.lstrip().startswith("被") or not narrative.ACTS.match(rest):
+                continue
+            fields = {"name": a.pronoun, "status": dead[a.canon or ""], "who": a.canon or ""}
+            return Finding("dead_acts", s.text, fields)
+    return None
+
+
+def _dead_acts(ch: _Chapter) -> list[Finding]:
+    dead = ch.state.dead()
+    died_at: dict[int, list[str]] = {}
+    for e in ch.events:
+        if e.kind == "dead":
+            died_at.setdefault(e.reading, []).append(e.name)
+    out: list[Finding] = []
+    for i, r in enumerate(ch.readings):
+        if not r.memory and not _MEMORY.search(r.sentence.text) and dead:
+            found = _dead_in(r, dead, ch)
+            if found is not None:
+                out.append(found)
+        for name in died_at.get(i, []):  # dead from the next sentence on
+            dead = {**dead, name: dead.get(name, "已死亡（本章）")}
     return out
 
 
-def _unknown_names(text: str, state: StoryState) -> list[Finding]:
+def _unknown_names(ch: _Chapter) -> list[Finding]:
     out: list[Finding] = []
-    sents = narrative.sentences(text)
-    for use in narrative.person_names(text, state.names()):
+    sents = [r.sentence for r in ch.readings]
+    for use in ch.uses:
         if use.introduced:
             continue
         before = [s for s in sents if s.start <= use.start]
@@ -114,108 +140,122 @@ def _unknown_names(text: str, state: StoryState) -> list[Finding]:
     return out
 
 
-def _same_place(a: str, b: str) -> bool:
-    return a == b or a in b or b in a
-
-
-def _two_places(text: str, state: StoryState) -> list[Finding]:
-    names = state.names()
-    places = state.known_places()
-    spans = narrative.quoted_spans(text)
+def _two_places(ch: _Chapter) -> list[Finding]:
     out: list[Finding] = []
-    at: dict[str, str] = {}
-    scene = -1
-    for s in narrative.sentences(text):
-        if s.scene != scene:
-            scene, at = s.scene, {}
-        occurrences = names.occurrences(s.text)
-        if any(m in s.text for m in narrative.MOVES):
-            for _, _, canon in occurrences:
-                at.pop(canon, None)
-            if re.search(r"[他她]们?", s.text):
-                at.clear()
-            continue
-        for start, end, canon in occurrences:
-            if narrative.inside(spans, s.start + start):
-                continue
-            place = narrative.presence(s.text, end, places)
-            if place is None:
-                continue
-            before = at.get(canon)
-            if before is not None and not _same_place(before, place):
-                fields = {"name": s.text[start:end], "place": before, "other": place}
-                out.append(Finding("two_places", s.text, fields))
-            at[canon] = place
+    for step in ch.steps:
+        if step.before is not None:
+            fields = {"name": step.words, "place": step.before, "other": step.place}
+            out.append(Finding("two_places", ch.readings[step.reading].sentence.text, fields))
     return out
 
 
-_NEGATION = re.compile(r"没有|不存在|禁止|不许|不可|不能|不得|无法|绝无|从无|从不|不会有|并无")
+_NEGATION = re.compile(r"没有|不存在|禁止|不许|不可|不能|不得|无法|绝无|从无|从不|不会有|并无|不会")
 _NEGATED_BEFORE = re.compile(r"没|不|无|未|别|非|莫|假|难以|无法|哪有|何来|岂有|传说|据说|以为")
 _HYPOTHETICAL = re.compile(r"如果|假如|倘若|要是|若是|传说|据说|故事|梦|戏文|说书")
-_INJURY_RULE = re.compile(r"伤.*(?:后果|痊愈|代价|不会立刻|需要时间|留下|养)")
+_INJURY_RULE = re.compile(
+    r"伤.*(?:后果|痊愈|代价|不会立刻|需要时间|留下|养|恢复|至少|数周|几周|很长时间|慢慢)"
+)
+# What a rule forbids, by kind: 没有法术 also rules out 咒语 and 施法.
+_FAMILIES = (
+    ("法术", "魔法", "咒语", "施法", "妖法", "念咒", "法诀", "巫术", "仙术", "邪术"),
+    ("鬼魂", "幽灵", "亡灵", "灵魂出窍", "阴魂", "鬼影", "闹鬼"),
+    ("超自然", "鬼魂", "幽灵", "亡灵", "灵异", "超能力", "灵魂出窍", "魔法", "法术", "特异功能"),
+    ("灵异", "鬼魂", "幽灵", "灵魂出窍", "闹鬼"),
+    ("超能力", "异能", "特异功能", "读心术", "隐身术", "念力"),
+    ("妖怪", "妖精", "妖魔", "精怪", "鬼怪"),
+    ("复活", "复生", "起死回生", "死而复生", "还魂"),
+)
+_GENERIC = frozenset(("力量", "现象", "东西", "事情", "事件", "能力", "存在", "情况"))
+
+
+def _terms_of(rest: str, literal: bool) -> list[str]:
+    """What one negated phrase forbids (`法术和妖怪`, `任何超自然的力量`)."""
+    pos, _ = narrative._jieba()
+    terms = [w for fam in _FAMILIES if any(x in rest for x in fam) for w in fam]
+    for part in re.split(r"和|与|或|及|、", rest):
+        head = part[part.rindex("的") + 1 :] if "的" in part else part
+        head = re.sub(r"^(?:任何|真正|所谓|再|一丝|半点|什么)", "", head)
+        word = next((w for w, _f in pos.cut(head) if len(w) >= 2), "")  # type: ignore[attr-defined]
+        family = [w for fam in _FAMILIES if word in fam for w in fam]
+        if family:
+            terms.extend(family)
+        elif literal and word and word not in _GENERIC:
+            terms.append(word)
+    return terms
 
 
 def _forbidden_terms(rules: Sequence[str]) -> dict[str, str]:
-    """`没有夸张的法术` → {法术: rule}; `人物已死亡不可复活` → {复活: rule}."""
-    pos, _ = narrative._jieba()
+    """`没有夸张的法术` → {法术, 魔法, 咒语 …: rule}; `人物已死亡不可复活` → {复活, 复生 …: rule}.
+    After 不会 only a known kind counts (伤不会立刻痊愈 forbids no thing)."""
     terms: dict[str, str] = {}
     for rule in rules:
         for clause in re.split(r"[；;。，,！!？?]", rule):
             m = _NEGATION.search(clause)
             if m is None:
                 continue
-            rest = clause[m.end() :]
-            if "的" in rest:
-                rest = rest[rest.rindex("的") + 1 :]
-            rest = re.sub(r"^(?:任何|真正|所谓|再|一丝|半点)", "", rest)
-            for word, _flag in pos.cut(rest):  # type: ignore[attr-defined]
-                if len(word) >= 2:
-                    terms.setdefault(word, rule)
-                    break
+            for term in _terms_of(clause[m.end() :], literal=m.group(0) != "不会"):
+                terms.setdefault(term, rule)
     return terms
 
 
-def _rules_broken(text: str, state: StoryState) -> list[Finding]:
-    rules = state.blueprint.rules
+def _forbidden(ch: _Chapter, rules: Sequence[str]) -> list[Finding]:
+    terms = sorted(_forbidden_terms(rules).items(), key=lambda t: -len(t[0]))
     out: list[Finding] = []
-    if not rules:
-        return out
-    spans = narrative.quoted_spans(text)
-    terms = _forbidden_terms(rules)
-    sents = narrative.sentences(text)
-    for s in sents:
-        if _HYPOTHETICAL.search(s.text):
+    for r in ch.readings:
+        s = r.sentence
+        if r.memory or _HYPOTHETICAL.search(s.text):
             continue
-        for term, rule in terms.items():
+        for term, rule in terms:
             at = s.text.find(term)
-            if at < 0 or narrative.inside(spans, s.start + at):
+            if at < 0 or not ch.outside_speech(r, at):
                 continue
             if _NEGATED_BEFORE.search(s.text[max(0, at - 4) : at]):
                 continue
             out.append(Finding("rule_broken", s.text, {"rule": rule}))
             break
+    return out
+
+
+def _healed_too_soon(ch: _Chapter, rule: str) -> list[Finding]:
+    """A wound from this chapter or the last one healed with no weeks between."""
+    hurt = set(ch.state.wounded())
+    out: list[Finding] = []
+    by_reading: dict[int, list[Event]] = {}
+    for e in ch.events:
+        by_reading.setdefault(e.reading, []).append(e)
+    for i, r in enumerate(ch.readings):
+        text = r.sentence.text
+        if narrative.LONG_LAPSE.search(text) and not r.memory:
+            hurt.clear()
+        happened = by_reading.get(i, [])
+        healed = [e.name for e in happened if e.kind == "healed" and e.name in hurt]
+        m = narrative.HEALED.search(text)
+        if m is not None and not healed and ch.outside_speech(r, m.start()):
+            healed = [c for _, _, c in ch.names.occurrences(text) if c in hurt]
+        if healed and not r.memory and not _HYPOTHETICAL.search(text):
+            out.append(Finding("rule_broken", text, {"rule": rule, "name": healed[0]}))
+        hurt.update(e.name for e in happened if e.kind == "hurt")
+    return out
+
+
+def _rules_broken(ch: _Chapter) -> list[Finding]:
+    rules = ch.state.blueprint.rules
+    if not rules:
+        return []
+    out = _forbidden(ch, rules)
     injury_rule = next((r for r in rules if _INJURY_RULE.search(r)), None)
-    if injury_rule is None:
-        return out
-    names = state.names()
-    hurt = set(state.injured)
-    for s in sents:
-        for event in narrative.status_events(s.text, names):
-            if event.status == "受伤":
-                hurt.add(event.name)
-        if not narrative.HEALED.search(s.text) or _HYPOTHETICAL.search(s.text):
-            continue
-        who = [canon for _, _, canon in names.occurrences(s.text) if canon in hurt]
-        if who and not any(f.quote == s.text for f in out):
-            out.append(Finding("rule_broken", s.text, {"rule": injury_rule, "name": who[0]}))
+    if injury_rule is not None:
+        taken = {f.quote for f in out}
+        out += [f for f in _healed_too_soon(ch, injury_rule) if f.quote not in taken]
     return out
 
 
 def check_rules(text: str, state: StoryState) -> list[Finding]:
     """Every offline rule, in reading order, one finding per sentence at most."""
+    chapter = _Chapter(text, state)
     found: list[Finding] = []
     for rule in (_dead_acts, _unknown_names, _two_places, _rules_broken):
-        found.extend(rule(text, state))
+        found.extend(rule(chapter))
     return _dedupe(found, text)
 
 

@@ -4,6 +4,10 @@ L1 blueprint (JSON) → L4 previous chapter's summary → L4 its last 500 charac
 memory as Markdown (L3 similar chapter summaries, L2 plot chunks within a token budget) → L5 the
 chapter goal → fixed style instructions. Nobody has measured another order on a real model
 here, so the seed's stands (see bench/results/novel.md).
+
+The order is also said in words (`PRIORITY`, issue 23): the blueprint, then the previous
+summary, then the previous ending outrank the retrieved passages, which are only for reference —
+a model must not follow an old chunk against the story's latest state.
 """
 
 from __future__ import annotations
@@ -98,8 +102,16 @@ def memory_query(bp: Blueprint, goal: Goal) -> str:
     return "\n".join(p for p in (goal.title, goal.summary, " ".join(names)) if p)
 
 
+# Which material wins when they disagree: the order of the layers above, said in words.
+PRIORITY = (
+    "材料的优先级：【世界设定（L1）】高于【上一章摘要（L4）】，【上一章摘要（L4）】高于"
+    "【上一章结尾（L4）】，三者都高于【相关前情（L3 摘要与 L2 片段）】。"
+    "相互矛盾时以排在前面的为准；检索到的前情只作参考，不得据此推翻前三者。"
+)
+
 STYLE = (
     "写作要求：\n"
+    f"- {PRIORITY}\n"
     "- 用简体中文写一章小说正文，约 1500–2500 字；只输出正文，第一行不要写章节标题。\n"
     "- 遵守世界设定与规则；已死亡的人物不能再出场说话；人物言行符合其性格与关系。\n"
     "- 紧接上一章的结尾继续，不重复已写过的情节；完成本章目标。\n"

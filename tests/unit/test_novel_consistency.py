@@ -8,6 +8,7 @@ import json
 from novel.blueprint import default_blueprint, edit
 from novel.consistency import StoryState, check, check_rules, parse_judgement
 from novel.evolve import BlueprintChange, propose
+from novel.story_state import replay
 from novel.summary import extractive_summary, parse_summary
 from retrieval.llm.scripted import ScriptedLLM
 
@@ -45,7 +46,7 @@ def test_unknown_name_used_as_if_known() -> None:
         "林公子，”船夫说，“上船吧。”",
     ):
         assert kinds(fine) == [], fine
-    known = StoryState(BP, extra_names={"钱七": "钱七"})
+    known = StoryState(BP).knowing(["钱七"])
     assert kinds("钱七说：“走。”", known) == []  # known from an earlier chapter
 
 
@@ -65,7 +66,7 @@ def test_one_character_in_two_places_in_one_scene() -> None:
 def test_explicit_blueprint_rules() -> None:
     assert kinds("苏晴念动咒语，施展法术，江水倒流。") == ["rule_broken"]
     assert kinds("霍三中了一刀，倒在地上。第二天，霍三毫发无伤地站了起来。") == ["rule_broken"]
-    hurt_before = StoryState(BP, injured=frozenset({"霍三"}))
+    hurt_before = replay(BP, ["霍三中了一刀，倒在地上。"])  # hurt in the chapter before
     assert kinds("霍三健步如飞地冲上船头。", hurt_before) == ["rule_broken"]
     for fine in (
         "苏晴笑道：“这世上哪有什么法术。”",  # someone's speech
@@ -153,3 +154,28 @@ def test_model_summary_with_world_changes_is_parsed_leniently() -> None:
     assert ("relationship", "林远", "恋人", "苏晴") in {
         (c.kind, c.name, c.value, c.other) for c in changes
     }
+
+
+def test_issue_23_names_roles_and_parts_of_a_place() -> None:
+    # an unintroduced full name at a sentence head is a name; a title or a role is not
+    found = check_rules("林远收起缆绳。郁长庚推门进来，在火盆边坐下。", STATE)
+    assert [(f.kind, f.fields["name"]) for f in found] == [("unknown_name", "郁长庚")]
+    for fine in (
+        "掌柜把算盘一推，笑了。",
+        "船夫摇着橹，一声不吭。",
+        "司狱打开了牢门，朝里面喊了一声。",
+        "马车夫回过头来，说要下雨了。",
+        "老船夫孟三站在船头。孟三说：“上船吧。”",  # introduced by role
+    ):
+        assert kinds(fine) == [], fine
+    # parts of the current place (门口, 窗边, 楼上) are not a second place
+    for fine in (
+        "林远站在青岚渡的茶棚门口。林远靠在窗边，看着江面。林远在楼上坐下。",
+        "苏晴坐在听潮阁的书房里。苏晴走到窗边。苏晴站在门外听了一会儿。",
+    ):
+        assert kinds(fine) == [], fine
+    found = check_rules("林远站在青岚渡的茶棚门口。林远此刻正在江心岛上。", STATE)
+    assert [f.kind for f in found] == ["two_places"]
+    assert found[0].fields["place"] == "青岚渡" and found[0].fields["other"] == "江心岛"
+    # 没有夸张的法术 also rules out a spell by another word
+    assert kinds("苏晴低声念起咒语，江面上起了一层雾。") == ["rule_broken"]

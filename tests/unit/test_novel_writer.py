@@ -63,6 +63,14 @@ def test_prompt_layers_in_order() -> None:
     assert positions == sorted(positions)
     assert "上一章结尾" in text and "> 旧情节" in text and "多写环境" in text
     assert "- 第1章《起》：第一章摘要" in text and "### 第1章《章1》" in text
+    # Issue 23: the prompt says the blueprint, the previous summary and the previous ending
+    # outrank the retrieved passages, in that order.
+    [priority] = [line for line in text.splitlines() if "优先级" in line]
+    ranked = ["【世界设定（L1）】", "【上一章摘要（L4）】", "【上一章结尾（L4）】", "【相关前情"]
+    firsts = [priority.index(r) for r in ranked]
+    assert firsts == sorted(firsts)
+    assert "以排在前面的为准" in priority and "只作参考" in priority
+    assert text.index("优先级") > text.index("（L5）：第3章")  # with the instructions, last
 
 
 def test_parse_summary_tolerant() -> None:

@@ -1,0 +1,406 @@
+"""Who each clause of a chapter is about, read without a model.
+
+Chinese narration names a character once and then drops the subject or says 他/她: 「陆怀山急忙后仰，
+右臂还是中了一刀。片刻之后，他的伤口竟已愈合。」 The consistency rules and the story state need to
+know that both the wound and the healing are 陆怀山's. `read` walks a chapter clause by clause:
+
+- a clause's subject is a known name at its head (after a connective such as 这时, 于是), names
+  joined by 和/与 (a group), a pronoun, or someone unnamed (船夫, 老人); a clause without one
+  carries the subject of the clause before it in the same sentence;
+- a pronoun stands for the character last named as subject in the scene whose gender fits
+  (他 skips a known woman, 她 a known man); someone unnamed in between, or a group for 他/她,
+  leaves it unresolved (precision first). 他们/她们 stand for the last group;
+- a possessive (他的伤口) is kept apart: the clause is about him, he is not acting;
+- words inside quotation marks, and what follows 他说， without them (reported speech), are
+  marked so that nobody is judged for what someone else says;
+- a memory or a dream lasts to the end of its paragraph (他想起父亲。那时父亲常常…), and a
+  hypothetical (如果…) is its sentence.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from novel import narrative
+from novel.narrative import (
+    KIN,
+    ROLES,
+    NameIndex,
+    Sentence,
+    inside,
+    quoted_spans,
+    sentences,
+)
+
+_PRONOUN = re.compile(r"他们|她们|他|她")
+_CONNECTIVE = re.compile(
+    r"(?:于是|便|就|又|也|随即|忽然|突然|这时|那时|然后|后来|可是|但是|不过|却|只见|此时|此刻|接着|随后|"
+    r"终于|原来|只是|而|同时|最后)*"
+)
+_UNNAMED = sorted(
+    ROLES
+    | set(
+        "老人 老头 老汉 汉子 男人 女人 年轻人 少年 少女 姑娘 孩子 众人 大家 人们 两人 二人 三人 四人 "
+        "那人 此人 来人 对方 有人 渔民们 仆人们 客人们 邻居们 主人 小哥 阿姨 老者".split()
+    ),
+    key=len,
+    reverse=True,
+)
+# 一个船夫 / 残存的镖师 / 十几个蒙面人: someone the story does not name
+_UNNAMED_RE = re.compile(
+    r"(?:[一两几十数那这每]+[个位名群]|[\u4e00-\u9fff]{1,4}的)?(?:"
+    + "|".join(_UNNAMED)
+    + r"|[\u4e00-\u9fff]{1,2}人(?![群家])|[\u4e00-\u9fff]{0,2}(?:汉子|男人|女人))"
+)
+_NOT_SUBJECT_AFTER = re.compile(r"(?:的|之|家|氏|所|等人|们)")
+_JOIN = re.compile(r"[和与跟同及、]")
+# 刘大勇的妻子 / 她父母: another person, named through someone
+KIN_AFTER = re.compile("的?(?:" + "|".join([*KIN, "父母", *_UNNAMED]) + ")")
+_CLAUSE_SEP = re.compile(r"[，；：,;:]")
+# 他想起父亲。那时父亲常常…: the recalling is narration, what follows in the paragraph is not.
+_RECALL_VERB = re.compile(r"想起|回忆起?|记起|忆起|梦见|做了一个梦|做了个梦|又梦到|梦到")
+# 梦里 / 小时候 / 照片上: the sentence itself is a memory, a dream or a picture.
+_RECALL_SCENE = re.compile(
+    r"梦里|梦中|小时候|当年|那年|从前|往事|那时候|记得|照片上|照片里|照片是|画像里|画像上|相片"
+)
+_WAKE = re.compile(r"醒来|醒了|醒过来|回过神")
+_IF = re.compile(r"如果|要是|倘若|假如|若是|万一")
+# 他说， / 听说， / 告诉他， followed by no quotation mark: the rest is someone's words.
+_REPORTED = re.compile(
+    r"(?:说|道|讲|告诉[^，。！？“]{0,6}?|听说|据说|声称|表示|嘱咐[^，。！？“]{0,4}?|回答)[，：:,:](?![“「『\"])"
+)
+
+Referent = tuple[str | None, ...]  # one character, a group, or (None,) for someone unnamed
+
+
+@dataclass(frozen=True, slots=True)
+class Actor:
+    """Someone a clause is about. `canon` is None for someone the story does not name."""
+
+    canon: str | None
+    start: int  # in the sentence: the words that name them (start == end when carried)
+    end: int
+    pronoun: str = ""  # 他 / 她 / 他们 … when a pronoun names them
+    subject: bool = True  # False: a possessor (他的伤口 — about him, not him acting)
+
+
+@dataclass(frozen=True, slots=True)
+class Clause:
+    start: int  # in the sentence
+    end: int
+    actors: tuple[Actor, ...]  # its subject(s); carried ones have start == end == head
+    head: int  # where the clause's predicate starts (after its subject, or its connectives)
+    explicit: bool  # the subject is named in this clause (else carried or none)
+    reported: bool  # quoted or reported speech: someone says it, the narration does not
+    quoted: bool = False  # inside quotation marks
+
+
+@dataclass(frozen=True, slots=True)
+class Reading:
+    sentence: Sentence
+    clauses: tuple[Clause, ...]
+    memory: bool  # a memory, a dream or a hypothetical: nothing here happens now
+    context: tuple[Referent, ...] = ()  # the scene's subjects before this sentence
+
+    def referent(self, pronoun: str, before: int, genders: Mapping[str, str]) -> str | None:
+        """Who a pronoun that is not a clause's subject (一刀砍在他的腿上) stands for: the last
+        named subject before it, other than the clause's own subject (the one swinging)."""
+        stack = list(self.context)
+        own: set[str] = set()
+        for c in self.clauses:
+            if c.start > before:
+                break
+            names = tuple(a.canon for a in c.actors if a.subject)
+            if c.start <= before < c.end:
+                own = {n for n in names if n}
+            elif c.explicit and names and not c.reported:
+                stack.append(names)
+        named = [e for e in stack if e != (None,)]  # the attacker is often unnamed (蒙面人)
+        who = resolve(pronoun, named, genders, exclude=frozenset(own))
+        return who[0] if who and len(who) == 1 else None
+
+    def named(self) -> list[Actor]:
+        """Everyone the sentence's narration is about, in order (subjects and possessors)."""
+        return [a for c in self.clauses if not c.reported for a in c.actors if a.canon]
+
+
+def resolve(
+    pronoun: str,
+    stack: Sequence[Referent],
+    genders: Mapping[str, str],
+    *,
+    exclude: frozenset[str] = frozenset(),
+) -> Referent | None:
+    """Who 他/她/他们 stands for, given the scene's subjects so far (most recent last)."""
+    if pronoun in ("他们", "她们"):
+        return stack[-1] if stack and len(stack[-1]) > 1 else None
+    want = "m" if pronoun == "他" else "f"
+    for entry in reversed(stack):
+        fits = [c for c in entry if c is None or genders.get(c, want) == want]
+        fits = [c for c in fits if c not in exclude]
+        if not fits:
+            continue
+        if len(fits) > 1 or fits[0] is None:
+            return None  # 他 after a group of men, or after someone unnamed: unclear
+        return (fits[0],)
+    return None
+
+
+def _names_at(text: str, at: int, occurrences: Sequence[tuple[int, int, str]]) -> list[Actor]:
+    """Known names starting at `at`, joined by 和/与 (a group)."""
+    by_start = {a: (a, b, c) for a, b, c in occurrences}
+    out: list[Actor] = []
+    while at in by_start:
+        a, b, canon = by_start[at]
+        out.append(Actor(canon, a, b))
+        if _JOIN.match(text, b) and b + 1 in by_start:
+            at = b + 1
+            continue
+        break
+    return out
+
+
+@dataclass
+class _Scene:
+    """The subjects named so far in the current scene (most recent last)."""
+
+    genders: Mapping[str, str]
+    stack: list[Referent]
+
+    def subjects_at(
+        self, text: str, head: int, occurrences: Sequence[tuple[int, int, str]]
+    ) -> list[Actor]:
+        names = _names_at(text, head, occurrences)
+        if names:
+            after = text[names[-1].end :]
+            kin = KIN_AFTER.match(after)
+            if kin is not None:  # 刘大勇的妻子: someone else, whom a later 她 may mean
+                return [Actor(None, head, names[-1].end + kin.end())]
+            if _NOT_SUBJECT_AFTER.match(after):
+                possessive = after.startswith("的")
+                return [Actor(a.canon, a.start, a.end, subject=False) for a in names][
+                    : 1 if possessive else 0
+                ]
+            return names
+        m = _PRONOUN.match(text, head)
+        kin = KIN_AFTER.match(text, m.end()) if m is not None else None
+        if m is not None and kin is not None:
+            return [Actor(None, head, kin.end())]  # 她父母 / 他的妻子: someone else
+        if m is not None:
+            possessive = text.startswith("的", m.end())
+            who = resolve(m.group(0), self.stack, self.genders) or (None,)
+            return [Actor(c, m.start(), m.end(), m.group(0), not possessive) for c in who]
+        m = _UNNAMED_RE.match(text, head)
+        if m is not None and not text.startswith("的", m.end()):
+            named = _names_at(text, m.end(), occurrences)  # 老管家伊万·伊里奇: the name
+            return named or [Actor(None, m.start(), m.end())]
+        return []
+
+    def push_affected(self, text: str, occurrences: Sequence[tuple[int, int, str]]) -> None:
+        """医生宣布陈国栋死亡: the one who died (or was hurt) is who a 他 next refers to."""
+        for _start, end, canon in occurrences:
+            after = text[end : end + 12]
+            if narrative.DEATH_AFTER.match(after) or narrative.HURT_AFTER.match(after):
+                self.stack.append((canon,))
+
+    def push(self, actors: Sequence[Actor]) -> None:
+        subjects = tuple(a.canon for a in actors if a.subject)
+        if subjects:
+            self.stack.append(subjects)
+
+
+def _clauses(s: Sentence, spans: Sequence[tuple[int, int]]) -> list[tuple[int, int, bool]]:
+    """(start, end, quoted) of each clause: split at ，；： outside quotation marks, and at
+    the edges of the quotations themselves."""
+    out: list[tuple[int, int, bool]] = []
+    start = 0
+    text = s.text
+    for i, ch in enumerate(text):
+        quoted_here = inside(spans, s.start + i) or ch in "“”「」『』"
+        boundary = ch in "“「『" or (i > 0 and text[i - 1] in "”」』")
+        if boundary and i > start:
+            out.append((start, i, inside(spans, s.start + start) or text[start] in "“「『"))
+            start = i
+        elif _CLAUSE_SEP.match(ch) and not quoted_here:
+            out.append((start, i + 1, inside(spans, s.start + start) or text[start] in "“「『"))
+            start = i + 1
+    if start < len(text):
+        out.append((start, len(text), inside(spans, s.start + start) or text[start] in "“「『"))
+    return [(a, b, q) for a, b, q in out if text[a:b].strip("，；：,;: ")]
+
+
+def _read_sentence(
+    s: Sentence,
+    scene: _Scene,
+    names: NameIndex,
+    spans: Sequence[tuple[int, int]],
+    memory: bool,
+    narrated: int = 0,
+) -> Reading:
+    """`narrated`: in a memory sentence, the clauses that start before it are narration
+    (他想起…: he is the subject a later 他 stands for)."""
+    text = s.text
+    occurrences = [o for o in names.occurrences(text) if not inside(spans, s.start + o[0])]
+    m = _REPORTED.search(text)
+    reported_from = m.end() if m else len(text)
+    context = tuple(scene.stack)
+    carried: list[Actor] = []
+    clauses: list[Clause] = []
+    for start, end, quoted in _clauses(s, spans):
+        if quoted:
+            clauses.append(Clause(start, end, (), start, False, True, True))
+            continue
+        lead = len(text[start:end]) - len(text[start:end].lstrip())
+        head = _CONNECTIVE.match(text, start + lead).end()  # type: ignore[union-attr]
+        actors = scene.subjects_at(text[:end], head, occurrences)
+        reported = start >= reported_from
+        if actors:
+            carried = [a for a in actors if a.subject] or carried
+            clause_head = max(a.end for a in actors)
+            clauses.append(Clause(start, end, tuple(actors), clause_head, True, reported))
+            if not reported and (not memory or start < narrated):
+                scene.push(actors)
+        else:
+            moved = tuple(Actor(a.canon, head, head, a.pronoun) for a in carried)
+            clauses.append(Clause(start, end, moved, head, False, reported))
+    if not memory:
+        scene.push_affected(text, occurrences)
+    return Reading(s, tuple(clauses), memory, context)
+
+
+def read(text: str, names: NameIndex, genders: Mapping[str, str]) -> list[Reading]:
+    """Every sentence of `text` with its clauses' subjects (see the module docstring)."""
+    spans = quoted_spans(text)
+    out: list[Reading] = []
+    scene = _Scene(genders, [])
+    scene_no = -1
+    recalling = -1  # the paragraph a memory or dream began in
+    for s in sentences(text):
+        if s.scene != scene_no:  # a new scene: 他 may still be whom the last one ended on
+            scene_no, scene = s.scene, _Scene(genders, scene.stack[-1:])
+        if _WAKE.search(s.text):
+            recalling = -1
+        verb = _RECALL_VERB.search(s.text)
+        memory = recalling == s.paragraph or bool(
+            _IF.search(s.text) or _RECALL_SCENE.search(s.text)
+        )
+        if verb is not None or _RECALL_SCENE.search(s.text):
+            recalling = s.paragraph
+        narrated = verb.start() if verb is not None and not memory else 0
+        out.append(_read_sentence(s, scene, names, spans, memory or verb is not None, narrated))
+    return out
+
+
+# ---- where everyone is ------------------------------------------------------------------------
+
+_SETTING = re.compile(
+    r"(?:在|横在|坐落|位于|临着|里|中|内|上|只有|是|"
+    r"(?:上游|下游|边上|岸边|畔|外)?的[\u4e00-\u9fff]{1,6}(?:只有|有|是|在|里))"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """A sentence that puts a character somewhere."""
+
+    reading: int  # index of the sentence in the chapter's readings
+    canon: str
+    place: str  # where they are now (a part of a place resolves to the place)
+    words: str  # the name or pronoun as written
+    before: str | None = None  # where the same scene had them, with no movement since, if else
+
+
+def _setting(text: str, places: Sequence[str]) -> str | None:
+    """A sentence that sets the scene (北山寺在半山腰 / 白沙镇临着寒江)."""
+    for place in sorted(places, key=len, reverse=True):
+        if place and text.startswith(place) and _SETTING.match(text, len(place)):
+            return place
+    return None
+
+
+@dataclass
+class _Whereabouts:
+    places: Sequence[str]
+    last: Mapping[str, str]  # where each character was last seen (earlier chapters)
+    at: dict[str, str]
+    scene_place: str | None = None
+    guessed: set[str] = field(default_factory=set)  # placed only by an earlier chapter
+
+    def moved(self, movers: Sequence[Actor], move: narrative.Move) -> list[tuple[str, str]]:
+        out: list[tuple[str, str]] = []
+        if any(a.canon is None and a.pronoun for a in movers):
+            self.at.clear()  # someone we cannot name moved: forget where everyone was
+        for a in movers:
+            if a.canon is None:
+                continue
+            if move.where is not None and move.where.place:
+                self.at[a.canon] = self.scene_place = move.where.place
+                self.guessed.discard(a.canon)
+                out.append((a.canon, move.where.place))
+            elif move.where is None or move.where.part is None:
+                self.at.pop(a.canon, None)  # left, for somewhere the words do not name
+        return out
+
+    def present(
+        self, actors: Sequence[Actor], where: narrative.Location
+    ) -> list[tuple[Actor, str, str | None]]:
+        out: list[tuple[Actor, str, str | None]] = []
+        for a in actors:
+            if a.canon is None:
+                continue
+            before = self.at.get(a.canon)
+            # a part (窗边, 书房) is in the place they are at: the scene's, or where they last
+            # were; that last place may be stale, so it places them but never makes a clash
+            place = where.place or before or self.scene_place or self.last.get(a.canon)
+            if place is None:
+                continue
+            if where.place is not None:
+                if a.canon in self.guessed:
+                    before = None
+                self.guessed.discard(a.canon)
+            elif before is None and not self.scene_place:
+                self.guessed.add(a.canon)
+            clash = None
+            if where.place is not None and before is not None:
+                clash = None if narrative.same_place(before, place) else before
+            out.append((a, place, clash))
+            self.at[a.canon] = place
+        if where.place:
+            self.scene_place = where.place
+        return out
+
+
+def whereabouts(
+    readings: Sequence[Reading], places: Sequence[str], last: Mapping[str, str] | None = None
+) -> list[Step]:
+    """Every sentence that puts a named character somewhere, scene by scene, with the place
+    the same scene had them before when it is another one and nobody moved in between."""
+    steps: list[Step] = []
+    scene = -1
+    walk = _Whereabouts(places, last or {}, {})
+    for i, r in enumerate(readings):
+        if r.sentence.scene != scene:
+            scene = r.sentence.scene
+            walk = _Whereabouts(places, last or {}, {})
+        walk.scene_place = walk.scene_place or _setting(r.sentence.text, places)
+        if r.memory:
+            continue
+        text = r.sentence.text
+        for c in r.clauses:
+            if c.reported or not c.actors:
+                continue
+            subjects = [a for a in c.actors if a.subject]
+            move = narrative.movement(text[: c.end], c.head, places)
+            if move is not None:
+                for canon, place in walk.moved(subjects, move):
+                    steps.append(Step(i, canon, place, canon))
+                continue
+            where = narrative.presence(text[: c.end], c.head, places)
+            if where is None:
+                continue
+            for a, place, before in walk.present(subjects, where):
+                words = text[a.start : a.end] or a.canon or ""
+                steps.append(Step(i, a.canon or "", place, words, before))
+    return steps

@@ -42,6 +42,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import zlib
 from collections import Counter
@@ -262,24 +263,123 @@ def store_status(store: Any) -> dict[str, float]:
 # ---- build ------------------------------------------------------------------------------------
 
 
+class PeakMemory:
+    """The build's memory, sampled every half second: peak RSS and its anonymous and
+    file-backed parts (a Qdrant Edge call holds the GIL, so samples pause during one; the
+    kernel's own peak, VmHWM, is read at the end)."""
+
+    def __init__(self) -> None:
+        self.peak: dict[str, float] = {}
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stop.wait(0.5):
+            for key, value in memory_status().items():
+                self.peak[key] = max(self.peak.get(key, 0.0), value)
+
+    def stop(self) -> dict[str, float]:
+        self._stop.set()
+        self._thread.join()
+        now = memory_status()
+        return {
+            "vm_hwm_mb": now["VmHWM"],
+            "rss_anon_peak_mb": self.peak.get("RssAnon", 0.0),
+            "rss_file_peak_mb": self.peak.get("RssFile", 0.0),
+        }
+
+
+class BuildRecords:
+    """What the indexer keeps per document, written as each document completes (nothing
+    held for the whole build): the registry row (gen 1, graph up to date), the document's
+    keyword-term counts (`retrieval.termstats`) and its graph rows. A registered document is
+    complete, so a killed build resumes after it (`done`)."""
+
+    def __init__(self, indexer: Any, gdb: Any, terms: Any) -> None:
+        self.indexer = indexer
+        self.db = indexer.db
+        self.gdb = gdb
+        self.terms = terms
+        self.done: set[str] = set()
+
+    @classmethod
+    async def open(cls, work: Path, store: Any, terms: Any) -> BuildRecords:
+        from retrieval.graph.storage import GraphDB
+        from retrieval.index import Indexer
+        from retrieval.keyword import Bm25Encoder
+
+        # The Indexer's own tables, created as the bot creates them.
+        indexer = Indexer(
+            work / "baibao.sqlite3", store, PrecomputedEmbedder({}), Bm25Encoder(), None
+        )
+        await indexer.open()
+        records = cls(indexer, await GraphDB.open(work / "baibao.sqlite3"), terms)
+        async with indexer.db.execute("SELECT doc_id FROM corpus_documents") as cur:
+            records.done = {str(r[0]) async for r in cur}
+        return records
+
+    async def write(self, doc_id: str, rows: list[tuple[str, Row]], sparse: list[Any]) -> None:
+        from retrieval import termstats
+
+        nodes, edges, mentions = graph_rows(rows, self.terms)
+        first = rows[0][1]
+        # Rows as given, added (a document redone after a kill writes the same rows again)
+        await self.gdb.write(
+            doc_id, nodes, edges, list(dict.fromkeys(mentions)), replace=False, title=first.source
+        )
+        counts = termstats.count_terms(sparse)
+        await self.db.execute(
+            "INSERT OR REPLACE INTO corpus_doc_terms (doc_id, terms) VALUES (?, ?)",
+            (doc_id, termstats.pack(counts)),
+        )
+        await self.db.execute(
+            "INSERT OR REPLACE INTO corpus_documents (doc_id, source, content_hash, author, "
+            "era, type, language, chunk_count, ingested_at, gen, graph_gen, has_points) "
+            "VALUES (?, ?, ?, ?, ?, ?, 'zh', ?, '2026-11-30T00:00:00+00:00', 1, 1, 1)",
+            (doc_id, first.source, doc_id, first.author, first.era, first.type, len(rows)),
+        )
+        self.done.add(doc_id)
+
+    async def commit(self) -> None:
+        """The registry rows written since the last commit (a kill loses only those: their
+        documents are done again)."""
+        await self.db.commit()
+
+    async def sum_terms(self) -> int:
+        """`corpus_term_df` as the sum of every document's counts (streamed, blob by blob)."""
+        from retrieval import termstats
+
+        total: Counter[int] = Counter()
+        async with self.db.execute("SELECT terms FROM corpus_doc_terms") as cur:
+            async for (blob,) in cur:
+                total.update(termstats.unpack(blob))
+        await self.db.execute("DELETE FROM corpus_term_df")
+        await termstats.add(self.db, total)
+        await self.db.commit()
+        return len(total)
+
+    async def close(self) -> None:
+        await self.gdb.close()
+        await self.indexer.close()
+
+
 async def build(size: int, layout: str, work: Path) -> dict[str, Any]:
-    from retrieval.graph import (
-        KnowledgeGraph,
-    )
-    from retrieval.graph.storage import GraphDB
+    from retrieval.graph import KnowledgeGraph
     from retrieval.keyword import Bm25Encoder
     from retrieval.store.edge import EdgeStore
     from retrieval.text import default_tokenizer
     from retrieval.types import IndexedChunk
 
+    memory = PeakMemory()
     out: dict[str, Any] = {"size": size, "layout": layout}
-    term_counts: Counter[int] = Counter()
     default_tokenizer().warm()
     encoder = Bm25Encoder()
-    seed_graph = await KnowledgeGraph.open(None)
-    terms = seed_graph.linker.term_index().terms
+    async with await KnowledgeGraph.open(None) as seed_graph:
+        terms = seed_graph.term_index().terms
     store = await EdgeStore.open(work / "qdrant", DIM, layout_of(layout))
-    gdb = await GraphDB.open(work / "baibao.sqlite3")
+    records = await BuildRecords.open(work, store, terms)
+    out["resumed_after_documents"] = len(records.done)
     rng = np.random.default_rng(7)
     sample = set(rng.choice(size, size=N_QUERIES * 3, replace=False).tolist())
     cents = np.random.default_rng(384).standard_normal((CENTROIDS, DIM)).astype(np.float32)
@@ -290,43 +390,37 @@ async def build(size: int, layout: str, work: Path) -> dict[str, Any]:
     t0 = time.perf_counter()
     upsert_s = graph_s = 0.0
     batch: list[tuple[int, Row]] = []
-    docs: dict[str, list[tuple[str, Row]]] = {}
+    # The documents the stream is inside of (a document's chunks are contiguous).
+    docs: dict[str, tuple[list[tuple[str, Row]], list[Any]]] = {}
 
     async def flush_batch() -> None:
-        nonlocal upsert_s
+        nonlocal upsert_s, graph_s
         rows = [r for _, r in batch]
+        # Every batch draws its vectors and queries, written or not: a resumed build
+        # continues the same stream.
         dense = vectors(rows, cents, noise_rng)
         for (i, r), d in zip(batch, dense, strict=True):
             if i in sample and len(queries) < N_QUERIES and len(r.tokens) >= 2:
                 queries.append(make_query(r, d, len(queries), qrng))
         items = []
         for r, d in zip(rows, dense, strict=True):
+            if r.doc_id in records.done:
+                continue
             c = chunk_of(r)
             sparse = encoder.encode_tokens([*r.tokens, *r.refs])
-            term_counts.update(sparse.indices)
             items.append(IndexedChunk(c, d.tolist(), sparse))
-            docs.setdefault(r.doc_id, []).append((c.id, r))
+            held = docs.setdefault(r.doc_id, ([], []))
+            held[0].append((c.id, r))
+            held[1].append(sparse)
         t = time.perf_counter()
         await store.upsert(items)
         upsert_s += time.perf_counter() - t
         batch.clear()
-        # A document is complete once the stream has moved past it.
-        await write_docs([d for d in docs if d != rows[-1].doc_id])
-
-    async def write_docs(doc_ids: list[str]) -> None:
-        nonlocal graph_s
         t = time.perf_counter()
-        for doc_id in doc_ids:
-            rows = docs.pop(doc_id)
-            nodes, edges, mentions = graph_rows(rows, terms)
-            await gdb.write(
-                doc_id,
-                nodes,
-                edges,
-                list(dict.fromkeys(mentions)),
-                replace=False,
-                title=rows[0][1].source,
-            )
+        # A document is complete once the stream has moved past it.
+        for doc_id in [d for d in docs if d != rows[-1].doc_id]:
+            await records.write(doc_id, *docs.pop(doc_id))
+        await records.commit()
         graph_s += time.perf_counter() - t
 
     last_report = time.perf_counter()
@@ -343,8 +437,10 @@ async def build(size: int, layout: str, work: Path) -> dict[str, Any]:
             )
     if batch:
         await flush_batch()
-    await write_docs(list(docs))
-    await write_term_counts(work, term_counts)
+    for doc_id in list(docs):
+        await records.write(doc_id, *docs.pop(doc_id))
+    await records.commit()
+    out["terms"] = await records.sum_terms()
     out["upsert_s"] = upsert_s
     out["graph_rows_s"] = graph_s
     out["stream_s"] = time.perf_counter() - t0
@@ -352,10 +448,11 @@ async def build(size: int, layout: str, work: Path) -> dict[str, Any]:
     await store.optimize()
     out["optimize_s"] = time.perf_counter() - t
     out["points"] = await store.count()
+    out["segments"] = store.ops.shard.info().segments_count
     await store.close()
-    await gdb.close()
-    await seed_graph.close()
-    out["build_peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    await records.close()
+    out["build_memory"] = memory.stop()
+    out["build_peak_rss_mb"] = out["build_memory"]["vm_hwm_mb"]
     out["disk_mb"] = sum(p.stat().st_blocks * 512 for p in work.rglob("*") if p.is_file()) / 2**20  # noqa: ASYNC240
     (work / "queries.json").write_text(json.dumps(queries), encoding="utf-8")
     return out
@@ -671,6 +768,9 @@ def main() -> None:
         help="first write the keyword terms' chunk counts (a shard built without them)",
     )
     ap.add_argument("--soak", type=int, default=0, help="then this many more fused searches")
+    ap.add_argument(
+        "--out", type=Path, default=None, help="results JSON (default bench/results/million-…)"
+    )
     args = ap.parse_args()
     work = args.work or Path(tempfile.mkdtemp(prefix="bench-million-"))
     if args.phase:
@@ -713,7 +813,7 @@ def main() -> None:
         result["build"] = json.loads(built.read_text(encoding="utf-8"))
         result["build"]["from_earlier_run"] = True
     RESULTS.mkdir(parents=True, exist_ok=True)
-    target = RESULTS / f"million-{args.size}-{args.layout}.json"
+    target = args.out or RESULTS / f"million-{args.size}-{args.layout}.json"
     target.write_text(json.dumps(result, ensure_ascii=False, indent=1), encoding="utf-8")
     print(json.dumps(result, ensure_ascii=False, indent=1))
     if args.work is None:

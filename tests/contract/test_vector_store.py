@@ -528,3 +528,43 @@ async def test_edge_layout_moves_payload_indexes_and_keeps_the_namespace_one_in_
         assert await s.count() == len(corpus())
     finally:
         await s.close()
+
+
+async def test_edge_bounded_segments_index_as_they_fill_and_reads_go_on(tmp_path: Path) -> None:
+    """`Layout.segment_points`: every `segment_points` points written are indexed (optimize)
+    and the shard is reopened, which is what gives the build's memory back, while reads from
+    other threads keep answering; nothing is lost. (How many segments Qdrant keeps shows only
+    at scale: bench/bench_million.py.)"""
+    import dataclasses
+
+    layout = dataclasses.replace(ON_DISK, segment_points=40)
+    s = await EdgeStore.open(tmp_path / "q", DIM, layout)
+    stop = asyncio.Event()
+
+    async def read_meanwhile() -> int:
+        reads = 0
+        while not stop.is_set():
+            await s.search_dense(angle_vec(0.0), limit=3)
+            reads += 1
+            await asyncio.sleep(0)
+        return reads
+
+    reader = asyncio.create_task(read_meanwhile())
+    items = [item(chunk(n), theta=0.01 * n) for n in range(130)]
+    try:
+        for start in range(0, len(items), 10):
+            await s.upsert(items[start : start + 10])
+        stop.set()
+        assert await reader > 0
+        assert s.ops.reopens == 3  # after every 40 points
+        assert await s.count() == len(items)
+        nearest = await s.search_dense(angle_vec(0.0), limit=2)
+        assert [h.chunk.id for h in nearest] == [uid(0), uid(1)]
+    finally:
+        stop.set()
+        await s.close()
+    s = await EdgeStore.open(tmp_path / "q", DIM, layout)
+    try:
+        assert {c.id for c in await s.scroll(limit=200)} == {i.chunk.id for i in items}
+    finally:
+        await s.close()

@@ -302,6 +302,8 @@ class BuildRecords:
         self.gdb = gdb
         self.terms = terms
         self.done: set[str] = set()
+        self._terms: list[tuple[str, bytes]] = []
+        self._registry: list[tuple[str, str, str, str, str, str, int]] = []
 
     @classmethod
     async def open(cls, work: Path, store: Any, terms: Any) -> BuildRecords:
@@ -320,31 +322,38 @@ class BuildRecords:
         return records
 
     async def write(self, doc_id: str, rows: list[tuple[str, Row]], sparse: list[Any]) -> None:
+        """The document's graph rows now (their own transaction), its registry row and term
+        counts at the next `commit`."""
         from retrieval import termstats
 
         nodes, edges, mentions = graph_rows(rows, self.terms)
         first = rows[0][1]
-        # Rows as given, added (a document redone after a kill writes the same rows again)
+        # Rows as given, added (a document redone after a kill writes the same rows again).
         await self.gdb.write(
             doc_id, nodes, edges, list(dict.fromkeys(mentions)), replace=False, title=first.source
         )
-        counts = termstats.count_terms(sparse)
-        await self.db.execute(
-            "INSERT OR REPLACE INTO corpus_doc_terms (doc_id, terms) VALUES (?, ?)",
-            (doc_id, termstats.pack(counts)),
+        counts = termstats.pack(termstats.count_terms(sparse))
+        self._terms.append((doc_id, counts))
+        self._registry.append(
+            (doc_id, first.source, doc_id, first.author, first.era, first.type, len(rows))
         )
-        await self.db.execute(
+
+    async def commit(self) -> None:
+        """The registry rows and term counts written since the last commit, in one
+        transaction: a kill loses only those, and their documents are done again."""
+        await self.db.executemany(
+            "INSERT OR REPLACE INTO corpus_doc_terms (doc_id, terms) VALUES (?, ?)", self._terms
+        )
+        await self.db.executemany(
             "INSERT OR REPLACE INTO corpus_documents (doc_id, source, content_hash, author, "
             "era, type, language, chunk_count, ingested_at, gen, graph_gen, has_points) "
             "VALUES (?, ?, ?, ?, ?, ?, 'zh', ?, '2026-11-30T00:00:00+00:00', 1, 1, 1)",
-            (doc_id, first.source, doc_id, first.author, first.era, first.type, len(rows)),
+            self._registry,
         )
-        self.done.add(doc_id)
-
-    async def commit(self) -> None:
-        """The registry rows written since the last commit (a kill loses only those: their
-        documents are done again)."""
         await self.db.commit()
+        self.done.update(doc_id for doc_id, *_ in self._registry)
+        self._terms.clear()
+        self._registry.clear()
 
     async def sum_terms(self) -> int:
         """`corpus_term_df` as the sum of every document's counts (streamed, blob by blob)."""

@@ -194,6 +194,11 @@ class KnowledgeGraph:
             self._use(ledger.reads)
         return self._ledger
 
+    @property
+    def loaded_rows(self) -> bool:
+        """Whether every document's rows are in memory (False: reading from the snapshot)."""
+        return self._ledger is not None
+
     def _seed_rows(self) -> tuple[dict[str, NodeRow], set[EdgeKey]]:
         if self._ledger is not None:
             return self._ledger.contribution(SEED_DOC)

@@ -18,6 +18,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -83,7 +84,7 @@ def load(path: Path, generation: int) -> Snapshot | None:
             if record.get("format") != FORMAT or record.get("generation") != generation:
                 return None
             arrays = {k: data[k] for k in data.files if k != "record"}
-    except (OSError, ValueError, KeyError):  # missing, truncated or not ours: load the rows
+    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile):  # not ours or cut short
         return None
     return _decode(record, arrays)
 

@@ -237,6 +237,40 @@ async def test_sparse_search_scores_like_bm25_with_idf(store: Any) -> None:
     assert await store.search_sparse(SparseVector((99,), (1.0,)), limit=5) == []
 
 
+@pytest.mark.parametrize("name", ["none", "equals", "combined", "ids_and_fields", "nothing"])
+async def test_dense_and_sparse_at_once_are_the_two_searches(store: Any, name: str) -> None:
+    data = corpus()
+    await store.upsert(data)
+    flt = FILTERS.get(name)
+    query, terms = angle_vec(0.35), SparseVector((1, 12, 14), (1.0, 2.0, 0.5))
+    dense, sparse = await store.search_dense_and_sparse(
+        query, terms, flt=flt, dense_limit=5, sparse_limit=4
+    )
+
+    def ranked(hits: list[Any]) -> list[tuple[str, float, Chunk]]:
+        return [(h.chunk.id, round(h.score, 4), h.chunk) for h in hits]
+
+    assert ranked(dense) == ranked(await store.search_dense(query, flt=flt, limit=5))
+    assert ranked(sparse) == ranked(await store.search_sparse(terms, flt=flt, limit=4))
+    assert {h.chunk.id for h in dense} <= expected_ids(data, flt)
+    # no keyword terms: the dense ranking alone
+    dense_only, none = await store.search_dense_and_sparse(
+        query, SparseVector((), ()), flt=flt, dense_limit=3
+    )
+    assert ranked(dense_only) == ranked(dense[:3]) and none == []
+
+
+async def test_dense_and_sparse_at_once_rejects_bad_input(store: Any) -> None:
+    with pytest.raises(ValueError):
+        await store.search_dense_and_sparse([1.0], SparseVector((1,), (1.0,)))
+    with pytest.raises(ValueError):
+        await store.search_dense_and_sparse(
+            angle_vec(0.1), SparseVector((1,), (1.0,)), dense_limit=0
+        )
+    with pytest.raises(ValueError):
+        await store.search_dense_and_sparse(angle_vec(0.1), SparseVector((1, 2), (1.0,)))
+
+
 @pytest.mark.parametrize("name", list(FILTERS))
 async def test_every_filter_form(store: Any, name: str) -> None:
     items = corpus()
@@ -568,3 +602,14 @@ async def test_edge_bounded_segments_index_as_they_fill_and_reads_go_on(tmp_path
         assert {c.id for c in await s.scroll(limit=200)} == {i.chunk.id for i in items}
     finally:
         await s.close()
+
+
+async def test_optimize_keeps_every_point_searchable(store: Any) -> None:
+    data = corpus()
+    await store.upsert(data)
+    assert isinstance(await store.optimize(), bool)
+    assert await store.count() == len(data)
+    flt = FILTERS["combined"]
+    assert {c.id for c in await store.scroll(flt)} == expected_ids(data, flt)
+    nearest = await store.search_dense(angle_vec(0.0), limit=1)
+    assert nearest[0].chunk.id == uid(0)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Awaitable
 from contextlib import AsyncExitStack
 from pathlib import Path
 from types import TracebackType
@@ -35,8 +36,17 @@ if TYPE_CHECKING:
     from retrieval.keyword import Bm25Encoder
     from retrieval.scholar import Scholar
     from retrieval.search import HybridSearch
+    from retrieval.text import Tokenizer
 
 log = logging.getLogger(__name__)
+
+
+async def _settle(task: asyncio.Future[object]) -> None:
+    """Wait for a background task at shutdown; its failure was not anyone's answer."""
+    try:
+        await task
+    except Exception:
+        log.exception("start-up work failed in the background")
 
 
 class _Default:
@@ -92,7 +102,6 @@ class App:
         from novel.service import NovelService
         from novel.settings import NovelSettings
         from retrieval.gloss import Gloss, english_labels
-        from retrieval.graph import KnowledgeGraph
         from retrieval.graph.view import GraphViewer
         from retrieval.index import Indexer
         from retrieval.keyword import Bm25Encoder
@@ -100,29 +109,23 @@ class App:
         from retrieval.scholar import Scholar
         from retrieval.search import HybridSearch
         from retrieval.synonyms import SynonymTable
-        from retrieval.text import Tokenizer
 
         s = self.settings
         s.data_dir.mkdir(parents=True, exist_ok=True)
         self._stack.enter_context(DataDirLock(s.data_dir))
 
         self.embedder = await self._open_embedder()
-        self.store = await self._open_store(self.embedder.dim)
-        self.graph = await KnowledgeGraph.open(self.db_path, growth=s.graph_growth)
-        self._stack.push_async_callback(self.graph.close)
+        # The store's process starts while the graph and the keyword tokenizer load here.
+        async with asyncio.TaskGroup() as opening:
+            store = opening.create_task(self._open_store(self.embedder.dim))
+            words = opening.create_task(self._open_graph_and_words())
+        self.store = store.result()
+        tokenizer = words.result()
         # The English names of grown concepts (graph paths of English replies) come from
-        # CC-CEDICT, indexed once per process: index it here, off the event loop, rather
-        # than in the first search that walks the graph.
-        await asyncio.to_thread(english_labels)
+        # CC-CEDICT, indexed once per process: here, in the background, rather than in the
+        # first search that walks the graph with nothing loaded.
+        self._background(asyncio.to_thread(english_labels))
         synonyms = SynonymTable.load()
-        # The keyword index and its queries must cut text the same way whenever a chunk was
-        # indexed, so their dictionary is what ships (the seed's names, the domain
-        # dictionary, the synonym table), never the terms grown from documents ingested so
-        # far: those would make a restarted process cut a query differently from the chunks
-        # indexed before it (经历内住的基督 one token for the query, three in the index).
-        tokenizer = Tokenizer(terms=self.graph.seed_terms())
-        # jieba's dictionary takes ~1 s to load: do it now, off the loop, not on the first query.
-        await asyncio.to_thread(tokenizer.warm)
         self.encoder = Bm25Encoder(tokenizer)
         self.indexer = await self._stack.enter_async_context(
             Indexer(self.db_path, self.store, self.embedder, self.encoder, self.graph)
@@ -195,6 +198,28 @@ class App:
             registry, limiter=limiter, policy=AdminPolicy(s.novel_admin_role), chats=self.chats
         )
 
+    async def _open_graph_and_words(self) -> Tokenizer:
+        """The knowledge graph, and the keyword tokenizer with its dictionary loaded."""
+        from retrieval.graph import KnowledgeGraph
+        from retrieval.text import Tokenizer
+
+        self.graph = await KnowledgeGraph.open(self.db_path, growth=self.settings.graph_growth)
+        self._stack.push_async_callback(self.graph.close)
+        # The keyword index and its queries must cut text the same way whenever a chunk was
+        # indexed, so their dictionary is what ships (the seed's names, the domain
+        # dictionary, the synonym table), never the terms grown from documents ingested so
+        # far: those would make a restarted process cut a query differently from the chunks
+        # indexed before it (经历内住的基督 one token for the query, three in the index).
+        tokenizer = Tokenizer(terms=self.graph.seed_terms())
+        # jieba's dictionary takes ~1 s to load: do it now, off the loop, not on the first query.
+        await asyncio.to_thread(tokenizer.warm)
+        return tokenizer
+
+    def _background(self, work: Awaitable[object]) -> None:
+        """Start-up work nothing waits for; the App waits for it when it closes."""
+        task = asyncio.ensure_future(work)
+        self._stack.push_async_callback(_settle, task)
+
     async def _open_embedder(self) -> Embedder:
         from retrieval.embed.cache import CachedEmbedder
 
@@ -219,7 +244,9 @@ class App:
         else:
             from retrieval.embed.offline import E5Embedder
 
-            inner = E5Embedder()
+            e5 = E5Embedder()
+            e5.start_loading()  # ~1 s, on its own thread, while the rest opens
+            inner = e5
         cached: Embedder = await self._stack.enter_async_context(
             CachedEmbedder(inner, self.db_path)
         )

@@ -93,20 +93,27 @@ class NovelService:
             else None
         )
         self.last_reconcile: dict[str, ReconcileReport] = {}
+        self._warming: asyncio.Future[None] | None = None
 
     # ---- lifecycle ---------------------------------------------------------------------------
 
     async def __aenter__(self) -> NovelService:
         try:
-            # jieba (consistency check, extractive summaries) loads now, not on a first chapter
-            await asyncio.to_thread(narrative.warm)
+            # jieba (consistency check, extractive summaries) loads now, not on a first
+            # chapter: in the background, so the bot answers meanwhile (`baibao` start-up)
+            self._warming = asyncio.ensure_future(asyncio.to_thread(narrative.warm))
             self.deadlines.start()
             await self.reconcile()
             await self._resume_rounds()
         except BaseException:
             await self.deadlines.close()
+            await self._warmed()
             raise
         return self
+
+    async def _warmed(self) -> None:
+        if self._warming is not None:
+            await asyncio.gather(self._warming, return_exceptions=True)
 
     async def __aexit__(
         self,
@@ -115,6 +122,7 @@ class NovelService:
         tb: TracebackType | None,
     ) -> None:
         await self.deadlines.close()
+        await self._warmed()
         if self.ballots is not None:
             await self.ballots.close()
 

@@ -472,6 +472,14 @@ class ShardOps:
             records, next_offset = shard.scroll(request)
         return [(str(r.id), 0.0, r.payload or {}) for r in records], next_offset
 
+    def retrieve(self, ids: Sequence[str]) -> list[Row]:
+        """The points with these (canonical) ids that exist, whole, in the order asked."""
+        wanted: list[qe.PointId] = list(ids)
+        with self._using() as shard:
+            records = shard.retrieve(wanted, with_payload=True, with_vector=False) if ids else []
+        by_id = {str(r.id): r.payload or {} for r in records}
+        return [(pid, 0.0, by_id[pid]) for pid in ids if pid in by_id]
+
     def count(self, plan: schema.FilterPlan) -> int:
         request = qe.CountRequest(exact=True, filter=edge_condition(plan))
         with self._using() as shard:

@@ -613,3 +613,15 @@ async def test_optimize_keeps_every_point_searchable(store: Any) -> None:
     assert {c.id for c in await store.scroll(flt)} == expected_ids(data, flt)
     nearest = await store.search_dense(angle_vec(0.0), limit=1)
     assert nearest[0].chunk.id == uid(0)
+
+
+async def test_scroll_by_id_keeps_id_order_and_the_limit(store: Any) -> None:
+    data = corpus()
+    await store.upsert(data)
+    wanted = frozenset(uid(n) for n in (8, 1, 5, 3, 10, 99))
+    flt = Filter(equals={"namespace": "corpus"}, not_equals={"era": "lee"}, ids=wanted)
+    everything = await store.scroll(flt)
+    assert [c.id for c in everything] == sorted(expected_ids(data, flt))
+    assert [c.id for c in await store.scroll(flt, limit=2)] == sorted(expected_ids(data, flt))[:2]
+    assert [c.id for c in await store.scroll(Filter(ids=frozenset({uid(4).upper()})))] == [uid(4)]
+    assert all(c == i.chunk for c in everything for i in data if i.chunk.id == c.id)

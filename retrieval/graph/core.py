@@ -16,7 +16,6 @@ and reads exactly what a load from the rows would (pinned by tests).
 from __future__ import annotations
 
 import asyncio
-import ctypes
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
@@ -51,6 +50,7 @@ from retrieval.graph.storage import (
     snapshot,
 )
 from retrieval.graph.walking import GraphWalk, Walker
+from retrieval.heap import release_free_memory
 from retrieval.types import Chunk
 
 
@@ -173,7 +173,7 @@ class KnowledgeGraph:
                 terms.setdefault(doc, {})[term] = freq
         for doc, by_term in terms.items():
             c.put_terms(doc, by_term)
-        _release_free_memory()
+        release_free_memory()
         return c
 
     async def _save_snapshot(self, ledger: Contributions) -> None:
@@ -488,17 +488,6 @@ class KnowledgeGraph:
                 if node is not None and node.kind in ("concept", "topic"):
                     labels[node.label] = None
         return list(labels)
-
-
-def _release_free_memory() -> None:
-    """Hand the heap pages that loading freed back to the OS. glibc keeps them otherwise: at a
-    million chunks, ~200 MB of fetched rows and sort buffers stayed in the bot's RSS."""
-    try:
-        libc = ctypes.CDLL(None)
-        trim = libc.malloc_trim
-    except (OSError, AttributeError):  # not glibc
-        return
-    trim(0)
 
 
 def _check_doc(doc_id: str) -> None:

@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 import qdrant_edge as qe
 
+from retrieval.heap import release_free_memory
 from retrieval.store import DimensionMismatch, StoreError, schema
 
 META_FILE = "baibao-store.json"
@@ -314,6 +315,7 @@ class ShardOps:
             self._shard.close()
             self._shard = qe.EdgeShard.load(str(self._path), self.layout.config(self._dim))
             self.reopens += 1
+        release_free_memory()
 
     def upsert(self, points: Sequence[schema.PreparedPoint]) -> None:
         with self._using() as shard:

@@ -96,31 +96,33 @@ class App:
         return self
 
     async def _open(self) -> None:
-        from ingest.uploads import CorpusUploads
-        from novel.memory import PlotMemory
-        from novel.repo import NovelRepo
-        from novel.service import NovelService
-        from novel.settings import NovelSettings
+        s = self.settings
+        s.data_dir.mkdir(parents=True, exist_ok=True)
+        self._stack.enter_context(DataDirLock(s.data_dir))
+        self.embedder = await self._open_embedder()
+        # The store's process starts first: it opens the shard (3 s at a million chunks)
+        # while this process loads the graph and the keyword tokenizer.
+        store = asyncio.ensure_future(self._open_store(self.embedder.dim))
+        await asyncio.sleep(0)
+        try:
+            tokenizer = await self._open_graph_and_words()
+        except BaseException:
+            # the store's own close is on the stack once it has opened
+            await asyncio.gather(store, return_exceptions=True)
+            raise
+        self.store = await store  # its failure as it is (StoreUnavailable, DimensionMismatch)
+        await self._open_search(tokenizer)
+        await self._open_rooms()
+
+    async def _open_search(self, tokenizer: Tokenizer) -> None:
+        """The indexer (reconciled with the store) and the hybrid search."""
         from retrieval.gloss import Gloss, english_labels
-        from retrieval.graph.view import GraphViewer
         from retrieval.index import Indexer
         from retrieval.keyword import Bm25Encoder
-        from retrieval.relevance import RelevanceGate
-        from retrieval.scholar import Scholar
         from retrieval.search import HybridSearch
         from retrieval.synonyms import SynonymTable
 
         s = self.settings
-        s.data_dir.mkdir(parents=True, exist_ok=True)
-        self._stack.enter_context(DataDirLock(s.data_dir))
-
-        self.embedder = await self._open_embedder()
-        # The store's process starts while the graph and the keyword tokenizer load here.
-        async with asyncio.TaskGroup() as opening:
-            store = opening.create_task(self._open_store(self.embedder.dim))
-            words = opening.create_task(self._open_graph_and_words())
-        self.store = store.result()
-        tokenizer = words.result()
         # The English names of grown concepts (graph paths of English replies) come from
         # CC-CEDICT, indexed once per process: here, in the background, rather than in the
         # first search that walks the graph with nothing loaded.
@@ -146,6 +148,19 @@ class App:
         self.llm = self._build_llm()
         if self.llm is not None:
             self._stack.push_async_callback(self.llm.aclose)
+
+    async def _open_rooms(self) -> None:
+        """The scholar, the writers' room, the chat settings and the command router."""
+        from ingest.uploads import CorpusUploads
+        from novel.memory import PlotMemory
+        from novel.repo import NovelRepo
+        from novel.service import NovelService
+        from novel.settings import NovelSettings
+        from retrieval.graph.view import GraphViewer
+        from retrieval.relevance import RelevanceGate
+        from retrieval.scholar import Scholar
+
+        s = self.settings
         viewer = GraphViewer(self.graph)
         self.scholar = scholar = Scholar(
             self.search,

@@ -68,9 +68,9 @@ class Layout:
     # 46% lost a tenth of the true top 10 in plain filtered HNSW (recall@10 0.887), none with
     # ACORN (0.985, +2 ms); one keeping 77% lost nothing without it.
     acorn_max_selectivity: float = 0.6
-    # Candidates an HNSW search keeps (Qdrant's default is ef_construct, 100). At 1M clustered
-    # points recall@10 against exact search was 0.843 with the default, 0.978 with 256, for
-    # +0.1 ms (bench/results/million.md).
+    # Candidates an HNSW search keeps in each segment (Qdrant's default is ef_construct, 100).
+    # At 1M clustered points in one segment recall@10 against exact search was 0.843 with the
+    # default, 0.958-0.978 with 256 (bench/results/million.md); bounded segments need fewer.
     hnsw_ef: int = 256
     # Payload indexes kept in RAM even when the others are memory-mapped: the ones every
     # search filters on. Every dense and BM25 candidate is checked against the namespace
@@ -151,6 +151,9 @@ ON_DISK = Layout(
     sparse_on_disk=True,
     indexes_on_disk=True,
     segment_points=350_000,
+    # Three segments of 350k at 1M chunks: recall@10 1.000 at 256, 0.985 at 128 (dense
+    # search 2.4 -> 1.5 ms), 0.972 at 64 (bench/results/million.md).
+    hnsw_ef=128,
 )
 
 

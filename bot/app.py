@@ -116,7 +116,7 @@ class App:
 
     async def _open_search(self, tokenizer: Tokenizer) -> None:
         """The indexer (reconciled with the store) and the hybrid search."""
-        from retrieval.gloss import Gloss, english_labels
+        from retrieval.gloss import Gloss
         from retrieval.index import Indexer
         from retrieval.keyword import Bm25Encoder
         from retrieval.search import HybridSearch
@@ -124,9 +124,9 @@ class App:
 
         s = self.settings
         # The English names of grown concepts (graph paths of English replies) come from
-        # CC-CEDICT, indexed once per process: here, in the background, rather than in the
-        # first search that walks the graph with nothing loaded.
-        self._background(asyncio.to_thread(english_labels))
+        # CC-CEDICT, indexed on first use (0.8 s): loading it here, even in a thread, held the
+        # GIL long enough to delay every other start-up step (a million-chunk library's bot
+        # answered its first command a second later).
         synonyms = SynonymTable.load()
         self.encoder = Bm25Encoder(tokenizer)
         self.indexer = await self._stack.enter_async_context(

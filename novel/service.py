@@ -12,13 +12,12 @@ registered for the chat's platform).
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 from datetime import datetime
 from types import TracebackType
 
-from novel import api, narrative
+from novel import api
 from novel.ballot import BallotEditor, BallotPost, EditBallot
 from novel.blueprint import BlueprintError, default_blueprint
 from novel.chapters import ChapterService
@@ -93,27 +92,18 @@ class NovelService:
             else None
         )
         self.last_reconcile: dict[str, ReconcileReport] = {}
-        self._warming: asyncio.Future[None] | None = None
 
     # ---- lifecycle ---------------------------------------------------------------------------
 
     async def __aenter__(self) -> NovelService:
         try:
-            # jieba (consistency check, extractive summaries) loads now, not on a first
-            # chapter: in the background, so the bot answers meanwhile (`baibao` start-up)
-            self._warming = asyncio.ensure_future(asyncio.to_thread(narrative.warm))
             self.deadlines.start()
             await self.reconcile()
             await self._resume_rounds()
         except BaseException:
             await self.deadlines.close()
-            await self._warmed()
             raise
         return self
-
-    async def _warmed(self) -> None:
-        if self._warming is not None:
-            await asyncio.gather(self._warming, return_exceptions=True)
 
     async def __aexit__(
         self,
@@ -122,7 +112,6 @@ class NovelService:
         tb: TracebackType | None,
     ) -> None:
         await self.deadlines.close()
-        await self._warmed()
         if self.ballots is not None:
             await self.ballots.close()
 

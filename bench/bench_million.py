@@ -42,9 +42,11 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import zlib
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -75,6 +77,9 @@ from bench.measure import rss_mb  # noqa: E402
 BATCH = 2048
 N_QUERIES = 60
 WARMUP = 5
+N_NEW = 100  # first-seen queries per measure
+CONCURRENCY = 8  # searches at once, as eight /ask would run them
+EF_SWEEP = (64, 128, 256, 512)  # hnsw_ef values the recall check tries besides the default
 RESULTS = ROOT / "bench" / "results"
 
 
@@ -262,24 +267,132 @@ def store_status(store: Any) -> dict[str, float]:
 # ---- build ------------------------------------------------------------------------------------
 
 
+class PeakMemory:
+    """The build's memory, sampled every half second: peak RSS and its anonymous and
+    file-backed parts (a Qdrant Edge call holds the GIL, so samples pause during one; the
+    kernel's own peak, VmHWM, is read at the end)."""
+
+    def __init__(self) -> None:
+        self.peak: dict[str, float] = {}
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stop.wait(0.5):
+            for key, value in memory_status().items():
+                self.peak[key] = max(self.peak.get(key, 0.0), value)
+
+    def stop(self) -> dict[str, float]:
+        self._stop.set()
+        self._thread.join()
+        now = memory_status()
+        return {
+            "vm_hwm_mb": now["VmHWM"],
+            "rss_anon_peak_mb": self.peak.get("RssAnon", 0.0),
+            "rss_file_peak_mb": self.peak.get("RssFile", 0.0),
+        }
+
+
+class BuildRecords:
+    """What the indexer keeps per document, written as each document completes (nothing
+    held for the whole build): the registry row (gen 1, graph up to date), the document's
+    keyword-term counts (`retrieval.termstats`) and its graph rows. A registered document is
+    complete, so a killed build resumes after it (`done`)."""
+
+    def __init__(self, indexer: Any, gdb: Any, terms: Any) -> None:
+        self.indexer = indexer
+        self.db = indexer.db
+        self.gdb = gdb
+        self.terms = terms
+        self.done: set[str] = set()
+        self._terms: list[tuple[str, bytes]] = []
+        self._registry: list[tuple[str, str, str, str, str, str, int]] = []
+
+    @classmethod
+    async def open(cls, work: Path, store: Any, terms: Any) -> BuildRecords:
+        from retrieval.graph.storage import GraphDB
+        from retrieval.index import Indexer
+        from retrieval.keyword import Bm25Encoder
+
+        # The Indexer's own tables, created as the bot creates them.
+        indexer = Indexer(
+            work / "baibao.sqlite3", store, PrecomputedEmbedder({}), Bm25Encoder(), None
+        )
+        await indexer.open()
+        records = cls(indexer, await GraphDB.open(work / "baibao.sqlite3"), terms)
+        async with indexer.db.execute("SELECT doc_id FROM corpus_documents") as cur:
+            records.done = {str(r[0]) async for r in cur}
+        return records
+
+    async def write(self, doc_id: str, rows: list[tuple[str, Row]], sparse: list[Any]) -> None:
+        """The document's graph rows now (their own transaction), its registry row and term
+        counts at the next `commit`."""
+        from retrieval import termstats
+
+        nodes, edges, mentions = graph_rows(rows, self.terms)
+        first = rows[0][1]
+        # Rows as given, added (a document redone after a kill writes the same rows again).
+        await self.gdb.write(
+            doc_id, nodes, edges, list(dict.fromkeys(mentions)), replace=False, title=first.source
+        )
+        counts = termstats.pack(termstats.count_terms(sparse))
+        self._terms.append((doc_id, counts))
+        self._registry.append(
+            (doc_id, first.source, doc_id, first.author, first.era, first.type, len(rows))
+        )
+
+    async def commit(self) -> None:
+        """The registry rows and term counts written since the last commit, in one
+        transaction: a kill loses only those, and their documents are done again."""
+        await self.db.executemany(
+            "INSERT OR REPLACE INTO corpus_doc_terms (doc_id, terms) VALUES (?, ?)", self._terms
+        )
+        await self.db.executemany(
+            "INSERT OR REPLACE INTO corpus_documents (doc_id, source, content_hash, author, "
+            "era, type, language, chunk_count, ingested_at, gen, graph_gen, has_points) "
+            "VALUES (?, ?, ?, ?, ?, ?, 'zh', ?, '2026-11-30T00:00:00+00:00', 1, 1, 1)",
+            self._registry,
+        )
+        await self.db.commit()
+        self.done.update(doc_id for doc_id, *_ in self._registry)
+        self._terms.clear()
+        self._registry.clear()
+
+    async def sum_terms(self) -> int:
+        """`corpus_term_df` as the sum of every document's counts (streamed, blob by blob)."""
+        from retrieval import termstats
+
+        total: Counter[int] = Counter()
+        async with self.db.execute("SELECT terms FROM corpus_doc_terms") as cur:
+            async for (blob,) in cur:
+                total.update(termstats.unpack(blob))
+        await self.db.execute("DELETE FROM corpus_term_df")
+        await termstats.add(self.db, total)
+        await self.db.commit()
+        return len(total)
+
+    async def close(self) -> None:
+        await self.gdb.close()
+        await self.indexer.close()
+
+
 async def build(size: int, layout: str, work: Path) -> dict[str, Any]:
-    from retrieval.graph import (
-        KnowledgeGraph,
-    )
-    from retrieval.graph.storage import GraphDB
+    from retrieval.graph import KnowledgeGraph
     from retrieval.keyword import Bm25Encoder
     from retrieval.store.edge import EdgeStore
     from retrieval.text import default_tokenizer
     from retrieval.types import IndexedChunk
 
+    memory = PeakMemory()
     out: dict[str, Any] = {"size": size, "layout": layout}
-    term_counts: Counter[int] = Counter()
     default_tokenizer().warm()
     encoder = Bm25Encoder()
-    seed_graph = await KnowledgeGraph.open(None)
-    terms = seed_graph.linker.term_index().terms
+    async with await KnowledgeGraph.open(None) as seed_graph:
+        terms = seed_graph.term_index().terms
     store = await EdgeStore.open(work / "qdrant", DIM, layout_of(layout))
-    gdb = await GraphDB.open(work / "baibao.sqlite3")
+    records = await BuildRecords.open(work, store, terms)
+    out["resumed_after_documents"] = len(records.done)
     rng = np.random.default_rng(7)
     sample = set(rng.choice(size, size=N_QUERIES * 3, replace=False).tolist())
     cents = np.random.default_rng(384).standard_normal((CENTROIDS, DIM)).astype(np.float32)
@@ -290,43 +403,37 @@ async def build(size: int, layout: str, work: Path) -> dict[str, Any]:
     t0 = time.perf_counter()
     upsert_s = graph_s = 0.0
     batch: list[tuple[int, Row]] = []
-    docs: dict[str, list[tuple[str, Row]]] = {}
+    # The documents the stream is inside of (a document's chunks are contiguous).
+    docs: dict[str, tuple[list[tuple[str, Row]], list[Any]]] = {}
 
     async def flush_batch() -> None:
-        nonlocal upsert_s
+        nonlocal upsert_s, graph_s
         rows = [r for _, r in batch]
+        # Every batch draws its vectors and queries, written or not: a resumed build
+        # continues the same stream.
         dense = vectors(rows, cents, noise_rng)
         for (i, r), d in zip(batch, dense, strict=True):
             if i in sample and len(queries) < N_QUERIES and len(r.tokens) >= 2:
                 queries.append(make_query(r, d, len(queries), qrng))
         items = []
         for r, d in zip(rows, dense, strict=True):
+            if r.doc_id in records.done:
+                continue
             c = chunk_of(r)
             sparse = encoder.encode_tokens([*r.tokens, *r.refs])
-            term_counts.update(sparse.indices)
             items.append(IndexedChunk(c, d.tolist(), sparse))
-            docs.setdefault(r.doc_id, []).append((c.id, r))
+            held = docs.setdefault(r.doc_id, ([], []))
+            held[0].append((c.id, r))
+            held[1].append(sparse)
         t = time.perf_counter()
         await store.upsert(items)
         upsert_s += time.perf_counter() - t
         batch.clear()
-        # A document is complete once the stream has moved past it.
-        await write_docs([d for d in docs if d != rows[-1].doc_id])
-
-    async def write_docs(doc_ids: list[str]) -> None:
-        nonlocal graph_s
         t = time.perf_counter()
-        for doc_id in doc_ids:
-            rows = docs.pop(doc_id)
-            nodes, edges, mentions = graph_rows(rows, terms)
-            await gdb.write(
-                doc_id,
-                nodes,
-                edges,
-                list(dict.fromkeys(mentions)),
-                replace=False,
-                title=rows[0][1].source,
-            )
+        # A document is complete once the stream has moved past it.
+        for doc_id in [d for d in docs if d != rows[-1].doc_id]:
+            await records.write(doc_id, *docs.pop(doc_id))
+        await records.commit()
         graph_s += time.perf_counter() - t
 
     last_report = time.perf_counter()
@@ -343,8 +450,10 @@ async def build(size: int, layout: str, work: Path) -> dict[str, Any]:
             )
     if batch:
         await flush_batch()
-    await write_docs(list(docs))
-    await write_term_counts(work, term_counts)
+    for doc_id in list(docs):
+        await records.write(doc_id, *docs.pop(doc_id))
+    await records.commit()
+    out["terms"] = await records.sum_terms()
     out["upsert_s"] = upsert_s
     out["graph_rows_s"] = graph_s
     out["stream_s"] = time.perf_counter() - t0
@@ -352,10 +461,11 @@ async def build(size: int, layout: str, work: Path) -> dict[str, Any]:
     await store.optimize()
     out["optimize_s"] = time.perf_counter() - t
     out["points"] = await store.count()
+    out["segments"] = store.ops.shard.info().segments_count
     await store.close()
-    await gdb.close()
-    await seed_graph.close()
-    out["build_peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    await records.close()
+    out["build_memory"] = memory.stop()
+    out["build_peak_rss_mb"] = out["build_memory"]["vm_hwm_mb"]
     out["disk_mb"] = sum(p.stat().st_blocks * 512 for p in work.rglob("*") if p.is_file()) / 2**20  # noqa: ASYNC240
     (work / "queries.json").write_text(json.dumps(queries), encoding="utf-8")
     return out
@@ -462,35 +572,221 @@ async def searcher(work: Path, store: Any, embedder: Any, graph: Any) -> tuple[A
     return hs, indexer
 
 
-async def query(layout: str, work: Path, soak: int = 0, kind: str = "auto") -> dict[str, Any]:
-    from retrieval.graph import KnowledgeGraph
-    from retrieval.keyword import Bm25Encoder
-    from retrieval.search import HybridSearch
-    from retrieval.synonyms import SynonymTable
-    from retrieval.text import default_tokenizer
-    from retrieval.types import CORPUS_NAMESPACE
+def fresh_queries(queries: list[dict[str, Any]], n: int, seed: int, embedder: Any) -> list[str]:
+    """`n` queries no process has seen: two stored queries' texts joined, the vector of one
+    moved further away (so the dense track reaches other chunks); registered with the
+    precomputed embedder."""
+    from retrieval.text import search_form
 
-    kind = store_kind(kind, layout)
-    out: dict[str, Any] = {"store": kind}
-    queries = json.loads((work / "queries.json").read_text(encoding="utf-8"))
+    rng = np.random.default_rng(seed)
+    out: list[str] = []
+    while len(out) < n:
+        a, b = (queries[int(k)] for k in rng.integers(0, len(queries), size=2))
+        text = search_form(a["text"] + b["text"])
+        if text in embedder.vectors:
+            continue
+        v = np.asarray(a["vector"]) + 0.5 * rng.standard_normal(DIM) / math.sqrt(DIM)
+        embedder.vectors[text] = (v / np.linalg.norm(v)).tolist()
+        out.append(text)
+    return out
+
+
+async def timed_searches(hs: Any, texts: list[str], flt: Any = None) -> dict[str, float]:
+    lat = []
+    for text in texts:
+        t = time.perf_counter()
+        await hs.search(text, flt=flt, limit=6)
+        lat.append(time.perf_counter() - t)
+    return stats(lat)
+
+
+def drop_page_cache() -> bool:
+    """The kernel's page cache emptied (root only): the shard's pages come from the disk."""
+    try:
+        os.sync()
+        Path("/proc/sys/vm/drop_caches").write_text("3\n")
+    except OSError:
+        return False
+    return True
+
+
+async def first_seen(hs: Any, queries: list[dict[str, Any]], seed: int) -> dict[str, Any]:
+    """Queries this process has never seen, without and with the 46 % filter."""
+    plain = fresh_queries(queries, N_NEW, seed, hs.embedder)
+    filtered = fresh_queries(queries, N_NEW, seed + 1, hs.embedder)
+    return {
+        "fused": await timed_searches(hs, plain),
+        "fused+filter": await timed_searches(hs, filtered, FILTERS["type∈{book,message}"]),
+    }
+
+
+async def cold(hs: Any, queries: list[dict[str, Any]]) -> dict[str, Any]:
+    """First-seen queries right after the page cache is dropped (once before each set)."""
+    out: dict[str, Any] = {}
+    for name, seed, flt in (("fused", 31, None), ("fused+filter", 37, "type∈{book,message}")):
+        texts = fresh_queries(queries, N_NEW, seed, hs.embedder)
+        if not drop_page_cache():
+            return {"skipped": "not root: /proc/sys/vm/drop_caches is not writable"}
+        out[name] = await timed_searches(hs, texts, FILTERS[flt] if flt else None)
+    return out
+
+
+async def concurrent(hs: Any, queries: list[dict[str, Any]], workers: int) -> dict[str, Any]:
+    """`workers` searches at once, as that many /ask would run them: each worker takes the
+    next query of three passes over the stored ones (each seen before: the warm case)."""
+    todo = [q["text"] for _ in range(3) for q in queries]
+    lat: list[float] = []
+
+    async def worker() -> None:
+        while todo:
+            text = todo.pop()
+            t = time.perf_counter()
+            await hs.search(text, limit=6)
+            lat.append(time.perf_counter() - t)
+
+    start, cpu = time.perf_counter(), cpu_s(hs.store)
+    await asyncio.gather(*(worker() for _ in range(workers)))
+    wall = time.perf_counter() - start
+    return {
+        "workers": workers,
+        **stats(lat),
+        "throughput_qps": len(lat) / wall,
+        "cpu_ms_per_search": (cpu_s(hs.store) - cpu) / len(lat) * 1000,
+    }
+
+
+Label = str | Callable[..., str]
+
+
+class Timeline:
+    """Where a fused search's time goes: each step's start and end, ms from the search's
+    start (median over the queries), stamped by wrapping this run's store, graph and search
+    objects (the bench's own instruments; the product code is unchanged)."""
+
+    def __init__(self) -> None:
+        self.events: list[tuple[str, float]] = []
+        self._restore: list[tuple[Any, str, Any]] = []
+
+    def wrap(self, owner: Any, name: str, label: Label) -> None:
+        method = getattr(owner, name)
+        self._restore.append((owner, name, owner.__dict__.get(name)))
+        events = self.events
+
+        def named(args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
+            return label if isinstance(label, str) else label(*args, **kwargs)
+
+        if asyncio.iscoroutinefunction(method):
+
+            async def timed_async(*args: Any, **kwargs: Any) -> Any:
+                step = named(args, kwargs)
+                events.append((step + " start", time.perf_counter()))
+                try:
+                    return await method(*args, **kwargs)
+                finally:
+                    events.append((step + " end", time.perf_counter()))
+
+            setattr(owner, name, timed_async)
+        else:
+
+            def timed(*args: Any, **kwargs: Any) -> Any:
+                step = named(args, kwargs)
+                events.append((step + " start", time.perf_counter()))
+                try:
+                    return method(*args, **kwargs)
+                finally:
+                    events.append((step + " end", time.perf_counter()))
+
+            setattr(owner, name, timed)
+
+    def unwrap(self) -> None:
+        for owner, name, original in reversed(self._restore):
+            if original is None:
+                delattr(owner, name)
+            else:
+                setattr(owner, name, original)
+        self._restore.clear()
+
+    async def run(self, hs: Any, texts: list[str]) -> dict[str, Any]:
+        stamps: dict[str, list[float]] = {}
+        total = []
+        for text in texts:
+            self.events.clear()
+            t0 = time.perf_counter()
+            await hs.search(text, limit=6)
+            total.append(time.perf_counter() - t0)
+            first: dict[str, float] = {}
+            for step, t in self.events:  # a step run several times: first start, last end
+                if step.endswith("start"):
+                    first.setdefault(step, t)
+                else:
+                    first[step] = t
+            for step, t in first.items():
+                stamps.setdefault(step, []).append((t - t0) * 1000)
+        steps = {k: statistics.median(v) for k, v in stamps.items()}
+        return {
+            "fused": stats(total),
+            "steps_ms": dict(sorted(steps.items(), key=lambda kv: kv[1])),
+            "queries_with_step": {k: len(v) for k, v in stamps.items()},
+        }
+
+
+def _scroll_step(flt: Any = None, **_: Any) -> str:
+    if flt is not None and flt.ids is not None:
+        return "store.scroll(by id)"
+    return "store.scroll(citing the verses)"
+
+
+async def timeline(hs: Any, queries: list[dict[str, Any]]) -> dict[str, Any]:
+    """A per-query timeline of the fused search: the store calls as this process sends and
+    gets them back, the graph's link and walk, the evidence and fusion."""
+    from retrieval import relevance, search
+
+    tl = Timeline()
+    tl.wrap(hs.store, "search_dense_and_sparse", "store.search_dense_and_sparse")
+    tl.wrap(hs.store, "scroll", _scroll_step)
+    tl.wrap(hs.graph, "link", "graph.link")
+    tl.wrap(hs.graph, "walk", "graph.walk")
+    tl.wrap(relevance.CoverageReader, "read", "evidence.read")
+    tl.wrap(search._EvidenceReader, "evidence", "evidence.sum")
+    tl.wrap(hs, "fuse", "fuse")
+    try:
+        return await tl.run(hs, [q["text"] for q in queries])
+    finally:
+        tl.unwrap()
+
+
+async def open_for_queries(
+    work: Path, layout: str, kind: str, out: dict[str, Any]
+) -> tuple[Any, Any]:
+    """The store and the graph opened as the bot opens them, timed. The graph is opened twice:
+    from its rows (what a first start after writes costs, and what writes the snapshot), then
+    as the bot opens it (from that snapshot)."""
+    from retrieval.graph import KnowledgeGraph
+
     base = rss_mb()
     t = time.perf_counter()
     store = await open_store(kind, work, layout)
     out["open_store_s"] = time.perf_counter() - t
     out["rss_store_mb"] = rss_mb() - base + store_status(store).get("VmRSS", 0.0)
+    t = time.perf_counter()
+    rows = await KnowledgeGraph.open(work / "baibao.sqlite3", from_snapshot=False)
+    out["open_graph_from_rows_s"] = time.perf_counter() - t
+    await rows.close()
+    del rows
     t, g_rss = time.perf_counter(), rss_mb()
     graph = await KnowledgeGraph.open(work / "baibao.sqlite3")
     out["open_graph_s"] = time.perf_counter() - t
+    out["graph_from_snapshot"] = not graph.loaded_rows
     out["rss_graph_mb"] = rss_mb() - g_rss
     out["graph_stats"] = graph.stats()
-    default_tokenizer().warm()
-    embedder = PrecomputedEmbedder({q["text"]: q["vector"] for q in queries})
-    hs, indexer = await searcher(work, store, embedder, graph)
-    out["common_terms"] = len(indexer.common_terms(CORPUS_NAMESPACE))
-    # The same search with every query term: the keyword track without term counts.
-    hs_all = HybridSearch(store, embedder, Bm25Encoder(), graph, SynonymTable.load())
-    for q in queries[:WARMUP]:
-        await hs.search(q["text"])
+    return store, graph
+
+
+async def track_by_track(
+    hs: Any, hs_all: Any, store: Any, queries: list[dict[str, Any]], out: dict[str, Any]
+) -> None:
+    """Each stored query: first seen (fused), each track alone, the keyword track with every
+    term, fused again (seen: the repeated case), fused with the 46 % filter (first time)."""
     lat: dict[str, list[float]] = {
         k: []
         for k in (
@@ -506,16 +802,12 @@ async def query(layout: str, work: Path, soak: int = 0, kind: str = "auto") -> d
     # The chunk each query was drawn from, in the keyword track's top 10 and fused top 6: what
     # leaving out the common terms costs in ranking.
     found: dict[str, list[bool]] = {"keyword": [], "keyword, every term": [], "fused": []}
-    # CPU time of the whole process (every thread: the event loop, the store's readers,
-    # Qdrant's own) per fused search: the work a query costs, which the other programs on a
-    # shared machine do not change, unlike its wall time.
+    # CPU time of both processes per fused search: the work a query costs, which the other
+    # programs on a shared machine do not change, unlike its wall time.
     cpu: list[float] = []
     hits: dict[str, list[int]] = {"graph": [], "fused": []}
     type_filter = FILTERS["type∈{book,message}"]
     for q in queries:
-        # First as the bot sees a new question: the shard pages this query needs may not be
-        # in memory (this machine's kernel pages out what was not touched for a few seconds).
-        # The per-track and second fused runs below then find them there.
         t = time.perf_counter()
         await hs.search(q["text"], limit=6)
         lat["fused first"].append(time.perf_counter() - t)
@@ -544,9 +836,31 @@ async def query(layout: str, work: Path, soak: int = 0, kind: str = "auto") -> d
     out["fused_cpu"] = stats(cpu)
     out["hits_mean"] = {k: statistics.mean(v) for k, v in hits.items()}
     out["source_found"] = {k: statistics.mean(v) for k, v in found.items()}
-    out["keyword_by_common_df"] = await keyword_sweep(hs_all, indexer, queries)
-    # The bot's footprint: after serving queries, before the recall check below reads every
-    # original vector (exact search), which the bot never does.
+
+
+async def recall(store: Any, queries: list[dict[str, Any]]) -> dict[str, Any]:
+    """HNSW recall@10 against exact search (same filter) at the layout's own `hnsw_ef` and
+    others, with each one's latency (the store's dense search alone)."""
+    out: dict[str, Any] = {}
+    for fname in ("none", "type∈{book,message}"):
+        f = FILTERS[fname]
+        exact = []
+        for q in queries:
+            res = await store.search_dense(q["vector"], flt=f, limit=10, exact=True)
+            exact.append({h.chunk.id for h in res})
+        for ef in (None, *EF_SWEEP):  # None: the layout's own
+            rs, ls = [], []
+            for q, ex in zip(queries, exact, strict=True):
+                t = time.perf_counter()
+                res = await store.search_dense(q["vector"], flt=f, limit=10, hnsw_ef=ef)
+                ls.append(time.perf_counter() - t)
+                rs.append(len({h.chunk.id for h in res} & ex) / len(ex) if ex else 1.0)
+            out[f"{fname}|{ef or 'default'}"] = {"recall": statistics.mean(rs), **stats(ls)}
+    return out
+
+
+def serving_memory(store: Any, out: dict[str, Any]) -> None:
+    """The bot's footprint for this library (both processes)."""
     out["status_serving"] = memory_status()
     out["rss_by_file_serving"] = rss_by_file()
     if (pid := getattr(store, "pid", None)) is not None:
@@ -555,25 +869,42 @@ async def query(layout: str, work: Path, soak: int = 0, kind: str = "auto") -> d
     out["rss_serving_total_mb"] = out["status_serving"]["VmRSS"] + store_status(store).get(
         "VmRSS", 0.0
     )
+
+
+async def query(layout: str, work: Path, soak: int = 0, kind: str = "auto") -> dict[str, Any]:
+    from retrieval.keyword import Bm25Encoder
+    from retrieval.search import HybridSearch
+    from retrieval.synonyms import SynonymTable
+    from retrieval.text import default_tokenizer
+    from retrieval.types import CORPUS_NAMESPACE
+
+    kind = store_kind(kind, layout)
+    out: dict[str, Any] = {"store": kind, "load_start": os.getloadavg()}
+    queries = json.loads((work / "queries.json").read_text(encoding="utf-8"))
+    store, graph = await open_for_queries(work, layout, kind, out)
+    default_tokenizer().warm()
+    embedder = PrecomputedEmbedder({q["text"]: q["vector"] for q in queries})
+    hs, indexer = await searcher(work, store, embedder, graph)
+    out["common_terms"] = len(indexer.common_terms(CORPUS_NAMESPACE))
+    # The same search with every query term: the keyword track without term counts.
+    hs_all = HybridSearch(store, embedder, Bm25Encoder(), graph, SynonymTable.load())
+    for q in queries[:WARMUP]:
+        await hs.search(q["text"])
+    # First, while the process is new: queries it has never seen.
+    out["first_seen"] = await first_seen(hs, queries, seed=17)
+    await track_by_track(hs, hs_all, store, queries, out)
+    out["concurrent"] = await concurrent(hs, queries, CONCURRENCY)
+    out["timeline"] = await timeline(hs, queries)
+    out["keyword_by_common_df"] = await keyword_sweep(hs_all, indexer, queries)
+    # The bot's footprint: after serving queries, before the recall check below reads every
+    # original vector (exact search), which the bot never does.
+    serving_memory(store, out)
     if soak:
         out["soak"] = await soak_run(hs, queries, soak)
         out["rss_by_file_soak"] = rss_by_file()
-    recall: dict[str, Any] = {}
-    for fname in ("none", "type∈{book,message}"):
-        f = FILTERS[fname]
-        exact = []
-        for q in queries:
-            res = await store.search_dense(q["vector"], flt=f, limit=10, exact=True)
-            exact.append({h.chunk.id for h in res})
-        for ef in (None, 100, 512):  # None: the layout's own (256)
-            rs, ls = [], []
-            for q, ex in zip(queries, exact, strict=True):
-                t = time.perf_counter()
-                res = await store.search_dense(q["vector"], flt=f, limit=10, hnsw_ef=ef)
-                ls.append(time.perf_counter() - t)
-                rs.append(len({h.chunk.id for h in res} & ex) / len(ex) if ex else 1.0)
-            recall[f"{fname}|{ef or 'default'}"] = {"recall": statistics.mean(rs), **stats(ls)}
-    out["recall"] = recall
+    out["cold"] = await cold(hs, queries)
+    out["load_end"] = os.getloadavg()
+    out["recall"] = await recall(store, queries)
     out["rss_now_mb"] = rss_mb()
     out["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     out["status"] = memory_status()  # after the exact searches too
@@ -634,6 +965,44 @@ async def ab(layout: str, work: Path, rounds: int) -> dict[str, Any]:
     }
 
 
+START_QUESTION = "神圣分赐与召会的关系是什么？"
+
+
+def bot_start(work: Path, layout: str) -> dict[str, Any]:
+    """The bot on this library, started fresh: `baibao ask` (the whole App, the default e5
+    embedder, the store in its child, the graph, the indexer's start-up reconcile, no language
+    model) until the first answer is printed. Run twice: the first start may write the graph's
+    snapshot; the second is what every later start costs."""
+    env = {
+        **os.environ,
+        "DATA_DIR": str(work),
+        "SAMPLE_CORPUS": "false",
+        "QDRANT_EDGE_LAYOUT": layout,
+        "LLM_PROVIDER": "none",
+        "LOG_LEVEL": "WARNING",
+    }
+    runs = []
+    for _ in range(2):
+        t = time.perf_counter()
+        done = subprocess.run(
+            [sys.executable, "-m", "bot.cli", "ask", START_QUESTION],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        runs.append(
+            {
+                "s": time.perf_counter() - t,
+                "exit": done.returncode,
+                "answered": bool(done.stdout.strip()),
+                "stderr_tail": done.stderr[-400:],
+            }
+        )
+    return {"question": START_QUESTION, "runs": runs}
+
+
 def child(
     phase: str, size: int, layout: str, work: Path, soak: int, kind: str, rounds: int
 ) -> None:
@@ -643,8 +1012,63 @@ def child(
         "query": lambda: query(layout, work, soak, kind),
         "ab": lambda: ab(layout, work, rounds),
     }
-    result = asyncio.run(runs[phase]())
+    if phase == "start":
+        result = bot_start(work, layout)
+    else:
+        result = asyncio.run(runs[phase]())
     (work / f"{phase}.json").write_text(json.dumps(result, ensure_ascii=False), encoding="utf-8")
+
+
+def summary(result: dict[str, Any]) -> str:
+    """The figures the targets are stated in, one per line."""
+    lines = [f"load average before: {result.get('load_before')}"]
+
+    def pq(figures: dict[str, Any]) -> str:
+        return f"p50 {figures['p50']:.2f} / p95 {figures['p95']:.2f} ms"
+
+    q = result.get("query")
+    if q:
+        lat = q["lat"]
+        lines += [
+            f"fused (repeated query): {pq(lat['fused'])}; CPU both processes {pq(q['fused_cpu'])}",
+            f"fused, first time a stored query is seen: {pq(lat['fused first'])}",
+            f"fused + 46 % filter (first time with the filter): {pq(lat['fused+filter'])}",
+            f"first-seen ({N_NEW} new queries): {pq(q['first_seen']['fused'])}; "
+            f"with the 46 % filter: {pq(q['first_seen']['fused+filter'])}",
+        ]
+        cold = q.get("cold", {})
+        if "fused" in cold:
+            lines.append(
+                f"page cache dropped, new queries: {pq(cold['fused'])}; "
+                f"with the filter: {pq(cold['fused+filter'])}"
+            )
+        c = q["concurrent"]
+        lines += [
+            f"{c['workers']} concurrent searches: {pq(c)}, {c['throughput_qps']:.0f} searches/s",
+            f"dense / keyword / graph track p50: {lat['dense']['p50']:.2f} / "
+            f"{lat['keyword']['p50']:.2f} / {lat['graph']['p50']:.2f} ms",
+            "recall@10 vs exact: "
+            + ", ".join(f"{k} {v['recall']:.3f}" for k, v in q["recall"].items()),
+            f"RSS serving, both processes: {q['rss_serving_total_mb']:.0f} MB",
+            f"open: store {q['open_store_s']:.2f} s, graph {q['open_graph_s']:.2f} s "
+            f"(from its rows {q['open_graph_from_rows_s']:.2f} s)",
+            "timeline (median ms from the search's start): "
+            + ", ".join(f"{k} {v:.2f}" for k, v in q["timeline"]["steps_ms"].items()),
+        ]
+    start = result.get("start")
+    if start:
+        lines.append(
+            "bot start to first answer: "
+            + ", ".join(f"{r['s']:.1f} s (exit {r['exit']})" for r in start["runs"])
+        )
+    build = result.get("build")
+    if build and "build_memory" in build:
+        m = build["build_memory"]
+        lines.append(
+            f"build: peak RSS {m['vm_hwm_mb']:.0f} MB (anonymous {m['rss_anon_peak_mb']:.0f}, "
+            f"file-backed {m['rss_file_peak_mb']:.0f}), {build.get('segments')} segments"
+        )
+    return "\n".join(lines)
 
 
 def main() -> None:
@@ -654,7 +1078,9 @@ def main() -> None:
     ap.add_argument("--size", type=int, default=1_000_000)
     ap.add_argument("--layout", choices=("on-disk", "in-memory"), default="on-disk")
     ap.add_argument("--work", type=Path, default=None, help="keep the built shard here")
-    ap.add_argument("--phase", choices=("build", "df", "query", "ab"), help=argparse.SUPPRESS)
+    ap.add_argument(
+        "--phase", choices=("build", "df", "query", "start", "ab"), help=argparse.SUPPRESS
+    )
     ap.add_argument(
         "--store",
         choices=("auto", "process", "thread"),
@@ -671,6 +1097,9 @@ def main() -> None:
         help="first write the keyword terms' chunk counts (a shard built without them)",
     )
     ap.add_argument("--soak", type=int, default=0, help="then this many more fused searches")
+    ap.add_argument(
+        "--out", type=Path, default=None, help="results JSON (default bench/results/million-…)"
+    )
     args = ap.parse_args()
     work = args.work or Path(tempfile.mkdtemp(prefix="bench-million-"))
     if args.phase:
@@ -678,7 +1107,7 @@ def main() -> None:
         return
     work.mkdir(parents=True, exist_ok=True)
     result: dict[str, Any] = {"load_before": os.getloadavg()}
-    phases = ["query"] if args.skip_build else ["build", "query"]
+    phases = ["query", "start"] if args.skip_build else ["build", "query", "start"]
     if args.count_terms:
         phases = ["df", *phases]
     if args.ab_rounds:
@@ -713,9 +1142,10 @@ def main() -> None:
         result["build"] = json.loads(built.read_text(encoding="utf-8"))
         result["build"]["from_earlier_run"] = True
     RESULTS.mkdir(parents=True, exist_ok=True)
-    target = RESULTS / f"million-{args.size}-{args.layout}.json"
+    target = args.out or RESULTS / f"million-{args.size}-{args.layout}.json"
     target.write_text(json.dumps(result, ensure_ascii=False, indent=1), encoding="utf-8")
     print(json.dumps(result, ensure_ascii=False, indent=1))
+    print(summary(result))
     if args.work is None:
         shutil.rmtree(work, ignore_errors=True)
 

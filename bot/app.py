@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Awaitable
 from contextlib import AsyncExitStack
 from pathlib import Path
 from types import TracebackType
@@ -36,8 +37,17 @@ if TYPE_CHECKING:
     from retrieval.keyword import Bm25Encoder
     from retrieval.scholar import Scholar
     from retrieval.search import HybridSearch
+    from retrieval.text import Tokenizer
 
 log = logging.getLogger(__name__)
+
+
+async def _settle(task: asyncio.Future[object]) -> None:
+    """Wait for a background task at shutdown; its failure was not anyone's answer."""
+    try:
+        await task
+    except Exception:
+        log.exception("start-up work failed in the background")
 
 
 class _Default:
@@ -91,43 +101,38 @@ class App:
         return self
 
     async def _open(self) -> None:
-        from ingest.uploads import CorpusUploads
-        from novel.memory import PlotMemory
-        from novel.repo import NovelRepo
-        from novel.service import NovelService
-        from novel.settings import NovelSettings
-        from retrieval.gloss import Gloss, english_labels
-        from retrieval.graph import KnowledgeGraph
-        from retrieval.graph.view import GraphViewer
-        from retrieval.index import Indexer
-        from retrieval.keyword import Bm25Encoder
-        from retrieval.relevance import RelevanceGate
-        from retrieval.scholar import Scholar
-        from retrieval.search import HybridSearch
-        from retrieval.synonyms import SynonymTable
-        from retrieval.text import Tokenizer
-
         s = self.settings
         s.data_dir.mkdir(parents=True, exist_ok=True)
         self._stack.enter_context(DataDirLock(s.data_dir))
-
         self.embedder = await self._open_embedder()
-        self.store = await self._open_store(self.embedder.dim)
-        self.graph = await KnowledgeGraph.open(self.db_path, growth=s.graph_growth)
-        self._stack.push_async_callback(self.graph.close)
+        # The store's process starts first: it opens the shard (3 s at a million chunks)
+        # while this process loads the graph and the keyword tokenizer.
+        store = asyncio.ensure_future(self._open_store(self.embedder.dim))
+        await asyncio.sleep(0)
+        try:
+            tokenizer = await self._open_graph_and_words()
+        except BaseException:
+            # the store's own close is on the stack once it has opened
+            await asyncio.gather(store, return_exceptions=True)
+            raise
+        self.store = await store  # its failure as it is (StoreUnavailable, DimensionMismatch)
+        await self._open_search(tokenizer)
+        await self._open_rooms()
+
+    async def _open_search(self, tokenizer: Tokenizer) -> None:
+        """The indexer (reconciled with the store) and the hybrid search."""
+        from retrieval.gloss import Gloss
+        from retrieval.index import Indexer
+        from retrieval.keyword import Bm25Encoder
+        from retrieval.search import HybridSearch
+        from retrieval.synonyms import SynonymTable
+
+        s = self.settings
         # The English names of grown concepts (graph paths of English replies) come from
-        # CC-CEDICT, indexed once per process: index it here, off the event loop, rather
-        # than in the first search that walks the graph.
-        await asyncio.to_thread(english_labels)
+        # CC-CEDICT, indexed on first use (0.8 s): loading it here, even in a thread, held the
+        # GIL long enough to delay every other start-up step (a million-chunk library's bot
+        # answered its first command a second later).
         synonyms = SynonymTable.load()
-        # The keyword index and its queries must cut text the same way whenever a chunk was
-        # indexed, so their dictionary is what ships (the seed's names, the domain
-        # dictionary, the synonym table), never the terms grown from documents ingested so
-        # far: those would make a restarted process cut a query differently from the chunks
-        # indexed before it (经历内住的基督 one token for the query, three in the index).
-        tokenizer = Tokenizer(terms=self.graph.seed_terms())
-        # jieba's dictionary takes ~1 s to load: do it now, off the loop, not on the first query.
-        await asyncio.to_thread(tokenizer.warm)
         self.encoder = Bm25Encoder(tokenizer)
         self.indexer = await self._stack.enter_async_context(
             Indexer(self.db_path, self.store, self.embedder, self.encoder, self.graph)
@@ -148,6 +153,19 @@ class App:
         self.llm = self._build_llm()
         if self.llm is not None:
             self._stack.push_async_callback(self.llm.aclose)
+
+    async def _open_rooms(self) -> None:
+        """The scholar, the writers' room, the chat settings and the command router."""
+        from ingest.uploads import CorpusUploads
+        from novel.memory import PlotMemory
+        from novel.repo import NovelRepo
+        from novel.service import NovelService
+        from novel.settings import NovelSettings
+        from retrieval.graph.view import GraphViewer
+        from retrieval.relevance import RelevanceGate
+        from retrieval.scholar import Scholar
+
+        s = self.settings
         viewer = GraphViewer(self.graph)
         self.scholar = scholar = Scholar(
             self.search,
@@ -203,6 +221,28 @@ class App:
             registry, limiter=limiter, policy=AdminPolicy(s.novel_admin_role), chats=self.chats
         )
 
+    async def _open_graph_and_words(self) -> Tokenizer:
+        """The knowledge graph, and the keyword tokenizer with its dictionary loaded."""
+        from retrieval.graph import KnowledgeGraph
+        from retrieval.text import Tokenizer
+
+        self.graph = await KnowledgeGraph.open(self.db_path, growth=self.settings.graph_growth)
+        self._stack.push_async_callback(self.graph.close)
+        # The keyword index and its queries must cut text the same way whenever a chunk was
+        # indexed, so their dictionary is what ships (the seed's names, the domain
+        # dictionary, the synonym table), never the terms grown from documents ingested so
+        # far: those would make a restarted process cut a query differently from the chunks
+        # indexed before it (经历内住的基督 one token for the query, three in the index).
+        tokenizer = Tokenizer(terms=self.graph.seed_terms())
+        # jieba's dictionary takes ~1 s to load: do it now, off the loop, not on the first query.
+        await asyncio.to_thread(tokenizer.warm)
+        return tokenizer
+
+    def _background(self, work: Awaitable[object]) -> None:
+        """Start-up work nothing waits for; the App waits for it when it closes."""
+        task = asyncio.ensure_future(work)
+        self._stack.push_async_callback(_settle, task)
+
     async def _open_embedder(self) -> Embedder:
         from retrieval.embed.cache import CachedEmbedder
 
@@ -227,7 +267,9 @@ class App:
         else:
             from retrieval.embed.offline import E5Embedder
 
-            inner = E5Embedder()
+            e5 = E5Embedder()
+            e5.start_loading()  # ~1 s, on its own thread, while the rest opens
+            inner = e5
         cached: Embedder = await self._stack.enter_async_context(
             CachedEmbedder(inner, self.db_path)
         )

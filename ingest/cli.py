@@ -198,16 +198,16 @@ def _books(value: str) -> BooksChoice:
 
 async def run_ingest(indexer: Indexer, args: argparse.Namespace) -> int:
     out = sys.stdout
-    if getattr(args, "list", False):
+    if args.list:
         records = await indexer.documents()
         if not records:
             print("还没有导入任何文档。/ No documents ingested yet.", file=out)
         else:
             print(format_table(records), file=out)
         return 0
-    if getattr(args, "delete", None):
+    if args.delete:
         return await delete_documents(indexer, args.delete, out, sys.stderr)
-    paths: list[Path] = list(getattr(args, "paths", []) or [])
+    paths: list[Path] = list(args.paths)
     if not paths and args.bible_books:
         from ingest.samples import SAMPLES_DIR
 
@@ -243,6 +243,10 @@ async def run_ingest(indexer: Indexer, args: argparse.Namespace) -> int:
     )
     bar = ProgressBar("导入 ingest")
     summary = await pipeline.ingest_paths(paths, manifest=Manifest({}, defaults), on_progress=bar)
+    if summary.chunks:
+        # Index what was written: searches of an unindexed segment read every point (a store
+        # also indexes each `Layout.segment_points` points as they come, to bound memory).
+        await indexer.store.optimize()
     bar.finish()
     print(format_summary(summary), file=out)
     return 1 if summary.skipped else 0

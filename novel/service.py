@@ -12,13 +12,12 @@ registered for the chat's platform).
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 from datetime import datetime
 from types import TracebackType
 
-from novel import api, narrative
+from novel import api
 from novel.ballot import BallotEditor, BallotPost, EditBallot
 from novel.blueprint import BlueprintError, default_blueprint
 from novel.chapters import ChapterService
@@ -105,8 +104,6 @@ class NovelService:
 
     async def __aenter__(self) -> NovelService:
         try:
-            # jieba (consistency check, extractive summaries) loads now, not on a first chapter
-            await asyncio.to_thread(narrative.warm)
             await self.reconcile()
             await self._resume_rounds()
         except BaseException:

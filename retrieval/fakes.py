@@ -106,6 +106,24 @@ class MemoryStore:
                 scored.append((score, pid, payload))
         return _top(scored, limit)
 
+    async def optimize(self) -> bool:
+        self._check_open()
+        return False  # nothing to index: every search reads every point
+
+    async def search_dense_and_sparse(
+        self,
+        dense: Sequence[float],
+        sparse: SparseVector,
+        *,
+        flt: Filter | None = None,
+        dense_limit: int = 10,
+        sparse_limit: int = 10,
+    ) -> tuple[list[ScoredChunk], list[ScoredChunk]]:
+        return (
+            await self.search_dense(dense, flt=flt, limit=dense_limit),
+            await self.search_sparse(sparse, flt=flt, limit=sparse_limit),
+        )
+
     async def scroll(
         self, flt: Filter | None = None, *, limit: int = 1000, fields: Sequence[str] | None = None
     ) -> list[Chunk]:

@@ -102,6 +102,12 @@ class VerseRow:
 
 
 @dataclass(frozen=True, slots=True)
+class SourceNames:
+    titles: tuple[str, ...]
+    eras: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class IndexReport:
     status: Literal["unchanged", "added", "replaced"]
     chunks: int = 0
@@ -255,8 +261,11 @@ class Indexer:
 
     # ---- registry -------------------------------------------------------------------------
 
-    async def _rows(self, where: str = "", args: Sequence[Any] = ()) -> list[dict[str, Any]]:
-        cursor = await self.db.execute(f"SELECT * FROM corpus_documents {where}", tuple(args))
+    async def _rows(
+        self, where: str = "", args: Sequence[Any] = (), columns: str = "*"
+    ) -> list[dict[str, Any]]:
+        sql = f"SELECT {columns} FROM corpus_documents {where}"
+        cursor = await self.db.execute(sql, tuple(args))
         names = [d[0] for d in cursor.description]
         rows = await cursor.fetchall()
         await cursor.close()
@@ -269,6 +278,17 @@ class Indexer:
     async def documents(self) -> list[DocumentRecord]:
         rows = await self._rows("ORDER BY source, doc_id")
         return [self._record(r) for r in rows]
+
+    async def source_names(self) -> SourceNames:
+        """The corpus's titles (Bible books aside) and eras, sorted: what `documents` would
+        give, read in one query each (50k documents: 0.8 s as records)."""
+        titles = await self.db.execute_fetchall(
+            "SELECT DISTINCT source FROM corpus_documents WHERE type != 'bible' ORDER BY source"
+        )
+        eras = await self.db.execute_fetchall(
+            "SELECT DISTINCT era FROM corpus_documents WHERE era != '' ORDER BY era"
+        )
+        return SourceNames(tuple(str(r[0]) for r in titles), tuple(str(r[0]) for r in eras))
 
     async def document(self, doc_id: str) -> DocumentRecord | None:
         rows = await self._rows("WHERE doc_id = ?", (doc_id,))
@@ -462,21 +482,19 @@ class Indexer:
         async with self._lock:
             ns = {"namespace": self.namespace}
             before = await self.store.count(Filter(equals=ns))
-            rows = await self._rows()
+            rows = await self._rows(columns="doc_id, gen, graph_gen, has_points, chunk_count")
             by_gen: dict[int, list[str]] = {}
+            registered = 0
             for row in rows:
                 if row["has_points"]:
                     by_gen.setdefault(int(row["gen"]), []).append(row["doc_id"])
-            if not by_gen:
-                if before:
-                    await self.store.delete(Filter(equals=ns))
-            else:
-                await self.store.delete(Filter(equals=ns, not_equals={"x_gen": sorted(by_gen)}))
-                for gen, doc_ids in sorted(by_gen.items()):
-                    await self.store.delete(
-                        Filter(equals={**ns, "x_gen": gen}, not_equals={"doc_id": doc_ids})
-                    )
-            after = await self.store.count(Filter(equals=ns))
+                    registered += int(row["chunk_count"])
+            # A registered version's points are all written before its row, so only orphans
+            # make the count differ: when it matches, the filters below (1 s at a million
+            # chunks, on every start-up) have nothing to delete.
+            if before != registered:
+                await self._delete_orphans(ns, by_gen, before)
+            after = await self.store.count(Filter(equals=ns)) if before != registered else before
 
             rebuilt = 0
             for row in rows:
@@ -493,6 +511,20 @@ class Indexer:
                 rebuilt += 1
             counted = await self._count_missing_terms(rows)
             return ReconcileReport(before - after, rebuilt, counted)
+
+    async def _delete_orphans(
+        self, ns: Mapping[str, FilterValue], by_gen: dict[int, list[str]], present: int
+    ) -> None:
+        """Points whose (doc_id, x_gen) the registry does not record."""
+        if not by_gen:
+            if present:
+                await self.store.delete(Filter(equals=ns))
+            return
+        await self.store.delete(Filter(equals=ns, not_equals={"x_gen": sorted(by_gen)}))
+        for gen, doc_ids in sorted(by_gen.items()):
+            await self.store.delete(
+                Filter(equals={**ns, "x_gen": gen}, not_equals={"doc_id": doc_ids})
+            )
 
     async def _count_missing_terms(self, rows: Sequence[dict[str, Any]]) -> int:
         """Count the keyword terms of documents indexed before term counts were kept (by an

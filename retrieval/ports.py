@@ -55,6 +55,19 @@ class VectorStore(Protocol):
         self, vector: SparseVector, *, flt: Filter | None = None, limit: int = 10
     ) -> list[ScoredChunk]: ...
 
+    async def search_dense_and_sparse(
+        self,
+        dense: Sequence[float],
+        sparse: SparseVector,
+        *,
+        flt: Filter | None = None,
+        dense_limit: int = 10,
+        sparse_limit: int = 10,
+    ) -> tuple[list[ScoredChunk], list[ScoredChunk]]:
+        """`search_dense` and `search_sparse` of one query, at once: the same two rankings
+        (a store may answer both in one round trip and read a chunk in both once)."""
+        ...
+
     async def scroll(
         self, flt: Filter | None = None, *, limit: int = 1000, fields: Sequence[str] | None = None
     ) -> list[Chunk]:
@@ -63,6 +76,11 @@ class VectorStore(Protocol):
         ...
 
     async def count(self, flt: Filter | None = None) -> int: ...
+
+    async def optimize(self) -> bool:
+        """Index what was written (after a bulk load; a store that indexes as it goes does
+        nothing). True when anything changed."""
+        ...
 
     async def close(self) -> None:
         """Flush and release the store. Idempotent."""

@@ -121,21 +121,17 @@ class VerseIndex(Protocol):
 
     async def has_bible(self) -> bool: ...
 
-    async def documents(self) -> Sequence[DocumentLike]: ...
+    async def source_names(self) -> SourceNamesLike: ...
 
 
-class DocumentLike(Protocol):
-    @property
-    def source(self) -> str: ...
-
-    @property
-    def type(self) -> str: ...
+class SourceNamesLike(Protocol):
+    """The corpus's titles (Bible books aside) and eras, sorted."""
 
     @property
-    def era(self) -> str: ...
+    def titles(self) -> Sequence[str]: ...
 
     @property
-    def chunk_count(self) -> int: ...
+    def eras(self) -> Sequence[str]: ...
 
 
 class VerseLike(Protocol):
@@ -254,11 +250,8 @@ class Scholar:
         return [e for e in self._eras if key in e.casefold()][:limit]
 
     async def refresh_sources(self) -> None:
-        self._remember(list(await self._indexer.documents()))
-
-    def _remember(self, records: Sequence[DocumentLike]) -> None:
-        self._titles = sorted({r.source for r in records if r.type != "bible"})
-        self._eras = sorted({r.era for r in records if r.era})
+        names = await self._indexer.source_names()
+        self._titles, self._eras = list(names.titles), list(names.eras)
 
     async def resolve_filters(self, request: AskRequest) -> AskRequest:
         """A source filter names a title the corpus holds — exactly, in the other script, or

@@ -35,7 +35,15 @@ from retrieval.scripture import normalise_refs
 from retrieval.synonyms import SynonymTable
 from retrieval.termstats import drop_common
 from retrieval.text import is_latin, mostly_chinese, rarity, search_form
-from retrieval.types import CORPUS_NAMESPACE, Chunk, Filter, GraphPath, Hit, ScoredChunk
+from retrieval.types import (
+    CORPUS_NAMESPACE,
+    Chunk,
+    Filter,
+    GraphPath,
+    Hit,
+    ScoredChunk,
+    SparseVector,
+)
 
 Track = Literal["dense", "graph", "keyword"]
 # A namespace's keyword terms held by so many chunks that the keyword track leaves them out
@@ -248,46 +256,43 @@ class HybridSearch:
         if not q:
             return Candidates(q, refs)
 
-        async def none() -> _TrackResult:
-            return _TrackResult()
-
         # An English question's dense candidates are re-read through the English → Chinese
         # gloss (with the keyword track: the lexical reading the fused search gets), deeper
         # than the dense track's own.
         glossed = self.gloss is not None and is_latin(q) and "keyword" in tracks
         depth = GLOSS_DEPTH if glossed else DEPTH
-        # The dense track starts first and is let run to its store call (or the embedder's
-        # thread) before the query is read for the others: with the store in a process of its
-        # own (`EdgeProcessStore`) that search runs there meanwhile.
-        dense_track = asyncio.ensure_future(
-            self._dense(q, base, depth) if "dense" in tracks else none()
-        )
-        await asyncio.sleep(0)
-        # Read once for the other tracks and the evidence (a few tenths of a ms each time: on
-        # the event loop, as a worker thread would wait for the GIL the store's calls hold).
+        # The query vector is computed (the embedder's thread) while the query is read here.
+        vector = asyncio.ensure_future(self._vector(q) if "dense" in tracks else _nothing())
+        # Read once for the tracks and the evidence (a few tenths of a ms each time).
         tokens = self.encoder.tokenize(q)
         phrases = self.synonyms.find(q, tokens) if self.synonyms else []
         expansions = self._expansions(phrases) if "keyword" in tracks else {}
         # Chunks carry their verse ids as keyword tokens (see Indexer), so the query's do too.
         keyword_terms = {**expansions, **dict.fromkeys(refs[:MAX_REF_TOKENS], 1.0)}
-        keyword_track = asyncio.ensure_future(
-            self._keyword(q, keyword_terms, base, namespace) if "keyword" in tracks else none()
-        )
+        sparse = self._keyword_vector(q, keyword_terms, namespace) if "keyword" in tracks else None
+        # Dense and keyword go to the store in one call (with the store in a process of its
+        # own, `EdgeProcessStore`, it searches there while the graph is walked here); the
+        # graph's own reads follow it.
+        lexical = asyncio.ensure_future(self._lexical(vector, sparse, base, depth))
         graph_track = asyncio.ensure_future(
-            self._graph(q, tokens, refs, base) if "graph" in tracks else none()
+            self._graph(q, tokens, refs, base) if "graph" in tracks else _no_track()
         )
         # The evidence reads each track's candidates as they come, while the others are still
         # searched: at 1M chunks most of its ~1 ms left the time after the last track.
         reader = self._evidence_reader(q, refs, tokens, phrases, translated=glossed)
 
-        async def read(track: asyncio.Future[_TrackResult]) -> _TrackResult:
-            result = await track
-            reader.read(s.chunk for s in result.ranked[:DEPTH])  # the dense pool may be deeper
+        async def read_lexical() -> tuple[_TrackResult, _TrackResult]:
+            dense, keyword = await lexical
+            reader.read(s.chunk for s in dense.ranked[:DEPTH])  # the dense pool may be deeper
+            reader.read(s.chunk for s in keyword.ranked)
+            return dense, keyword
+
+        async def read_graph() -> _TrackResult:
+            result = await graph_track
+            reader.read(s.chunk for s in result.ranked)
             return result
 
-        dense, keyword, graph = await asyncio.gather(
-            read(dense_track), read(keyword_track), read(graph_track)
-        )
+        (dense, keyword), graph = await asyncio.gather(read_lexical(), read_graph())
         pool = dense.ranked
         dense = _TrackResult(pool[:DEPTH])
         per_track = {"dense": dense, "keyword": keyword, "graph": graph}
@@ -428,52 +433,59 @@ class HybridSearch:
     def _expansions(self, phrases: Sequence[str]) -> dict[str, float]:
         return self.synonyms.expand(phrases) if self.synonyms is not None else {}
 
-    async def _dense(self, q: str, base: Filter, depth: int = DEPTH) -> _TrackResult:
-        vector = await self.embedder.embed_query(q)
-        return _TrackResult(await self.store.search_dense(vector, flt=base, limit=depth))
+    async def _vector(self, q: str) -> list[float]:
+        return list(await self.embedder.embed_query(q))
 
-    async def _keyword(
-        self, q: str, expansions: dict[str, float], base: Filter, namespace: str
-    ) -> _TrackResult:
+    def _keyword_vector(self, q: str, expansions: dict[str, float], namespace: str) -> SparseVector:
         vector = self.encoder.encode_query(q, expansions)
         if self.common_terms is not None:
             vector = drop_common(vector, self.common_terms(namespace))
-        if not vector.indices:
-            return _TrackResult()
-        return _TrackResult(await self.store.search_sparse(vector, flt=base, limit=DEPTH))
+        return vector
+
+    async def _lexical(
+        self,
+        vector: asyncio.Future[list[float] | None],
+        sparse: SparseVector | None,
+        base: Filter,
+        depth: int,
+    ) -> tuple[_TrackResult, _TrackResult]:
+        """The dense and the keyword track (either may not run): one store call for both."""
+        dense = await vector
+        if dense is None:
+            if sparse is None or not sparse.indices:
+                return _TrackResult(), _TrackResult()
+            return _TrackResult(), _TrackResult(
+                await self.store.search_sparse(sparse, flt=base, limit=DEPTH)
+            )
+        if sparse is None:
+            return _TrackResult(await self.store.search_dense(dense, flt=base, limit=depth)), (
+                _TrackResult()
+            )
+        found = await self.store.search_dense_and_sparse(
+            dense, sparse, flt=base, dense_limit=depth, sparse_limit=DEPTH
+        )
+        return _TrackResult(found[0]), _TrackResult(found[1])
+
+    def _walk(self, q: str, tokens: Sequence[str]) -> tuple[GraphWalkResult | None, list[str]]:
+        """The graph walk from the query's entities (None: nothing to walk from), and what
+        `GraphReader.link` named in the whole query."""
+        if self.graph is None:
+            return None, []
+        # link() names the query's concepts, people, books and its verses' scripture
+        # nodes; the walk reaches the concepts grounded in those verses from there.
+        # Tokens are linked one by one as well: a long name (a book title such as
+        # 神圣的分赐与召会) must not hide the concepts inside it.
+        linked = self.graph.link(q)
+        entry = list(dict.fromkeys(linked))
+        for token in tokens:
+            for node in self.graph.link(token):
+                if node not in entry:
+                    entry.append(node)
+        return (self.graph.walk(entry, depth=2) if entry else None), linked
 
     async def _graph(
         self, q: str, tokens: Sequence[str], refs: tuple[str, ...], base: Filter
     ) -> _TrackResult:
-        walk_scores: dict[str, float] = {}
-        paths: list[GraphPath] = []
-        entries: list[str] = []
-        linked: list[str] | None = None
-        if self.graph is not None:
-            # link() names the query's concepts, people, books and its verses' scripture
-            # nodes; the walk reaches the concepts grounded in those verses from there.
-            # Tokens are linked one by one as well: a long name (a book title such as
-            # 神圣的分赐与召会) must not hide the concepts inside it.
-            linked = self.graph.link(q)
-            entry = list(dict.fromkeys(linked))
-            for token in tokens:
-                for node in self.graph.link(token):
-                    if node not in entry:
-                        entry.append(node)
-            if entry:
-                walk = self.graph.walk(entry, depth=2)
-                walk_scores = dict(walk.chunk_scores)
-                paths = list(walk.paths)
-                entries = list(walk.entries)
-
-        async def fetch_walked() -> list[Chunk]:
-            top = sorted(walk_scores, key=lambda c: (-walk_scores[c], c))[:DEPTH]
-            if not top:
-                return []
-            # Read whole, by point id: most kept chunks come from here.
-            walked = Filter(ids=frozenset(top))
-            return await self.store.scroll(base.and_(walked), limit=len(top))
-
         citing_filter = base.and_(Filter(equals={"scripture_refs": list(refs)}))
 
         async def fetch_citing() -> list[Chunk]:
@@ -481,7 +493,22 @@ class HybridSearch:
                 return []
             return await self.store.scroll(citing_filter, limit=DEPTH * 4, fields=_RANKING_KEYS)
 
-        walked, citing = await asyncio.gather(fetch_walked(), fetch_citing())
+        # The chunks citing the query's verses do not wait for the walk: asked first, the
+        # store reads them while the graph is walked here.
+        citing_read = asyncio.ensure_future(fetch_citing())
+        await asyncio.sleep(0)
+        walk, linked = self._walk(q, tokens)
+        walk_scores = dict(walk.chunk_scores) if walk is not None else {}
+        paths = list(walk.paths) if walk is not None else []
+        entries = list(walk.entries) if walk is not None else []
+        top = sorted(walk_scores, key=lambda c: (-walk_scores[c], c))[:DEPTH]
+        # Read whole, by point id: most kept chunks come from here.
+        walked = (
+            await self.store.scroll(base.and_(Filter(ids=frozenset(top))), limit=len(top))
+            if top
+            else []
+        )
+        citing = await citing_read
         top_walk = max(walk_scores.values(), default=0.0) or 1.0
         wanted = set(refs)
         score: dict[str, float] = {}
@@ -508,7 +535,16 @@ class HybridSearch:
                 whole.add(c.id)
         hits = [ScoredChunk(found[cid], score[cid]) for cid in kept if cid in whole]
         # Paths explain graph hits; with none in this namespace/filter they explain nothing.
-        return _TrackResult(hits, paths if hits else [], entries, linked)
+        linked_or_none = linked if self.graph is not None else None
+        return _TrackResult(hits, paths if hits else [], entries, linked_or_none)
+
+
+async def _nothing() -> None:
+    return None
+
+
+async def _no_track() -> _TrackResult:
+    return _TrackResult()
 
 
 def _stitch(first: str, second: str) -> str | None:

@@ -40,6 +40,11 @@ class LocalEmbedder(abc.ABC):
         """A (dim,) query vector; models without query/passage asymmetry reuse passages."""
         return self._encode_passages(model, [text])[0]
 
+    def start_loading(self) -> None:
+        """Load the model on the worker thread now, not on the first call (which then waits
+        for the load, if still running, like any call behind another)."""
+        self._worker.submit(self._model_on_worker)
+
     def _model_on_worker(self) -> Any:
         if self._model is None:
             self._model = self._load()

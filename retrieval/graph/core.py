@@ -1,23 +1,26 @@
-"""`KnowledgeGraph`: the facade search, the indexer and /cite use.
+"""`KnowledgeGraph`: the facade search, the indexer, /cite and /graph use.
 
-It keeps the SQLite rows (`storage`) and the in-memory graph (`contributions`) in step —
-every `add` / `index_document` / `delete_*` is one transaction, and memory changes only after
-it commits — grows the graph from ingested documents (`grow`), and answers reads through the
-linker (`linking`) and the walker (`walking`).
+It keeps the SQLite rows (`storage.GraphDB`) and what is built from them in memory
+(`storage.Contributions`) in step — every `add` / `index_document` / `delete_*` is one
+transaction, and memory changes only after it commits — grows the graph from ingested
+documents (`grow`), and answers reads through the linker (`linking`) and the walker
+(`walking`), which see the graph as `storage.GraphReads`.
+
+Opening is lazy for a large graph: when the snapshot next to the database is current
+(`storage.snapshot`), the reads come from it in a moment and each document's rows — what
+writes need — are loaded from SQLite before the first write. A graph that wrote rewrites the
+snapshot when it closes, from the rows as a fresh load reads them, so the next open is quick
+and reads exactly what a load from the rows would (pinned by tests).
 """
 
 from __future__ import annotations
 
 import asyncio
-import ctypes
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 
-import networkx as nx
-
 from retrieval import scripture
-from retrieval.graph.contributions import Contributions
 from retrieval.graph.extract_llm import AnswerCache, Extraction, MemoryAnswers, llm_doc
 from retrieval.graph.grow import Lexicon, default_lexicon, grow
 from retrieval.graph.linking import Linker, TermIndex
@@ -29,12 +32,25 @@ from retrieval.graph.model import (
     EdgeLike,
     Node,
     NodeLike,
+    as_edge,
+    as_node,
     scripture_label,
     scripture_node_id,
 )
 from retrieval.graph.seed import DEFAULT_SEED, load_seed
-from retrieval.graph.storage import GraphDB
+from retrieval.graph.storage import (
+    Contributions,
+    EdgeKey,
+    GraphDB,
+    GraphEdge,
+    GraphNode,
+    GraphReads,
+    NodeRow,
+    graph_stats,
+    snapshot,
+)
 from retrieval.graph.walking import GraphWalk, Walker
+from retrieval.heap import release_free_memory
 from retrieval.types import Chunk
 
 
@@ -43,16 +59,29 @@ class KnowledgeGraph:
     in memory (the in-process fake for tests)."""
 
     def __init__(
-        self, db: GraphDB | None, lexicon: Lexicon | None = None, *, growth: bool = True
+        self,
+        db: GraphDB | None,
+        lexicon: Lexicon | None = None,
+        *,
+        growth: bool = True,
+        snapshot_path: Path | None = None,
     ) -> None:
         self._db = db
+        self._snapshot_path = snapshot_path
         self._lexicon = lexicon
         self._growth = growth
         self._answers: MemoryAnswers | None = None
         self._lock = asyncio.Lock()
-        self._c = Contributions()
-        self._linker = Linker(self._c)
-        self._walker = Walker(self._c)
+        # The write side: None while the graph reads from its snapshot (`_writable` loads it).
+        self._ledger: Contributions | None = Contributions()
+        self._loaded: snapshot.Snapshot | None = None
+        self._wrote = False  # rows written since open: the snapshot is rewritten at close
+        self._use(self._ledger.reads)
+
+    def _use(self, reads: GraphReads) -> None:
+        self._reads = reads
+        self._linker = Linker(reads.adjacency)
+        self._walker = Walker(reads)
 
     # ---- life cycle ---------------------------------------------------------------------
 
@@ -64,18 +93,21 @@ class KnowledgeGraph:
         *,
         lexicon: Lexicon | None = None,
         growth: bool = True,
+        from_snapshot: bool = True,
     ) -> KnowledgeGraph:
         """Load the graph from SQLite (created if missing) and bring the seed rows in line with
         `seed` (None leaves stored seed rows alone). GraphSeedError for a malformed seed.
         `lexicon`: the language tools growing uses (default: jieba with the domain dictionary
         and the graph's terms, the bundled stop words and synonym table, OpenCC).
         `growth=False`: documents add only books, authors, verses and mentions of existing
-        nodes (the curated-only graph), no new concepts or relations."""
+        nodes (the curated-only graph), no new concepts or relations.
+        `from_snapshot=False`: load from the rows even when the snapshot is current."""
         seed_data = load_seed(seed) if seed is not None else None
         db = await GraphDB.open(db_path) if db_path is not None else None
-        kg = cls(db, lexicon, growth=growth)
+        path = snapshot.path_for(db_path) if db_path is not None else None
+        kg = cls(db, lexicon, growth=growth, snapshot_path=path)
         try:
-            await kg._load()
+            await kg._load(from_snapshot)
             if seed_data is not None:
                 await kg._replace_seed(*seed_data)
         except BaseException:
@@ -84,7 +116,14 @@ class KnowledgeGraph:
         return kg
 
     async def close(self) -> None:
-        if self._db is not None:
+        """Rewrite the snapshot if this graph wrote, then close the database."""
+        if self._db is None:
+            return
+        try:
+            if self._wrote:
+                async with self._lock:
+                    await self._save_snapshot(await self._read_rows())
+        finally:
             await self._db.close()
             self._db = None
 
@@ -99,10 +138,25 @@ class KnowledgeGraph:
     ) -> None:
         await self.close()
 
-    async def _load(self) -> None:
-        if self._db is None:
+    async def _load(self, from_snapshot: bool) -> None:
+        if self._db is None or self._snapshot_path is None:
             return
-        c = self._c
+        if from_snapshot:
+            generation = await self._db.generation()
+            found = await asyncio.to_thread(snapshot.load, self._snapshot_path, generation)
+            if found is not None:
+                self._ledger, self._loaded = None, found
+                self._use(found.reads)
+                return
+        ledger = await self._read_rows()
+        self._ledger = ledger
+        self._use(ledger.reads)
+        await self._save_snapshot(ledger)
+
+    async def _read_rows(self) -> Contributions:
+        """Everything built from the stored rows, in a fresh `Contributions`."""
+        assert self._db is not None
+        c = Contributions()
         async for node_rows in self._db.nodes():
             c.stage_nodes(node_rows)
         c.sync_staged()
@@ -119,15 +173,44 @@ class KnowledgeGraph:
                 terms.setdefault(doc, {})[term] = freq
         for doc, by_term in terms.items():
             c.put_terms(doc, by_term)
-        _release_free_memory()
+        release_free_memory()
+        return c
+
+    async def _save_snapshot(self, ledger: Contributions) -> None:
+        """The snapshot of `ledger`, a fresh load of the rows at the current generation."""
+        assert self._db is not None and self._snapshot_path is not None
+        generation = await self._db.generation()
+        state = snapshot.Snapshot(
+            ledger.reads, ledger.contribution(SEED_DOC), len(ledger.documents())
+        )
+        await asyncio.to_thread(snapshot.save, self._snapshot_path, state, generation)
+
+    async def _writable(self) -> Contributions:
+        """The write side; a graph opened from its snapshot loads it from the rows first
+        (call with the lock held)."""
+        if self._ledger is None:
+            ledger = await self._read_rows()
+            self._ledger, self._loaded = ledger, None
+            self._use(ledger.reads)
+        return self._ledger
+
+    @property
+    def loaded_rows(self) -> bool:
+        """Whether every document's rows are in memory (False: reading from the snapshot)."""
+        return self._ledger is not None
+
+    def _seed_rows(self) -> tuple[dict[str, NodeRow], set[EdgeKey]]:
+        if self._ledger is not None:
+            return self._ledger.contribution(SEED_DOC)
+        assert self._loaded is not None
+        return self._loaded.seed
 
     async def _replace_seed(self, nodes: list[Node], edges: list[Edge]) -> None:
-        stored = self._c.contribution(SEED_DOC)
         wanted = (
             {n.id: (n.kind, n.label, n.aliases) for n in nodes},
             {(e.src, e.dst, e.relation) for e in edges},
         )
-        if stored == wanted:
+        if self._seed_rows() == wanted:
             return
         async with self._lock:
             await self._write(SEED_DOC, nodes, edges, [], replace=True)
@@ -149,12 +232,8 @@ class KnowledgeGraph:
         Edge ends must be nodes of this call or already in the graph; ValueError otherwise,
         and for unknown kinds or relations. Adding the same rows again changes nothing."""
         _check_doc(doc_id)
-        node_list = [
-            Node(n.id, n.kind, n.label, tuple(getattr(n, "aliases", ()) or ())) for n in nodes
-        ]
-        edge_list = [
-            Edge(e.src, e.dst, e.relation, float(getattr(e, "weight", 1.0))) for e in edges
-        ]
+        node_list = [as_node(n) for n in nodes]
+        edge_list = [as_edge(e) for e in edges]
         mention_list = list(dict.fromkeys((str(c), str(n)) for c, n in mentions))
         async with self._lock:
             await self._write(
@@ -171,14 +250,16 @@ class KnowledgeGraph:
                 await self._write(doc_id, [], [], [], replace=True)
             return 0
         async with self._lock:
+            ledger = await self._writable()
             # The chunks changed (new ids): an LLM extraction of the old text no longer fits.
             if self._db is not None:
                 await self._db.delete_doc(llm_doc(doc_id))
-            self._c.drop_doc(llm_doc(doc_id))
+                self._wrote = True
+            ledger.drop_doc(llm_doc(doc_id))
             lexicon = await self._ensure_lexicon()
-            vocabulary = _Vocabulary(self._c, self._linker)
+            vocabulary = _Vocabulary(ledger, self._linker)
             growth = await asyncio.to_thread(
-                grow, chunks, vocabulary, lexicon, self._c, concepts=self._growth
+                grow, chunks, vocabulary, lexicon, ledger, concepts=self._growth
             )
             await self._write(
                 doc_id,
@@ -234,6 +315,7 @@ class KnowledgeGraph:
         title: str = "",
         terms: Mapping[str, int] | None = None,
     ) -> None:
+        ledger = await self._writable()
         known = {n.id for n in nodes}
         for n in nodes:
             if n.kind not in KINDS:
@@ -244,23 +326,24 @@ class KnowledgeGraph:
             if e.relation not in RELATIONS:
                 raise ValueError(f"edge {e.src} → {e.dst}: unknown relation {e.relation!r}")
             for end in (e.src, e.dst):
-                if end not in known and end not in self._c.graph:
+                if end not in known and end not in ledger.adjacency:
                     raise ValueError(f"edge {e.src} → {e.dst}: no node {end!r}")
         if self._db is not None:
             await self._db.write(
                 doc, nodes, edges, mentions, replace=replace, title=title, terms=terms
             )
+            self._wrote = True
         if replace:
-            self._c.drop_doc(doc)
+            ledger.drop_doc(doc)
         for n in nodes:
-            self._c.put_node(doc, n.id, (n.kind, n.label, n.aliases))
+            ledger.put_node(doc, n.id, (n.kind, n.label, n.aliases))
         for e in edges:
-            self._c.put_edge(doc, (e.src, e.dst, e.relation), e.weight)
-        self._c.put_mentions(doc, mentions)
+            ledger.put_edge(doc, (e.src, e.dst, e.relation), e.weight)
+        ledger.put_mentions(doc, mentions)
         if title:
-            self._c.put_source(doc, title)
+            ledger.put_source(doc, title)
         if terms:
-            self._c.put_terms(doc, dict(terms))
+            ledger.put_terms(doc, dict(terms))
 
     async def delete_document(self, doc_id: str) -> None:
         """Remove exactly what `doc_id` contributed, its LLM extraction included. The seed
@@ -268,44 +351,65 @@ class KnowledgeGraph:
         if doc_id == SEED_DOC:
             raise ValueError("the seed graph cannot be deleted as a document")
         async with self._lock:
+            ledger = await self._writable()
             for doc in (doc_id, llm_doc(doc_id)):
                 if self._db is not None:
                     await self._db.delete_doc(doc)
-                self._c.drop_doc(doc)
+                    self._wrote = True
+                ledger.drop_doc(doc)
 
     async def delete_chunks(self, chunk_ids: Iterable[str]) -> None:
         """Forget which nodes these chunks mention (whatever document added the mention)."""
-        ids = [c for c in dict.fromkeys(chunk_ids) if self._c.mentions.has_chunk(c)]
+        ids = [c for c in dict.fromkeys(chunk_ids) if self._reads.mentions.has_chunk(c)]
         if not ids:
             return
         async with self._lock:
+            ledger = await self._writable()
             if self._db is not None:
                 await self._db.delete_chunks(ids)
-            self._c.drop_chunks(ids)
+                self._wrote = True
+            ledger.drop_chunks(ids)
 
     # ---- reads --------------------------------------------------------------------------
 
-    @property
-    def graph(self) -> nx.MultiDiGraph:
-        """The live networkx graph (read it; change it only through add/delete)."""
-        return self._c.graph
+    def node(self, node_id: str) -> GraphNode | None:
+        """The node's kind, label and aliases (None: no such node)."""
+        return self._reads.adjacency.node(node_id)
 
     def node_label(self, node_id: str) -> str:
         """The node's label; for an unknown id, the part after "kind:"."""
-        g = self._c.graph
-        if node_id in g:
-            return str(g.nodes[node_id]["label"])
+        node = self.node(node_id)
+        if node is not None:
+            return node.label
         if node_id.startswith("scripture:"):
             return scripture_label(node_id.partition(":")[2])
         return node_id.partition(":")[2] or node_id
 
     def node_kind(self, node_id: str) -> str | None:
-        g = self._c.graph
-        return str(g.nodes[node_id]["kind"]) if node_id in g else None
+        node = self.node(node_id)
+        return node.kind if node is not None else None
 
     def label(self, node_id: str, lang: str = "zh") -> str:
         """The node's label in a reply's language (English: its first English alias)."""
         return self._walker.label(node_id, lang)
+
+    def relations(self, node_id: str) -> list[GraphEdge]:
+        """The node's edges: those leaving it, then those reaching it, in the graph's order."""
+        g = self._reads.adjacency
+        out = [
+            GraphEdge(node_id, other, rel, weight)
+            for other, by_relation in g.successors(node_id).items()
+            for rel, weight in by_relation.items()
+        ]
+        out += [
+            GraphEdge(other, node_id, rel, weight)
+            for other, by_relation in g.predecessors(node_id).items()
+            for rel, weight in by_relation.items()
+        ]
+        return out
+
+    def has_edge(self, src: str, dst: str, relation: str) -> bool:
+        return self._reads.adjacency.has_edge(src, dst, relation)
 
     def edge_sources(self, src: str, dst: str, relation: str) -> tuple[str, ...]:
         """Where an edge comes from: "seed" (curated) or the titles of the documents."""
@@ -313,15 +417,15 @@ class KnowledgeGraph:
 
     def chunks_for(self, node_id: str) -> set[str]:
         """Chunk ids that mention the node."""
-        return self._c.mentions.chunks(node_id)
+        return self._reads.mentions.chunks(node_id)
 
     def terms(self) -> set[str]:
         """All labels and aliases of concept, person, book and topic nodes (for jieba)."""
         out: set[str] = set()
-        for _, data in self._c.graph.nodes(data=True):
-            if data["kind"] != "scripture":
-                out.add(data["label"])
-                out.update(data["aliases"])
+        for _, node in self._reads.adjacency.nodes():
+            if node.kind != "scripture":
+                out.add(node.label)
+                out.update(node.aliases)
         return out
 
     def seed_terms(self) -> set[str]:
@@ -329,23 +433,30 @@ class KnowledgeGraph:
         add): dictionary words that do not change as documents are ingested, for the keyword
         index (see `bot.app`)."""
         out: set[str] = set()
-        seed_rows, _ = self._c.contribution(SEED_DOC)
+        seed_rows, _ = self._seed_rows()
         for kind, label, aliases in seed_rows.values():
             if kind != "scripture":
                 out.add(label)
                 out.update(aliases)
         return out
 
+    def term_index(self) -> TermIndex:
+        """Every non-scripture name (folded) → the nodes it names (see `linking`)."""
+        return self._linker.term_index()
+
     def stats(self) -> dict[str, int]:
-        return self._c.stats()
+        if self._ledger is not None:
+            documents = len(self._ledger.documents())
+        else:
+            assert self._loaded is not None
+            documents = self._loaded.documents
+        return graph_stats(self._reads, documents)
 
-    def snapshot(self) -> tuple[object, ...]:
-        """A comparable picture of the whole graph (for tests and consistency checks)."""
-        return self._c.snapshot()
-
-    @property
-    def linker(self) -> Linker:
-        return self._linker
+    async def snapshot(self) -> tuple[object, ...]:
+        """A comparable picture of the whole graph, every document's rows included (for tests
+        and consistency checks)."""
+        async with self._lock:
+            return (await self._writable()).snapshot()
 
     def link(self, text: str) -> list[str]:
         """Node ids named in `text` (see `retrieval.graph.linking`)."""
@@ -366,26 +477,17 @@ class KnowledgeGraph:
             pieces = part.split(".")
             if len(pieces) == 3:
                 ids.append(scripture_node_id(".".join(pieces[:2])))
-        g = self._c.graph
+        g = self._reads.adjacency
         labels: dict[str, None] = {}
         for node_id in dict.fromkeys(ids):
             if node_id not in g:
                 continue
-            for other in sorted(nx.all_neighbors(g, node_id)):
-                if g.nodes[other]["kind"] in ("concept", "topic"):
-                    labels[str(g.nodes[other]["label"])] = None
+            neighbours = set(g.successors(node_id)) | set(g.predecessors(node_id))
+            for other in sorted(neighbours):
+                node = g.node(other)
+                if node is not None and node.kind in ("concept", "topic"):
+                    labels[node.label] = None
         return list(labels)
-
-
-def _release_free_memory() -> None:
-    """Hand the heap pages that loading freed back to the OS. glibc keeps them otherwise: at a
-    million chunks, ~200 MB of fetched rows and sort buffers stayed in the bot's RSS."""
-    try:
-        libc = ctypes.CDLL(None)
-        trim = libc.malloc_trim
-    except (OSError, AttributeError):  # not glibc
-        return
-    trim(0)
 
 
 def _check_doc(doc_id: str) -> None:
@@ -407,22 +509,19 @@ class _Vocabulary:
         return self._linker.scripture_nodes(text)
 
     def kind(self, node_id: str) -> str | None:
-        g = self._c.graph
-        return str(g.nodes[node_id]["kind"]) if node_id in g else None
+        node = self._c.adjacency.node(node_id)
+        return node.kind if node is not None else None
 
     def node(self, node_id: str) -> Node | None:
-        g = self._c.graph
-        if node_id not in g:
-            return None
-        data = g.nodes[node_id]
-        return Node(node_id, str(data["kind"]), str(data["label"]))
+        node = self._c.adjacency.node(node_id)
+        return Node(node_id, node.kind, node.label) if node is not None else None
 
     def seeded(self, node_id: str) -> bool:
         return self._c.contributes(SEED_DOC, node_id)
 
     def connected(self, a: str, b: str) -> bool:
-        g = self._c.graph
-        return a in g and b in g and (g.has_edge(a, b) or g.has_edge(b, a))
+        g = self._c.adjacency
+        return any(g.has_edge(a, b, r) or g.has_edge(b, a, r) for r in RELATIONS)
 
 
 def _osis_ids(osis: str) -> list[str]:

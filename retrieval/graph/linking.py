@@ -12,11 +12,9 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-import networkx as nx
-
 from retrieval import scripture
-from retrieval.graph.contributions import Contributions
 from retrieval.graph.model import scripture_node_id
+from retrieval.graph.storage import Adjacency
 
 _SPACES = re.compile(r"\s+")
 _CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
@@ -87,27 +85,27 @@ class TermIndex:
 
 
 class Linker:
-    """Links text to the nodes of `contributions`; the term index is rebuilt lazily after
-    any node change."""
+    """Links text to the nodes of a graph; the term index is rebuilt lazily after any node
+    change."""
 
-    def __init__(self, contributions: Contributions) -> None:
-        self._c = contributions
+    def __init__(self, graph: Adjacency) -> None:
+        self._g = graph
         self._index = TermIndex({})
         self._built_at = -1
 
     def term_index(self) -> TermIndex:
         """Every non-scripture node's label and aliases (rebuilt after any node change)."""
-        if self._built_at != self._c.version:
+        if self._built_at != self._g.version:
             terms: dict[str, set[str]] = {}
-            for node_id, data in self._c.graph.nodes(data=True):
-                if data["kind"] == "scripture":
+            for node_id, data in self._g.nodes():
+                if data.kind == "scripture":
                     continue
-                for name in (data["label"], *data["aliases"]):
+                for name in (data.label, *data.aliases):
                     key = term_key(name)
                     if key:
                         terms.setdefault(key, set()).add(node_id)
             self._index = TermIndex(terms)
-            self._built_at = self._c.version
+            self._built_at = self._g.version
         return self._index
 
     def link(self, text: str) -> list[str]:
@@ -116,7 +114,7 @@ class Linker:
         node, and its chapter node when the graph has them)."""
         if not text:
             return []
-        g = self._c.graph
+        g = self._g
         found: dict[str, None] = {}
         for span in self.term_index().spans(fold(text)):
             for node_id in sorted(span.nodes, key=_kind_order(g)):
@@ -135,7 +133,7 @@ class Linker:
         verses = scripture.expand(r) if r.start.verse is not None else []
         for osis in verses[:200] + chapters:
             node_id = scripture_node_id(osis)
-            if node_id in self._c.graph:
+            if node_id in self._g:
                 out.append(node_id)
         return out
 
@@ -157,8 +155,9 @@ def _stands_alone(folded: str, start: int, end: int) -> bool:
     return True
 
 
-def _kind_order(g: nx.MultiDiGraph) -> Callable[[str], tuple[int, str]]:
+def _kind_order(g: Adjacency) -> Callable[[str], tuple[int, str]]:
     def key(node_id: str) -> tuple[int, str]:
-        return (_KIND_ORDER.get(str(g.nodes[node_id]["kind"]), 9), node_id)
+        node = g.node(node_id)
+        return (_KIND_ORDER.get(node.kind if node is not None else "", 9), node_id)
 
     return key

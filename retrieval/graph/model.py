@@ -60,7 +60,8 @@ class Edge:
 
 
 class NodeLike(Protocol):
-    """Anything with a node's fields (the indexer has its own small dataclass)."""
+    """Anything with a node's id, kind and label (`KnowledgeGraph.add` takes it as a `Node`
+    with no aliases; a `Node` keeps its own)."""
 
     @property
     def id(self) -> str: ...
@@ -71,6 +72,9 @@ class NodeLike(Protocol):
 
 
 class EdgeLike(Protocol):
+    """Anything with an edge's ends and relation (taken as an `Edge` of weight 1; an `Edge`
+    keeps its own weight)."""
+
     @property
     def src(self) -> str: ...
     @property
@@ -101,3 +105,13 @@ def scripture_label(osis: str, lang: str = "zh") -> str:
     if lang == "en":
         return f"{b.en_short} " + ":".join(parts[1:])
     return b.zh_short + ":".join(parts[1:])
+
+
+def as_node(n: NodeLike) -> Node:
+    aliases = tuple(n.aliases) if isinstance(n, Node) else ()
+    return Node(n.id, n.kind, n.label, aliases)
+
+
+def as_edge(e: EdgeLike) -> Edge:
+    weight = float(e.weight) if isinstance(e, Edge) else 1.0
+    return Edge(e.src, e.dst, e.relation, weight)

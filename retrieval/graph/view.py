@@ -10,6 +10,7 @@ from retrieval.graph.core import KnowledgeGraph
 from retrieval.graph.draw import DrawEdge, DrawNode, draw_png, source_note
 from retrieval.graph.linking import fold, term_key
 from retrieval.graph.model import RELATION_INFO
+from retrieval.graph.storage import GraphEdge
 from retrieval.i18n import Lang
 from retrieval.reply import Attachment, Block, Reply
 from retrieval.types import GraphPath
@@ -124,20 +125,16 @@ class GraphViewer:
 
     def _ranked_edges(self, node: str) -> list[tuple[str, str, str]]:
         """The node's edges, strongest relation first, then the closer kinds of neighbour."""
-        g = self._graph.graph
-        found = [(node, other, rel) for other, by in g.succ[node].items() for rel in by]
-        found += [(other, node, rel) for other, by in g.pred[node].items() for rel in by]
+        found = self._graph.relations(node)
 
-        def strength(edge: tuple[str, str, str]) -> tuple[float, int, str, str]:
-            src, dst, rel = edge
-            info = RELATION_INFO[rel]
-            other = dst if src == node else src
-            w = (info.forward if src == node else info.backward) * float(
-                g.edges[src, dst, rel].get("weight", 1.0)
-            )
-            return (-w, KIND_RANK.get(self._graph.node_kind(other) or "", 9), other, rel)
+        def strength(edge: GraphEdge) -> tuple[float, int, str, str]:
+            info = RELATION_INFO[edge.relation]
+            other = edge.dst if edge.src == node else edge.src
+            w = (info.forward if edge.src == node else info.backward) * edge.weight
+            kind = KIND_RANK.get(self._graph.node_kind(other) or "", 9)
+            return (-w, kind, other, edge.relation)
 
-        return sorted(found, key=strength)
+        return [(e.src, e.dst, e.relation) for e in sorted(found, key=strength)]
 
     def _neighbourhood(
         self, node: str, ranked: list[tuple[str, str, str]], lang: Lang

@@ -23,8 +23,8 @@ import numpy as np
 import numpy.typing as npt
 
 from retrieval.gloss import english_label
-from retrieval.graph.contributions import Contributions
 from retrieval.graph.model import RELATION_INFO, SEED_DOC, scripture_label
+from retrieval.graph.storage import Adjacency, GraphReads
 from retrieval.types import GraphPath, PathStep
 
 DECAY = 0.5  # score factor per hop along the strongest relation
@@ -62,11 +62,11 @@ class _Reach:
 
 
 class Walker:
-    def __init__(self, contributions: Contributions) -> None:
-        self._c = contributions
+    def __init__(self, reads: GraphReads) -> None:
+        self._r = reads
 
     def walk(self, entry: Sequence[str], depth: int = 2, *, limit: int = 200) -> GraphWalk:
-        g = self._c.graph
+        g = self._r.adjacency
         entries = [e for e in dict.fromkeys(entry) if e in g]
         result = GraphWalk(entries=entries)
         if not entries:
@@ -91,14 +91,14 @@ class Walker:
     def _entry_weight(self, node: str) -> float:
         """How much a named entity counts: 1, less for one that more than COMMON_SHARE of all
         chunks mention (a word that common says little about what the question wants)."""
-        m = self._c.mentions
+        m = self._r.mentions
         share = m.count(node) / max(1, m.chunk_total)
         return 1.0 if share <= COMMON_SHARE else COMMON_SHARE / share
 
     def _reach(self, start: str, depth: int, weight: float = 1.0) -> dict[str, _Reach]:
         """The best route (of at most `depth` hops) from `start` to every node it reaches.
         Layer by layer, so a route's every prefix is itself a route of that length."""
-        g = self._c.graph
+        g = self._r.adjacency
         layer = {start: _Reach(weight, 0, start)}
         best = dict(layer)
         for hops in range(1, depth + 1):
@@ -106,14 +106,17 @@ class Walker:
             for node, route in layer.items():
                 if hops > 1 and g.degree(node) > HUB_DEGREE:
                     continue
-                for forward, neighbours in ((True, g.succ[node]), (False, g.pred[node])):
+                for forward, neighbours in (
+                    (True, g.successors(node)),
+                    (False, g.predecessors(node)),
+                ):
                     for other, edges in neighbours.items():
                         if other == start:
                             continue
-                        for relation, attrs in edges.items():
+                        for relation, weight in edges.items():
                             info = RELATION_INFO[relation]
                             w = info.forward if forward else info.backward
-                            score = route.score * DECAY * w * float(attrs.get("weight", 1.0))
+                            score = route.score * DECAY * w * weight
                             known = following.get(other)
                             if known is None or score > known.score:
                                 following[other] = _Reach(
@@ -155,11 +158,9 @@ class Walker:
         far_hops = min(depth, max(r.hops for r in reach.values()))
         if far_hops == 0:
             return []
-        g = self._c.graph
-        far = [
-            n for n, r in reach.items() if r.hops == far_hops and g.nodes[n]["kind"] != "scripture"
-        ]
-        far.sort(key=lambda n: (-reach[n].score, -self._c.mentions.count(n), n))
+        g = self._r.adjacency
+        far = [n for n, r in reach.items() if r.hops == far_hops and _kind(g, n) != "scripture"]
+        far.sort(key=lambda n: (-reach[n].score, -self._r.mentions.count(n), n))
         return [_trace(reach, n) for n in far[:3]]
 
     # ---- chunks -------------------------------------------------------------------------------
@@ -184,8 +185,8 @@ class Walker:
         that two such nodes alone share may be missed: the approximation that bounds the
         walk). The chunks are numpy arrays (`mentions`), so this is a few array operations
         per node; see bench/results/million.md for the timings."""
-        m = self._c.mentions
-        g = self._c.graph
+        m = self._r.mentions
+        g = self._r.adjacency
         walked = sorted((m.count(n), n) for n in scores if m.count(n))
         parts: list[npt.NDArray[np.int32]] = []
         gains: list[npt.NDArray[np.float64]] = []
@@ -194,7 +195,7 @@ class Walker:
         seen = np.zeros(m.chunk_span, dtype=bool)
         for size, node in walked:
             chunks = m.chunk_numbers(node)
-            weight = KIND_WEIGHT.get(str(g.nodes[node]["kind"]), 0.5)
+            weight = KIND_WEIGHT.get(_kind(g, node), 0.5)
             damp = 1.0 / (1.0 + math.log1p(size) / 4)  # hubs: many chunks mention it
             gain = scores[node] * weight * damp
             if size > MANY_CHUNKS:
@@ -249,24 +250,33 @@ class Walker:
 
     def sources(self, key: tuple[str, str, str]) -> tuple[str, ...]:
         """ "seed" for the curated seed, else the titles of the documents behind an edge."""
-        docs = self._c.edge_docs(key)
-        return tuple(d if d == SEED_DOC else self._c.titles.get(d, d) for d in docs)
+        docs = self._r.edge_sources(key)
+        return tuple(d if d == SEED_DOC else self._r.titles.get(d, d) for d in docs)
 
     def label(self, node_id: str, lang: str = "zh") -> str:
-        data = self._c.graph.nodes[node_id]
+        data = self._r.adjacency.node(node_id)
+        if data is None:
+            raise KeyError(node_id)
         if lang != "en":
-            return str(data["label"])
-        if data["kind"] == "scripture":
+            return data.label
+        if data.kind == "scripture":
             return scripture_label(node_id.partition(":")[2], "en")
-        alias = next((str(a) for a in data["aliases"] if str(a).isascii()), None)
+        alias = next((a for a in data.aliases if a.isascii()), None)
         if alias is not None:
             return alias
-        label = str(data["label"])
-        if data["kind"] != "concept":
+        label = data.label
+        if data.kind != "concept":
             return label
         # A concept grown from a document often has no English alias: the dictionary's name
         # for it (CC-CEDICT read forwards, indexed once on first use), else its own label.
         return english_label(label) or label
+
+
+def _kind(g: Adjacency, node_id: str) -> str:
+    node = g.node(node_id)
+    if node is None:
+        raise KeyError(node_id)
+    return node.kind
 
 
 def _trace(reach: dict[str, _Reach], goal: str) -> tuple[list[str], list[tuple[str, bool]]]:

@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Sequence
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,6 +25,7 @@ from typing import Any
 import numpy as np
 import qdrant_edge as qe
 
+from retrieval.heap import release_free_memory
 from retrieval.store import DimensionMismatch, StoreError, schema
 
 META_FILE = "baibao-store.json"
@@ -65,15 +68,23 @@ class Layout:
     # 46% lost a tenth of the true top 10 in plain filtered HNSW (recall@10 0.887), none with
     # ACORN (0.985, +2 ms); one keeping 77% lost nothing without it.
     acorn_max_selectivity: float = 0.6
-    # Candidates an HNSW search keeps (Qdrant's default is ef_construct, 100). At 1M clustered
-    # points recall@10 against exact search was 0.843 with the default, 0.978 with 256, for
-    # +0.1 ms (bench/results/million.md).
+    # Candidates an HNSW search keeps in each segment (Qdrant's default is ef_construct, 100).
+    # At 1M clustered points in one segment recall@10 against exact search was 0.843 with the
+    # default, 0.958-0.978 with 256 (bench/results/million.md); bounded segments need fewer.
     hnsw_ef: int = 256
     # Payload indexes kept in RAM even when the others are memory-mapped: the ones every
     # search filters on. Every dense and BM25 candidate is checked against the namespace
     # condition; through a mapped index that check cost ~2 ms of a 12 ms fused search at 1M
     # chunks, for an index of a few dozen MB (bench/results/million.md).
     resident_indexes: tuple[str, ...] = ("namespace",)
+    # The most points one segment holds (None: Qdrant's own policy). Qdrant Edge keeps the
+    # points written since the last `optimize()` in one appendable segment whose indexes live
+    # in RAM, and building a segment's index takes memory in proportion to its points: at a
+    # million bench chunks in one segment the build peaked at 20 GB. With a bound, every
+    # `segment_points` points written are indexed into a segment of their own (and the shard
+    # is reopened, which is what hands the build's memory back), and the merge optimizer never
+    # joins two full segments. Measured in bench/results/million.md.
+    segment_points: int | None = None
 
     def config(self, dim: int) -> qe.EdgeConfig:
         quantization = (
@@ -90,10 +101,17 @@ class Layout:
         sparse = qe.EdgeSparseVectorParams(
             modifier=qe.Modifier.Idf, memory=_SPARSE_MEMORY if self.sparse_on_disk else None
         )
+        optimizers = None
+        if self.segment_points is not None:
+            # Qdrant sizes segments in KB of dense vectors; a quarter more than one full segment
+            # lets a small remainder join it but never a second full one.
+            kb = self.segment_points * dim * 4 * 5 // (4 * 1024)
+            optimizers = qe.EdgeOptimizersConfig(max_segment_size=kb)
         return qe.EdgeConfig(
             vectors={schema.DENSE: dense},
             sparse_vectors={schema.SPARSE: sparse},
             payload_memory=qe.Memory.Cold if self.payload_on_disk else None,
+            optimizers=optimizers,
         )
 
     def index_on_disk(self, key: str) -> bool:
@@ -132,6 +150,10 @@ ON_DISK = Layout(
     payload_on_disk=True,
     sparse_on_disk=True,
     indexes_on_disk=True,
+    segment_points=350_000,
+    # Three segments of 350k at 1M chunks: recall@10 1.000 at 256, 0.985 at 128 (dense
+    # search 2.4 -> 1.5 ms), 0.972 at 64 (bench/results/million.md).
+    hnsw_ef=128,
 )
 
 
@@ -220,6 +242,13 @@ def _open_shard(path: Path, dim: int, layout: Layout = IN_MEMORY) -> qe.EdgeShar
     return shard
 
 
+def _unindexed_points(shard: qe.EdgeShard) -> int:
+    """About how many points wait in unindexed segments: every point has a sparse vector, which
+    counts as indexed wherever it is, and the dense ones count once their segment is indexed."""
+    info = shard.info()
+    return max(0, 2 * info.points_count - info.indexed_vectors_count)
+
+
 def _mapped(index: qe.PayloadIndexInfo) -> bool:
     """Whether an existing payload index is memory-mapped (created with `Memory.Cold`)."""
     return getattr(index.params, "memory", None) == qe.Memory.Cold
@@ -233,6 +262,11 @@ def _to_point(p: schema.PreparedPoint) -> qe.Point:
     return qe.Point(p.id, vector, p.payload)
 
 
+def _scores(points: Sequence[qe.ScoredPoint]) -> dict[str, float]:
+    """Point id → score, best first."""
+    return {str(p.id): float(p.score) for p in points}
+
+
 def _rows(points: Sequence[qe.ScoredPoint]) -> list[Row]:
     return [(str(p.id), float(p.score), p.payload or {}) for p in points]
 
@@ -241,26 +275,69 @@ class ShardOps:
     """One open Qdrant Edge shard and what the stores do to it, synchronously.
 
     Arguments are already validated (`ShardStore` does it); an engine failure surfaces as
-    the engine's own exception, which the store wraps."""
+    the engine's own exception, which the store wraps. Safe to call from several threads
+    (`EdgeStore` reads while it writes): the shard is swapped for a reopened one only while no
+    call runs (`Layout.segment_points`)."""
 
-    def __init__(self, shard: qe.EdgeShard, layout: Layout) -> None:
-        self.shard = shard
+    def __init__(self, shard: qe.EdgeShard, layout: Layout, path: Path, dim: int) -> None:
+        self._shard = shard
         self.layout = layout
+        self._path = path
+        self._dim = dim
+        self._calls = 0  # running calls on the shard
+        self._idle = threading.Condition()
+        self._unindexed = _unindexed_points(shard) if layout.segment_points else 0
+        self.reopens = 0  # times the shard was closed and loaded again
 
     @classmethod
     def open(cls, path: Path, dim: int, layout: Layout = IN_MEMORY) -> ShardOps:
-        return cls(_open_shard(path, dim, layout), layout)
+        return cls(_open_shard(path, dim, layout), layout, path, dim)
+
+    @property
+    def shard(self) -> qe.EdgeShard:
+        """The open shard (for tests and benchmarks that look inside)."""
+        return self._shard
+
+    @contextmanager
+    def _using(self) -> Iterator[qe.EdgeShard]:
+        with self._idle:
+            self._calls += 1
+        try:
+            yield self._shard
+        finally:
+            with self._idle:
+                self._calls -= 1
+                self._idle.notify_all()
+
+    def _reopen(self) -> None:
+        """Close the shard and load it again, once no call is running: the only way Qdrant Edge
+        (0.9.0) gives back the memory an optimization used (RSS kept growing by the size of
+        every segment built until the shard was closed)."""
+        with self._idle:
+            self._idle.wait_for(lambda: self._calls == 0)
+            self._shard.close()
+            self._shard = qe.EdgeShard.load(str(self._path), self.layout.config(self._dim))
+            self.reopens += 1
+        release_free_memory()
 
     def upsert(self, points: Sequence[schema.PreparedPoint]) -> None:
-        self.shard.update(qe.UpdateOperation.upsert_points([_to_point(p) for p in points]))
+        with self._using() as shard:
+            shard.update(qe.UpdateOperation.upsert_points([_to_point(p) for p in points]))
+        bound = self.layout.segment_points
+        if bound is not None:
+            self._unindexed += len(points)
+            if self._unindexed >= bound:
+                self._index()
 
     def delete(self, plan: schema.FilterPlan) -> None:
         condition = edge_condition(plan) or qe.Filter()
-        self.shard.update(qe.UpdateOperation.delete_points_by_filter(condition))
+        with self._using() as shard:
+            shard.update(qe.UpdateOperation.delete_points_by_filter(condition))
 
     def set_extra(self, plan: schema.FilterPlan, payload: dict[str, Any]) -> None:
         condition = edge_condition(plan) or qe.Filter()
-        self.shard.update(qe.UpdateOperation.set_payload_by_filter(condition, payload))
+        with self._using() as shard:
+            shard.update(qe.UpdateOperation.set_payload_by_filter(condition, payload))
 
     def search_dense(
         self,
@@ -278,7 +355,8 @@ class ShardOps:
             with_payload=True,
             with_vector=False,
         )
-        return _rows(self.shard.query(request))
+        with self._using() as shard:
+            return _rows(shard.query(request))
 
     def search_sparse(
         self, indices: list[int], values: list[float], plan: schema.FilterPlan, limit: int
@@ -290,7 +368,54 @@ class ShardOps:
             with_payload=True,
             with_vector=False,
         )
-        return _rows(self.shard.query(request))
+        with self._using() as shard:
+            return _rows(shard.query(request))
+
+    def search_dense_and_sparse(
+        self,
+        dense: list[float],
+        indices: list[int],
+        values: list[float],
+        plan: schema.FilterPlan,
+        dense_limit: int,
+        sparse_limit: int,
+    ) -> tuple[list[Row], list[Row]]:
+        """Both searches for point ids, then one read of the points they found: a point in
+        both is read once, and its payload is one object in both lists."""
+        condition = edge_condition(plan)
+        requests = [
+            qe.QueryRequest(
+                limit=dense_limit,
+                query=qe.Query.Nearest(dense, using=schema.DENSE),
+                filter=condition,
+                params=self.layout.search_params(exact=False, hnsw_ef=None),
+                with_payload=False,
+                with_vector=False,
+            )
+        ]
+        if indices:
+            sparse = qe.SparseVector(indices, values)
+            requests.append(
+                qe.QueryRequest(
+                    limit=sparse_limit,
+                    query=qe.Query.Nearest(sparse, using=schema.SPARSE),
+                    filter=condition,
+                    with_payload=False,
+                    with_vector=False,
+                )
+            )
+        with self._using() as shard:
+            # Two queries: one `query_batch` of both cost ~0.5 ms more (200k chunks). Every
+            # read of a point's `id` builds a `uuid.UUID`: each is read once.
+            found = [_scores(shard.query(request)) for request in requests]
+            ids: list[qe.PointId] = list(dict.fromkeys(pid for points in found for pid in points))
+            records = shard.retrieve(ids, with_payload=True, with_vector=False) if ids else []
+        payloads = {str(r.id): r.payload or {} for r in records}
+        ranked = [
+            [(pid, score, payloads[pid]) for pid, score in points.items() if pid in payloads]
+            for points in found
+        ]
+        return ranked[0], ranked[1] if indices else []
 
     def search_hybrid(
         self,
@@ -330,7 +455,8 @@ class ShardOps:
             with_payload=True,
             with_vector=False,
         )
-        return _rows(self.shard.query(request))
+        with self._using() as shard:
+            return _rows(shard.query(request))
 
     def scroll(
         self,
@@ -347,17 +473,42 @@ class ShardOps:
             with_payload=True if fields is None else list(fields),
             with_vector=False,
         )
-        records, next_offset = self.shard.scroll(request)
+        with self._using() as shard:
+            records, next_offset = shard.scroll(request)
         return [(str(r.id), 0.0, r.payload or {}) for r in records], next_offset
 
+    def retrieve(self, ids: Sequence[str]) -> list[Row]:
+        """The points with these (canonical) ids that exist, whole, in the order asked."""
+        wanted: list[qe.PointId] = list(ids)
+        with self._using() as shard:
+            records = shard.retrieve(wanted, with_payload=True, with_vector=False) if ids else []
+        by_id = {str(r.id): r.payload or {} for r in records}
+        return [(pid, 0.0, by_id[pid]) for pid in ids if pid in by_id]
+
     def count(self, plan: schema.FilterPlan) -> int:
-        return int(self.shard.count(qe.CountRequest(exact=True, filter=edge_condition(plan))))
+        request = qe.CountRequest(exact=True, filter=edge_condition(plan))
+        with self._using() as shard:
+            return int(shard.count(request))
 
     def optimize(self) -> bool:
-        return bool(self.shard.optimize())
+        """Index what was written (and merge segments); True when anything changed."""
+        with self._using() as shard:
+            changed = bool(shard.optimize())
+        self._unindexed = 0
+        if changed:
+            self._reopen()
+        return changed
+
+    def _index(self) -> None:
+        """A full segment's worth written: index it, then reopen, whatever Qdrant did."""
+        if not self.optimize():
+            self._reopen()
 
     def flush(self) -> None:
-        self.shard.flush()
+        with self._using() as shard:
+            shard.flush()
 
     def close(self) -> None:
-        self.shard.close()
+        with self._idle:
+            self._idle.wait_for(lambda: self._calls == 0)
+            self._shard.close()

@@ -7,6 +7,7 @@ location ":memory:" runs qdrant-client's in-process imitation (brute force; test
 
 from __future__ import annotations
 
+import asyncio
 import warnings
 from collections.abc import Awaitable, Sequence
 from typing import Any, TypeVar
@@ -272,6 +273,25 @@ class ServerStore:
             )
         )
         return _scored(response.points)
+
+    async def optimize(self) -> bool:
+        self._check_open()
+        return False  # a Qdrant server runs its optimizers by itself
+
+    async def search_dense_and_sparse(
+        self,
+        dense: Sequence[float],
+        sparse: SparseVector,
+        *,
+        flt: Filter | None = None,
+        dense_limit: int = 10,
+        sparse_limit: int = 10,
+    ) -> tuple[list[ScoredChunk], list[ScoredChunk]]:
+        found = await asyncio.gather(
+            self.search_dense(dense, flt=flt, limit=dense_limit),
+            self.search_sparse(sparse, flt=flt, limit=sparse_limit),
+        )
+        return found[0], found[1]
 
     async def scroll(
         self, flt: Filter | None = None, *, limit: int = 1000, fields: Sequence[str] | None = None

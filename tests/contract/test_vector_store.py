@@ -237,6 +237,40 @@ async def test_sparse_search_scores_like_bm25_with_idf(store: Any) -> None:
     assert await store.search_sparse(SparseVector((99,), (1.0,)), limit=5) == []
 
 
+@pytest.mark.parametrize("name", ["none", "equals", "combined", "ids_and_fields", "nothing"])
+async def test_dense_and_sparse_at_once_are_the_two_searches(store: Any, name: str) -> None:
+    data = corpus()
+    await store.upsert(data)
+    flt = FILTERS.get(name)
+    query, terms = angle_vec(0.35), SparseVector((1, 12, 14), (1.0, 2.0, 0.5))
+    dense, sparse = await store.search_dense_and_sparse(
+        query, terms, flt=flt, dense_limit=5, sparse_limit=4
+    )
+
+    def ranked(hits: list[Any]) -> list[tuple[str, float, Chunk]]:
+        return [(h.chunk.id, round(h.score, 4), h.chunk) for h in hits]
+
+    assert ranked(dense) == ranked(await store.search_dense(query, flt=flt, limit=5))
+    assert ranked(sparse) == ranked(await store.search_sparse(terms, flt=flt, limit=4))
+    assert {h.chunk.id for h in dense} <= expected_ids(data, flt)
+    # no keyword terms: the dense ranking alone
+    dense_only, none = await store.search_dense_and_sparse(
+        query, SparseVector((), ()), flt=flt, dense_limit=3
+    )
+    assert ranked(dense_only) == ranked(dense[:3]) and none == []
+
+
+async def test_dense_and_sparse_at_once_rejects_bad_input(store: Any) -> None:
+    with pytest.raises(ValueError):
+        await store.search_dense_and_sparse([1.0], SparseVector((1,), (1.0,)))
+    with pytest.raises(ValueError):
+        await store.search_dense_and_sparse(
+            angle_vec(0.1), SparseVector((1,), (1.0,)), dense_limit=0
+        )
+    with pytest.raises(ValueError):
+        await store.search_dense_and_sparse(angle_vec(0.1), SparseVector((1, 2), (1.0,)))
+
+
 @pytest.mark.parametrize("name", list(FILTERS))
 async def test_every_filter_form(store: Any, name: str) -> None:
     items = corpus()
@@ -528,3 +562,66 @@ async def test_edge_layout_moves_payload_indexes_and_keeps_the_namespace_one_in_
         assert await s.count() == len(corpus())
     finally:
         await s.close()
+
+
+async def test_edge_bounded_segments_index_as_they_fill_and_reads_go_on(tmp_path: Path) -> None:
+    """`Layout.segment_points`: every `segment_points` points written are indexed (optimize)
+    and the shard is reopened, which is what gives the build's memory back, while reads from
+    other threads keep answering; nothing is lost. (How many segments Qdrant keeps shows only
+    at scale: bench/bench_million.py.)"""
+    import dataclasses
+
+    layout = dataclasses.replace(ON_DISK, segment_points=40)
+    s = await EdgeStore.open(tmp_path / "q", DIM, layout)
+    stop = asyncio.Event()
+
+    async def read_meanwhile() -> int:
+        reads = 0
+        while not stop.is_set():
+            await s.search_dense(angle_vec(0.0), limit=3)
+            reads += 1
+            await asyncio.sleep(0)
+        return reads
+
+    reader = asyncio.create_task(read_meanwhile())
+    items = [item(chunk(n), theta=0.01 * n) for n in range(130)]
+    try:
+        for start in range(0, len(items), 10):
+            await s.upsert(items[start : start + 10])
+        stop.set()
+        assert await reader > 0
+        assert s.ops.reopens == 3  # after every 40 points
+        assert await s.count() == len(items)
+        nearest = await s.search_dense(angle_vec(0.0), limit=2)
+        assert [h.chunk.id for h in nearest] == [uid(0), uid(1)]
+    finally:
+        stop.set()
+        await s.close()
+    s = await EdgeStore.open(tmp_path / "q", DIM, layout)
+    try:
+        assert {c.id for c in await s.scroll(limit=200)} == {i.chunk.id for i in items}
+    finally:
+        await s.close()
+
+
+async def test_optimize_keeps_every_point_searchable(store: Any) -> None:
+    data = corpus()
+    await store.upsert(data)
+    assert isinstance(await store.optimize(), bool)
+    assert await store.count() == len(data)
+    flt = FILTERS["combined"]
+    assert {c.id for c in await store.scroll(flt)} == expected_ids(data, flt)
+    nearest = await store.search_dense(angle_vec(0.0), limit=1)
+    assert nearest[0].chunk.id == uid(0)
+
+
+async def test_scroll_by_id_keeps_id_order_and_the_limit(store: Any) -> None:
+    data = corpus()
+    await store.upsert(data)
+    wanted = frozenset(uid(n) for n in (8, 1, 5, 3, 10, 99))
+    flt = Filter(equals={"namespace": "corpus"}, not_equals={"era": "lee"}, ids=wanted)
+    everything = await store.scroll(flt)
+    assert [c.id for c in everything] == sorted(expected_ids(data, flt))
+    assert [c.id for c in await store.scroll(flt, limit=2)] == sorted(expected_ids(data, flt))[:2]
+    assert [c.id for c in await store.scroll(Filter(ids=frozenset({uid(4).upper()})))] == [uid(4)]
+    assert all(c == i.chunk for c in everything for i in data if i.chunk.id == c.id)

@@ -131,14 +131,14 @@ async def test_an_english_answers_graph_path_is_english_grown_concepts_too(data_
     question = "Who are the saints in Christ?"
     async with App(_settings(data_dir), embedder=HashEmbedder(DIM), llm=None) as app:
         paths = (await app.search.search(question)).graph_paths[:2]
-        nodes = {n: app.graph.graph.nodes[n] for p in paths for n in p.nodes}
+        nodes = {n: node for p in paths for n in p.nodes if (node := app.graph.node(n))}
         grown = [
             n
             for n, d in nodes.items()
-            if d["kind"] == "concept" and not any(str(a).isascii() for a in d["aliases"])
+            if d.kind == "concept" and not any(a.isascii() for a in d.aliases)
         ]
         assert grown  # a concept grown from the corpus, with no English alias, on the path
-        assert all(english_label(nodes[n]["label"]) for n in grown)  # … but a dictionary name
+        assert all(english_label(nodes[n].label) for n in grown)  # … but a dictionary name
         en = await _console(app, f"/ask {question}")
     [line] = [ln for ln in en.splitlines() if "Knowledge-graph path" in ln]
     assert "honor" in line  # 荣耀, grown from the sample corpus: CC-CEDICT /honor/glory/

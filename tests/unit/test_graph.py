@@ -44,14 +44,13 @@ async def test_seed_is_loaded(kg: KnowledgeGraph) -> None:
     assert stats["nodes_concept"] >= 40
     assert stats["edges"] >= 100
     assert stats["documents"] == 0
-    g = kg.graph
-    assert g.has_edge(DISPENSING, ORGANIC, key="发展")
-    assert g.has_edge(DISPENSING, "scripture:Eph.1.10", key="根基于")
-    assert g.has_edge("book:神的经纶", DISPENSING, key="阐明")
-    assert g.has_edge("person:李常受", ORGANIC, key="阐明")
-    assert g.has_edge("concept:灵", "concept:生命", key="对应")
+    assert kg.has_edge(DISPENSING, ORGANIC, "发展")
+    assert kg.has_edge(DISPENSING, "scripture:Eph.1.10", "根基于")
+    assert kg.has_edge("book:神的经纶", DISPENSING, "阐明")
+    assert kg.has_edge("person:李常受", ORGANIC, "阐明")
+    assert kg.has_edge("concept:灵", "concept:生命", "对应")
     for member in ("父", "子", "灵"):
-        assert g.has_edge("concept:三一神", f"concept:{member}", key="包含")
+        assert kg.has_edge("concept:三一神", f"concept:{member}", "包含")
     assert kg.node_label("scripture:Eph.1.10") == "弗1:10"
     assert kg.node_label(DISPENSING) == "神圣分赐"
     assert kg.node_label("concept:没有") == "没有"
@@ -123,27 +122,27 @@ async def test_no_seed_is_an_empty_graph() -> None:
 
 async def test_provenance_shared_node_and_seed(tmp_path: Path) -> None:
     kg = await KnowledgeGraph.open(tmp_path / "g.sqlite3")
-    seed_picture = kg.snapshot()
+    seed_picture = await kg.snapshot()
     await kg.add("docA", *book_contribution("docA", "a1"))
     await kg.add("docB", *book_contribution("docB", "b1"))
     # docB also mentions a seed node and re-adds one seed node under its own name
     await kg.add(
         "docB", [Node(DISPENSING, "concept", "神圣分赐", ("dispensing",))], [], [("b1", DISPENSING)]
     )
-    assert "concept:试验概念" in kg.graph
+    assert kg.node("concept:试验概念") is not None
     assert kg.stats()["documents"] == 2
     assert kg.chunks_for("concept:试验概念") == {"a1", "b1"}
 
     await kg.delete_document("docA")
-    assert "concept:试验概念" in kg.graph  # docB still has it
-    assert "book:docA" not in kg.graph
+    assert kg.node("concept:试验概念") is not None  # docB still has it
+    assert kg.node("book:docA") is None
     assert kg.chunks_for("concept:试验概念") == {"b1"}
-    assert kg.graph.has_edge("concept:试验概念", DISPENSING, key="发展自")  # docB's edge
+    assert kg.has_edge("concept:试验概念", DISPENSING, "发展自")  # docB's edge
 
     await kg.delete_document("docB")
-    assert "concept:试验概念" not in kg.graph
-    assert DISPENSING in kg.graph  # seed nodes never go
-    assert kg.snapshot() == seed_picture
+    assert kg.node("concept:试验概念") is None
+    assert kg.node(DISPENSING) is not None  # seed nodes never go
+    assert await kg.snapshot() == seed_picture
     with pytest.raises(ValueError, match="seed"):
         await kg.delete_document("seed")
     await kg.close()
@@ -162,16 +161,16 @@ async def test_reopen_from_sqlite_equals_before(tmp_path: Path) -> None:
     await kg.add("docB", *book_contribution("docB", "b1"))
     await kg.add("docB", [], [Edge("person:李常受", "book:docB", "著作")], [("b2", ORGANIC)])
     await kg.delete_chunks(["a1"])
-    before = kg.snapshot()
+    before = await kg.snapshot()
     stats = kg.stats()
     await kg.close()
 
     again = await KnowledgeGraph.open(db)
-    assert again.snapshot() == before
+    assert await again.snapshot() == before
     assert again.stats() == stats
     await again.close()
     async with await KnowledgeGraph.open(db, seed=None) as stored_seed:
-        assert stored_seed.snapshot() == before  # seed rows come from SQLite too
+        assert await stored_seed.snapshot() == before  # seed rows come from SQLite too
 
 
 async def test_a_changed_seed_replaces_the_stored_seed(tmp_path: Path) -> None:
@@ -194,17 +193,17 @@ async def test_a_changed_seed_replaces_the_stored_seed(tmp_path: Path) -> None:
         encoding="utf-8",
     )
     kg = await KnowledgeGraph.open(db, seed)
-    assert "concept:新概念" in kg.graph
-    assert ORGANIC not in kg.graph
+    assert kg.node("concept:新概念") is not None
+    assert kg.node(ORGANIC) is None
     assert kg.concepts_for_scripture("Eph.1.4") == ["新概念"]
-    assert "concept:试验概念" in kg.graph  # documents untouched
-    assert kg.graph.has_edge("concept:试验概念", DISPENSING, key="发展自")
+    assert kg.node("concept:试验概念") is not None  # documents untouched
+    assert kg.has_edge("concept:试验概念", DISPENSING, "发展自")
     await kg.close()
 
 
 async def test_add_validates_and_writes_nothing_on_error(tmp_path: Path) -> None:
     kg = await KnowledgeGraph.open(tmp_path / "g.sqlite3")
-    before = kg.snapshot()
+    before = await kg.snapshot()
     with pytest.raises(ValueError, match="unknown relation"):
         await kg.add(
             "d", [Node("concept:x", "concept", "x")], [Edge("concept:x", DISPENSING, "爱")], []
@@ -215,10 +214,10 @@ async def test_add_validates_and_writes_nothing_on_error(tmp_path: Path) -> None
         await kg.add("d", [Node("idea:x", "idea", "x")], [], [])
     with pytest.raises(ValueError):
         await kg.add("seed", [], [], [])
-    assert kg.snapshot() == before
+    assert await kg.snapshot() == before
     await kg.close()
     again = await KnowledgeGraph.open(tmp_path / "g.sqlite3")
-    assert again.snapshot() == before
+    assert await again.snapshot() == before
     await again.close()
 
 
@@ -231,10 +230,10 @@ async def test_edge_to_a_node_that_goes_away_is_hidden_until_it_returns(kg: Know
         [],
     )
     await kg.delete_document("docA")
-    assert "concept:甲" not in kg.graph
-    assert not kg.graph.has_node("concept:甲")
+    assert kg.node("concept:甲") is None
+    assert kg.node("concept:甲") is None
     await kg.add("docA", [Node("concept:甲", "concept", "甲")], [], [])
-    assert kg.graph.has_edge("concept:乙", "concept:甲", key="对应")
+    assert kg.has_edge("concept:乙", "concept:甲", "对应")
 
 
 @dataclass(frozen=True, slots=True)
@@ -261,7 +260,7 @@ async def test_delete_chunks(tmp_path: Path) -> None:
     assert kg.chunks_for(DISPENSING) == set()
     assert kg.chunks_for("book:docA") == {"a1"}
     assert kg.stats()["chunks"] == 1
-    assert "book:docA" in kg.graph  # nodes belong to documents, not chunks
+    assert kg.node("book:docA") is not None  # nodes belong to documents, not chunks
     await kg.close()
     again = await KnowledgeGraph.open(tmp_path / "g.sqlite3")
     assert again.chunks_for(ORGANIC) == set()

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from retrieval.graph.mentions import Mentions
+from retrieval.graph.storage import Mentions
 
 ROWS = [
     ("docA", "a1", "concept:x"),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 
@@ -13,7 +14,14 @@ from retrieval.index import DocumentRecord, Indexer, VerseRow
 from retrieval.keyword import Bm25Encoder
 from retrieval.store.edge import EdgeStore
 from retrieval.text import search_form
-from retrieval.types import Chunk, Filter, chunk_id, content_hash
+from retrieval.types import (
+    Chunk,
+    Filter,
+    IndexedChunk,
+    SparseVector,
+    chunk_id,
+    content_hash,
+)
 
 DIM = 32
 
@@ -281,3 +289,33 @@ async def test_embed_false_and_verses(
     assert await ix.delete_document("bible-ps") is not None
     assert not await ix.has_bible()
     assert (await ix.reconcile()).points_deleted == 0
+
+
+async def test_source_names_are_the_documents_titles_and_eras(
+    env: tuple[Indexer, EdgeStore, CountingEmbedder, FlakyGraph],
+) -> None:
+    ix, _, _, _ = env
+    await ix.replace_document(*make_doc("d1", OLD, source="乙书", era="lee"))
+    await ix.replace_document(*make_doc("d2", NEW, source="甲书", era="nee"))
+    await ix.replace_document(*make_doc("d3", NEW[:1], source="甲书"))
+    bible = DocumentRecord("cuv:Eph", "以弗所书", "h", type="bible")
+    await ix.replace_document(bible, [], embed=False)
+    records = await ix.documents()
+    names = await ix.source_names()
+    assert names.titles == tuple(sorted({r.source for r in records if r.type != "bible"}))
+    assert names.eras == tuple(sorted({r.era for r in records if r.era})) == ("lee", "nee")
+    assert names.titles == ("乙书", "甲书")
+
+
+async def test_reconcile_counts_before_it_filters(
+    env: tuple[Indexer, EdgeStore, CountingEmbedder, FlakyGraph],
+) -> None:
+    """A consistent store is left alone; an orphan point is still found and deleted."""
+    ix, store, _, _ = env
+    await ix.replace_document(*make_doc("d1", OLD))
+    assert (await ix.reconcile()).points_deleted == 0
+    _, chunks = make_doc("ghost", NEW)
+    orphan = dataclasses.replace(chunks[0], namespace="corpus", extra={"gen": 1})
+    await store.upsert([IndexedChunk(orphan, [0.1] * DIM, SparseVector((1,), (1.0,)))])
+    assert (await ix.reconcile()).points_deleted == 1
+    assert await store.count(Filter(equals={"doc_id": "ghost"})) == 0

@@ -184,6 +184,22 @@ class FailingStore:
     ) -> list[ScoredChunk]:
         return await self.inner.search_sparse(query, flt=flt, limit=limit)
 
+    async def optimize(self) -> bool:
+        return await self.inner.optimize()
+
+    async def search_dense_and_sparse(
+        self,
+        dense: Sequence[float],
+        sparse: SparseVector,
+        *,
+        flt: Filter | None = None,
+        dense_limit: int = 10,
+        sparse_limit: int = 10,
+    ) -> tuple[list[ScoredChunk], list[ScoredChunk]]:
+        return await self.inner.search_dense_and_sparse(
+            dense, sparse, flt=flt, dense_limit=dense_limit, sparse_limit=sparse_limit
+        )
+
     async def scroll(
         self, flt: Filter | None = None, *, limit: int = 1000, fields: Sequence[str] | None = None
     ) -> list[Chunk]:

@@ -12,6 +12,9 @@ and 3.5 minutes to load (bench/results/million.md); here they are numpy arrays:
 
 Writes are buffered and merged into the arrays on the next read: one merge per document write,
 not one array copy per mention.
+
+`export` / `restore` carry the read side (what the walk needs) to and from a snapshot; a
+restored index answers every read but takes no writes (it has no per-document shares).
 """
 
 from __future__ import annotations
@@ -58,6 +61,54 @@ class Mentions:
         self._pending: dict[str, list[int]] = {}  # document → pairs not merged yet
         self._degree: Ints = np.zeros(1024, dtype=np.int32)  # chunk → nodes it mentions
         self._chunks_live = 0
+        self._read_only = False
+
+    # ---- snapshots --------------------------------------------------------------------------
+
+    def export(self) -> dict[str, npt.NDArray[np.generic]]:
+        """The read side as arrays: chunk names, each node's sorted chunks (node numbers,
+        offsets, chunk numbers), the chunks' degrees and the node names."""
+        self._settle()
+        nodes = sorted(self._node_chunks)
+        lengths = [len(self._node_chunks[n]) for n in nodes]
+        later = np.array(self._later_names, dtype=np.str_)
+        return {
+            "chunk_base": self._base,
+            "chunk_later": later if len(later) else np.zeros(0, dtype="U1"),
+            "node_names": np.array(self._node_names or [""], dtype=np.str_)[
+                : len(self._node_names)
+            ],
+            "mention_nodes": np.array(nodes, dtype=np.int32),
+            "mention_offsets": np.concatenate(([0], np.cumsum(lengths, dtype=np.int64))),
+            "mention_chunks": (
+                np.concatenate([self._node_chunks[n] for n in nodes]) if nodes else _EMPTY_CHUNKS
+            ),
+            "degree": self._degree[: self._chunk_count],
+            "chunks_live": np.array([self._chunks_live], dtype=np.int64),
+        }
+
+    @classmethod
+    def restore(cls, arrays: dict[str, npt.NDArray[np.generic]]) -> Mentions:
+        """A read-only index from `export`'s arrays."""
+        m = cls()
+        m._base = np.asarray(arrays["chunk_base"], dtype=np.bytes_)
+        m._later_names = [str(n) for n in arrays["chunk_later"].tolist()]
+        m._later_ix = {n: len(m._base) + i for i, n in enumerate(m._later_names)}
+        m._node_names = [str(n) for n in arrays["node_names"].tolist()]
+        m._node_ix = {n: i for i, n in enumerate(m._node_names)}
+        offsets = arrays["mention_offsets"].tolist()
+        chunks = np.asarray(arrays["mention_chunks"], dtype=np.int32)
+        for k, node in enumerate(arrays["mention_nodes"].tolist()):
+            m._node_chunks[node] = chunks[offsets[k] : offsets[k + 1]]
+        degree = np.asarray(arrays["degree"], dtype=np.int32)
+        m._degree = np.concatenate((degree, np.zeros(1024, dtype=np.int32)))
+        m._chunks_live = int(arrays["chunks_live"][0])
+        m._read_only = True
+        return m
+
+    def _writable(self) -> None:
+        if self._read_only:
+            raise RuntimeError("a restored mention index is read-only")
 
     # ---- interning ------------------------------------------------------------------------
 
@@ -100,6 +151,7 @@ class Mentions:
 
     def add(self, doc: str, pairs: Iterable[tuple[str, str]]) -> None:
         """`doc` says these (chunk, node) pairs are mentions (adding one again changes nothing)."""
+        self._writable()
         buffer = self._pending.setdefault(doc, [])
         for chunk, node in pairs:
             buffer.append(self._node(node) << 32 | self._chunk(chunk))
@@ -127,6 +179,7 @@ class Mentions:
 
     def load(self, batches: Sequence[Packed]) -> None:
         """Start-up: every stored row (`pack`ed), into an empty index."""
+        self._writable()
         if self._chunk_count or self._node_chunks or self._pending:
             raise RuntimeError("Mentions.load fills an empty index")
         if not batches:
@@ -157,6 +210,7 @@ class Mentions:
 
     def drop_doc(self, doc: str) -> None:
         """Remove `doc`'s share: mentions no other document contributes go."""
+        self._writable()
         self._pending.pop(doc, None)
         pairs = self._doc_pairs.pop(doc, None)
         if pairs is not None and len(pairs):
@@ -164,6 +218,7 @@ class Mentions:
 
     def drop_chunks(self, chunks: Iterable[str]) -> None:
         """Forget which nodes these chunks mention, whatever document added the mention."""
+        self._writable()
         self._settle()
         wanted = [i for i in map(self._find, chunks) if i is not None]
         if not wanted:

@@ -8,43 +8,56 @@ the same two are hidden (kept in the rows, shown again if the seed stops relatin
 edge whose endpoint disappeared is hidden until the node returns. An edge's weight is the
 largest any contributor gives it.
 
-`graph` is a networkx `MultiDiGraph` (edge key = relation, attributes relation and weight)
-that always matches the rows; `version` changes whenever a node appears, changes or goes (the
-linker's cache key). Also kept per document: its title (`sources`) and its candidate terms
-(`term_frequency`, the statistics growing uses across documents).
+`reads` (`GraphReads`) is what queries see, always matching the rows: the merged graph
+(`adjacency`), the mentions, the documents behind each edge and the documents' titles. Also
+kept per document: its candidate terms (`term_frequency`, the statistics growing uses across
+documents).
 """
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 
-import networkx as nx
-
-from retrieval.graph.mentions import Mentions
 from retrieval.graph.model import KINDS, SEED_DOC
+from retrieval.graph.storage.adjacency import Adjacency, GraphNode
+from retrieval.graph.storage.mentions import Mentions
 
 EdgeKey = tuple[str, str, str]  # (src, dst, relation)
 NodeRow = tuple[str, str, tuple[str, ...]]  # (kind, label, aliases)
 
 
+@dataclass(frozen=True, slots=True)
+class GraphReads:
+    """What a query reads, whoever keeps it current (`Contributions`, or a snapshot loaded
+    read-only, `storage.snapshot`)."""
+
+    adjacency: Adjacency
+    mentions: Mentions
+    edge_docs: Mapping[EdgeKey, Mapping[str, float]]  # edge → its documents, in order added
+    titles: Mapping[str, str]  # document → what to call it
+
+    def edge_sources(self, key: EdgeKey) -> list[str]:
+        """The documents that contribute an edge, in the order they added it."""
+        return list(self.edge_docs.get(key, ()))
+
+
 class Contributions:
     def __init__(self) -> None:
-        self.graph: nx.MultiDiGraph = nx.MultiDiGraph()
-        # A live undirected view (it follows every change): building one per walk cost ~5 ms
-        # on a 100k-chunk graph.
-        self.undirected: nx.MultiGraph = self.graph.to_undirected(as_view=True)
-        self.version = 0
+        self.adjacency = Adjacency()
         self._node_rows: dict[str, dict[str, NodeRow]] = {}  # node → doc → row
         self._shared_rows: dict[NodeRow, NodeRow] = {}  # one tuple for equal rows (loading)
         self._staged: dict[str, None] = {}  # nodes loaded but not synced yet
         self._edge_docs: dict[EdgeKey, dict[str, float]] = {}  # edge → doc → weight
-        self._edges_at: dict[str, set[EdgeKey]] = {}  # node → edges touching it
+        # node → edges touching it (ordered: resyncing them adds edges in a fixed order)
+        self._edges_at: dict[str, dict[EdgeKey, None]] = {}
         self._seed_pairs: dict[frozenset[str], int] = {}  # node pairs the seed relates
         self.titles: dict[str, str] = {}  # doc → title
         self._doc_terms: dict[str, dict[str, int]] = {}  # doc → candidate term → frequency
         self._term_docs: dict[str, int] = {}  # candidate term → documents using it
         self.mentions = Mentions()  # chunk → node, per document (compact: numpy arrays)
+        self.reads = GraphReads(self.adjacency, self.mentions, self._edge_docs, self.titles)
 
     # ---- writes -----------------------------------------------------------------------------
 
@@ -77,8 +90,8 @@ class Contributions:
         docs = self._edge_docs.setdefault(key, {})
         new_seed_pair = doc == SEED_DOC and SEED_DOC not in docs
         docs[doc] = weight
-        self._edges_at.setdefault(key[0], set()).add(key)
-        self._edges_at.setdefault(key[1], set()).add(key)
+        self._edges_at.setdefault(key[0], {})[key] = None
+        self._edges_at.setdefault(key[1], {})[key] = None
         if new_seed_pair:
             self._count_seed_pair(key, +1)
         else:
@@ -136,42 +149,45 @@ class Contributions:
         """Forget which nodes these chunks mention (whatever document added the mention)."""
         self.mentions.drop_chunks(chunk_ids)
 
+    @property
+    def version(self) -> int:
+        """Changes whenever a node appears, changes or goes (the linker's cache key)."""
+        return self.adjacency.version
+
     def _sync_node(self, node_id: str) -> None:
-        """Make the networkx node match its rows: seed row first, else the earliest document;
+        """Make the graph's node match its rows: seed row first, else the earliest document;
         aliases are the union of all rows."""
-        self.version += 1
+        g = self.adjacency
         rows = self._node_rows.get(node_id)
         if not rows:
             self._node_rows.pop(node_id, None)
-            if node_id in self.graph:
-                self.graph.remove_node(node_id)
+            g.remove_node(node_id)
             return
         first = rows.get(SEED_DOC) or next(iter(rows.values()))
         aliases = tuple(dict.fromkeys(a for r in rows.values() for a in r[2]))
-        was_there = node_id in self.graph
-        self.graph.add_node(node_id, kind=first[0], label=first[1], aliases=aliases)
+        was_there = node_id in g
+        g.put_node(node_id, GraphNode(first[0], first[1], aliases))
         if not was_there:
-            for key in self._edges_at.get(node_id, ()):
+            for key in list(self._edges_at.get(node_id, ())):
                 self._sync_edge(key)
 
     def _sync_edge(self, key: EdgeKey) -> None:
         src, dst, relation = key
-        g = self.graph
+        g = self.adjacency
         docs = self._edge_docs.get(key)
         outranked = (
             docs is not None and SEED_DOC not in docs and frozenset((src, dst)) in self._seed_pairs
         )
         if docs and not outranked and src in g and dst in g:
-            g.add_edge(src, dst, key=relation, relation=relation, weight=max(docs.values()))
+            g.put_edge(src, dst, relation, max(docs.values()))
             return
-        if g.has_edge(src, dst, key=relation):
-            g.remove_edge(src, dst, key=relation)
+        g.remove_edge(src, dst, relation)
         if not self._edge_docs.get(key):
             self._edge_docs.pop(key, None)
             for end in (src, dst):
                 at = self._edges_at.get(end)
                 if at is not None:
-                    at.discard(key)
+                    at.pop(key, None)
                     if not at:
                         del self._edges_at[end]
 
@@ -184,10 +200,6 @@ class Contributions:
 
     def contributes(self, doc: str, node_id: str) -> bool:
         return doc in self._node_rows.get(node_id, {})
-
-    def edge_docs(self, key: EdgeKey) -> list[str]:
-        """The documents that contribute an edge, in the order they added it."""
-        return list(self._edge_docs.get(key, ()))
 
     @property
     def term_documents(self) -> int:
@@ -204,31 +216,30 @@ class Contributions:
         docs |= self.mentions.documents()
         return docs - {SEED_DOC}
 
-    def stats(self) -> dict[str, int]:
-        kinds: dict[str, int] = dict.fromkeys(sorted(KINDS), 0)
-        for _, kind in self.graph.nodes(data="kind"):
-            kinds[kind] = kinds.get(kind, 0) + 1
-        return {
-            "nodes": self.graph.number_of_nodes(),
-            "edges": self.graph.number_of_edges(),
-            "mentions": self.mentions.total,
-            "chunks": self.mentions.chunk_total,
-            "documents": len(self.documents()),
-            **{f"nodes_{k}": v for k, v in kinds.items()},
-        }
-
     def snapshot(self) -> tuple[object, ...]:
         """A comparable picture of the whole graph (for tests and consistency checks)."""
-        g = self.graph
+        g = self.adjacency
         return (
-            sorted(
-                (n, d["kind"], d["label"], tuple(sorted(d["aliases"])))
-                for n, d in g.nodes(data=True)
-            ),
-            sorted(g.edges(keys=True)),
+            sorted((n, d.kind, d.label, tuple(sorted(d.aliases))) for n, d in g.nodes()),
+            sorted((e.src, e.dst, e.relation) for e in g.edges()),
             self.mentions.rows(),
             sorted((n, d, r) for n, rows in self._node_rows.items() for d, r in rows.items()),
             sorted((k, tuple(sorted(ds.items()))) for k, ds in self._edge_docs.items()),
             sorted(self.titles.items()),
             sorted((d, tuple(sorted(ts.items()))) for d, ts in self._doc_terms.items()),
         )
+
+
+def graph_stats(reads: GraphReads, documents: int) -> dict[str, int]:
+    """Counts of nodes (by kind), edges, mentions, chunks and contributing `documents`."""
+    kinds: dict[str, int] = dict.fromkeys(sorted(KINDS), 0)
+    for _, node in reads.adjacency.nodes():
+        kinds[node.kind] = kinds.get(node.kind, 0) + 1
+    return {
+        "nodes": reads.adjacency.node_count,
+        "edges": reads.adjacency.edge_count,
+        "mentions": reads.mentions.total,
+        "chunks": reads.mentions.chunk_total,
+        "documents": documents,
+        **{f"nodes_{k}": v for k, v in kinds.items()},
+    }

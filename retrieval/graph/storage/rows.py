@@ -5,9 +5,11 @@
     graph_mentions (doc_id, chunk_id, node_id)           a chunk mentions a node
     graph_sources  (doc_id, title)                       what to call the document
     graph_terms    (doc_id, term, freq)                  its candidate terms (statistics)
+    graph_meta     (key, value)                          'generation': bumped by every write
 
 Every write is one transaction (BEGIN IMMEDIATE … COMMIT, ROLLBACK on any error), so a
-crash leaves a document's contribution either whole or absent.
+crash leaves a document's contribution either whole or absent; the generation changes in the
+same transaction, so it names the rows exactly (a snapshot of them is current while it holds).
 """
 
 from __future__ import annotations
@@ -41,6 +43,8 @@ CREATE TABLE IF NOT EXISTS graph_sources (doc_id TEXT PRIMARY KEY, title TEXT NO
 CREATE TABLE IF NOT EXISTS graph_terms (
     doc_id TEXT NOT NULL, term TEXT NOT NULL, freq INTEGER NOT NULL,
     PRIMARY KEY (doc_id, term));
+CREATE TABLE IF NOT EXISTS graph_meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
+INSERT OR IGNORE INTO graph_meta (key, value) VALUES ('generation', 0);
 """
 
 BATCH = 50_000  # rows per fetch when loading
@@ -71,6 +75,12 @@ class GraphDB:
 
     async def close(self) -> None:
         await self._db.close()
+
+    async def generation(self) -> int:
+        """Changes with every write of graph rows (see the module docstring)."""
+        async with self._db.execute("SELECT value FROM graph_meta WHERE key = 'generation'") as cur:
+            row = await cur.fetchone()
+        return int(row[0]) if row is not None else 0
 
     # ---- reads (in insertion order, so a reload rebuilds the same picture) -------------------
     # In batches: row by row, aiosqlite makes one thread hop per row (a million-chunk library's
@@ -126,6 +136,7 @@ class GraphDB:
     ) -> None:
         """Add one document's rows; `replace` first deletes everything it had."""
         async with self._transaction() as db:
+            await _bump(db)
             if replace:
                 await self._delete_doc(db, doc)
             await db.executemany(
@@ -155,10 +166,12 @@ class GraphDB:
 
     async def delete_doc(self, doc: str) -> None:
         async with self._transaction() as db:
+            await _bump(db)
             await self._delete_doc(db, doc)
 
     async def delete_chunks(self, chunk_ids: Iterable[str]) -> None:
         async with self._transaction() as db:
+            await _bump(db)
             await db.executemany(
                 "DELETE FROM graph_mentions WHERE chunk_id = ?", [(c,) for c in chunk_ids]
             )
@@ -204,6 +217,10 @@ class _Transaction:
 
     async def __aexit__(self, exc_type: type[BaseException] | None, *_: object) -> None:
         await self._db.execute("COMMIT" if exc_type is None else "ROLLBACK")
+
+
+async def _bump(db: aiosqlite.Connection) -> None:
+    await db.execute("UPDATE graph_meta SET value = value + 1 WHERE key = 'generation'")
 
 
 def _aliases_json(aliases: Iterable[str]) -> str:

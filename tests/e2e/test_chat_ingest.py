@@ -18,8 +18,8 @@ from bot.transports.telegram import TelegramTransport
 from ingest.uploads import safe_filename
 from retrieval.fakes import HashEmbedder
 from retrieval.requests import Actor
-from tests.discord_sim import answer_text, discord_app
 from retrieval.types import Filter
+from tests.discord_sim import answer_text, discord_app
 from tests.reliability.helpers.stack import DIM, DOC, open_app, settings
 from tests.stubs.fixtures import telegram_settings
 from tests.stubs.telegram_server import Call, TelegramServer

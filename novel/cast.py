@@ -144,9 +144,14 @@ def cast_of(state: StoryState, seen_in: Sequence[frozenset[str]]) -> tuple[CastM
     first: dict[str, int] = {}
     for intro in state.introduced:
         first.setdefault(intro.name, intro.chapter)
-    extra = [c.name for c in state.characters if c.name not in listed]
-    extra += [n for n in first if n not in listed and n not in extra]
-    for name in extra:
+    for number, names in enumerate(seen_in, start=1):
+        for name in names:
+            first.setdefault(name, number)
+    # people the chapters did something to, introduced, or their summaries list and they name
+    extra = [c.name for c in state.characters]
+    extra += [i.name for i in state.introduced]
+    extra += [n for n in state.known if count[n]]
+    for name in dict.fromkeys(n for n in extra if n not in listed):
         st = state.character(name)
         mark, seen = (st.status, st.seen) if st else (None, None)
         out.append(

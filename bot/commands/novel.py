@@ -122,8 +122,8 @@ def _recap_count(values: Values) -> int:
     count = values.maybe_number("count") or RECAP_DEFAULT
     if count > RECAP_MAX:
         raise UsageError.say(
-            f"一次最多回顾 {RECAP_MAX} 章，收到：{count}。例如：/novel recap 5",
-            f"A recap covers at most {RECAP_MAX} chapters, got: {count}. E.g. /novel recap 5",
+            f"一次最多回顾 {RECAP_MAX} 章，收到：{count}。",
+            f"A recap covers at most {RECAP_MAX} chapters, got: {count}.",
         )
     return count
 

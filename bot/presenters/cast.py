@@ -78,7 +78,7 @@ T = Catalog(
         ),
         "recap_chapter": ("第 {n} 章《{title}》", "Chapter {n}: {title}"),
         "recap_extractive": (
-            "摘自各章摘要（没有使用模型）。",
+            "摘自各章摘要，没有使用模型。",
             "Taken from the chapter summaries (no model).",
         ),
         "recap_model": (

@@ -20,10 +20,10 @@ from bot.transports.telegram import TelegramTransport
 from retrieval.fakes import HashEmbedder
 from tests.discord_sim import answer_text, discord_app
 from tests.reliability.helpers.stack import DIM, open_app, settings
+from tests.story_seed import seed
 from tests.stubs.fixtures import llm_settings, telegram_settings
 from tests.stubs.llm_server import LLMStubServer, Scripted, openai_completion
 from tests.stubs.telegram_server import TelegramServer
-from tests.story_seed import seed
 
 PNG = b"\x89PNG\r\n\x1a\n"
 GROUP, MEMBER = -100, 8
@@ -66,7 +66,7 @@ async def test_console_characters_recap_map_and_malformed_counts(tmp_path: Path)
         assert "《青岚渡》人物关系图（截至第 3 章，5 人）" in drawn
         assert "林远：受伤" in drawn and "钱七：已死亡" in drawn
         assert "林远 — 苏晴：同伴 · 同场 3 章" in drawn and "沈默 — 霍三：旧怨" in drawn
-        [picture] = list(files.glob("cast-map-*.png"))  # noqa: ASYNC240
+        [picture] = list(files.glob("cast-map-*.png"))
         assert str(picture) in drawn and picture.read_bytes().startswith(PNG)
 
         helped = await console.handle_line("/help")

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.presenters.cast import cast_reply, map_reply, recap_reply
+from bot.presenters.cast import COLOURS, cast_reply, map_drawing, map_reply, recap_reply
 from novel.blueprint import Blueprint, Character, default_blueprint
 from novel.cast import (
     MAP_NODES,
@@ -67,6 +67,13 @@ def test_the_map_joins_relationships_and_shared_chapters() -> None:
     assert (by[("沈默", "霍三")].relation, by[("沈默", "霍三")].shared) == ("旧怨", 0)
     assert (by[("林远", "钱七")].relation, by[("林远", "钱七")].shared) == ("", 3)
     assert nodes[0].name == "林远"  # the most present first, blueprint order on ties
+    drawn, lines = map_drawing(CastMap("青岚渡", 3, nodes, edges), "zh")
+    colour = {n.id: n.colour for n in drawn}
+    assert colour["林远"] == COLOURS["hurt"] and colour["钱七"] == COLOURS["dead"]
+    assert colour["苏晴"] == COLOURS["alive"] and len(set(COLOURS.values())) == 4
+    width = {(e.src, e.dst): (e.width, e.relation) for e in lines}
+    assert width[("林远", "苏晴")] == (pytest.approx(2.8), "同伴 · 同场 3 章")
+    assert width[("沈默", "霍三")] == (pytest.approx(1.0), "旧怨")
 
 
 def test_a_big_cast_is_cut_to_the_most_present() -> None:

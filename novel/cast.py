@@ -9,7 +9,8 @@ The recap's rule for a model: the model writes a few lines per chapter from the 
 summaries; a chapter whose written lines name someone the story state does not know (not in the
 blueprint, not introduced or used by the chapters, not listed by their summaries) is shown
 extractively instead, and the unknown names are reported. No model, a model error or an answer
-that does not parse: every chapter is extractive (its summary's first sentences).
+that does not parse: every chapter is extractive (its summary's first sentences). The lines are
+in the novel's language (its summaries'), whatever the chat's: names can only be checked there.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import asyncio
 import logging
 import re
 from collections import Counter
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Hashable, Sequence
 from dataclasses import dataclass
 from itertools import combinations
 from typing import Literal
@@ -26,7 +27,7 @@ from typing import Literal
 from novel import modeljson, narrative
 from novel.blueprint import Blueprint
 from novel.chapters import _story_state
-from novel.repo import NovelRepo, VersionRow
+from novel.repo import ChangeRow, NovelRepo, VersionRow
 from novel.story_state import Mark, Sighting, StoryState
 from novel.summary import load
 from retrieval.ports import LLM, LLMError
@@ -114,9 +115,13 @@ def _standing(mark: Mark | None, blueprint_status: str, seen: Sighting | None) -
 
 
 def appearances(state: StoryState, texts: Sequence[str]) -> list[frozenset[str]]:
-    """For each chapter, the canonical names it mentions (by name or alias)."""
+    """For each chapter, the canonical names it mentions (by name or alias), read paragraph by
+    paragraph (the name search costs more than linear in the text's length)."""
     names = state.names()
-    return [frozenset(canon for _, _, canon in names.occurrences(t)) for t in texts]
+    return [
+        frozenset(canon for p in t.split("\n") for _, _, canon in names.occurrences(p))
+        for t in texts
+    ]
 
 
 def cast_of(state: StoryState, seen_in: Sequence[frozenset[str]]) -> tuple[CastMember, ...]:
@@ -129,15 +134,14 @@ def cast_of(state: StoryState, seen_in: Sequence[frozenset[str]]) -> tuple[CastM
         out.append(
             CastMember(
                 c.name,
-                tuple(c.aliases),
-                c.description,
-                _standing(mark, c.status, seen),
-                mark,
-                c.status,
-                seen,
-                c.location,
-                None,
-                count[c.name],
+                aliases=tuple(c.aliases),
+                role=c.description,
+                standing=_standing(mark, c.status, seen),
+                status=mark,
+                blueprint_status=c.status,
+                seen=seen,
+                home=c.location,
+                appearances=count[c.name],
             )
         )
     listed = {m.name for m in out}
@@ -274,48 +278,79 @@ def recap_chapters(
 # ---- the service -------------------------------------------------------------------------------
 
 
+@dataclass(frozen=True, slots=True)
+class _Story:
+    """One chat's story as its chapters stand, read once."""
+
+    blueprint: Blueprint
+    current: tuple[tuple[int, VersionRow], ...]
+    state: StoryState
+    seen_in: tuple[frozenset[str], ...]
+    members: tuple[CastMember, ...]
+
+
+def _read(
+    bp: Blueprint, current: Sequence[tuple[int, VersionRow]], pending: Sequence[ChangeRow]
+) -> _Story:
+    state = _story_state(bp, current, pending, len(current) + 1)
+    seen_in = tuple(appearances(state, [v.text for _, v in current]))
+    return _Story(bp, tuple(current), state, seen_in, cast_of(state, seen_in))
+
+
 class StoryService:
-    """Reads; never writes. `blueprint` is the chat's current blueprint."""
+    """Reads; never writes. `blueprint` is the chat's current blueprint.
+
+    Replaying a long story takes seconds (bench/results/story-commands.md), so the last
+    reading of each chat is kept, keyed by everything it was read from: the blueprint, each
+    chapter's current version and the pending blueprint changes. Any write changes the key."""
 
     def __init__(
         self,
         repo: NovelRepo,
         llm: LLM | None,
         blueprint: Callable[[str], Awaitable[Blueprint]],
+        *,
+        remembered: int = 64,
     ) -> None:
         self._repo = repo
         self._llm = llm
         self._blueprint = blueprint
+        self._remembered = remembered
+        self._read: dict[str, tuple[Hashable, _Story]] = {}
 
-    async def _state(
-        self, chat_id: str
-    ) -> tuple[Blueprint, list[tuple[int, VersionRow]], StoryState]:
+    async def _story(self, chat_id: str) -> _Story:
         bp = await self._blueprint(chat_id)
         current = await self._repo.current_versions(chat_id)
         pending = await self._repo.pending_changes(chat_id)
-        state = await asyncio.to_thread(_story_state, bp, current, pending, len(current) + 1)
-        return bp, current, state
-
-    async def _cast(
-        self, chat_id: str
-    ) -> tuple[Blueprint, int, StoryState, list[frozenset[str]], tuple[CastMember, ...]]:
-        bp, current, state = await self._state(chat_id)
-        seen_in = appearances(state, [v.text for _, v in current])
-        return bp, len(current), state, seen_in, cast_of(state, seen_in)
+        key = (
+            bp.to_json(),
+            tuple((n, v.chapter_id, v.version) for n, v in current),
+            tuple((c.id, c.status) for c in pending),
+        )
+        cached = self._read.get(chat_id)
+        if cached is not None and cached[0] == key:
+            return cached[1]
+        story = await asyncio.to_thread(_read, bp, current, pending)
+        self._read.pop(chat_id, None)
+        self._read[chat_id] = (key, story)
+        while len(self._read) > self._remembered:
+            self._read.pop(next(iter(self._read)))
+        return story
 
     async def cast(self, chat_id: str) -> CastView:
-        bp, chapters, _, _, members = await self._cast(chat_id)
-        return CastView(bp.title, chapters, members)
+        story = await self._story(chat_id)
+        return CastView(story.blueprint.title, len(story.current), story.members)
 
     async def cast_map(self, chat_id: str) -> CastMap:
-        bp, chapters, state, seen_in, members = await self._cast(chat_id)
-        nodes, edges, left_out = map_of(state, members, seen_in)
-        return CastMap(bp.title, chapters, nodes, edges, left_out)
+        story = await self._story(chat_id)
+        nodes, edges, left_out = map_of(story.state, story.members, story.seen_in)
+        return CastMap(story.blueprint.title, len(story.current), nodes, edges, left_out)
 
     async def recap(self, chat_id: str, count: int = RECAP_DEFAULT) -> Recap:
         if not 1 <= count <= RECAP_MAX:
             raise ValueError(f"recap count {count} outside 1..{RECAP_MAX}")
-        bp, current, state = await self._state(chat_id)
+        story = await self._story(chat_id)
+        bp, current, state = story.blueprint, story.current, story.state
         last = current[-count:]
         if not last:
             return Recap(bp.title, count, 0, ())
@@ -325,9 +360,11 @@ class StoryService:
             try:
                 raw = await modeljson.ask(self._llm, RECAP_SYSTEM, _prompt(state, last), 900)
                 written = _written(raw)
-                source = "model" if written else "model_failed"
+                source = "model"
             except LLMError as err:
                 log.warning("recap of %s: the model failed (%s)", chat_id, err.kind)
                 source = "model_failed"
         chapters = recap_chapters(state, last, written)
+        if source == "model" and not any(c.written for c in chapters):
+            source = "model_failed"  # every written chapter named a stranger
         return Recap(bp.title, count, len(current), chapters, source)

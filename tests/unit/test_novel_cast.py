@@ -127,6 +127,11 @@ async def test_service_reads_the_stored_chapters_and_recomputes_after_delete(
         await room.service.chapters.delete(admin, None, False)
         qian = next(m for m in (await story.cast(CHAT)).members if m.name == "钱七")
         assert qian.standing == "alive" and qian.seen is not None and qian.seen.chapter == 2
+        # the last reading is kept until anything it was read from changes: a blueprint edit
+        assert await story.cast(CHAT) == await story.cast(CHAT)
+        await room.service.world.edit(admin, "characters.霍三.status", "已死亡", "edit")
+        huo = next(m for m in (await story.cast(CHAT)).members if m.name == "霍三")
+        assert huo.standing == "dead" and huo.blueprint_status == "已死亡"
 
 
 def _lines(**by_chapter: list[str]) -> str:

@@ -214,6 +214,7 @@ class App:
             chats=self.chats,
             corpus=corpus,
             graph=viewer,
+            story=self.novels.story,
             openers=s.novel_round_openers,
             upload_max_bytes=upload_max,
         )

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
+from novel.cast import CastMap, CastView, Recap
 from retrieval.reply import Progress, Reply
 from retrieval.requests import Actor
 
@@ -148,3 +149,14 @@ class Novels(Protocol):
     async def handle(
         self, actor: Actor, request: NovelRequest, progress: Progress | None = None
     ) -> Reply: ...
+
+
+class Story(Protocol):
+    """The story so far, read for the members (`novel.cast.StoryService`): typed results that
+    `bot/` words and draws."""
+
+    async def cast(self, chat_id: str) -> CastView: ...
+
+    async def recap(self, chat_id: str, count: int) -> Recap: ...
+
+    async def cast_map(self, chat_id: str) -> CastMap: ...

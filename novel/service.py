@@ -20,6 +20,7 @@ from types import TracebackType
 from novel import api
 from novel.ballot import BallotEditor, BallotPost, EditBallot
 from novel.blueprint import BlueprintError, default_blueprint
+from novel.cast import StoryService
 from novel.chapters import ChapterService
 from novel.memory import PlotMemory, ReconcileReport
 from novel.phase import Event, Phase
@@ -87,6 +88,7 @@ class NovelService:
         )
         self.chapters = ChapterService(repo, memory, llm, settings, clock.now)
         self.world = WorldService(repo, settings, clock.now)
+        self.story = StoryService(repo, llm, self.chapters.blueprint)  # /novel characters …
         self.ballots: BallotEditor | None = (
             BallotEditor(
                 self._render_ballot,

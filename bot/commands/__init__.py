@@ -11,7 +11,7 @@ from bot.commands.novel import ballot_setting, novel_actions, novel_commands
 from bot.commands.scholar import Scholar, scholar_commands
 from bot.commands.settings import LanguageSetting, settings_commands
 from bot.registry import MAX_UPLOAD_BYTES, Registry
-from novel.api import Novels
+from novel.api import Novels, Story
 
 
 def standard_registry(
@@ -21,13 +21,17 @@ def standard_registry(
     chats: LanguageSetting | None = None,
     corpus: Corpus | None = None,
     graph: GraphView | None = None,
+    story: Story | None = None,
     openers: Literal["admins", "members"] = "admins",
     upload_max_bytes: int = MAX_UPLOAD_BYTES,
 ) -> Registry:
-    """The commands of the rooms this process serves; `/settings` and `/ingest` only when
-    their stores are given (the one-shot CLI and some tests run without them)."""
+    """The commands of the rooms this process serves; `/settings`, `/ingest`, `/graph` and
+    `/novel characters|recap|map` only when their services are given (the one-shot CLI and
+    some tests run without them)."""
     registry = Registry()
-    registry.add(*scholar_commands(scholar, chats), *novel_commands(novels, openers=openers))
+    registry.add(
+        *scholar_commands(scholar, chats), *novel_commands(novels, openers=openers, story=story)
+    )
     if graph is not None:
         registry.add(*graph_commands(graph))
     if corpus is not None:

@@ -6,10 +6,12 @@ import unicodedata
 from collections.abc import Callable
 from typing import Any, Literal
 
+from bot.presenters.cast import cast_reply, map_reply, recap_reply
 from bot.registry import Action, Call, Command, Group, Help, Param, Permission, UsageError, Values
 from novel import api as novel_api
-from novel.api import NovelRequest, Novels
+from novel.api import NovelRequest, Novels, Story
 from novel.ballot import VOTE, decode_vote_payload
+from novel.cast import RECAP_DEFAULT, RECAP_MAX
 from retrieval.reply import POLL_ANSWER, Reply
 
 _CH = Param("chapter", "章节号", "chapter number", "int")
@@ -114,8 +116,73 @@ def decode_poll_answer(payload: str) -> novel_api.PollAnswer | None:
     return novel_api.PollAnswer(poll_id, tuple(int(o) for o in parts))
 
 
+def _recap_count(values: Values) -> int:
+    """`/novel recap` → 3; `/novel recap 5` → 5; 0, negatives and words are refused by the
+    parameter's own check (a positive whole number); more than RECAP_MAX here."""
+    count = values.maybe_number("count") or RECAP_DEFAULT
+    if count > RECAP_MAX:
+        raise UsageError.say(
+            f"一次最多回顾 {RECAP_MAX} 章，收到：{count}。",
+            f"A recap covers at most {RECAP_MAX} chapters, got: {count}.",
+        )
+    return count
+
+
+def story_commands(story: Story) -> tuple[Command[Any], ...]:
+    """`/novel characters`, `/novel recap [N]`, `/novel map`: the story so far, read-only."""
+
+    async def characters(call: Call, _: None) -> Reply:
+        return cast_reply(await story.cast(call.actor.chat_id), call.actor.lang)
+
+    async def recap(call: Call, count: int) -> Reply:
+        return recap_reply(await story.recap(call.actor.chat_id, count), call.actor.lang)
+
+    async def cast_map(call: Call, _: None) -> Reply:
+        return await map_reply(await story.cast_map(call.actor.chat_id), call.actor.lang)
+
+    def nothing(values: Values) -> None:
+        return None
+
+    return (
+        Command(
+            help=Help(
+                "characters",
+                "人物表：谁是谁、状态（死亡/受伤/失踪，附章节与原句）、最后出现的地点与章节",
+                "Who is who: status (dead/hurt/missing, with chapter and sentence), last seen",
+                "/novel characters",
+            ),
+            parse=nothing,
+            run=characters,
+        ),
+        Command(
+            help=Help(
+                "recap",
+                f"前情提要：最近 N 章（默认 {RECAP_DEFAULT}，最多 {RECAP_MAX}），每章几行",
+                f"Recap of the last N chapters (default {RECAP_DEFAULT}, at most {RECAP_MAX})",
+                "/novel recap 5",
+            ),
+            params=(Param("count", "章数", "chapters", "int", required=False),),
+            parse=_recap_count,
+            run=recap,
+        ),
+        Command(
+            help=Help(
+                "map",
+                "人物关系图（图片）：按状态着色，连线为设定中的关系与同场章节数",
+                "Cast map (a picture): coloured by status; lines = relationships, shared chapters",
+                "/novel map",
+            ),
+            parse=nothing,
+            run=cast_map,
+        ),
+    )
+
+
 def novel_commands(
-    novels: Novels, *, openers: Literal["admins", "members"] = "admins"
+    novels: Novels,
+    *,
+    openers: Literal["admins", "members"] = "admins",
+    story: Story | None = None,
 ) -> tuple[Group, ...]:
     async def run(call: Call, request: NovelRequest) -> Reply:
         return await novels.handle(call.actor, request, call.progress)
@@ -306,9 +373,10 @@ def novel_commands(
     novel = Group(
         Help(
             "novel",
-            "小说设定与导出",
-            "Novel blueprint and export",
-            "/novel blueprint show | set | edit | accept | reject | history · /novel export",
+            "小说设定、人物、前情提要、关系图与导出",
+            "Novel blueprint, cast, recap, cast map and export",
+            "/novel blueprint show | set | edit | accept | reject | history · /novel characters"
+            " · /novel recap [N] · /novel map · /novel export",
         ),
         (
             command(
@@ -348,6 +416,7 @@ def novel_commands(
                     ),
                 ),
             ),
+            *(story_commands(story) if story is not None else ()),
         ),
     )
     return chapter, novel

@@ -33,6 +33,7 @@ class DrawNode:
     label: str
     kind: str
     centre: bool = False
+    colour: str = ""  # overrides the kind's colour (the cast map colours by status)
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,6 +42,7 @@ class DrawEdge:
     dst: str
     relation: str  # already in the picture's language
     sources: tuple[str, ...] = ()  # "seed" for the curated seed, else document titles
+    width: float = 1.0  # line width (the cast map: chapters shared)
 
 
 def source_note(sources: Sequence[str], lang: str) -> str:
@@ -66,9 +68,16 @@ def _font() -> Any:
 
 
 def draw_png(
-    nodes: Sequence[DrawNode], edges: Sequence[DrawEdge], *, title: str = "", lang: str = "zh"
+    nodes: Sequence[DrawNode],
+    edges: Sequence[DrawEdge],
+    *,
+    title: str = "",
+    lang: str = "zh",
+    arrows: bool = True,
+    legend: Sequence[tuple[str, str]] = (),
 ) -> bytes:
-    """The picture as PNG bytes (CPU-bound: call it in a worker thread)."""
+    """The picture as PNG bytes (CPU-bound: call it in a worker thread). `arrows=False` for
+    symmetric relations; `legend`: (label, colour) pairs drawn in a corner."""
     import networkx as nx
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
@@ -95,8 +104,11 @@ def draw_png(
         g,
         pos,
         ax=ax,
+        edgelist=[(e.src, e.dst, i) for i, e in enumerate(edges)],
+        width=[e.width for e in edges],
         edge_color="#888888",
-        arrows=True,
+        arrows=True,  # FancyArrowPatches, which draw curved and parallel edges
+        arrowstyle="-|>" if arrows else "-",
         arrowsize=14,
         node_size=1800,
         connectionstyle="arc3,rad=0.08",
@@ -106,7 +118,7 @@ def draw_png(
         pos,
         ax=ax,
         node_size=[2600 if by_id[n].centre else 1800 for n in g.nodes],
-        node_color=[KIND_COLOURS.get(by_id[n].kind, "#dddddd") for n in g.nodes],
+        node_color=[by_id[n].colour or KIND_COLOURS.get(by_id[n].kind, "#dddddd") for n in g.nodes],
         edgecolors=["#333333" if by_id[n].centre else "#ffffff" for n in g.nodes],
     )
     for n in nodes:
@@ -138,6 +150,11 @@ def draw_png(
         )
     if title:
         ax.set_title(title, fontproperties=font, fontsize=13)
+    if legend:
+        from matplotlib.patches import Patch
+
+        handles = [Patch(facecolor=colour, label=label) for label, colour in legend]
+        ax.legend(handles=handles, prop=font, loc="lower right", fontsize=8, framealpha=0.8)
     ax.margins(0.12)
     out = io.BytesIO()
     fig.savefig(out, format="png", bbox_inches="tight")

@@ -69,6 +69,7 @@ HEADS = st.sampled_from(
     ["", "/", "／", "/ask ", "/cite ", "/help ", "/nosuch ", "/ask@baibao_bot ", "/ask@other "]
     + [f"/{' '.join(path)} " for path, _ in REGISTRY.commands() if len(path) > 1]
     + [f"/{e.name} " for e in REGISTRY]
+    + ["/novel characters ", "/novel recap ", "/novel map "]  # the app's registry has them
 )
 ACTORS = st.sampled_from(
     [

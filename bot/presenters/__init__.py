@@ -1,0 +1,1 @@
+"""Presenters: domain results → `Reply`s in the chat's language."""

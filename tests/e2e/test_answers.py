@@ -373,3 +373,14 @@ async def test_bible_passages_in_an_answer_follow_the_readers_script(
     assert all(is_traditional(text) for text in shown), shown
     ministry = [c for c in simplified.citations if c.chunk.type != "bible"]
     assert all(c.quote.rstrip("…") in c.chunk.text for c in ministry)
+
+
+async def test_a_footnote_is_quoted_by_its_note_not_by_its_verse(data_dir: Path) -> None:
+    """Issue 24, item 7: /ask in the verse's own words finds the verse's footnote (sample
+    约翰福音注解, 约14:2); its source line quotes the note, not the verse that opens the chunk."""
+    async with App(_settings(data_dir), embedder=HashEmbedder(DIM), llm=None) as app:
+        shown = await _console(app, "/ask 在我父的家里有许多住处是什么意思？")
+    sources = shown.partition("-- 出处 --")[2]
+    line = next(s for s in sources.splitlines() if s.startswith("【约翰福音注解（示例），约14:2】"))
+    assert "“父的家”在约翰福音里不是指天上的建筑" in line, line
+    assert "在我父的家里有许多住处" not in line, line

@@ -50,7 +50,7 @@ class Cited:
 class Answer:
     """`addressed` False: the corpus does not address the question (the relevance gate said
     so, or the model did); `related` then holds the nearest passages, offered as related
-    reading, never as the answer. `text` is the verified model answer (empty when extractive:
+    reading, never as the answer — or nothing, when they share no meaning with the question. `text` is the verified model answer (empty when extractive:
     the citations' excerpts are the answer). `notice` says why a model answer fell back."""
 
     question: str

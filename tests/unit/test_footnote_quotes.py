@@ -12,7 +12,7 @@ from ingest.pipeline import build_document
 from ingest.samples import SAMPLES_DIR
 from retrieval.answer import extractive_answer, not_addressed_answer
 from retrieval.answer.result import quotable
-from retrieval.types import Chunk, Hit
+from retrieval.types import Chunk, ChunkType, Hit
 
 FOOTNOTES = sorted(SAMPLES_DIR.glob("footnote-*.md"))
 
@@ -46,28 +46,24 @@ def test_a_question_in_the_verses_own_words_is_answered_with_a_note(path: Path) 
             assert quote not in verse_line, (chunk.chapter, cited.quote)
 
 
-def test_the_opening_line_is_quoted_only_when_nothing_else_is_there() -> None:
+def _chunk(text: str, kind: ChunkType = "footnote") -> Chunk:
+    return Chunk(id="c", text=text, search_text=text, doc_id="d", source="s", type=kind)
+
+
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [
+        ("弗1:3　愿颂赞归与我们主耶稣基督的父神！", "footnote"),  # the verse and nothing else
+        ("注1　这是注解的第一段。\n这是注解的第二段。", "footnote"),  # a Word note, no sentence
+        ("第一行。\n第二行。", "message"),  # not a footnote
+    ],
+)
+def test_the_whole_text_is_quoted_when_no_opening_line_stands_before_notes(
+    text: str, kind: ChunkType
+) -> None:
+    assert quotable(_chunk(text, kind)) == text
+
+
+def test_a_sample_footnote_is_quoted_from_its_notes() -> None:
     (chunk, *_) = footnote_chunks(SAMPLES_DIR / "footnote-eph.md")
-    verse_only = Chunk(
-        id="v",
-        text="弗1:3　愿颂赞归与我们主耶稣基督的父神！",
-        search_text="",
-        doc_id="d",
-        source="s",
-        type="footnote",
-    )
-    assert quotable(verse_only) == verse_only.text
-    note_first = Chunk(  # a Word footnote with no sentence before its mark
-        id="n",
-        text="注1　这是注解的第一段。\n这是注解的第二段。",
-        search_text="",
-        doc_id="d",
-        source="s",
-        type="footnote",
-    )
-    assert quotable(note_first) == note_first.text
     assert quotable(chunk) == chunk.text.partition("\n")[2]
-    prose = Chunk(
-        id="p", text="第一行。\n第二行。", search_text="", doc_id="d", source="s", type="message"
-    )
-    assert quotable(prose) == prose.text

@@ -216,6 +216,81 @@ def calibrate(
     return _gate(point), best
 
 
+# ---- related reading ------------------------------------------------------------------------
+
+RELATED_GRID = [round(0.20 + 0.05 * i, 2) for i in range(13)]  # related_coverage 0.20 … 0.80
+
+
+def shows_related(run: GateRun, key: str, gate: RelevanceGate | None) -> bool:
+    """Would a decline of `key` list related reading? `gate=None`: as before issue 24, whenever
+    the search found passages."""
+    evidence = run.evidence.get(key) or run.held_out_evidence[key]
+    return run.found[key] and (gate is None or gate.related(evidence))
+
+
+def related_rates(
+    run: GateRun, items: Sequence[Item], gate: RelevanceGate | None
+) -> tuple[int, int, int, int]:
+    """(unaddressed with no related reading, unaddressed, addressed that would keep it were
+    they declined — the floor alone, `RelevanceGate.near` — addressed)."""
+    yes = [i for i in items if i.addressed]
+    no = [i for i in items if not i.addressed]
+    kept = [i for i in yes if run.found[i.id] and (gate is None or gate.near(run.evidence[i.id]))]
+    return (sum(not shows_related(run, i.id, gate) for i in no), len(no), len(kept), len(yes))
+
+
+def calibrate_related(run: GateRun, items: Sequence[Item], gate: RelevanceGate) -> float:
+    """The related-reading floor for `gate` on `items`: of the floors under which every
+    addressed question would keep its related reading were it declined, the one that holds it
+    back from the most unaddressed questions (the lowest of those that tie)."""
+    best: tuple[int, float] | None = None
+    for floor in RELATED_GRID:
+        candidate = dataclasses.replace(gate, related_coverage=floor)
+        none, _, kept, addressed = related_rates(run, items, candidate)
+        if kept == addressed and (best is None or none > best[0]):
+            best = (none, floor)
+    return gate.related_coverage if best is None else best[1]
+
+
+def related_report(
+    runs: Sequence[GateRun], calibration: Sequence[Item], test: Sequence[Item]
+) -> str:
+    """Related reading offered with a decline, before (whenever passages were found) and
+    after (`RelevanceGate.related`), on both halves and the held-out near-misses."""
+    out = ["### Related reading with a decline (issue 24)\n"]
+    out.append(
+        "| embedder | floor (shipped / tuned on calibration) | test: unaddressed with none, "
+        "before → after | test: addressed that keep it | held-out declined that keep it "
+        "| calibration: unaddressed with none, before → after |"
+    )
+    out.append("|---|---|---|---|---|---|")
+    notes: list[str] = []
+    for run in runs:
+        gate = RelevanceGate.for_embedder(run.model_id)
+        tuned = calibrate_related(run, calibration, gate)
+        b, n, _, _ = related_rates(run, test, None)
+        a, _, kept, addressed = related_rates(run, test, gate)
+        cb, cn, _, _ = related_rates(run, calibration, None)
+        ca, _, _, _ = related_rates(run, calibration, gate)
+        misses = [k for k, v in run.held_out.items() if not v]
+        held = [k for k in misses if shows_related(run, k, gate)]
+        out.append(
+            f"| {run.embedder} | {gate.related_coverage} / {tuned} | {_share(b, n)} → "
+            f"{_share(a, n)} | {_share(kept, addressed)} | {_share(len(held), len(misses))} "
+            f"| {_share(cb, cn)} → {_share(ca, cn)} |"
+        )
+        shown = [i for i in test if not i.addressed and shows_related(run, i.id, gate)]
+        lost = [k for k in misses if k not in held]
+        notes.append(
+            f"- {run.embedder}: test unaddressed still shown related reading: "
+            + (", ".join(f"{i.id} {i.question} ({i.kind})" for i in shown) or "none")
+            + f"; held-out near-misses that lose it: {', '.join(lost) or 'none'}"
+        )
+    out.append("")
+    out.extend(notes)
+    return "\n".join(out)
+
+
 # ---- reporting ------------------------------------------------------------------------------
 
 
@@ -334,6 +409,7 @@ async def main(argv: Sequence[str] | None = None) -> None:
         report(list(runs.values()), test, "Test half (graded)"),
         report(list(runs.values()), calibration, "Calibration half (tuned on)"),
     ]
+    parts.append(related_report(list(runs.values()), calibration, test))
     if args.calibrate:
         parts.append(calibration_report(runs, calibration, test))
     text = "\n\n".join(parts)

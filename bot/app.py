@@ -13,7 +13,7 @@ from collections.abc import Awaitable
 from contextlib import AsyncExitStack
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from bot.admin import AdminPolicy
 from bot.chats import ChatSettings
@@ -40,9 +40,10 @@ if TYPE_CHECKING:
     from retrieval.text import Tokenizer
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 
-async def _settle(task: asyncio.Future[object]) -> None:
+async def _settle(task: asyncio.Future[Any]) -> None:
     """Wait for a background task at shutdown; its failure was not anyone's answer."""
     try:
         await task
@@ -87,6 +88,7 @@ class App:
         self.llm: LLM | None
         self.novels: NovelService
         self.chats: ChatSettings
+        self.warmed: asyncio.Future[None] | None = None  # `serving`'s warm-up, once started
 
     @property
     def db_path(self) -> Path:
@@ -239,10 +241,24 @@ class App:
         await asyncio.to_thread(tokenizer.warm)
         return tokenizer
 
-    def _background(self, work: Awaitable[object]) -> None:
-        """Start-up work nothing waits for; the App waits for it when it closes."""
+    def _background(self, work: Awaitable[T]) -> asyncio.Future[T]:
+        """Work nothing waits for; the App waits for it when it closes."""
         task = asyncio.ensure_future(work)
         self._stack.push_async_callback(_settle, task)
+        return task
+
+    def serving(self) -> asyncio.Future[None]:
+        """The bot is up and answering (`baibao run`, `baibao chat`; not one-shot commands):
+        read now, on a worker thread, what the first English question would otherwise wait
+        for — CC-CEDICT read backwards (the gloss, 1.5–2.6 s). Not during start-up: there,
+        even on a thread, it held the GIL and delayed every start-up step (commit 202a524).
+        The returned future is done when it is read (at most once per process)."""
+        if self.warmed is None:
+            gloss = self.search.gloss
+            self.warmed = self._background(
+                asyncio.to_thread(gloss.warm) if gloss is not None else asyncio.sleep(0)
+            )
+        return self.warmed
 
     async def _open_embedder(self) -> Embedder:
         from retrieval.embed.cache import CachedEmbedder

@@ -112,6 +112,7 @@ async def _main(args: argparse.Namespace, settings: Settings) -> int:
             console = ConsoleTransport(app.router, lang=settings.default_language)
             app.attach(console)
             async with console:
+                app.serving()  # warm what English questions read, now that it answers
                 await console.serve()
             return 0
         return await _run(app, settings)
@@ -306,6 +307,7 @@ async def _run(app: App, settings: Settings) -> int:
             app.attach(transport)
             await transport.start()
             started.append(transport)
+        app.serving()  # warm what English questions read, now that the bot answers
         await stop.wait()
     finally:
         for transport in reversed(started):

@@ -311,6 +311,16 @@ class Gloss:
         """The CC-CEDICT gloss; the dictionary is read on first use."""
         return cls(bundled_index, frequency)
 
+    @property
+    def loaded(self) -> bool:
+        """The index is read (`warm`, or a first English question, did it)."""
+        return self._index is not None
+
+    def warm(self) -> None:
+        """Read the index now (blocking: call it off the event loop) rather than in the first
+        English question."""
+        self._ensure()
+
     def _ensure(self) -> Mapping[str, Sequence[str]]:
         if self._index is None:
             with self._lock:

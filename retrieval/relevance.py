@@ -259,6 +259,11 @@ class RelevanceGate:
       terms few passages hold — a paraphrase naming the passage's own images; or
     - it is close in meaning (`dense_floor`, on the embedder's own scale) and holds half of
       them — unless the question names verses no passage cites.
+
+    A question it declines is offered the nearest passages as related reading only when they
+    share meaning with it (`related`): the gate would answer it, a ministry passage cites a
+    verse it names, or one passage holds `related_coverage` of its distinctive terms. Else the
+    reply says the corpus has nothing near it (`量子计算机的原理是什么？` gets no Ephesians).
     """
 
     min_coverage: float = 0.6
@@ -266,6 +271,11 @@ class RelevanceGate:
     min_specific: int = 2
     dense_floor: float | None = None
     dense_coverage: float = 0.5
+    # The highest floor under which every addressed question of the calibration half would
+    # keep its related reading (bench/eval_relevance.py --calibrate, bench/results/relevance.md);
+    # it holds back the most unaddressed ones there too (29/32, e5 and hash alike). A dense
+    # floor added nothing on that half: the evidence's terms decide.
+    related_coverage: float = 0.45
 
     @classmethod
     def for_embedder(cls, model_id: str) -> RelevanceGate:
@@ -286,3 +296,13 @@ class RelevanceGate:
             and evidence.dense >= self.dense_floor
             and evidence.coverage >= self.dense_coverage
         )
+
+    def related(self, evidence: Evidence) -> bool:
+        """Are the nearest passages worth offering as related reading (see the class doc)?
+        A question the gate would answer keeps it when the model declines it."""
+        return self.near(evidence) or self.addressed(evidence)
+
+    def near(self, evidence: Evidence) -> bool:
+        """The related-reading floor alone: a ministry passage cites a verse the question
+        names, or one holds `related_coverage` of its distinctive terms."""
+        return evidence.refs_cited or evidence.coverage >= self.related_coverage

@@ -289,9 +289,11 @@ class Scholar:
         hits, paths = result.hits, result.graph_paths
         script = reader_script(request.script, question)
         mode: Mode = "extractive" if self._llm is None else "llm"
+        # related reading only when it shares meaning with the question
+        related = hits if self._gate.related(result.evidence) else []
         if not hits or not self._gate.addressed(result.evidence):
             return not_addressed_answer(
-                question, hits, lang, mode, graph_paths=paths, script=script
+                question, related, lang, mode, graph_paths=paths, script=script
             )
         if self._llm is None:
             return extractive_answer(question, hits, lang, graph_paths=paths, script=script)
@@ -316,7 +318,7 @@ class Scholar:
         self._tally(verified.stats)
         if model_declined(verified.text):
             return not_addressed_answer(
-                question, hits, lang, "llm", graph_paths=paths, script=script
+                question, related, lang, "llm", graph_paths=paths, script=script
             )
         if not verified.text.strip():
             notice = REPLY_T(lang, "empty_answer")

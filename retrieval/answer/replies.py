@@ -4,7 +4,8 @@
   citations were removed, the graph path when the graph helped;
 - addressed, without a model (or when it failed): the passages verbatim, each labelled;
 - not addressed: said plainly, then the nearest passages as related reading — never as the
-  answer — whether the relevance gate or the model decided it.
+  answer — whether the relevance gate or the model decided it; when they share no meaning with
+  the question (`RelevanceGate.related`), that the corpus has nothing near it.
 """
 
 from __future__ import annotations
@@ -43,9 +44,9 @@ T = Catalog(
             "Related reading (not an answer to this question)",
         ),
         "no_related": (
-            "也没有找到相近的段落。可以换个说法、加上经文出处，或用 /cite 查某处经文。",
-            "Nothing close was found either. Try other words, add a scripture reference, or "
-            "look a verse up with /cite.",
+            "语料中也没有与这个问题相近的内容。可以换个说法、加上经文出处，或用 /cite 查某处经文。",
+            "Nothing close to it is in the corpus either. Try other words, add a scripture "
+            "reference, or look a verse up with /cite.",
         ),
         "graph_path": ("知识图谱路径：{path}", "Knowledge-graph path: {path}"),
         "removed_note": (

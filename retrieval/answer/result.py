@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -49,7 +50,7 @@ class Cited:
 class Answer:
     """`addressed` False: the corpus does not address the question (the relevance gate said
     so, or the model did); `related` then holds the nearest passages, offered as related
-    reading, never as the answer. `text` is the verified model answer (empty when extractive:
+    reading, never as the answer — or nothing, when they share no meaning with the question. `text` is the verified model answer (empty when extractive:
     the citations' excerpts are the answer). `notice` says why a model answer fell back."""
 
     question: str
@@ -79,7 +80,21 @@ class Answer:
 
 def _quote(chunk: Chunk, label: CitationLabel, spot: str, script: Script) -> str:
     headings = [h for part in label.section for h in part.split("；")]
-    return _in_script(chunk, quote_at(chunk.text, spot, headings=headings), script)
+    return _in_script(chunk, quote_at(quotable(chunk), spot, headings=headings), script)
+
+
+_NOTE_MARK = re.compile(r"^\s*(?:注\s*\d+|Note\s*\d+)", re.IGNORECASE)
+
+
+def quotable(chunk: Chunk) -> str:
+    """The text a quote of `chunk` is taken from. A footnote chunk opens with the line its
+    notes annotate (`弗1:3　愿颂赞…`, or the sentence a Word footnote's mark follows) and goes
+    on with the notes: a quote from it is a note's, so that line is left out — unless the
+    chunk is nothing else, or opens with a note itself."""
+    if chunk.type != "footnote" or _NOTE_MARK.match(chunk.text):
+        return chunk.text
+    _, _, notes = chunk.text.partition("\n")
+    return notes if notes.strip() else chunk.text
 
 
 def _in_script(chunk: Chunk, text: str, script: Script) -> str:

@@ -1,6 +1,7 @@
 """Issue 10 on the real stack (App: Qdrant Edge + SQLite, BM25, graph; console transport;
-hash embedder): questions the corpus does not address are declined with related reading, and
-every label a new user sees is true to the document — on book files with no manifest.
+hash embedder): questions the corpus does not address are declined (with related reading only
+where it is related, issue 24), and every label a new user sees is true to the document — on
+book files with no manifest.
 
 The book files in tests/fixtures/books are original texts written for these tests; the
 outline is the bundled sample, ingested as a new user would (no manifest, file name as title).
@@ -32,18 +33,30 @@ ZH = Actor("console", "console", "u1")
 EN = Actor("console", "console", "u1", lang="en")
 
 
+NOTHING_NEAR = "语料中也没有与这个问题相近的内容"
+RELATED = "相关参考（仅供延伸阅读，并非这个问题的答案）"
+
+
 async def test_unaddressed_questions_are_declined_with_related_reading(data_dir: Path) -> None:
+    """Related reading only where it is related (issue 24): a near miss (呼求主名, which the
+    samples touch but do not answer) keeps it; the weather, cooking or quantum computers get
+    none, and the reply says the corpus has nothing near them."""
     async with App(_settings(data_dir), embedder=HashEmbedder(DIM), llm=None) as app:
         weather = await _console(app, "/ask 今天天气怎么样？")
         cooking = await _console(app, "/ask 红烧肉怎么做才好吃？")
+        quantum = await _console(app, "/ask 量子计算机的原理是什么？")
         english = await _console(app, "/ask What's the weather like today?")
         baptism = await _console(app, "/ask 婴儿应该受洗吗？")
+        near = await _console(app, "/ask 呼求主名有什么用处？")
         answered = await _console(app, "/ask 神圣的分赐是什么意思？")
-    for reply in (weather, cooking, baptism):
+    for reply in (weather, cooking, quantum, baptism, near):
         assert "职事语料中没有直接论及" in reply
         assert "未使用语言模型" not in reply and "-- 出处 --" not in reply
-    assert "相关参考（仅供延伸阅读，并非这个问题的答案）" in weather
+    for reply in (weather, cooking, quantum, baptism):
+        assert NOTHING_NEAR in reply and RELATED not in reply and "【" not in reply, reply
+    assert RELATED in near and "【" in near and NOTHING_NEAR not in near
     assert "does not directly address" in english and "-- Sources --" not in english
+    assert "Nothing close to it is in the corpus" in english and "Related reading" not in english
     assert "未使用语言模型" in answered and "-- 出处 --" in answered
     assert "没有直接论及" not in answered
 
@@ -116,12 +129,16 @@ async def test_telegram_carries_the_decline_and_the_labels(
             clock=telegram_wire.clock,
         )
         async with telegram:
-            for count, line in enumerate(("/ask 今天天气怎么样？", "/cite 弗1:10"), start=1):
+            lines = ("/ask 今天天气怎么样？", "/cite 弗1:10", "/ask 量子计算机的原理是什么？")
+            for count, line in enumerate(lines, start=1):
                 telegram_wire.push_command(line)
                 await telegram_wire.wait_for("sendMessage", count)
         sent = [str(c.params.get("text", "")) for c in telegram_wire.named("sendMessage")]
         weather = next(t for t in sent if "今天天气怎么样" in t)
-        assert "职事语料中没有直接论及" in weather and "相关参考" in weather
+        quantum = next(t for t in sent if "量子计算机的原理是什么" in t)
+        for declined in (weather, quantum):  # off-topic: no related reading, and it says so
+            assert "职事语料中没有直接论及" in declined and NOTHING_NEAR in declined, declined
+            assert "相关参考" not in declined and "【" not in declined, declined
         cite = "\n".join(t for t in sent if "弗1:10" in t)
         assert cite.count("要照所安排的，在日期满足的时候") == 1 and "和合本（1919）" in cite
 
@@ -300,17 +317,22 @@ async def test_an_english_book_is_labelled_and_quoted_true_to_the_file(tmp_path:
 
 async def test_discord_carries_the_decline_and_cite(data_dir: Path) -> None:
     """The decline and /cite through SimCord (`DiscordTransport`'s own client), over the real
-    App: an unaddressed question is declined with related reading (no answer, no sources
-    list); `/cite 弗1:10` shows the verse once, its own notes under 注解, and no text twice."""
+    App: an unaddressed question is declined (no answer, no sources list), with related
+    reading for a near miss and a plain "nothing near" for the weather; `/cite 弗1:10` shows the verse once, its own notes under 注解, and no text twice."""
     async with discord_app(_settings(data_dir, discord_token="simcord")) as (_, server):
         alice = server.member("alice")
         declined = answer_text(
             await alice.slash(server.channel, "ask", question="今天天气怎么样？")
         )
+        near = answer_text(
+            await alice.slash(server.channel, "ask", question="呼求主名有什么用处？")
+        )
         shown = answer_text(await alice.slash(server.channel, "cite", reference="弗1:10"))
     assert "职事语料中没有直接论及「今天天气怎么样」" in declined, declined
-    assert "相关参考（仅供延伸阅读，并非这个问题的答案）" in declined
-    assert "未使用语言模型" not in declined and "出处" not in declined
+    assert NOTHING_NEAR in declined and RELATED not in declined  # off-topic: nothing near
+    assert "职事语料中没有直接论及「呼求主名有什么用处」" in near and RELATED in near  # a near miss
+    for reply in (declined, near):
+        assert "未使用语言模型" not in reply and "**出处**" not in reply  # no sources list
 
     assert shown.count("要照所安排的，在日期满足的时候") == 1, shown  # the verse once
     assert "和合本（1919）" in shown and "在日期滿足的時候" not in shown  # Simplified
@@ -373,3 +395,14 @@ async def test_bible_passages_in_an_answer_follow_the_readers_script(
     assert all(is_traditional(text) for text in shown), shown
     ministry = [c for c in simplified.citations if c.chunk.type != "bible"]
     assert all(c.quote.rstrip("…") in c.chunk.text for c in ministry)
+
+
+async def test_a_footnote_is_quoted_by_its_note_not_by_its_verse(data_dir: Path) -> None:
+    """Issue 24, item 7: /ask in the verse's own words finds the verse's footnote (sample
+    约翰福音注解, 约14:2); its source line quotes the note, not the verse that opens the chunk."""
+    async with App(_settings(data_dir), embedder=HashEmbedder(DIM), llm=None) as app:
+        shown = await _console(app, "/ask 在我父的家里有许多住处是什么意思？")
+    sources = shown.partition("-- 出处 --")[2]
+    line = next(s for s in sources.splitlines() if s.startswith("【约翰福音注解（示例），约14:2】"))
+    assert "“父的家”在约翰福音里不是指天上的建筑" in line, line
+    assert "在我父的家里有许多住处" not in line, line

@@ -74,3 +74,45 @@ def test_the_term_rules_do_not_need_closeness() -> None:
         partial = Evidence(coverage=gate.partial_coverage, specific=gate.min_specific)
         assert gate.addressed(partial)
         assert not gate.addressed(dataclasses.replace(partial, specific=gate.min_specific - 1))
+
+
+# ---- related reading (issue 24): offered with a decline only when it shares meaning ---------
+
+RELATED = GATE.related_coverage
+
+
+@pytest.mark.parametrize(
+    ("coverage", "related"),
+    [
+        (RELATED + STEP, True),
+        (RELATED, True),  # the floor itself shares enough
+        (RELATED - STEP, False),
+        (0.0, False),
+    ],
+)
+def test_related_reading_is_offered_only_at_or_above_the_floor(
+    coverage: float, related: bool
+) -> None:
+    for gate in (GATE, RelevanceGate.for_embedder("hash-256")):
+        evidence = Evidence(coverage=coverage)
+        assert not gate.addressed(evidence)  # a declined question, below every answer rule
+        assert gate.related(evidence) is related
+
+
+def test_the_related_floor_sits_below_the_answer_rules() -> None:
+    """Shares less than the gate needs to answer, so a near-miss keeps its related reading."""
+    assert 0.0 < RELATED < GATE.min_coverage
+    assert RELATED <= GATE.dense_coverage
+
+
+def test_closeness_in_meaning_alone_offers_no_related_reading() -> None:
+    """`今天天气怎么样？`: e5 finds some passage 0.86 close, and it shares no term."""
+    assert not GATE.related(Evidence(coverage=0.0, dense=0.99))
+
+
+def test_a_cited_verse_or_an_answer_rule_offers_it_whatever_the_coverage() -> None:
+    assert GATE.related(Evidence(refs=("Eph.1.10",), refs_cited=True))
+    answered = dataclasses.replace(HALF, coverage=GATE.partial_coverage, specific=GATE.min_specific)
+    assert GATE.addressed(answered) and GATE.related(answered)  # a model's decline keeps it
+    close = dataclasses.replace(HALF, dense=FLOOR)
+    assert GATE.addressed(close) and GATE.related(close)

@@ -1,0 +1,70 @@
+"""Issue 24, item 6: the bot reads CC-CEDICT backwards (the English → Chinese gloss) once it
+serves, on a worker thread, so the first English question does not pay for it — and start-up
+does not either (loading it during start-up held the GIL: commit 202a524).
+
+Observed, not timed: the gloss's index source is a function that records each call and the
+thread it ran on; its frequency function records that the English question consulted it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import threading
+from pathlib import Path
+
+from bot.app import App
+from bot.cli import _run
+from retrieval.fakes import HashEmbedder
+from retrieval.gloss import Gloss, parse_cedict
+from tests.e2e.test_full_stack import DIM, data_dir, prepared
+from tests.stubs.fixtures import telegram_settings
+from tests.stubs.telegram_server import TelegramServer
+
+__all__ = ["data_dir", "prepared"]  # fixtures used here
+
+CEDICT = """\
+分賜 分赐 [fen1 ci4] /to dispense/to distribute/
+召會 召会 [zhao4 hui4] /church (assembly called out)/
+"""
+
+
+async def test_the_bot_warms_the_gloss_once_it_serves_and_the_first_english_ask_reuses_it(
+    data_dir: Path, telegram_wire: TelegramServer
+) -> None:
+    reads: list[int] = []  # the thread each read of the index ran on
+    consulted: list[str] = []
+
+    def index() -> dict[str, list[str]]:
+        reads.append(threading.get_ident())
+        return parse_cedict(CEDICT.splitlines())
+
+    def frequency(word: str) -> float:
+        consulted.append(word)
+        return 1.0
+
+    settings = telegram_settings(telegram_wire, data_dir=data_dir)
+    async with App(settings, embedder=HashEmbedder(DIM), llm=None) as app:
+        shipped = app.search.gloss
+        assert shipped is not None and not shipped.loaded  # start-up did not read CC-CEDICT
+        assert app.warmed is None
+        app.search.gloss = Gloss(index, frequency)  # the seam: what builds the index
+        running = asyncio.create_task(_run(app, settings))
+        await telegram_wire.wait_until(lambda: telegram_wire.waiting_polls == 1)
+        assert app.warmed is not None  # scheduled once the bot serves
+        await app.warmed
+        assert reads and reads[0] != threading.get_ident()  # read off the event loop's thread
+        assert app.search.gloss.loaded and len(reads) == 1
+
+        telegram_wire.push_command("/ask What is the divine dispensing?")
+        await telegram_wire.wait_for("sendMessage")
+        assert consulted, "the English question did not go through the gloss"
+        assert len(reads) == 1  # … and it did not read the index again
+        assert app.serving() is app.warmed  # once per process
+
+        os.kill(os.getpid(), signal.SIGTERM)
+        async with asyncio.timeout(60):  # a hang guard, not a time limit under test
+            assert await running == 0
+    text = str(telegram_wire.named("sendMessage")[-1].params.get("text", ""))
+    assert "divine dispensing" in text or "分赐" in text, text

@@ -196,6 +196,11 @@ class Tokenizer:
             self._jieba = tok
             return tok
 
+    @property
+    def loaded(self) -> bool:
+        """Whether jieba's dictionary is loaded (by `warm`, or the first tokenization)."""
+        return self._jieba is not None
+
     def warm(self) -> None:
         """Load the dictionary now (about a second; run it off the event loop at start-up)."""
         self._ensure()

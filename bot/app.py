@@ -11,13 +11,14 @@ import asyncio
 import logging
 from collections.abc import Awaitable
 from contextlib import AsyncExitStack
+from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from bot.admin import AdminPolicy
 from bot.chats import ChatSettings
-from bot.commands import standard_registry
+from bot.commands import scholar_registry, standard_registry
 from bot.lock import DataDirLock
 from bot.ratelimit import RateLimiter
 from bot.router import Router
@@ -58,6 +59,35 @@ class _Default:
 DEFAULT = _Default()
 
 
+@dataclass(frozen=True, slots=True)
+class Startup:
+    """What a command starts before it runs; everything else starts on first use.
+
+    `warm_embedder`: load the local embedding model now, on its thread (else when the
+    embedding cache first misses: looking a verse up embeds text the cache has seen).
+    `warm_words`: load jieba's dictionary now, off the loop (else on the first tokenization).
+    `store_process`: the Qdrant Edge shard in a child process when the settings ask for one
+    (a bot keeps long searches off its event loop that way); else in this process, which
+    opens sooner and is all a one-shot command needs.
+    `writers_room`: open the writers' room (its rounds resume, their deadlines run) and
+    route every chat command; else only the scholar's commands (`/ask`, `/cite`).
+    """
+
+    warm_embedder: bool = True
+    warm_words: bool = True
+    store_process: bool = True
+    writers_room: bool = True
+
+
+FULL = Startup()  # `run`, `chat`, `ingest PATH`: everything warm, the store as configured
+# `ask`, `search`: they embed and tokenize
+QUERY = Startup(store_process=False, writers_room=False)
+# `cite`: tokenizes a verse, whose embedding the cache holds
+LOOKUP = Startup(warm_embedder=False, store_process=False, writers_room=False)
+# `ingest --list`, `ingest --delete`, `graph extract`
+RECORDS = Startup(warm_embedder=False, warm_words=False, store_process=False, writers_room=False)
+
+
 class App:
     """Everything the process owns, opened and closed together (`async with App(settings)`)."""
 
@@ -68,11 +98,14 @@ class App:
         embedder: Embedder | _Default = DEFAULT,
         llm: LLM | _Default | None = DEFAULT,
         clock: Clock = SYSTEM_CLOCK,
+        startup: Startup = FULL,
     ) -> None:
         """`clock` drives every throttle and deadline the process keeps (rate limits, round
-        deadlines, ballot edits); pass the same one to the transports."""
+        deadlines, ballot edits); pass the same one to the transports. `startup`: what to
+        start before the first command (a one-shot command starts less)."""
         self.settings = settings
         self.clock = clock
+        self.startup = startup
         self._embedder_override = embedder
         self._llm_override = llm
         self._stack = AsyncExitStack()
@@ -157,12 +190,9 @@ class App:
             self._stack.push_async_callback(self.llm.aclose)
 
     async def _open_rooms(self) -> None:
-        """The scholar, the writers' room, the chat settings and the command router."""
+        """The scholar, the writers' room (when the command needs it), the chat settings and
+        the command router."""
         from ingest.uploads import CorpusUploads
-        from novel.memory import PlotMemory
-        from novel.repo import NovelRepo
-        from novel.service import NovelService
-        from novel.settings import NovelSettings
         from retrieval.graph.view import GraphViewer
         from retrieval.relevance import RelevanceGate
         from retrieval.scholar import Scholar
@@ -178,6 +208,40 @@ class App:
             gate=RelevanceGate.for_embedder(self.embedder.model_id),
         )
         await scholar.refresh_sources()  # /ask source autocomplete
+        limiter = RateLimiter(
+            s.rate_limit_user_per_min, s.rate_limit_chat_per_min, clock=self.clock.monotonic
+        )
+        self.chats = await self._stack.enter_async_context(
+            ChatSettings(self.db_path, s.default_language)
+        )
+        if not self.startup.writers_room:
+            registry = scholar_registry(scholar, chats=self.chats)
+        else:
+            self.novels = await self._open_writers_room()
+            upload_max = int(s.chat_upload_max_mb * 1024 * 1024)
+            corpus = CorpusUploads(self.indexer, s.data_dir / "uploads", max_bytes=upload_max)
+            registry = standard_registry(
+                scholar,
+                self.novels,
+                chats=self.chats,
+                corpus=corpus,
+                graph=viewer,
+                story=self.novels.story,
+                openers=s.novel_round_openers,
+                upload_max_bytes=upload_max,
+            )
+        self.router = Router(
+            registry, limiter=limiter, policy=AdminPolicy(s.novel_admin_role), chats=self.chats
+        )
+
+    async def _open_writers_room(self) -> NovelService:
+        """The writers' room: its store, plot memory and service (rounds resume on opening)."""
+        from novel.memory import PlotMemory
+        from novel.repo import NovelRepo
+        from novel.service import NovelService
+        from novel.settings import NovelSettings
+
+        s = self.settings
         novel_repo = await self._stack.enter_async_context(await NovelRepo.open(self.db_path))
         plot_memory = PlotMemory(
             novel_repo,
@@ -186,7 +250,7 @@ class App:
             self.encoder.encode_document,
             encode_query_sparse=self.encoder.encode_query,
         )
-        self.novels = await self._stack.enter_async_context(
+        return await self._stack.enter_async_context(
             NovelService(
                 novel_repo,
                 plot_memory,
@@ -202,27 +266,6 @@ class App:
                 edit_ballot=self.edit_ballot,
             )
         )
-        limiter = RateLimiter(
-            s.rate_limit_user_per_min, s.rate_limit_chat_per_min, clock=self.clock.monotonic
-        )
-        self.chats = await self._stack.enter_async_context(
-            ChatSettings(self.db_path, s.default_language)
-        )
-        upload_max = int(s.chat_upload_max_mb * 1024 * 1024)
-        corpus = CorpusUploads(self.indexer, s.data_dir / "uploads", max_bytes=upload_max)
-        registry = standard_registry(
-            scholar,
-            self.novels,
-            chats=self.chats,
-            corpus=corpus,
-            graph=viewer,
-            story=self.novels.story,
-            openers=s.novel_round_openers,
-            upload_max_bytes=upload_max,
-        )
-        self.router = Router(
-            registry, limiter=limiter, policy=AdminPolicy(s.novel_admin_role), chats=self.chats
-        )
 
     async def _open_graph_and_words(self) -> Tokenizer:
         """The knowledge graph, and the keyword tokenizer with its dictionary loaded."""
@@ -237,8 +280,9 @@ class App:
         # far: those would make a restarted process cut a query differently from the chunks
         # indexed before it (经历内住的基督 one token for the query, three in the index).
         tokenizer = Tokenizer(terms=self.graph.seed_terms())
-        # jieba's dictionary takes ~1 s to load: do it now, off the loop, not on the first query.
-        await asyncio.to_thread(tokenizer.warm)
+        if self.startup.warm_words:
+            # jieba's dictionary takes ~1 s to load: now, off the loop, not on the first query.
+            await asyncio.to_thread(tokenizer.warm)
         return tokenizer
 
     def _background(self, work: Awaitable[T]) -> asyncio.Future[T]:
@@ -262,6 +306,7 @@ class App:
 
     async def _open_embedder(self) -> Embedder:
         from retrieval.embed.cache import CachedEmbedder
+        from retrieval.embed.local import LocalEmbedder
 
         inner: Embedder
         if not isinstance(self._embedder_override, _Default):
@@ -284,9 +329,9 @@ class App:
         else:
             from retrieval.embed.offline import E5Embedder
 
-            e5 = E5Embedder()
-            e5.start_loading()  # ~1 s, on its own thread, while the rest opens
-            inner = e5
+            inner = E5Embedder()
+        if self.startup.warm_embedder and isinstance(inner, LocalEmbedder):
+            inner.start_loading()  # ~1 s, on its own thread, while the rest opens
         cached: Embedder = await self._stack.enter_async_context(
             CachedEmbedder(inner, self.db_path)
         )
@@ -305,7 +350,7 @@ class App:
             from retrieval.store.edge import IN_MEMORY, ON_DISK, EdgeStore
 
             layout = ON_DISK if s.qdrant_edge_layout == "on-disk" else IN_MEMORY
-            if s.edge_child_process:
+            if s.edge_child_process and self.startup.store_process:
                 from retrieval.store.edge_process import EdgeProcessStore
 
                 store = await EdgeProcessStore.open(s.data_dir / "qdrant", dim, layout)

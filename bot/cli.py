@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from bot.settings import Settings, SettingsError, load_settings
 
 if TYPE_CHECKING:
-    from bot.app import App
+    from bot.app import App, Startup
     from retrieval.requests import Actor
 
 
@@ -91,7 +91,7 @@ async def _main(args: argparse.Namespace, settings: Settings) -> int:
             file=sys.stderr,
         )
         return 2
-    async with App(settings) as app:
+    async with App(settings, startup=startup_for(args)) as app:
         if args.cmd == "ingest":
             from ingest.cli import run_ingest
 
@@ -116,6 +116,20 @@ async def _main(args: argparse.Namespace, settings: Settings) -> int:
                 await console.serve()
             return 0
         return await _run(app, settings)
+
+
+def startup_for(args: argparse.Namespace) -> Startup:
+    """What `args`'s command needs started up front: the bot everything; a one-shot command
+    its store in this process, and the models it will use (none to list or delete)."""
+    from bot.app import FULL, LOOKUP, QUERY, RECORDS
+
+    if args.cmd in ("ask", "search"):
+        return QUERY
+    if args.cmd == "cite":
+        return LOOKUP
+    if args.cmd == "graph" or (args.cmd == "ingest" and (args.list or args.delete)):
+        return RECORDS
+    return FULL  # run, chat, ingest PATH
 
 
 async def _prepare(app: App) -> None:

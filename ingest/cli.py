@@ -239,7 +239,7 @@ async def run_ingest(indexer: Indexer, args: argparse.Namespace) -> int:
         indexer,
         embed_books=_books(args.bible_books or "Eph,John,Col"),
         max_bytes=int(args.max_size_mb * 1024 * 1024),
-        options=LoadOptions(ocr=getattr(args, "ocr", None)),
+        options=LoadOptions(ocr=args.ocr),
     )
     bar = ProgressBar("导入 ingest")
     summary = await pipeline.ingest_paths(paths, manifest=Manifest({}, defaults), on_progress=bar)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import tomllib
 from collections.abc import Mapping
-from dataclasses import dataclass, fields, replace
+from dataclasses import asdict, astuple, dataclass, replace
 from pathlib import Path
 from typing import Any, cast, get_args
 
@@ -51,11 +51,11 @@ class DocMeta:
 
     def over(self, base: DocMeta) -> DocMeta:
         """self's given fields win over base's."""
-        values = {f.name: getattr(self, f.name) for f in fields(self)}
+        values = asdict(self)
         return replace(base, **{k: v for k, v in values.items() if v is not None})
 
     def is_empty(self) -> bool:
-        return all(getattr(self, f.name) is None for f in fields(self))
+        return all(value is None for value in astuple(self))
 
 
 def meta_from_mapping(data: Mapping[str, Any], where: Path) -> DocMeta:

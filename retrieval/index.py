@@ -32,7 +32,7 @@ import inspect
 import uuid
 from collections import Counter
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, fields, replace
+from dataclasses import astuple, dataclass, fields, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
@@ -297,7 +297,7 @@ class Indexer:
     async def _write_row(
         self, doc: DocumentRecord, gen: int, graph_gen: int, has_points: bool
     ) -> None:
-        values = [getattr(doc, k) for k in _RECORD_FIELDS]
+        values = astuple(doc)  # in the order of _RECORD_FIELDS
         cols = ", ".join((*_RECORD_FIELDS, "gen", "graph_gen", "has_points"))
         marks = ", ".join("?" * (len(_RECORD_FIELDS) + 3))
         await self.db.execute(

@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from retrieval.text import DATA_DIR, search_form
+from retrieval.normal_form import DATA_DIR, search_form
 
 BUNDLED = DATA_DIR / "synonyms.tsv"
 _SEPARATOR = re.compile(r"\t+|\s+\|\s+")

@@ -5,6 +5,8 @@
   whitespace collapsed (paragraph breaks survive as one blank line).
 - `to_simplified`: OpenCC Traditional → Simplified (converter built once, cached).
 - `search_form`: both; what `Chunk.search_text` holds and what queries are turned into.
+  These three live in `retrieval.normal_form` (re-exported here), below both this module and
+  `retrieval.synonyms`, whose terms the tokenizer loads.
 - `Tokenizer`: a private `jieba.Tokenizer` with the domain dictionary (bundled user dictionary,
   every synonym-table term, and terms registered at runtime with `add_terms`, e.g. the graph's
   concept labels), lowercase English, stop words and punctuation dropped, OSIS verse ids
@@ -16,99 +18,29 @@ indexing (the composition root does so at start-up), or re-index after adding ma
 
 from __future__ import annotations
 
-import functools
 import logging
 import math
 import os
 import re
 import tempfile
 import threading
-import unicodedata
 from collections.abc import Callable, Iterable
-from importlib import resources
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from retrieval.requests import Script
+from retrieval.normal_form import DATA_DIR as DATA_DIR
+from retrieval.normal_form import in_script as in_script
+from retrieval.normal_form import is_traditional as is_traditional
+from retrieval.normal_form import normalise as normalise
+from retrieval.normal_form import reader_script as reader_script
+from retrieval.normal_form import search_form as search_form
+from retrieval.normal_form import to_simplified as to_simplified
+from retrieval.normal_form import to_traditional as to_traditional
 
-DATA_DIR = Path(str(resources.files("retrieval") / "data"))
 USERDICT = DATA_DIR / "userdict.txt"
 STOPWORDS = DATA_DIR / "stopwords.txt"
 
 TokenizeFn = Callable[[str], list[str]]
-
-# ---- normalisation ------------------------------------------------------------------------
-
-# Full-width punctuation that stays full-width: it is how Chinese prose is written.
-_KEEP = "，：；！？（）～"
-_KEEP_SPLIT = re.compile(f"([{_KEEP}]+)")
-_ZERO_WIDTH = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff\u00ad"))
-_HSPACE = re.compile(r"[^\S\n]+")
-_NEWLINES = re.compile(r" ?\n[\s]*")
-
-
-def normalise(s: str) -> str:
-    """Width and whitespace cleanup; never changes the characters' meaning."""
-    s = s.translate(_ZERO_WIDTH).replace("\r\n", "\n").replace("\r", "\n")
-    parts = _KEEP_SPLIT.split(s)
-    s = "".join(p if i % 2 else unicodedata.normalize("NFKC", p) for i, p in enumerate(parts))
-    s = _HSPACE.sub(" ", s)
-
-    def newline(m: re.Match[str]) -> str:
-        return "\n\n" if m.group(0).count("\n") > 1 else "\n"
-
-    return _NEWLINES.sub(newline, s).strip()
-
-
-@functools.cache
-def _t2s() -> Callable[[str], str]:
-    import opencc
-
-    convert: Callable[[str], str] = opencc.OpenCC("t2s").convert
-    return convert
-
-
-def to_simplified(s: str) -> str:
-    """Traditional → Simplified Chinese; other text passes through unchanged."""
-    if not s:
-        return s
-    return _t2s()(s)
-
-
-@functools.cache
-def _s2t() -> Callable[[str], str]:
-    import opencc
-
-    convert: Callable[[str], str] = opencc.OpenCC("s2t").convert
-    return convert
-
-
-def to_traditional(s: str) -> str:
-    """Simplified → Traditional Chinese (for readers who asked for Traditional)."""
-    return _s2t()(s) if s else s
-
-
-def is_traditional(s: str) -> bool:
-    """Written in Traditional characters: some character changes under Traditional → Simplified."""
-    return to_simplified(s) != s
-
-
-def reader_script(chosen: Script | None, typed: str) -> Script:
-    """The script Bible text is shown in: the one chosen (the request's option or the chat's
-    setting), else Traditional when the reader wrote in Traditional, else Simplified."""
-    return chosen or ("traditional" if is_traditional(typed) else "simplified")
-
-
-def in_script(text: str, script: Script) -> str:
-    """`text` in `script`."""
-    return to_traditional(text) if script == "traditional" else to_simplified(text)
-
-
-def search_form(s: str) -> str:
-    """The form embeddings and BM25 see: normalised, Simplified."""
-    return to_simplified(normalise(s))
-
 
 # ---- tokenisation -------------------------------------------------------------------------
 
@@ -263,6 +195,11 @@ class Tokenizer:
             self._pending.clear()
             self._jieba = tok
             return tok
+
+    @property
+    def loaded(self) -> bool:
+        """Whether jieba's dictionary is loaded (by `warm`, or the first tokenization)."""
+        return self._jieba is not None
 
     def warm(self) -> None:
         """Load the dictionary now (about a second; run it off the event loop at start-up)."""

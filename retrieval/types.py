@@ -222,7 +222,7 @@ class GraphPath:
 
     nodes: tuple[str, ...]  # node ids
     labels: tuple[str, ...]
-    labels_en: tuple[str, ...]
+    labels_en: Sequence[str]  # compares as a tuple; may look its labels up when first read
     steps: tuple[PathStep, ...]  # one fewer than nodes
 
     def render(self, lang: str = "zh") -> str:

@@ -40,3 +40,12 @@ def standard_registry(
     registry.add(start_command(registry), help_command(registry))
     registry.add_action(*novel_actions(novels))
     return registry
+
+
+def scholar_registry(scholar: Scholar, *, chats: LanguageSetting | None = None) -> Registry:
+    """The scholar's commands alone: what the one-shot CLI (`baibao ask`, `baibao cite`)
+    routes, with no writers' room open."""
+    registry = Registry()
+    registry.add(*scholar_commands(scholar, chats))
+    registry.add(start_command(registry), help_command(registry))
+    return registry

@@ -301,20 +301,22 @@ class DiscordTransport(ChatTransport[DiscordOutlet]):
                     default=inspect.Parameter.empty if param.required else None,
                 )
             )
-        callback.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]
-        callback.__discord_app_commands_param_description__ = {  # type: ignore[attr-defined]
-            p.name: _loc(p.zh, p.en) for p in command.params
-        }
+        # The parameters discord.py reads from the callback's signature (PEP 362's
+        # `__signature__`: the registry, not this function's code, lists them).
+        vars(callback)["__signature__"] = inspect.Signature(parameters)
+        callback = app_commands.describe(**{p.name: _loc(p.zh, p.en) for p in command.params})(
+            callback
+        )
         choices = {
             p.name: [app_commands.Choice(name=c, value=c) for c in p.choices]
             for p in command.params
             if p.kind == "choice"
         }
         if choices:
-            callback.__discord_app_commands_param_choices__ = choices  # type: ignore[attr-defined]
+            callback = app_commands.choices(**choices)(callback)
         suggest = {p.name: _autocomplete(p.suggest) for p in command.params if p.suggest}
         if suggest:
-            callback.__discord_app_commands_param_autocomplete__ = suggest  # type: ignore[attr-defined]
+            callback = app_commands.autocomplete(**suggest)(callback)
         return callback
 
     # ---- interactions -----------------------------------------------------------------------

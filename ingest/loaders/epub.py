@@ -77,6 +77,8 @@ def html_to_blocks(html: str) -> list[Block]:
 
 def _toc_titles(toc: object) -> dict[str, str]:
     """href (without fragment) → first TOC title pointing at it."""
+    from ebooklib import epub
+
     out: dict[str, str] = {}
 
     def walk(node: object) -> None:
@@ -84,11 +86,10 @@ def _toc_titles(toc: object) -> dict[str, str]:
             for n in node:
                 walk(n)
             return
-        href = getattr(node, "href", None)
-        title = getattr(node, "title", None)
-        if href and title:
-            out.setdefault(unquote(str(href).split("#", 1)[0]), str(title))
-        # ebooklib represents sections as (Section, [children]) tuples (handled above).
+        # A read book's TOC holds links and sections, a section as (Section, [children])
+        # (the tuple is walked above).
+        if isinstance(node, epub.Link | epub.Section) and node.href and node.title:
+            out.setdefault(unquote(str(node.href).split("#", 1)[0]), str(node.title))
 
     walk(toc)
     return out

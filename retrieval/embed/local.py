@@ -26,6 +26,7 @@ class LocalEmbedder(abc.ABC):
             raise ValueError(f"batch_size must be positive, got {batch_size}")
         self._batch_size = batch_size
         self._model: Any = None
+        self._started = False
         self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix=thread_name)
 
     @abc.abstractmethod
@@ -43,9 +44,16 @@ class LocalEmbedder(abc.ABC):
     def start_loading(self) -> None:
         """Load the model on the worker thread now, not on the first call (which then waits
         for the load, if still running, like any call behind another)."""
+        self._started = True
         self._worker.submit(self._model_on_worker)
 
+    @property
+    def started(self) -> bool:
+        """Whether the model has begun to load (`start_loading`, or a first call)."""
+        return self._started
+
     def _model_on_worker(self) -> Any:
+        self._started = True
         if self._model is None:
             self._model = self._load()
         return self._model

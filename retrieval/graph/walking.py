@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import overload
 
 import numpy as np
 import numpy.typing as npt
@@ -241,10 +242,14 @@ class Walker:
             sources = self.sources((src, dst, relation))
             info = RELATION_INFO[relation]
             out_steps.append(PathStep(relation, info.en, forward, sources, info.symmetric))
+        english = [self._english(n) for n in nodes]
         return GraphPath(
             tuple(nodes),
             tuple(self.label(n) for n in nodes),
-            tuple(self.label(n, "en") for n in nodes),
+            DictionaryLabels(
+                tuple(label for label, _ in english),
+                frozenset(i for i, (_, look_up) in enumerate(english) if look_up),
+            ),
             tuple(out_steps),
         )
 
@@ -254,22 +259,70 @@ class Walker:
         return tuple(d if d == SEED_DOC else self._r.titles.get(d, d) for d in docs)
 
     def label(self, node_id: str, lang: str = "zh") -> str:
+        if lang != "en":
+            data = self._r.adjacency.node(node_id)
+            if data is None:
+                raise KeyError(node_id)
+            return data.label
+        label, look_up = self._english(node_id)
+        return (english_label(label) or label) if look_up else label
+
+    def _english(self, node_id: str) -> tuple[str, bool]:
+        """A node's English label, or its Chinese one and True when the dictionary names it."""
         data = self._r.adjacency.node(node_id)
         if data is None:
             raise KeyError(node_id)
-        if lang != "en":
-            return data.label
         if data.kind == "scripture":
-            return scripture_label(node_id.partition(":")[2], "en")
+            return scripture_label(node_id.partition(":")[2], "en"), False
         alias = next((a for a in data.aliases if a.isascii()), None)
         if alias is not None:
-            return alias
-        label = data.label
-        if data.kind != "concept":
-            return label
+            return alias, False
         # A concept grown from a document often has no English alias: the dictionary's name
         # for it (CC-CEDICT read forwards, indexed once on first use), else its own label.
-        return english_label(label) or label
+        return data.label, data.kind == "concept"
+
+
+class DictionaryLabels(Sequence[str]):
+    """A path's English labels, those at `look_up` read from CC-CEDICT (else kept) when the
+    labels are first read, not when the path is found: indexing the dictionary takes about
+    a second, and most paths are only shown in Chinese (a /cite, a Chinese /ask). Equal to
+    the tuple of its labels, and hashed as it."""
+
+    __slots__ = ("_labels", "_look_up", "_read")
+
+    def __init__(self, labels: tuple[str, ...], look_up: frozenset[int]) -> None:
+        self._labels = labels
+        self._look_up = look_up
+        self._read: tuple[str, ...] | None = None if look_up else labels
+
+    def _all(self) -> tuple[str, ...]:
+        if self._read is None:
+            self._read = tuple(
+                (english_label(label) or label) if i in self._look_up else label
+                for i, label in enumerate(self._labels)
+            )
+        return self._read
+
+    @overload
+    def __getitem__(self, index: int) -> str: ...
+    @overload
+    def __getitem__(self, index: slice) -> tuple[str, ...]: ...
+    def __getitem__(self, index: int | slice) -> str | tuple[str, ...]:
+        return self._all()[index]
+
+    def __len__(self) -> int:
+        return len(self._labels)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, DictionaryLabels):
+            other = other._all()
+        return isinstance(other, tuple) and self._all() == other
+
+    def __hash__(self) -> int:
+        return hash(self._all())
+
+    def __repr__(self) -> str:
+        return repr(self._all())
 
 
 def _kind(g: Adjacency, node_id: str) -> str:

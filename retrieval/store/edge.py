@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import asyncio
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Literal, Self
@@ -30,6 +30,9 @@ UPSERT_BATCH = 256
 SCROLL_PAGE = 256
 
 Lane = Literal["read", "write"]
+# A `ShardOps` method, unbound (`ShardOps.search_dense`): the store calls it on its shard, in
+# this process or, pickled by name, in the child that holds the shard.
+ShardOp = Callable[..., Any]
 
 
 def check_dim(dim: object) -> int:
@@ -66,8 +69,8 @@ class ShardStore(ABC):
         return self._layout
 
     @abstractmethod
-    async def _call(self, lane: Lane, op: str, *args: Any) -> Any:
-        """`ShardOps.<op>(*args)`; an engine failure raises StoreError (ValueError and
+    async def _call(self, lane: Lane, op: ShardOp, *args: Any) -> Any:
+        """`op(shard_ops, *args)`; an engine failure raises StoreError (ValueError and
         StoreError pass as they are), a closed or lost shard StoreUnavailable."""
 
     @abstractmethod
@@ -84,11 +87,11 @@ class ShardStore(ABC):
         if self._closed:
             raise StoreUnavailable(f"the vector store at {self._path} is closed")
 
-    async def _read(self, op: str, *args: Any) -> Any:
+    async def _read(self, op: ShardOp, *args: Any) -> Any:
         self._check_open()
         return await self._call("read", op, *args)
 
-    async def _write(self, op: str, *args: Any) -> Any:
+    async def _write(self, op: ShardOp, *args: Any) -> Any:
         self._check_open()
         return await self._call("write", op, *args)
 
@@ -97,21 +100,21 @@ class ShardStore(ABC):
     async def upsert(self, items: Sequence[IndexedChunk]) -> None:
         points = schema.prepare(items, self._dim)
         for start in range(0, len(points), UPSERT_BATCH):
-            await self._write("upsert", points[start : start + UPSERT_BATCH])
+            await self._write(ShardOps.upsert, points[start : start + UPSERT_BATCH])
 
     async def delete(self, flt: Filter) -> None:
         plan = schema.plan(flt)
         if plan.empty:
             raise ValueError("refusing to delete with an empty filter; use delete_all()")
-        await self._write("delete", plan)
+        await self._write(ShardOps.delete, plan)
 
     async def delete_all(self) -> None:
         """Delete every point (the shard, its config and indexes stay)."""
-        await self._write("delete", schema.plan(None))
+        await self._write(ShardOps.delete, schema.plan(None))
 
     async def set_extra(self, flt: Filter, values: dict[str, object]) -> None:
         payload = schema.extra_payload(values)
-        await self._write("set_extra", schema.plan(flt), payload)
+        await self._write(ShardOps.set_extra, schema.plan(flt), payload)
 
     async def search_dense(
         self,
@@ -124,7 +127,9 @@ class ShardStore(ABC):
     ) -> list[ScoredChunk]:
         schema.check_limit(limit)
         query = schema.dense_matrix([vector], self._dim)[0].tolist()
-        rows = await self._read("search_dense", query, schema.plan(flt), limit, exact, hnsw_ef)
+        rows = await self._read(
+            ShardOps.search_dense, query, schema.plan(flt), limit, exact, hnsw_ef
+        )
         return _scored(rows)
 
     async def search_sparse(
@@ -135,7 +140,7 @@ class ShardStore(ABC):
         plan = schema.plan(flt)
         if not indices:
             return []
-        return _scored(await self._read("search_sparse", indices, values, plan, limit))
+        return _scored(await self._read(ShardOps.search_sparse, indices, values, plan, limit))
 
     async def search_dense_and_sparse(
         self,
@@ -154,7 +159,13 @@ class ShardStore(ABC):
         indices, values = schema.check_sparse(sparse)
         plan = schema.plan(flt)
         dense_rows, sparse_rows = await self._read(
-            "search_dense_and_sparse", query, indices, values, plan, dense_limit, sparse_limit
+            ShardOps.search_dense_and_sparse,
+            query,
+            indices,
+            values,
+            plan,
+            dense_limit,
+            sparse_limit,
         )
         chunks: dict[str, Chunk] = {}
 
@@ -192,7 +203,7 @@ class ShardStore(ABC):
         plan = schema.plan(flt)
         depth = prefetch or max(50, 5 * limit)
         rows = await self._read(
-            "search_hybrid", query, indices, values, plan, limit, weights, k, depth
+            ShardOps.search_hybrid, query, indices, values, plan, limit, weights, k, depth
         )
         return _scored(rows)
 
@@ -208,7 +219,7 @@ class ShardStore(ABC):
         offset: Any = None
         while len(out) < limit:
             page = min(SCROLL_PAGE, limit - len(out))
-            rows, offset = await self._read("scroll", plan, offset, page, wanted)
+            rows, offset = await self._read(ShardOps.scroll, plan, offset, page, wanted)
             out.extend(Chunk.from_payload(pid, payload) for pid, _, payload in rows)
             if offset is None or not rows:
                 break
@@ -220,21 +231,21 @@ class ShardStore(ABC):
         (`Filter.matches`, the contract suite). At 1M chunks, 30 ids cost 1.3 ms through
         Qdrant's filtered scroll and 0.5 ms read directly. In id order, as a scroll gives."""
         rest = Filter(equals=flt.equals, ranges=flt.ranges, not_equals=flt.not_equals)
-        rows = await self._read("retrieve", list(ids))
+        rows = await self._read(ShardOps.retrieve, list(ids))
         found = [
             Chunk.from_payload(pid, payload) for pid, _, payload in rows if rest.matches(payload)
         ]
         return found[:limit]
 
     async def count(self, flt: Filter | None = None) -> int:
-        return int(await self._read("count", schema.plan(flt)))
+        return int(await self._read(ShardOps.count, schema.plan(flt)))
 
     async def optimize(self) -> bool:
         """Build HNSW and merge segments (slow: seconds per 10k points); run after bulk loads."""
-        return bool(await self._write("optimize"))
+        return bool(await self._write(ShardOps.optimize))
 
     async def flush(self) -> None:
-        await self._write("flush")
+        await self._write(ShardOps.flush)
 
 
 class EdgeStore(ShardStore):
@@ -275,12 +286,12 @@ class EdgeStore(ShardStore):
         """The shard's operations (for tests and benchmarks that look inside)."""
         return self._ops
 
-    async def _call(self, lane: Lane, op: str, *args: Any) -> Any:
-        method = getattr(self._ops, op)
+    async def _call(self, lane: Lane, op: ShardOp, *args: Any) -> Any:
+        ops = self._ops
 
         def call() -> Any:
             try:
-                return method(*args)
+                return op(ops, *args)
             except (StoreError, ValueError):
                 raise
             except Exception as exc:
@@ -293,7 +304,7 @@ class EdgeStore(ShardStore):
         if self._closed:
             return
         loop = asyncio.get_running_loop()
-        await self._write("flush")
+        await self._write(ShardOps.flush)
         self._closed = True
         # Let in-flight reads finish, then close the shard on the writer thread.
         await asyncio.to_thread(self._readers.shutdown, wait=True)

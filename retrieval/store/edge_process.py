@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from retrieval.store import DimensionMismatch, StoreError, StoreUnavailable
-from retrieval.store.edge import Lane, ShardStore, check_dim
+from retrieval.store.edge import Lane, ShardOp, ShardStore, check_dim
 from retrieval.store.edge_shard import IN_MEMORY, Layout, ShardOps
 
 log = getLogger(__name__)
@@ -44,7 +44,7 @@ log = getLogger(__name__)
 _HEADER = struct.Struct(">I")
 # How long `close` waits for the child to flush and exit before killing it.
 CLOSE_TIMEOUT_S = 60.0
-_CLOSE = "__close__"
+_CLOSE = None  # the op that asks the child to flush, close and exit
 
 
 def _frame(message: object) -> bytes:
@@ -185,7 +185,7 @@ class EdgeProcessStore(ShardStore):
                 future.set_exception(StoreUnavailable(self._lost))
         self._pending.clear()
 
-    async def _call(self, lane: Lane, op: str, *args: Any) -> Any:
+    async def _call(self, lane: Lane, op: ShardOp | None, *args: Any) -> Any:
         if self._lost is not None:
             await self._restart()
         rid = next(self._ids)
@@ -276,11 +276,11 @@ def serve(sock: socket.socket) -> None:
     try:
         while (received := _receive(sock)) is not None:
             rid, (op, args) = received
-            if op == _CLOSE:
+            if op is _CLOSE:
                 ops.flush()
                 break
             try:
-                reply = (rid, True, getattr(ops, op)(*args))
+                reply = (rid, True, op(ops, *args))
             except Exception as exc:
                 reply = (rid, False, _error_fields(exc))
             sock.sendall(_frame(reply))

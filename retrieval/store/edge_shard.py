@@ -251,7 +251,7 @@ def _unindexed_points(shard: qe.EdgeShard) -> int:
 
 def _mapped(index: qe.PayloadIndexInfo) -> bool:
     """Whether an existing payload index is memory-mapped (created with `Memory.Cold`)."""
-    return getattr(index.params, "memory", None) == qe.Memory.Cold
+    return index.params is not None and index.params.memory == qe.Memory.Cold
 
 
 def _to_point(p: schema.PreparedPoint) -> qe.Point:

@@ -17,6 +17,7 @@ import pytest
 from retrieval.store import StoreError, StoreUnavailable, schema
 from retrieval.store.edge import ON_DISK, EdgeStore
 from retrieval.store.edge_process import EdgeProcessStore
+from retrieval.store.edge_shard import ShardOps
 from tests.contract.test_vector_store import DIM, angle_vec, corpus
 from tests.reliability.helpers.processes import exited
 
@@ -128,7 +129,7 @@ async def test_an_engine_error_comes_back_as_a_store_error_naming_the_shard(
         # A vector the store would refuse, sent past its checks: the engine refuses it, in
         # the child, with its own words.
         with pytest.raises(StoreError, match=r"Qdrant Edge \(.*q\): .*dimension") as caught:
-            await s._read("search_dense", [1.0, 0.0], schema.plan(None), 3, False, None)
+            await s._read(ShardOps.search_dense, [1.0, 0.0], schema.plan(None), 3, False, None)
         assert not isinstance(caught.value, StoreUnavailable)
         assert await s.count() == 3  # the child serves on
 

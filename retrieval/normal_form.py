@@ -1,0 +1,89 @@
+"""The forms text takes before search: normalised width and whitespace, Simplified or
+Traditional script (`retrieval.text` re-exports these; it and `retrieval.synonyms` both build
+on them, so neither imports the other's module for them)."""
+
+from __future__ import annotations
+
+import functools
+import re
+import unicodedata
+from collections.abc import Callable
+from importlib import resources
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from retrieval.requests import Script
+
+DATA_DIR = Path(str(resources.files("retrieval") / "data"))
+
+# ---- normalisation ------------------------------------------------------------------------
+
+# Full-width punctuation that stays full-width: it is how Chinese prose is written.
+_KEEP = "，：；！？（）～"
+_KEEP_SPLIT = re.compile(f"([{_KEEP}]+)")
+_ZERO_WIDTH = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff\u00ad"))
+_HSPACE = re.compile(r"[^\S\n]+")
+_NEWLINES = re.compile(r" ?\n[\s]*")
+
+
+def normalise(s: str) -> str:
+    """Width and whitespace cleanup; never changes the characters' meaning."""
+    s = s.translate(_ZERO_WIDTH).replace("\r\n", "\n").replace("\r", "\n")
+    parts = _KEEP_SPLIT.split(s)
+    s = "".join(p if i % 2 else unicodedata.normalize("NFKC", p) for i, p in enumerate(parts))
+    s = _HSPACE.sub(" ", s)
+
+    def newline(m: re.Match[str]) -> str:
+        return "\n\n" if m.group(0).count("\n") > 1 else "\n"
+
+    return _NEWLINES.sub(newline, s).strip()
+
+
+@functools.cache
+def _t2s() -> Callable[[str], str]:
+    import opencc
+
+    convert: Callable[[str], str] = opencc.OpenCC("t2s").convert
+    return convert
+
+
+def to_simplified(s: str) -> str:
+    """Traditional → Simplified Chinese; other text passes through unchanged."""
+    if not s:
+        return s
+    return _t2s()(s)
+
+
+@functools.cache
+def _s2t() -> Callable[[str], str]:
+    import opencc
+
+    convert: Callable[[str], str] = opencc.OpenCC("s2t").convert
+    return convert
+
+
+def to_traditional(s: str) -> str:
+    """Simplified → Traditional Chinese (for readers who asked for Traditional)."""
+    return _s2t()(s) if s else s
+
+
+def is_traditional(s: str) -> bool:
+    """Written in Traditional characters: some character changes under Traditional → Simplified."""
+    return to_simplified(s) != s
+
+
+def reader_script(chosen: Script | None, typed: str) -> Script:
+    """The script Bible text is shown in: the one chosen (the request's option or the chat's
+    setting), else Traditional when the reader wrote in Traditional, else Simplified."""
+    return chosen or ("traditional" if is_traditional(typed) else "simplified")
+
+
+def in_script(text: str, script: Script) -> str:
+    """`text` in `script`."""
+    return to_traditional(text) if script == "traditional" else to_simplified(text)
+
+
+def search_form(s: str) -> str:
+    """The form embeddings and BM25 see: normalised, Simplified."""
+    return to_simplified(normalise(s))

@@ -1,0 +1,126 @@
+"""Import rules, read statically from the source (no module is imported):
+
+- no import cycle among the product's modules (every import counts, deferred ones inside
+  functions too: a cycle there is still two modules that each need the other);
+- the domain packages (`retrieval`, `novel`) import nothing from `bot` and no chat SDK.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Collection, Iterator
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+PACKAGES = ("bot", "retrieval", "novel", "ingest")
+DOMAIN = ("retrieval", "novel")
+CHAT_SDKS = ("discord", "telegram")
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def product_modules() -> dict[str, Path]:
+    return {
+        _module_name(path): path
+        for package in PACKAGES
+        for path in sorted((ROOT / package).rglob("*.py"))
+    }
+
+
+def _imported(
+    tree: ast.AST, module: str, is_package: bool, known: Collection[str] = ()
+) -> Iterator[str]:
+    """Every module name an import statement names. `from a import b` names `a.b` when that
+    is one of the `known` modules (importing a submodule: the package is only its parent),
+    else `a` (a name the module `a` defines)."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            yield from (alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = module.split(".")
+                anchor = anchor[: len(anchor) - node.level + (1 if is_package else 0)]
+                base = ".".join([*anchor, base] if base else anchor)
+            for alias in node.names:
+                sub = f"{base}.{alias.name}"
+                yield sub if sub in known else base
+
+
+def import_graph() -> dict[str, set[str]]:
+    """Module → the product modules it imports (a package's `__init__` stands for it)."""
+    modules = product_modules()
+    graph: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+        targets = set(_imported(tree, name, path.name == "__init__.py", modules))
+        graph[name] = {t for t in targets if t in modules and t != name}
+    return graph
+
+
+def find_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components with more than one module (Tarjan's algorithm)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    components: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for nxt in sorted(graph.get(node, ())):
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in on_stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            component: list[str] = []
+            while True:
+                top = stack.pop()
+                on_stack.discard(top)
+                component.append(top)
+                if top == node:
+                    break
+            if len(component) > 1:
+                components.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return components
+
+
+def test_the_cycle_finder_finds_a_cycle() -> None:
+    assert find_cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert find_cycles({"a": {"b"}, "b": set()}) == []
+
+
+def test_the_graph_sees_deferred_and_relative_imports() -> None:
+    graph = import_graph()
+    assert "retrieval.synonyms" in graph["retrieval.text"]  # imported inside a method
+    assert "retrieval.types" in graph["retrieval.search"]
+
+
+def test_no_import_cycles_among_product_modules() -> None:
+    assert find_cycles(import_graph()) == []
+
+
+def test_domain_packages_import_no_chat_layer() -> None:
+    offending: list[str] = []
+    for name, path in product_modules().items():
+        if name.split(".")[0] not in DOMAIN:
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+        for target in _imported(tree, name, path.name == "__init__.py"):
+            top = target.split(".")[0]
+            if top == "bot" or top in CHAT_SDKS:
+                offending.append(f"{name} imports {target}")
+    assert offending == []

@@ -128,6 +128,10 @@ def summary_text(title: str, summary: Mapping[str, Any]) -> str:
     return "\n".join(parts)
 
 
+def _ranked(found: Sequence[ScoredChunk]) -> list[tuple[ScoredChunk, int]]:
+    return [(sc, rank) for rank, sc in enumerate(found, start=1)]
+
+
 class PlotMemory:
     def __init__(
         self,
@@ -431,7 +435,9 @@ class PlotMemory:
         if selective:
             tagged = flt.and_(Filter(equals={"x_tags": list(selective)}))
             if await self._store.count(tagged) >= min_filtered:
-                hits = await self._fused(chat_id, query, tagged, limit, selective)
+                # every chunk left carries a tag: one tag has nothing more to rank by
+                boost = selective if len(selective) > 1 else {}
+                hits = await self._fused(chat_id, query, tagged, limit, boost)
                 if len(hits) < limit:
                     seen = {(h.chapter_id, h.text) for h in hits}
                     rest = await self._fused(chat_id, query, flt, limit + len(hits), {})
@@ -468,19 +474,20 @@ class PlotMemory:
         weights), a third ranking of the chunks carrying them (`_tag_ranking`)."""
         fetch = max(limit * 3, 10)
         vector = await self._embedder.embed_query(query)
-        rankings: list[list[ScoredChunk]] = [
-            await self._store.search_dense(vector, flt=flt, limit=fetch)
+        rankings: list[list[tuple[ScoredChunk, int]]] = [
+            _ranked(await self._store.search_dense(vector, flt=flt, limit=fetch))
         ]
         if self._encode_query_sparse is not None:
             sparse_q = self._encode_query_sparse(query)
             if sparse_q.indices:
-                rankings.append(await self._store.search_sparse(sparse_q, flt=flt, limit=fetch))
+                found = await self._store.search_sparse(sparse_q, flt=flt, limit=fetch)
+                rankings.append(_ranked(found))
         if boost:
             rankings.append(await self._tag_ranking(vector, flt, boost, fetch))
         fused: dict[str, float] = {}
         chunks: dict[str, Chunk] = {}
         for ranking in rankings:
-            for rank, sc in enumerate(ranking, start=1):
+            for sc, rank in ranking:
                 fused[sc.chunk.id] = fused.get(sc.chunk.id, 0.0) + 1.0 / (60 + rank)
                 chunks[sc.chunk.id] = sc.chunk
         truth = await self._repo.current_map(chat_id)
@@ -511,10 +518,10 @@ class PlotMemory:
 
     async def _tag_ranking(
         self, vector: Sequence[float], flt: Filter, weights: Mapping[str, float], fetch: int
-    ) -> list[ScoredChunk]:
+    ) -> list[tuple[ScoredChunk, int]]:
         """The chunks most similar to the query among each tag's, ranked by the summed weight
-        of the goal's tags they carry (a chunk with the goal's rare name and its event first),
-        then by similarity."""
+        of the goal's tags they carry (a chunk with the goal's rare name and its event first).
+        Equal weights share a rank: similarity already has its own ranking."""
         found: dict[str, ScoredChunk] = {}
         for tag in weights:
             tagged = flt.and_(Filter(equals={"x_tags": [tag]}))
@@ -523,9 +530,14 @@ class PlotMemory:
 
         def weight(sc: ScoredChunk) -> float:
             carried = set(sc.chunk.extra.get("tags") or ())
-            return sum(w for tag, w in weights.items() if tag in carried)
+            return round(sum(w for tag, w in weights.items() if tag in carried), 9)
 
-        return sorted(found.values(), key=lambda sc: (-weight(sc), -sc.score))[:fetch]
+        ordered = sorted(found.values(), key=lambda sc: (-weight(sc), -sc.score))[:fetch]
+        out: list[tuple[ScoredChunk, int]] = []
+        for i, sc in enumerate(ordered):
+            tied = out and weight(out[-1][0]) == weight(sc)
+            out.append((sc, out[-1][1] if tied else i + 1))
+        return out
 
     # ---- recovery ----------------------------------------------------------------------------
 

@@ -37,6 +37,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Awaitable, Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -50,6 +51,7 @@ from tests.reliability.helpers.sigkill_child import (
     STORY_STATIC,
     CharEncoder,
     chapter_text,
+    novel_service,
     sparse,
     story_facts,
     story_text,
@@ -175,7 +177,11 @@ async def _check_corpus(data: Path) -> dict[str, int]:
 # ---- novel ----------------------------------------------------------------------------------
 
 
-async def _seed_novel(data: Path) -> None:
+async def _seed_novel(
+    data: Path, chapters: Sequence[tuple[str, dict[str, object]]] | None = None
+) -> None:
+    """The novel the children revise: `chapters` (text, summary), by default CHAPTERS of
+    `chapter_text`."""
     from novel.blueprint import default_blueprint
     from novel.memory import PlotMemory
     from novel.repo import NovelRepo
@@ -188,13 +194,15 @@ async def _seed_novel(data: Path) -> None:
     try:
         await repo.ensure_novel(CHAT, default_blueprint().to_json(), now)
         memory = PlotMemory(repo, store, HashEmbedder(DIM), sparse)
-        for i in range(CHAPTERS):
+        summary: dict[str, object] = {"summary": "渡口", "characters": ["林远"]}
+        default = [(chapter_text(DOCS[i], 0, 6), summary) for i in range(CHAPTERS)]
+        for i, (text, said) in enumerate(chapters or default):
             await memory.add_chapter(
                 chat_id=CHAT,
                 chapter_id=f"ch{i + 1}",
                 title=f"第{i + 1}章",
-                text=chapter_text(DOCS[i], 0, 6),
-                summary={"summary": "渡口", "characters": ["林远"]},
+                text=text,
+                summary=said,
                 author="seed",
                 reason="seed",
                 now=now,
@@ -205,94 +213,46 @@ async def _seed_novel(data: Path) -> None:
 
 
 async def _check_novel(data: Path) -> dict[str, int]:
-    from novel.memory import PlotMemory
-    from novel.repo import NovelRepo
-    from novel.service import NovelService
-    from novel.settings import NovelSettings
     from novel.splitter import split_text
-    from retrieval.fakes import HashEmbedder
-    from retrieval.store.edge import EdgeStore
     from retrieval.types import Filter
 
-    async def announce(target: object, reply: object) -> None:
-        return None
-
-    store = await EdgeStore.open(data / "qdrant", DIM)
-    repo = await NovelRepo.open(data / "baibao.sqlite3")
-    try:
-        service = NovelService(
-            repo,
-            PlotMemory(repo, store, HashEmbedder(DIM), sparse),
-            None,
-            NovelSettings(proposal_minutes=60, vote_minutes=60),
-            announce,
-        )
-        async with service:  # reconciles on start-up
-            truth = await service.repo.current_map(CHAT)
-            assert len(truth) == CHAPTERS
-            chapters = await service.repo.chapters(CHAT)
-            assert sorted(c.chapter_no for c in chapters) == list(range(1, CHAPTERS + 1))
-            points = await store.scroll(
-                Filter(equals={"namespace": f"novel:{CHAT}"}), limit=100_000
-            )
-            counts: dict[str, int] = {}
-            summaries: dict[str, int] = {}  # one L3 summary point per current version
-            texts: dict[str, str] = {}
-            for chapter_id, (_, version) in truth.items():
-                row = await service.repo.version(chapter_id, version)
-                assert row is not None
-                texts[chapter_id] = row.text
-            for c in points:
-                cid = str(c.extra.get("chapter_id", c.doc_id))
-                assert cid in truth, f"orphan chunk of a deleted chapter {cid}"
-                assert int(c.extra["version"]) == truth[cid][1], "orphan chunk of an old version"
-                assert c.extra.get("current") is True, "current version chunk not marked current"
-                for a, b in MARK.findall(c.text):
-                    assert f"〔{a}-{b}〕" in texts[cid], "chunk text is not the current version's"
-                if c.extra.get("kind") == "summary":
-                    summaries[cid] = summaries.get(cid, 0) + 1
-                    continue
-                counts[cid] = counts.get(cid, 0) + 1
-            for cid, text in texts.items():
-                assert counts.get(cid, 0) == len(split_text(text)), ("missing chunks", cid)
-                assert summaries.get(cid, 0) == 1, ("summary point", cid)
-            for doc in DOCS:
-                for hit in await service.memory.search(CHAT, f"〔{doc} 林远 渡口 灯笼", limit=30):
-                    for a, b in MARK.findall(hit.text):
-                        assert f"〔{a}-{b}〕" in texts[hit.chapter_id], "stale text in search"
-            return {cid: v for cid, (_, v) in truth.items()}
-    finally:
-        await repo.close()
-        await store.close()
+    async with novel_service(data) as (service, store):  # reconciles on start-up
+        truth = await service.repo.current_map(CHAT)
+        assert len(truth) == CHAPTERS
+        chapters = await service.repo.chapters(CHAT)
+        assert sorted(c.chapter_no for c in chapters) == list(range(1, CHAPTERS + 1))
+        points = await store.scroll(Filter(equals={"namespace": f"novel:{CHAT}"}), limit=100_000)
+        counts: dict[str, int] = {}
+        summaries: dict[str, int] = {}  # one L3 summary point per current version
+        texts: dict[str, str] = {}
+        for chapter_id, (_, version) in truth.items():
+            row = await service.repo.version(chapter_id, version)
+            assert row is not None
+            texts[chapter_id] = row.text
+        for c in points:
+            cid = str(c.extra.get("chapter_id", c.doc_id))
+            assert cid in truth, f"orphan chunk of a deleted chapter {cid}"
+            assert int(c.extra["version"]) == truth[cid][1], "orphan chunk of an old version"
+            assert c.extra.get("current") is True, "current version chunk not marked current"
+            for a, b in MARK.findall(c.text):
+                assert f"〔{a}-{b}〕" in texts[cid], "chunk text is not the current version's"
+            if c.extra.get("kind") == "summary":
+                summaries[cid] = summaries.get(cid, 0) + 1
+                continue
+            counts[cid] = counts.get(cid, 0) + 1
+        for cid, text in texts.items():
+            assert counts.get(cid, 0) == len(split_text(text)), ("missing chunks", cid)
+            assert summaries.get(cid, 0) == 1, ("summary point", cid)
+        for doc in DOCS:
+            for hit in await service.memory.search(CHAT, f"〔{doc} 林远 渡口 灯笼", limit=30):
+                for a, b in MARK.findall(hit.text):
+                    assert f"〔{a}-{b}〕" in texts[hit.chapter_id], "stale text in search"
+        return {cid: v for cid, (_, v) in truth.items()}
 
 
 async def _seed_story(data: Path) -> None:
-    from novel.blueprint import default_blueprint
-    from novel.memory import PlotMemory
-    from novel.repo import NovelRepo
-    from retrieval.fakes import HashEmbedder
-    from retrieval.store.edge import EdgeStore
-
-    now = datetime(2026, 11, 1, tzinfo=UTC)
-    repo = await NovelRepo.open(data / "baibao.sqlite3")
-    store = await EdgeStore.open(data / "qdrant", DIM)
-    try:
-        await repo.ensure_novel(CHAT, default_blueprint().to_json(), now)
-        memory = PlotMemory(repo, store, HashEmbedder(DIM), sparse)
-        for i, text in enumerate((STORY_STATIC[0], story_text(0, 6), STORY_STATIC[1])):
-            await memory.add_chapter(
-                chat_id=CHAT,
-                chapter_id=f"ch{i + 1}",
-                title=f"第{i + 1}章",
-                text=text,
-                summary={"summary": text[:20]},
-                author="seed",
-                reason="seed",
-                now=now,
-            )
-    finally:
-        await store.close()
-        await repo.close()
+    texts = (STORY_STATIC[0], story_text(0, 6), STORY_STATIC[1])
+    await _seed_novel(data, [(t, {"summary": t[:20]}) for t in texts])
 
 
 def _facts(state: object) -> object:
@@ -308,75 +268,48 @@ def _facts(state: object) -> object:
 async def _check_story(data: Path, done: list[int], inflight: int | None) -> int:
     """The invariants after a kill during a revision of chapter 2; returns the current
     version's marker number."""
-    from novel.memory import PlotMemory
-    from novel.repo import NovelRepo
-    from novel.service import NovelService
-    from novel.settings import NovelSettings
     from novel.story_state import replay
-    from retrieval.fakes import HashEmbedder
-    from retrieval.store.edge import EdgeStore
 
     await _check_novel(data)  # every chapter's plot memory: its current version's, whole
 
-    async def announce(target: object, reply: object) -> None:
-        return None
-
-    store = await EdgeStore.open(data / "qdrant", DIM)
-    repo = await NovelRepo.open(data / "baibao.sqlite3")
-    try:
-        service = NovelService(
-            repo,
-            PlotMemory(repo, store, HashEmbedder(DIM), sparse),
-            None,
-            NovelSettings(proposal_minutes=60, vote_minutes=60),
-            announce,
-        )
-        async with service:
-            chapter = await repo.chapter(CHAT, 2)
-            assert chapter is not None
-            versions = await repo.versions(chapter.id)
-            marks = [int(m.group(2)) for v in versions if (m := MARK.search(v.text))]
-            assert len(marks) == len(versions)
-            current = marks[[v.version for v in versions].index(chapter.current_version)]
-            # the old version or the interrupted revision's, never another
-            if inflight is not None and current == inflight:
-                assert marks == [0, *done, inflight], (marks, done, inflight)
-            else:
-                assert marks == [0, *done] and current == marks[-1], (marks, done, inflight)
-            assert chapter.current_version == versions[-1].version
-            # the story state: the replay of the current chapters, that version's facts only
-            bp = await service.chapters.blueprint(CHAT)
-            texts = [v.text for _, v in await repo.current_versions(CHAT)]
-            state = await service.chapters.story_state(CHAT)
-            assert _facts(state) == _facts(replay(bp, texts))
-            name, place, fate = story_facts(current)
-            assert _facts(state)[2] == {name}, (current, _facts(state)[2])  # type: ignore[index]
-            lin, huo = state.character("林远"), state.character("霍三")
-            assert lin is not None and lin.seen is not None and lin.seen.place == place
-            assert huo is not None and huo.status is not None and huo.status.status == fate
-            proposed = {
-                str(c.payload.get("name"))
-                for c in await repo.pending_changes(CHAT)
-                if c.kind == "character"
-            }
-            assert proposed <= {name}, (proposed, name)
-            return current
-    finally:
-        await repo.close()
-        await store.close()
+    async with novel_service(data) as (service, _):
+        repo = service.repo
+        chapter = await repo.chapter(CHAT, 2)
+        assert chapter is not None
+        versions = await repo.versions(chapter.id)
+        marks = [int(m.group(2)) for v in versions if (m := MARK.search(v.text))]
+        assert len(marks) == len(versions)
+        current = marks[[v.version for v in versions].index(chapter.current_version)]
+        # the old version or the interrupted revision's, never another
+        if inflight is not None and current == inflight:
+            assert marks == [0, *done, inflight], (marks, done, inflight)
+        else:
+            assert marks == [0, *done] and current == marks[-1], (marks, done, inflight)
+        assert chapter.current_version == versions[-1].version
+        # the story state: the replay of the current chapters, that version's facts only
+        bp = await service.chapters.blueprint(CHAT)
+        texts = [v.text for _, v in await repo.current_versions(CHAT)]
+        state = await service.chapters.story_state(CHAT)
+        assert _facts(state) == _facts(replay(bp, texts))
+        name, place, fate = story_facts(current)
+        assert _facts(state)[2] == {name}, (current, _facts(state)[2])  # type: ignore[index]
+        lin, huo = state.character("林远"), state.character("霍三")
+        assert lin is not None and lin.seen is not None and lin.seen.place == place
+        assert huo is not None and huo.status is not None and huo.status.status == fate
+        proposed = {
+            str(c.payload.get("name"))
+            for c in await repo.pending_changes(CHAT)
+            if c.kind == "character"
+        }
+        assert proposed <= {name}, (proposed, name)
+        return current
 
 
 @pytest.mark.skipif(RUNS <= 0, reason="BAIBAO_SIGKILL_RUNS=0")
 async def test_sigkill_during_a_revision_keeps_chapter_memory_and_story_state(
     tmp_path: Path, pytestconfig: pytest.Config
 ) -> None:
-    seed, source = campaign_seed(pytestconfig)
-    print(replay_note(seed, source))
-    try:
-        await _story_campaign(tmp_path, random.Random(seed))
-    except BaseException as exc:
-        exc.add_note(replay_note(seed, source))
-        raise
+    await _seeded(pytestconfig, lambda rng: _story_campaign(tmp_path, rng))
 
 
 async def _story_campaign(tmp_path: Path, rng: random.Random) -> None:
@@ -433,10 +366,17 @@ def replay_note(seed: int, source: str) -> str:
 async def test_sigkill_campaign_leaves_consistent_stores(
     tmp_path: Path, pytestconfig: pytest.Config
 ) -> None:
-    seed, source = campaign_seed(pytestconfig)
+    await _seeded(pytestconfig, lambda rng: _campaign(tmp_path, rng))
+
+
+async def _seeded(
+    config: pytest.Config, campaign: Callable[[random.Random], Awaitable[None]]
+) -> None:
+    """Run a campaign on the run's seed, printed, and named again by a failure."""
+    seed, source = campaign_seed(config)
     print(replay_note(seed, source))
     try:
-        await _campaign(tmp_path, random.Random(seed))
+        await campaign(random.Random(seed))
     except BaseException as exc:
         exc.add_note(replay_note(seed, source))
         raise

@@ -25,11 +25,17 @@ import asyncio
 import os
 import random
 import sys
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from retrieval.fakes import HashEmbedder
 from retrieval.types import SparseVector
+
+if TYPE_CHECKING:
+    from novel.service import NovelService
+    from retrieval.store.edge import EdgeStore
 
 DIM = 64
 DOCS = ("甲", "乙", "丙")
@@ -128,30 +134,46 @@ async def run_corpus(data: Path, rng: random.Random) -> None:
             k += 1
 
 
-async def run_novel(data: Path, rng: random.Random) -> None:
-    from novel import api
+@asynccontextmanager
+async def novel_service(data: Path) -> AsyncIterator[tuple[NovelService, EdgeStore]]:
+    """The writers' room on DATA_DIR's stores, started (it reconciles on start-up, as `App`
+    does); no model: uploaded revisions only (a summary falls back without one). jieba (the
+    extractive summary's) is loaded first: without it a child spent its whole kill window
+    loading it, and no kill landed in a revision."""
+    from novel import narrative
     from novel.memory import PlotMemory
     from novel.repo import NovelRepo
     from novel.service import NovelService
     from novel.settings import NovelSettings
-    from retrieval.requests import Actor
     from retrieval.store.edge import EdgeStore
 
-    admin = Actor("console", CHAT, "admin", "管理员", is_admin=True)
-
-    async def announce(target: Actor, reply: object) -> None:
+    async def announce(target: object, reply: object) -> None:
         return None
 
+    narrative.warm()
     store = await EdgeStore.open(data / "qdrant", DIM)
     repo = await NovelRepo.open(data / "baibao.sqlite3")
-    service = NovelService(
-        repo,
-        PlotMemory(repo, store, HashEmbedder(DIM), sparse),
-        None,  # no model: uploaded revisions only (a summary falls back without one)
-        NovelSettings(proposal_minutes=60, vote_minutes=60),
-        announce,
-    )
-    async with service:
+    try:
+        service = NovelService(
+            repo,
+            PlotMemory(repo, store, HashEmbedder(DIM), sparse),
+            None,
+            NovelSettings(proposal_minutes=60, vote_minutes=60),
+            announce,
+        )
+        async with service:
+            yield service, store
+    finally:
+        await repo.close()
+        await store.close()
+
+
+async def run_novel(data: Path, rng: random.Random) -> None:
+    from novel import api
+    from retrieval.requests import Actor
+
+    admin = Actor("console", CHAT, "admin", "管理员", is_admin=True)
+    async with novel_service(data) as (service, _):
         k = int((data / "next_k").read_text()) if (data / "next_k").exists() else 1
         print("READY", flush=True)
         while True:
@@ -174,30 +196,11 @@ async def run_novel(data: Path, rng: random.Random) -> None:
 
 
 async def run_story(data: Path, rng: random.Random) -> None:
-    from novel import api, narrative
-    from novel.memory import PlotMemory
-    from novel.repo import NovelRepo
-    from novel.service import NovelService
-    from novel.settings import NovelSettings
+    from novel import api
     from retrieval.requests import Actor
-    from retrieval.store.edge import EdgeStore
 
     admin = Actor("console", CHAT, "admin", "管理员", is_admin=True)
-
-    async def announce(target: Actor, reply: object) -> None:
-        return None
-
-    narrative.warm()  # jieba (the extractive summary) before READY: kills land in revisions
-    store = await EdgeStore.open(data / "qdrant", DIM)
-    repo = await NovelRepo.open(data / "baibao.sqlite3")
-    service = NovelService(
-        repo,
-        PlotMemory(repo, store, HashEmbedder(DIM), sparse),
-        None,
-        NovelSettings(proposal_minutes=60, vote_minutes=60),
-        announce,
-    )
-    async with service:
+    async with novel_service(data) as (service, _):
         k = int((data / "next_k").read_text()) if (data / "next_k").exists() else 1
         print("READY", flush=True)
         while True:

@@ -10,11 +10,17 @@ For each callback we build chapter j's prompt context when chapters 1 … j−1 
 - planted chunk in the prompt: an L2 passage of chapter k containing the plant;
 - planted summary in the prompt: chapter k among the L3 summaries.
 
-"before" is the algorithm this replaced (kept here to measure it): L2 by dense + BM25 only, L3
-= the 2 most recent summaries + the chapters of the L2 hits, up to 5 (and summaries were the
-first 200 characters of a chapter without a model). "after" is the shipped one: L2 with the
-goal's characters as a tag track, L3 by similarity over indexed summaries (top 3–5, the
-previous chapter always in through L4). "after, no tags" switches the tag track off.
+"before" is the algorithm issue 12 replaced (kept here to measure it): L2 by dense + BM25 only,
+L3 = the 2 most recent summaries + the chapters of the L2 hits, up to 5 (and summaries were the
+first 200 characters of a chapter without a model). The other rows share L3 by similarity over
+indexed summaries (top 3–5, the previous chapter always in through L4) and differ in L2:
+"no tags" is dense + BM25 alone; "character boost, no filter" is issue 12's (the goal's
+selective characters as a third ranking); "all tags boost, no filter" adds the goal's scene and
+event tags to that ranking; "tag filter" is the shipped one (issue 23: the goal's selective
+tags filter first, `novel.memory.MIN_FILTERED`, the unfiltered search filling up).
+
+Filler sentences now and then carry an event (a vow, a find, a stranger, a fight, a secret), so
+an event tag is not the planted callback's alone.
 
     nice .venv/bin/python bench/bench_novel_recall.py [--embedder use|e5|hash] [--chapters 300]
 """
@@ -37,12 +43,21 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from novel.blueprint import Blueprint, Character
-from novel.chapters import ChapterService
+from novel.chapters import ChapterService, _story_names_in
 from novel.memory import PlotHit, PlotMemory
 from novel.repo import NovelRepo
 from novel.settings import NovelSettings
 from novel.summary import extractive_summary
-from novel.writer import Goal, PriorChapter, estimate_tokens, memory_query, top_k, within_budget
+from novel.writer import (
+    Goal,
+    PriorChapter,
+    estimate_tokens,
+    goal_characters,
+    goal_tags,
+    memory_query,
+    top_k,
+    within_budget,
+)
 from retrieval.fakes import HashEmbedder
 from retrieval.keyword import Bm25Encoder
 from retrieval.ports import Embedder
@@ -82,6 +97,16 @@ ACTS = [
     "在{p}喝了一碗粥",
     "拿着{t}四处打听消息",
     "在{p}躲雨",
+]
+# Now and then a filler sentence with an event in it (a vow, a find, a stranger, a fight), so
+# an event tag is not a planted callback's alone: the filter has to choose among many.
+NOISE = [
+    "{a}发誓明天一早就去{p}。",
+    "{a}在{p}捡到几枚铜钱。",
+    "{p}来了一个陌生人，问了路就走了。",
+    "{a}和几个醉汉在{p}交手，打翻了桌子。",
+    "{a}说出了一个藏了很久的秘密。",
+    "{a}在{p}认出了一个旧相识。",
 ]
 WEATHER = ["江风很冷", "雨下个不停", "月色很亮", "雾气从江面升起", "太阳晒得人发昏", "潮水正在上涨"]
 
@@ -181,6 +206,9 @@ def chapter_text(rng: random.Random, n: int, plant: str | None) -> str:
             sentences.append(f"{name}{act}，{rng.choice(WEATHER)}。")
         if plant is not None and p == where:
             sentences.insert(rng.randrange(len(sentences) + 1), plant)
+        elif rng.random() < 0.12:
+            noise = rng.choice(NOISE).format(a=rng.choice(CAST)[0], p=rng.choice(PLACES))
+            sentences.insert(rng.randrange(len(sentences) + 1), noise)
         paragraphs.append("".join(sentences))
     return "\n\n".join(paragraphs)
 
@@ -236,7 +264,13 @@ async def run(chapters: int, embedder_name: str) -> str:
     due: dict[int, list[Callback]] = {}
     for c in cbs:
         due.setdefault(c.recalled, []).append(c)
-    modes = ("before", "after, no tags", "after")
+    modes = (
+        "before",
+        "no tags",
+        "character boost, no filter",
+        "all tags boost, no filter",
+        "tag filter",
+    )
     hits: dict[str, dict[str, list[tuple[bool, bool]]]] = {m: {} for m in modes}
     tokens: dict[str, list[int]] = {m: [] for m in modes}
     query_ms: list[float] = []
@@ -247,13 +281,24 @@ async def run(chapters: int, embedder_name: str) -> str:
             t0 = time.perf_counter()
             after = await service.context("bench", bp, cb.goal, n)
             query_ms.append((time.perf_counter() - t0) * 1000)
-            untagged = await _context_without_tags(service, memory, bp, cb.goal, n, settings)
             before = await _context_before(memory, repo, bp, cb.goal, n, settings, first_200)
-            for mode, (plot, summaries) in (
-                ("before", before),
-                ("after, no tags", untagged),
-                ("after", (after.plot, after.summaries)),
+            variants = [("before", before)]
+            current = await repo.current_versions("bench")
+            people = goal_characters(bp, cb.goal) + _story_names_in(current, cb.goal, bp)
+            scenes = [s for _, v in current for s in v.summary.get("scenes") or ()]
+            for mode, tags in (
+                ("no tags", []),
+                ("character boost, no filter", people),
+                ("all tags boost, no filter", people + goal_tags(bp, cb.goal, scenes)),
             ):
+                variants.append(
+                    (
+                        mode,
+                        await _context_unfiltered(service, memory, bp, cb.goal, n, settings, tags),
+                    )
+                )
+            variants.append(("tag filter", (after.plot, after.summaries)))
+            for mode, (plot, summaries) in variants:
                 chunk = any(h.chapter_no == cb.planted and cb.marker in h.text for h in plot)
                 summary = any(p.number == cb.planted for p in summaries)
                 hits[mode].setdefault(cb.kind, []).append((chunk, summary))
@@ -283,17 +328,21 @@ async def run(chapters: int, embedder_name: str) -> str:
     return _report(chapters, embedder_name, cbs, hits, tokens, query_ms, index_ms)
 
 
-async def _context_without_tags(
+async def _context_unfiltered(
     service: ChapterService,
     memory: PlotMemory,
     bp: Blueprint,
     goal: Goal,
     number: int,
     settings: NovelSettings,
+    tags: list[str],
 ) -> tuple[list[PlotHit], list[PriorChapter]]:
+    """The shipped context with L2 searched without the tag filter (`tags` only boost)."""
     ctx = await service.context("bench", bp, goal, number)
     k = top_k(number - 1)
-    plot = await memory.search("bench", memory_query(bp, goal), limit=k + 2)
+    plot = await memory.search(
+        "bench", memory_query(bp, goal), limit=k + 2, tags=tags, min_filtered=1 << 30
+    )
     plot = within_budget(
         [h for h in plot if h.chapter_no != number][:k], settings.plot_token_budget
     )

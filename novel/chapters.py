@@ -42,6 +42,7 @@ from novel.writer import (
     PriorChapter,
     generate,
     goal_characters,
+    goal_tags,
     memory_query,
     summary_k,
     top_k,
@@ -220,8 +221,13 @@ class ChapterService:
         prior = [(n, v) for n, v in current if n < number]
         query = memory_query(bp, goal)
         tags = goal_characters(bp, goal) + _story_names_in(current, goal, bp)
+        scenes = [
+            s for _, v in current for s in v.summary.get("scenes") or () if isinstance(s, str)
+        ]
         k = top_k(len(current))
-        plot = await self._memory.search(chat_id, query, limit=k + 2, tags=tags)
+        plot = await self._memory.search(
+            chat_id, query, limit=k + 2, tags=tags + goal_tags(bp, goal, scenes)
+        )
         plot = within_budget(
             [h for h in plot if h.chapter_no != number][:k], self._settings.plot_token_budget
         )
@@ -278,23 +284,60 @@ class ChapterService:
             ]
             llm = self._llm if self._settings.consistency_model else None
             findings = await consistency.check(text, state, llm=llm, earlier=earlier, number=number)
-            waiting = [  # pending changes of other chapters (this chapter's are replaced)
-                evolve.BlueprintChange.from_row(c.kind, c.payload)
-                for c in pending
-                if c.chapter_id != chapter_id
-            ]
-            proposed = evolve.propose(bp, summary, waiting)
-            changes = await self._repo.propose_changes(
-                chat_id,
-                chapter_id,
-                number,
-                [(c.kind, c.payload()) for c in proposed],
-                self._clock(),
-            )
+            changes = await self._propose(chat_id, chapter_id, number, summary, bp, pending)
             return findings, changes
         except Exception:
             log.exception("reviewing chapter %s of %s failed", number, chat_id)
             return [], []
+
+    async def _propose(
+        self,
+        chat_id: str,
+        chapter_id: str,
+        number: int,
+        summary: ChapterSummary,
+        bp: Blueprint,
+        pending: Sequence[ChangeRow],
+    ) -> list[ChangeRow]:
+        """The blueprint changes the chapter's current version proposes (replacing any it
+        had pending)."""
+        waiting = [  # pending changes of other chapters (this chapter's are replaced)
+            evolve.BlueprintChange.from_row(c.kind, c.payload)
+            for c in pending
+            if c.chapter_id != chapter_id
+        ]
+        proposed = evolve.propose(bp, summary, waiting)
+        return await self._repo.propose_changes(
+            chat_id,
+            chapter_id,
+            number,
+            [(c.kind, c.payload()) for c in proposed],
+            self._clock(),
+        )
+
+    async def _repropose(self, chat_id: str, chapter_id: str, number: int) -> None:
+        """After a rollback or an undone revision made an older version current again (which
+        superseded the chapter's proposals): propose that version's changes again. Never
+        fails the operation."""
+        try:
+            current = await self._repo.current_map(chat_id)
+            row = await self._repo.version(chapter_id, current[chapter_id][1])
+            assert row is not None
+            bp = await self.blueprint(chat_id)
+            pending = await self._repo.pending_changes(chat_id)
+            await self._propose(
+                chat_id, chapter_id, number, load(row.summary, row.title), bp, pending
+            )
+        except Exception:
+            log.exception("re-proposing the changes of chapter %s of %s failed", number, chat_id)
+
+    async def story_state(self, chat_id: str) -> StoryState:
+        """The story so far: every current chapter replayed (after a revise, rollback or
+        delete, from the chapters that remain), with the pending proposals' names."""
+        current = await self._repo.current_versions(chat_id)
+        pending = await self._repo.pending_changes(chat_id)
+        bp = await self.blueprint(chat_id)
+        return await asyncio.to_thread(_story_state, bp, current, pending, len(current) + 1)
 
     # ---- revise, rollback, delete ----------------------------------------------------------------
 
@@ -361,6 +404,7 @@ class ChapterService:
                 log.exception("saving a revision of chapter %s of %s failed", number, actor.chat_id)
                 if target is not None:
                     await self._memory.undo_version(actor.chat_id, chapter_id, target, version)
+                    await self._repropose(actor.chat_id, chapter_id, number)
                 raise Refused("revise_save_failed", n=number, v=version) from None
             findings, changes = await self.review(
                 actor.chat_id, chapter_id, number, text, summary, bp
@@ -379,6 +423,7 @@ class ChapterService:
         self.ensure_idle(actor.chat_id)
         async with self.lock(actor.chat_id):
             await self._memory.rollback(actor.chat_id, chapter_id, number, version)
+            await self._repropose(actor.chat_id, chapter_id, number)
         return RolledBack(number, version)
 
     async def delete(self, actor: Actor, number: int | None, confirm: bool) -> Deleted:

@@ -18,14 +18,16 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from novel.blueprint import Blueprint, default_blueprint, validate
+from novel.blueprint import default_blueprint, validate
 from novel.repo import NovelRepo
 from novel.splitter import SplitConfig, UnitSplitter, split_text
+from novel.tags import blueprint_places, known_places, text_tags
 from retrieval.ports import Embedder, VectorStore
 from retrieval.types import (
     Chunk,
@@ -44,7 +46,10 @@ EncodeSparse = Callable[[str], SparseVector]
 PLOT = "plot"  # x_kind of a chapter's text chunks (L2)
 SUMMARY = "summary"  # x_kind of a chapter version's summary point (L3)
 SUMMARY_POSITION = -1
-SELECTIVE = 0.25  # a tag carried by more than this share of chunks does not boost
+SELECTIVE = 0.25  # a tag carried by more than this share of chunks neither filters nor boosts
+# The goal's selective tags filter L2 first when at least this many current chunks carry one;
+# fewer, and the search runs unfiltered (the tags only boost, as a third ranking).
+MIN_FILTERED = 8
 
 
 def namespace(chat_id: str) -> str:
@@ -123,6 +128,10 @@ def summary_text(title: str, summary: Mapping[str, Any]) -> str:
     return "\n".join(parts)
 
 
+def _ranked(found: Sequence[ScoredChunk]) -> list[tuple[ScoredChunk, int]]:
+    return [(sc, rank) for rank, sc in enumerate(found, start=1)]
+
+
 class PlotMemory:
     def __init__(
         self,
@@ -148,10 +157,11 @@ class PlotMemory:
     def _flt(self, chat_id: str, **equals: Any) -> Filter:
         return Filter(equals={"namespace": namespace(chat_id), **equals})
 
-    async def _names(self, chat_id: str) -> tuple[Blueprint, dict[str, str]]:
+    async def _names(self, chat_id: str) -> tuple[dict[str, str], list[str]]:
+        """The blueprint's name index (alias → canonical) and its places."""
         raw = await self._repo.blueprint_json(chat_id)
         bp = validate(json.loads(raw)) if raw else default_blueprint()
-        return bp, bp.name_index()
+        return bp.name_index(), blueprint_places(bp)
 
     def chunks_for(
         self,
@@ -164,14 +174,19 @@ class PlotMemory:
         text: str,
         summary: Mapping[str, Any],
         names: Mapping[str, str],
+        places: Sequence[str] = (),
     ) -> list[Chunk]:
-        """The plot chunks of a version, then one point for its summary (L3)."""
+        """The plot chunks of a version, then one point for its summary (L3). A chunk's tags:
+        the characters it names, the summary's scene and event phrases it carries (by bigrams),
+        then its scene and event tags (`novel.tags`: one name per place and kind of event)."""
         ns = namespace(chat_id)
         now = datetime.now(UTC).isoformat()
         pieces = split_text(text, self._split, self._units)
         # characters the summary names but the blueprint does not know yet (a new face) tag too
         extra = [c for c in summary.get("characters") or () if isinstance(c, str) and len(c) >= 2]
         names = {**{c: c for c in extra}, **names}
+        scenes = [s for s in summary.get("scenes") or () if isinstance(s, str)]
+        places = known_places(places, scenes)
         out: list[Chunk] = []
 
         def point(position: int, piece: str, kind: str, tags: list[str]) -> Chunk:
@@ -204,13 +219,13 @@ class PlotMemory:
         for position, (piece, tags) in enumerate(
             zip(pieces, chunk_tags(pieces, names, summary), strict=True)
         ):
-            out.append(point(position, piece, PLOT, tags))
+            out.append(point(position, piece, PLOT, tags + text_tags(piece, places)))
         if pieces:
             characters = [str(c) for c in summary.get("characters") or () if isinstance(c, str)]
-            scenes = [str(c) for c in summary.get("scenes") or () if isinstance(c, str)]
             canon = list(dict.fromkeys(names.get(c, c) for c in characters))
+            line = summary_text(title, summary)
             out.append(
-                point(SUMMARY_POSITION, summary_text(title, summary), SUMMARY, canon + scenes)
+                point(SUMMARY_POSITION, line, SUMMARY, canon + scenes + text_tags(line, places))
             )
         return out
 
@@ -225,11 +240,12 @@ class PlotMemory:
         text: str,
         summary: Mapping[str, Any],
         names: Mapping[str, str] | None = None,
+        places: Sequence[str] | None = None,
     ) -> int:
         """Step 1: embed and upsert a version's chunks and summary point, invisible
         (`x_current=false`); returns the number of plot chunks."""
-        if names is None:
-            _, names = await self._names(chat_id)
+        if names is None or places is None:
+            names, places = await self._names(chat_id)
         chunks = self.chunks_for(
             chat_id=chat_id,
             chapter_id=chapter_id,
@@ -239,6 +255,7 @@ class PlotMemory:
             text=text,
             summary=summary,
             names=names,
+            places=places,
         )
         if not chunks:
             return 0
@@ -394,56 +411,83 @@ class PlotMemory:
     # ---- reading -----------------------------------------------------------------------------
 
     async def search(
-        self, chat_id: str, query: str, limit: int = 6, *, tags: Sequence[str] = ()
+        self,
+        chat_id: str,
+        query: str,
+        limit: int = 6,
+        *,
+        tags: Sequence[str] = (),
+        min_filtered: int = MIN_FILTERED,
     ) -> list[PlotHit]:
-        """L2: plot chunks of current versions by dense + BM25 similarity, fused (RRF). With
-        `tags` (the characters the goal names), a third ranking over only the chunks tagged
-        with them boosts those chunks."""
+        """L2: plot chunks of current versions by dense + BM25 similarity, fused (RRF).
+
+        `tags` are the goal's: the characters, `场景:` scenes and `事件:` events it names. The
+        selective ones (carried by at most SELECTIVE of the chunks) filter first: when at least
+        `min_filtered` (MIN_FILTERED) chunks carry one of them, the hits are the best of those chunks, and only
+        if they are fewer than `limit` does the unfiltered search fill the rest. Fewer matches,
+        and the search runs unfiltered, the chunks tagged with them boosted by a third ranking.
+        """
         flt = Filter(
             equals={"namespace": namespace(chat_id), "x_current": True},
             not_equals={"x_kind": SUMMARY},
         )
-        return await self._fused(chat_id, query, flt, limit, tags)
+        selective = await self._selective(flt, tags)
+        if selective:
+            tagged = flt.and_(Filter(equals={"x_tags": list(selective)}))
+            if await self._store.count(tagged) >= min_filtered:
+                # every chunk left carries a tag: one tag has nothing more to rank by
+                boost = selective if len(selective) > 1 else {}
+                hits = await self._fused(chat_id, query, tagged, limit, boost)
+                if len(hits) < limit:
+                    seen = {(h.chapter_id, h.text) for h in hits}
+                    rest = await self._fused(chat_id, query, flt, limit + len(hits), {})
+                    hits += [h for h in rest if (h.chapter_id, h.text) not in seen]
+                return hits[:limit]
+        return await self._fused(chat_id, query, flt, limit, selective)
 
     async def summaries(
         self, chat_id: str, query: str, limit: int = 5, *, tags: Sequence[str] = ()
     ) -> list[PlotHit]:
-        """L3: the chapter summaries most similar to `query` (current versions only)."""
+        """L3: the chapter summaries most similar to `query` (current versions only), the ones
+        tagged with the selective `tags` boosted."""
         flt = self._flt(chat_id, x_current=True, x_kind=SUMMARY)
-        return await self._fused(chat_id, query, flt, limit, tags)
+        return await self._fused(chat_id, query, flt, limit, await self._selective(flt, tags))
 
-    async def _selective(self, flt: Filter, tags: Sequence[str]) -> list[str]:
-        """The tags that pick out a few chunks: a character in most of the novel boosts nothing."""
+    async def _selective(self, flt: Filter, tags: Sequence[str]) -> dict[str, float]:
+        """The tags that pick out a few chunks, each with its weight log(chunks / chunks
+        carrying it): a character in most of the novel picks none, a name in one chunk weighs
+        most."""
         if not tags:
-            return []
+            return {}
         total = await self._store.count(flt)
-        kept = []
-        for tag in tags:
+        kept: dict[str, float] = {}
+        for tag in dict.fromkeys(tags):
             n = await self._store.count(flt.and_(Filter(equals={"x_tags": [tag]})))
             if 0 < n <= max(3, SELECTIVE * total):
-                kept.append(tag)
+                kept[tag] = math.log((total + 1) / n)
         return kept
 
     async def _fused(
-        self, chat_id: str, query: str, flt: Filter, limit: int, tags: Sequence[str]
+        self, chat_id: str, query: str, flt: Filter, limit: int, boost: Mapping[str, float]
     ) -> list[PlotHit]:
+        """Dense + BM25 under `flt`, fused (RRF); with `boost` (selective tags and their
+        weights), a third ranking of the chunks carrying them (`_tag_ranking`)."""
         fetch = max(limit * 3, 10)
         vector = await self._embedder.embed_query(query)
-        rankings: list[list[ScoredChunk]] = [
-            await self._store.search_dense(vector, flt=flt, limit=fetch)
+        rankings: list[list[tuple[ScoredChunk, int]]] = [
+            _ranked(await self._store.search_dense(vector, flt=flt, limit=fetch))
         ]
         if self._encode_query_sparse is not None:
             sparse_q = self._encode_query_sparse(query)
             if sparse_q.indices:
-                rankings.append(await self._store.search_sparse(sparse_q, flt=flt, limit=fetch))
-        tags = await self._selective(flt, tags)
-        if tags:
-            tagged = flt.and_(Filter(equals={"x_tags": list(tags)}))
-            rankings.append(await self._store.search_dense(vector, flt=tagged, limit=fetch))
+                found = await self._store.search_sparse(sparse_q, flt=flt, limit=fetch)
+                rankings.append(_ranked(found))
+        if boost:
+            rankings.append(await self._tag_ranking(vector, flt, boost, fetch))
         fused: dict[str, float] = {}
         chunks: dict[str, Chunk] = {}
         for ranking in rankings:
-            for rank, sc in enumerate(ranking, start=1):
+            for sc, rank in ranking:
                 fused[sc.chunk.id] = fused.get(sc.chunk.id, 0.0) + 1.0 / (60 + rank)
                 chunks[sc.chunk.id] = sc.chunk
         truth = await self._repo.current_map(chat_id)
@@ -472,6 +516,29 @@ class PlotMemory:
                 break
         return hits
 
+    async def _tag_ranking(
+        self, vector: Sequence[float], flt: Filter, weights: Mapping[str, float], fetch: int
+    ) -> list[tuple[ScoredChunk, int]]:
+        """The chunks most similar to the query among each tag's, ranked by the summed weight
+        of the goal's tags they carry (a chunk with the goal's rare name and its event first).
+        Equal weights share a rank: similarity already has its own ranking."""
+        found: dict[str, ScoredChunk] = {}
+        for tag in weights:
+            tagged = flt.and_(Filter(equals={"x_tags": [tag]}))
+            for sc in await self._store.search_dense(vector, flt=tagged, limit=fetch):
+                found.setdefault(sc.chunk.id, sc)
+
+        def weight(sc: ScoredChunk) -> float:
+            carried = set(sc.chunk.extra.get("tags") or ())
+            return round(sum(w for tag, w in weights.items() if tag in carried), 9)
+
+        ordered = sorted(found.values(), key=lambda sc: (-weight(sc), -sc.score))[:fetch]
+        out: list[tuple[ScoredChunk, int]] = []
+        for i, sc in enumerate(ordered):
+            tied = out and weight(out[-1][0]) == weight(sc)
+            out.append((sc, out[-1][1] if tied else i + 1))
+        return out
+
     # ---- recovery ----------------------------------------------------------------------------
 
     async def reconcile(self, chat_id: str) -> ReconcileReport:
@@ -490,7 +557,7 @@ class PlotMemory:
             if current is None or current[1] != version:
                 await self._store.delete(self._flt(chat_id, doc_id=chapter_id, x_version=version))
                 report.removed += len(chunks)
-        _, names = await self._names(chat_id)
+        names, places = await self._names(chat_id)
         for chapter_id, (number, version) in truth.items():
             chunks = groups.get((chapter_id, version), [])
             row = await self._repo.version(chapter_id, version)
@@ -509,6 +576,7 @@ class PlotMemory:
                     text=row.text,
                     summary=row.summary,
                     names=names,
+                    places=places,
                 )
                 await self.activate(chat_id, chapter_id, version)
                 report.reindexed += 1

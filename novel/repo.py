@@ -827,22 +827,19 @@ class NovelRepo:
         reason: str,
         now: datetime,
     ) -> None:
-        """Insert version `version` and make it current, in one transaction."""
+        """Insert version `version` and make it current, in one transaction (the chapter's
+        pending blueprint changes, the old version's, are superseded in it)."""
         async with self._tx() as db:
             await self._insert_version(
                 db, chapter_id, version, title, text, summary, author, reason, now
             )
-            await db.execute(
-                "UPDATE novel_chapters SET current_version = ? WHERE id = ?", (version, chapter_id)
-            )
+            await self._make_current(db, chapter_id, version)
 
     async def drop_version(self, chapter_id: str, version: int, current: int) -> None:
         """Undo a revision that failed to save: remove version `version` and make `current`
         current again, in one transaction."""
         async with self._tx() as db:
-            await db.execute(
-                "UPDATE novel_chapters SET current_version = ? WHERE id = ?", (current, chapter_id)
-            )
+            await self._make_current(db, chapter_id, current)
             await db.execute(
                 "DELETE FROM novel_chapter_versions WHERE chapter_id = ? AND version = ?",
                 (chapter_id, version),
@@ -885,9 +882,23 @@ class NovelRepo:
 
     async def set_current(self, chapter_id: str, version: int) -> None:
         async with self._tx() as db:
-            await db.execute(
-                "UPDATE novel_chapters SET current_version = ? WHERE id = ?", (version, chapter_id)
-            )
+            await self._make_current(db, chapter_id, version)
+
+    @staticmethod
+    async def _make_current(db: aiosqlite.Connection, chapter_id: str, version: int) -> None:
+        """Flip the chapter's current version and supersede its pending blueprint changes:
+        they were proposed from another version's text, and the story state reads pending
+        character proposals as known names. Whatever kills the process after this, no
+        proposal of a version that is not current stays pending; the caller proposes the
+        current version's again (`ChapterService`)."""
+        await db.execute(
+            "UPDATE novel_chapters SET current_version = ? WHERE id = ?", (version, chapter_id)
+        )
+        await db.execute(
+            "UPDATE novel_blueprint_changes SET status = 'superseded'"
+            " WHERE chapter_id = ? AND status = 'pending'",
+            (chapter_id,),
+        )
 
     async def delete_chapter(self, chat_id: str, chapter_id: str) -> list[tuple[str, int]]:
         """Delete a chapter with its versions and renumber the later ones, in one transaction;
@@ -923,4 +934,10 @@ class NovelRepo:
                 "SELECT id, chapter_no FROM novel_chapters WHERE chat_id = ? AND chapter_no >= ?",
                 (chat_id, number),
             )
-            return [(r[0], int(r[1])) for r in await cur.fetchall()]
+            renumbered = [(r[0], int(r[1])) for r in await cur.fetchall()]
+            await db.executemany(  # their pending proposals name the chapter by number
+                "UPDATE novel_blueprint_changes SET chapter_no = ?"
+                " WHERE chapter_id = ? AND status = 'pending'",
+                [(n, cid) for cid, n in renumbered],
+            )
+            return renumbered

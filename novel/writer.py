@@ -19,6 +19,7 @@ from typing import Any
 
 from novel.blueprint import Blueprint
 from novel.memory import PlotHit
+from novel.tags import blueprint_places, known_places, text_tags
 from retrieval.ports import LLM, LLMError, LLMRequest, Message
 
 BRIDGE_CHARS = 500
@@ -90,6 +91,13 @@ def within_budget(hits: Sequence[PlotHit], budget: int) -> list[PlotHit]:
 def goal_characters(bp: Blueprint, goal: Goal) -> list[str]:
     """Canonical names of the characters the goal names (by name or alias)."""
     return bp.characters_in(f"{goal.title}\n{goal.summary}\n{goal.notes}")
+
+
+def goal_tags(bp: Blueprint, goal: Goal, scenes: Sequence[str] = ()) -> list[str]:
+    """The scene and event tags of the goal, named as the chunks' are (`novel.tags`); `scenes`
+    are the earlier chapters' summary scenes (places the blueprint may not list)."""
+    places = known_places(blueprint_places(bp), scenes)
+    return text_tags(f"{goal.title}\n{goal.summary}\n{goal.notes}", places)
 
 
 def memory_query(bp: Blueprint, goal: Goal) -> str:

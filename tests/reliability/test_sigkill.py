@@ -11,7 +11,15 @@ parent kills it with SIGKILL after `random.uniform(0, WINDOW)` seconds, re-opens
 - no missing chunks (the current version's point count equals its chunk count);
 - search never returns stale text (every hit carries the current version's marker).
 
-`BAIBAO_SIGKILL_RUNS` (default 20) sets the number of kills, alternating corpus / novel.
+A second campaign kills the writers' room during revisions of one chapter whose every version
+changes the story state (a new name, 林远's place, 霍三 hurt or dead): after the restart the
+chapter's current version is the old one or the interrupted revision's, its versions are the
+completed ones (plus that revision, if it committed), its plot memory is that version's alone,
+and the story state is the replay of the current chapters — that version's facts, its pending
+proposals only (never the old version's name alongside the new one's).
+
+`BAIBAO_SIGKILL_RUNS` (default 20) sets the number of kills, alternating corpus / novel (the
+story campaign makes a quarter as many).
 The campaign's seed (kill delays, the children's operations) is the run's own seed, the one
 pytest prints and `.ci/run` passes: pytest-randomly's `--randomly-seed`, else
 `--hypothesis-seed`; `BAIBAO_SIGKILL_SEED` overrides both. A failure names the seed and the
@@ -29,6 +37,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Awaitable, Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -39,13 +48,18 @@ from tests.reliability.helpers.sigkill_child import (
     CHAT,
     DIM,
     DOCS,
+    STORY_STATIC,
     CharEncoder,
     chapter_text,
+    novel_service,
     sparse,
+    story_facts,
+    story_text,
 )
 
 ROOT = Path(__file__).resolve().parents[2]
 RUNS = int(os.environ.get("BAIBAO_SIGKILL_RUNS", "20"))
+STORY_RUNS = max(1, RUNS // 4)  # kills during a revision, for the story state
 WINDOW_S = float(os.environ.get("BAIBAO_SIGKILL_WINDOW_S", "1.5"))
 # Read at import, like the two knobs above: a fixture's environment scrub can never hide it.
 SEED_OVERRIDE = os.environ.get("BAIBAO_SIGKILL_SEED")
@@ -86,7 +100,11 @@ def _kill_during_ops(mode: str, data: Path, rng: random.Random) -> tuple[float, 
         time.sleep(delay)
         assert child.poll() is None, child.communicate()[1][-3000:]
         child.send_signal(signal.SIGKILL)
-        out, err = child.communicate(timeout=10)
+        # Not communicate(): it reads the pipe underneath the buffer readline() filled, and
+        # the lines that arrived with READY would be lost. The child is dead: read to EOF.
+        assert child.stderr is not None
+        out, err = child.stdout.read(), child.stderr.read()
+        child.wait(timeout=10)
     finally:
         if child.poll() is None:
             child.kill()
@@ -159,7 +177,11 @@ async def _check_corpus(data: Path) -> dict[str, int]:
 # ---- novel ----------------------------------------------------------------------------------
 
 
-async def _seed_novel(data: Path) -> None:
+async def _seed_novel(
+    data: Path, chapters: Sequence[tuple[str, dict[str, object]]] | None = None
+) -> None:
+    """The novel the children revise: `chapters` (text, summary), by default CHAPTERS of
+    `chapter_text`."""
     from novel.blueprint import default_blueprint
     from novel.memory import PlotMemory
     from novel.repo import NovelRepo
@@ -172,13 +194,15 @@ async def _seed_novel(data: Path) -> None:
     try:
         await repo.ensure_novel(CHAT, default_blueprint().to_json(), now)
         memory = PlotMemory(repo, store, HashEmbedder(DIM), sparse)
-        for i in range(CHAPTERS):
+        summary: dict[str, object] = {"summary": "渡口", "characters": ["林远"]}
+        default = [(chapter_text(DOCS[i], 0, 6), summary) for i in range(CHAPTERS)]
+        for i, (text, said) in enumerate(chapters or default):
             await memory.add_chapter(
                 chat_id=CHAT,
                 chapter_id=f"ch{i + 1}",
                 title=f"第{i + 1}章",
-                text=chapter_text(DOCS[i], 0, 6),
-                summary={"summary": "渡口", "characters": ["林远"]},
+                text=text,
+                summary=said,
                 author="seed",
                 reason="seed",
                 now=now,
@@ -189,65 +213,129 @@ async def _seed_novel(data: Path) -> None:
 
 
 async def _check_novel(data: Path) -> dict[str, int]:
-    from novel.memory import PlotMemory
-    from novel.repo import NovelRepo
-    from novel.service import NovelService
-    from novel.settings import NovelSettings
     from novel.splitter import split_text
-    from retrieval.fakes import HashEmbedder
-    from retrieval.store.edge import EdgeStore
     from retrieval.types import Filter
 
-    async def announce(target: object, reply: object) -> None:
-        return None
+    async with novel_service(data) as (service, store):  # reconciles on start-up
+        truth = await service.repo.current_map(CHAT)
+        assert len(truth) == CHAPTERS
+        chapters = await service.repo.chapters(CHAT)
+        assert sorted(c.chapter_no for c in chapters) == list(range(1, CHAPTERS + 1))
+        points = await store.scroll(Filter(equals={"namespace": f"novel:{CHAT}"}), limit=100_000)
+        counts: dict[str, int] = {}
+        summaries: dict[str, int] = {}  # one L3 summary point per current version
+        texts: dict[str, str] = {}
+        for chapter_id, (_, version) in truth.items():
+            row = await service.repo.version(chapter_id, version)
+            assert row is not None
+            texts[chapter_id] = row.text
+        for c in points:
+            cid = str(c.extra.get("chapter_id", c.doc_id))
+            assert cid in truth, f"orphan chunk of a deleted chapter {cid}"
+            assert int(c.extra["version"]) == truth[cid][1], "orphan chunk of an old version"
+            assert c.extra.get("current") is True, "current version chunk not marked current"
+            for a, b in MARK.findall(c.text):
+                assert f"〔{a}-{b}〕" in texts[cid], "chunk text is not the current version's"
+            if c.extra.get("kind") == "summary":
+                summaries[cid] = summaries.get(cid, 0) + 1
+                continue
+            counts[cid] = counts.get(cid, 0) + 1
+        for cid, text in texts.items():
+            assert counts.get(cid, 0) == len(split_text(text)), ("missing chunks", cid)
+            assert summaries.get(cid, 0) == 1, ("summary point", cid)
+        for doc in DOCS:
+            for hit in await service.memory.search(CHAT, f"〔{doc} 林远 渡口 灯笼", limit=30):
+                for a, b in MARK.findall(hit.text):
+                    assert f"〔{a}-{b}〕" in texts[hit.chapter_id], "stale text in search"
+        return {cid: v for cid, (_, v) in truth.items()}
 
-    store = await EdgeStore.open(data / "qdrant", DIM)
-    repo = await NovelRepo.open(data / "baibao.sqlite3")
-    try:
-        service = NovelService(
-            repo,
-            PlotMemory(repo, store, HashEmbedder(DIM), sparse),
-            None,
-            NovelSettings(proposal_minutes=60, vote_minutes=60),
-            announce,
+
+async def _seed_story(data: Path) -> None:
+    texts = (STORY_STATIC[0], story_text(0, 6), STORY_STATIC[1])
+    await _seed_novel(data, [(t, {"summary": t[:20]}) for t in texts])
+
+
+def _facts(state: object) -> object:
+    """What the chapters established: statuses, places, and the names they brought in (as
+    introductions, or known from their summaries and pending proposals)."""
+    from novel.story_state import StoryState
+
+    assert isinstance(state, StoryState)
+    names = {i.name for i in state.introduced} | set(state.known)
+    return state.characters, state.places, names - set(state.blueprint.name_index())
+
+
+async def _check_story(data: Path, done: list[int], inflight: int | None) -> int:
+    """The invariants after a kill during a revision of chapter 2; returns the current
+    version's marker number."""
+    from novel.story_state import replay
+
+    await _check_novel(data)  # every chapter's plot memory: its current version's, whole
+
+    async with novel_service(data) as (service, _):
+        repo = service.repo
+        chapter = await repo.chapter(CHAT, 2)
+        assert chapter is not None
+        versions = await repo.versions(chapter.id)
+        marks = [int(m.group(2)) for v in versions if (m := MARK.search(v.text))]
+        assert len(marks) == len(versions)
+        current = marks[[v.version for v in versions].index(chapter.current_version)]
+        # the old version or the interrupted revision's, never another
+        if inflight is not None and current == inflight:
+            assert marks == [0, *done, inflight], (marks, done, inflight)
+        else:
+            assert marks == [0, *done] and current == marks[-1], (marks, done, inflight)
+        assert chapter.current_version == versions[-1].version
+        # the story state: the replay of the current chapters, that version's facts only
+        bp = await service.chapters.blueprint(CHAT)
+        texts = [v.text for _, v in await repo.current_versions(CHAT)]
+        state = await service.chapters.story_state(CHAT)
+        assert _facts(state) == _facts(replay(bp, texts))
+        name, place, fate = story_facts(current)
+        assert _facts(state)[2] == {name}, (current, _facts(state)[2])  # type: ignore[index]
+        lin, huo = state.character("林远"), state.character("霍三")
+        assert lin is not None and lin.seen is not None and lin.seen.place == place
+        assert huo is not None and huo.status is not None and huo.status.status == fate
+        proposed = {
+            str(c.payload.get("name"))
+            for c in await repo.pending_changes(CHAT)
+            if c.kind == "character"
+        }
+        assert proposed <= {name}, (proposed, name)
+        return current
+
+
+@pytest.mark.skipif(RUNS <= 0, reason="BAIBAO_SIGKILL_RUNS=0")
+async def test_sigkill_during_a_revision_keeps_chapter_memory_and_story_state(
+    tmp_path: Path, pytestconfig: pytest.Config
+) -> None:
+    await _seeded(pytestconfig, lambda rng: _story_campaign(tmp_path, rng))
+
+
+async def _story_campaign(tmp_path: Path, rng: random.Random) -> None:
+    data = tmp_path / "story"
+    data.mkdir()
+    await _seed_story(data)
+    done: list[int] = []
+    log: list[str] = []
+    interrupted = 0
+    for run in range(STORY_RUNS):
+        delay, lines = _kill_during_ops("story", data, rng)
+        begun = [int(x.split()[1]) for x in lines if x.startswith("BEGIN ")]
+        ended = [int(x.split()[1]) for x in lines if x.startswith("OP ")]
+        inflight = begun[-1] if begun and begun[-1] not in ended else None
+        done += ended
+        current = await _check_story(data, done, inflight)
+        if inflight is not None:
+            interrupted += 1
+            if current == inflight:
+                done.append(inflight)
+        log.append(
+            f"run {run} killed after {delay:.2f}s, {len(ended)} revisions done,"
+            f" interrupted {inflight}, current 〔乙-{current:05d}〕"
         )
-        async with service:  # reconciles on start-up
-            truth = await service.repo.current_map(CHAT)
-            assert len(truth) == CHAPTERS
-            chapters = await service.repo.chapters(CHAT)
-            assert sorted(c.chapter_no for c in chapters) == list(range(1, CHAPTERS + 1))
-            points = await store.scroll(
-                Filter(equals={"namespace": f"novel:{CHAT}"}), limit=100_000
-            )
-            counts: dict[str, int] = {}
-            summaries: dict[str, int] = {}  # one L3 summary point per current version
-            texts: dict[str, str] = {}
-            for chapter_id, (_, version) in truth.items():
-                row = await service.repo.version(chapter_id, version)
-                assert row is not None
-                texts[chapter_id] = row.text
-            for c in points:
-                cid = str(c.extra.get("chapter_id", c.doc_id))
-                assert cid in truth, f"orphan chunk of a deleted chapter {cid}"
-                assert int(c.extra["version"]) == truth[cid][1], "orphan chunk of an old version"
-                assert c.extra.get("current") is True, "current version chunk not marked current"
-                for a, b in MARK.findall(c.text):
-                    assert f"〔{a}-{b}〕" in texts[cid], "chunk text is not the current version's"
-                if c.extra.get("kind") == "summary":
-                    summaries[cid] = summaries.get(cid, 0) + 1
-                    continue
-                counts[cid] = counts.get(cid, 0) + 1
-            for cid, text in texts.items():
-                assert counts.get(cid, 0) == len(split_text(text)), ("missing chunks", cid)
-                assert summaries.get(cid, 0) == 1, ("summary point", cid)
-            for doc in DOCS:
-                for hit in await service.memory.search(CHAT, f"〔{doc} 林远 渡口 灯笼", limit=30):
-                    for a, b in MARK.findall(hit.text):
-                        assert f"〔{a}-{b}〕" in texts[hit.chapter_id], "stale text in search"
-            return {cid: v for cid, (_, v) in truth.items()}
-    finally:
-        await repo.close()
-        await store.close()
+    print("\n".join(log))
+    assert interrupted > 0, "no kill landed during a revision: widen BAIBAO_SIGKILL_WINDOW_S"
 
 
 def campaign_seed(config: pytest.Config) -> tuple[int, str]:
@@ -278,10 +366,17 @@ def replay_note(seed: int, source: str) -> str:
 async def test_sigkill_campaign_leaves_consistent_stores(
     tmp_path: Path, pytestconfig: pytest.Config
 ) -> None:
-    seed, source = campaign_seed(pytestconfig)
+    await _seeded(pytestconfig, lambda rng: _campaign(tmp_path, rng))
+
+
+async def _seeded(
+    config: pytest.Config, campaign: Callable[[random.Random], Awaitable[None]]
+) -> None:
+    """Run a campaign on the run's seed, printed, and named again by a failure."""
+    seed, source = campaign_seed(config)
     print(replay_note(seed, source))
     try:
-        await _campaign(tmp_path, random.Random(seed))
+        await campaign(random.Random(seed))
     except BaseException as exc:
         exc.add_note(replay_note(seed, source))
         raise

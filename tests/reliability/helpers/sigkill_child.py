@@ -1,6 +1,6 @@
 """A child process for the SIGKILL campaign (tests/reliability/test_sigkill.py).
 
-    python -m tests.reliability.helpers.sigkill_child corpus|novel DATA_DIR SEED
+    python -m tests.reliability.helpers.sigkill_child corpus|novel|story DATA_DIR SEED
 
 Opens the real storage stack (Qdrant Edge + SQLite) on DATA_DIR with the in-process
 `HashEmbedder`, prints `READY`, then mutates forever until the parent kills it:
@@ -10,6 +10,9 @@ Opens the real storage stack (Qdrant Edge + SQLite) on DATA_DIR with the in-proc
   version it believes current); now and then a document is deleted.
 - `novel`: the writers' room; chapter revisions (uploaded text) and rollbacks through
   `NovelService.handle`, exactly as the router would call it.
+- `story`: revisions of chapter 2 only, each version changing the story state its own way
+  (`story_facts`: who is introduced, where 林远 goes, whether 霍三 is hurt or dies); `BEGIN <k>`
+  is printed before each revision, so the parent knows which one the kill interrupted.
 
 Every version's text carries a unique marker `〔<doc>-<k>〕` in every paragraph so the parent can
 tell which version any stored chunk belongs to. `OP <k>` is printed after each completed
@@ -22,11 +25,17 @@ import asyncio
 import os
 import random
 import sys
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from retrieval.fakes import HashEmbedder
 from retrieval.types import SparseVector
+
+if TYPE_CHECKING:
+    from novel.service import NovelService
+    from retrieval.store.edge import EdgeStore
 
 DIM = 64
 DOCS = ("甲", "乙", "丙")
@@ -51,6 +60,25 @@ def chapter_text(doc: str, k: int, paragraphs: int) -> str:
     m = marker(doc, k)
     para = f"{m}林远撑船离开渡口，苏晴在船头举着灯笼，江水拍打着船舷，{m}夜色很深。"
     return "\n\n".join(para * 3 for _ in range(paragraphs))
+
+
+# The story campaign: chapters 1 and 3 stay; every version of chapter 2 says other things.
+STORY_STATIC = ("苏晴在青岚渡口等船。", "沈默在听潮阁抚琴。")
+STORY_NAMES = ("钱七", "孟青山", "欧阳朔", "杜九娘", "魏长庚", "贺兰舟", "蒋小满", "邵寒衣")
+STORY_PLACES = ("江心岛", "听潮阁", "漕帮总舵")
+
+
+def story_facts(k: int) -> tuple[str, str, str]:
+    """(the name version k introduces, where 林远 goes, what happens to 霍三)."""
+    return STORY_NAMES[k % len(STORY_NAMES)], STORY_PLACES[k % 3], ("hurt", "dead")[k % 2 == 0]
+
+
+def story_text(k: int, paragraphs: int) -> str:
+    name, place, fate = story_facts(k)
+    m = marker("乙", k)
+    said = "受了重伤" if fate == "hurt" else "死了"
+    para = f"一个名叫{name}的外乡人来到渡口，{m}。林远来到{place}，霍三在那里{said}，{m}。"
+    return "\n\n".join(para for _ in range(paragraphs))
 
 
 def sparse(text: str) -> SparseVector:
@@ -106,30 +134,46 @@ async def run_corpus(data: Path, rng: random.Random) -> None:
             k += 1
 
 
-async def run_novel(data: Path, rng: random.Random) -> None:
-    from novel import api
+@asynccontextmanager
+async def novel_service(data: Path) -> AsyncIterator[tuple[NovelService, EdgeStore]]:
+    """The writers' room on DATA_DIR's stores, started (it reconciles on start-up, as `App`
+    does); no model: uploaded revisions only (a summary falls back without one). jieba (the
+    extractive summary's) is loaded first: without it a child spent its whole kill window
+    loading it, and no kill landed in a revision."""
+    from novel import narrative
     from novel.memory import PlotMemory
     from novel.repo import NovelRepo
     from novel.service import NovelService
     from novel.settings import NovelSettings
-    from retrieval.requests import Actor
     from retrieval.store.edge import EdgeStore
 
-    admin = Actor("console", CHAT, "admin", "管理员", is_admin=True)
-
-    async def announce(target: Actor, reply: object) -> None:
+    async def announce(target: object, reply: object) -> None:
         return None
 
+    narrative.warm()
     store = await EdgeStore.open(data / "qdrant", DIM)
     repo = await NovelRepo.open(data / "baibao.sqlite3")
-    service = NovelService(
-        repo,
-        PlotMemory(repo, store, HashEmbedder(DIM), sparse),
-        None,  # no model: uploaded revisions only (a summary falls back without one)
-        NovelSettings(proposal_minutes=60, vote_minutes=60),
-        announce,
-    )
-    async with service:
+    try:
+        service = NovelService(
+            repo,
+            PlotMemory(repo, store, HashEmbedder(DIM), sparse),
+            None,
+            NovelSettings(proposal_minutes=60, vote_minutes=60),
+            announce,
+        )
+        async with service:
+            yield service, store
+    finally:
+        await repo.close()
+        await store.close()
+
+
+async def run_novel(data: Path, rng: random.Random) -> None:
+    from novel import api
+    from retrieval.requests import Actor
+
+    admin = Actor("console", CHAT, "admin", "管理员", is_admin=True)
+    async with novel_service(data) as (service, _):
         k = int((data / "next_k").read_text()) if (data / "next_k").exists() else 1
         print("READY", flush=True)
         while True:
@@ -151,6 +195,25 @@ async def run_novel(data: Path, rng: random.Random) -> None:
             k += 1
 
 
+async def run_story(data: Path, rng: random.Random) -> None:
+    from novel import api
+    from retrieval.requests import Actor
+
+    admin = Actor("console", CHAT, "admin", "管理员", is_admin=True)
+    async with novel_service(data) as (service, _):
+        k = int((data / "next_k").read_text()) if (data / "next_k").exists() else 1
+        print("READY", flush=True)
+        while True:
+            _write_atomically(data / "next_k", str(k + 1))
+            text = story_text(k, rng.randint(2, 12))
+            print("BEGIN", k, flush=True)
+            reply = await service.handle(admin, api.ReviseChapter(2, text=text))
+            if reply.is_error:
+                print("ERROR", reply.plain(), flush=True)
+            print("OP", k, flush=True)
+            k += 1
+
+
 def _write_atomically(path: Path, text: str) -> None:
     """The child's own bookkeeping must survive SIGKILL too: write aside, then rename."""
     tmp = path.with_name(path.name + ".tmp")
@@ -161,7 +224,7 @@ def _write_atomically(path: Path, text: str) -> None:
 def main() -> None:
     mode, data, seed = sys.argv[1], Path(sys.argv[2]), int(sys.argv[3])
     rng = random.Random(seed)
-    runner = run_corpus if mode == "corpus" else run_novel
+    runner = {"corpus": run_corpus, "novel": run_novel, "story": run_story}[mode]
     asyncio.run(runner(data, rng))
 
 

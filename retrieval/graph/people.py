@@ -11,8 +11,8 @@
 - **Topics.** An outline's title and its first-level points, and a book's or message's
   section headings (their numbering removed), are topic nodes; the outline's title 包含 its
   points, the book 包含 its sections, and a topic 包含 the concepts its chunks name most.
-  A heading that is already a topic's name uses that topic; one that names another node
-  (a concept) makes no topic.
+  A heading that is already a topic's name uses that topic; one that names a concept makes
+  no topic: the concept stands in the outline's title or the book, 包含 it.
 """
 
 from __future__ import annotations
@@ -138,6 +138,8 @@ def topics(
     for topic, chunk_ids in sections.items():
         if topic in parent:
             out.edge(parent[topic], "包含", topic)
+        if not topic.startswith("topic:"):
+            continue  # a heading naming a concept: the concept keeps its own relations
         spread = Counter(n for cid in chunk_ids for n in dict.fromkeys(concepts.get(cid, ())))
         ranked = sorted(
             (
@@ -168,6 +170,6 @@ def _topic(heading: str, known: TermIndex, out: Sink) -> str | None:
     if label is None:
         return None
     existing = sorted(known.terms.get(term_key(label), ()))
-    if existing:  # a topic already; any other node keeps its own relations
-        return existing[0] if existing[0].startswith("topic:") else None
+    if existing:  # a topic or concept already (the heading names it); no person or book
+        return existing[0] if existing[0].startswith(("topic:", "concept:")) else None
     return out.node(Node(f"topic:{label}", "topic", label))

@@ -173,6 +173,8 @@ def test_a_document_with_a_year_and_no_era_gets_its_decade(tmp_path: Path) -> No
     path.write_text("# 测试信息\n\n这是一段测试用的文字，讲到召会的生活。\n", encoding="utf-8")
     given = Manifest({}, DocMeta(year=1984)).for_path(path)
     assert prepare_document(path, given, max_bytes=10**6).meta.era == "1980s"
+    built = build_document(path, given, max_bytes=10**6, tagger=lambda _: ())
+    assert built.record.era == "1980s" and {c.era for c in built.chunks} == {"1980s"}
     stated = DocMeta(year=1984, era="sample-1980s")
     assert prepare_document(path, stated, max_bytes=10**6).meta.era == "sample-1980s"
     assert prepare_document(path, DocMeta(), max_bytes=10**6).meta.era is None

@@ -20,8 +20,9 @@ stores it under the document's id, so deleting the document removes exactly that
       treated — measured in bench/results/graph-people.md),
   ranked by C-value × IDF over the documents ingested so far (a term every document uses is
   nobody's topic), at most `max_new_concepts(len(chunks))` of them. X的Y is a candidate
-  whatever X is (得胜的生活, 复活的生命): where the text uses it as one term, Y is seldom
-  seen alone, so the whole term is chosen and the head noun is not.
+  whatever X is (争战的兵器, 受苦的道路: jieba tags 争战 and 受苦 verbs): where the text uses
+  it as one term, Y is seldom seen alone, so the whole term is chosen and the head noun
+  is not.
 - **People and topics** (`retrieval.graph.people`): person nodes for the names the graph's
   dictionary knows (the seed's persons) and for recurring names the text marks as persons;
   a person 阐明 the concepts his passages discuss. Topic nodes for an outline's title and a
@@ -86,8 +87,8 @@ CONNECTOR = "的"
 _NOUNISH = frozenset({"n", "nr", "nrt", "nrfg", "ns", "nt", "nz", "ng", "vn", "an", "j", "x"})
 _NOUNISH |= {"i", "l", "k"}
 _MODIFIERS = frozenset({"a", "b", "ag"})
-# Tags of a word that may stand as X in X的Y although it starts no term of its own (得胜的生活,
-# 复活的生命): verbs and adverbial adjectives of two characters or more.
+# Tags of a word that may stand as X in X的Y although it starts no term of its own (争战的兵器,
+# 受苦的道路): verbs and adverbial adjectives of two characters or more.
 _OF_HEADS = frozenset({"v", "vd", "vi", "ad"})
 _EN_EDGE_WORDS = frozenset(
     "himself herself itself themselves yourself ourselves one two three four five first second "

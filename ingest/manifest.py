@@ -26,6 +26,15 @@ DOC_TYPES: tuple[str, ...] = ("book", "message", "outline", "footnote")
 _ALL_TYPES = get_args(ChunkType)
 
 
+def infer_era(year: int | None) -> str | None:
+    """The era of a document whose metadata gives a year and no era: its decade, "1984" →
+    "1980s" (the rule the README states). None without a year, or for a year that cannot be a
+    publication year (outside 1000–2999)."""
+    if year is None or not 1000 <= year <= 2999:
+        return None
+    return f"{year // 10 * 10}s"
+
+
 class ManifestError(ValueError):
     def __init__(self, path: Path, reason_zh: str, reason_en: str) -> None:
         super().__init__(f"{path}: {reason_en}")

@@ -41,6 +41,7 @@ from ingest.manifest import (
     Manifest,
     ManifestError,
     find_manifest,
+    infer_era,
     is_manifest_file,
     load_manifest,
 )
@@ -284,9 +285,8 @@ def prepare_document(
     title = choose_title(meta.title, doc.title, path)
     doc_type: ChunkType = meta.type or infer_type(doc)
     language: Literal["zh", "en"] = "en" if (meta.language or doc.language) == "en" else "zh"
-    resolved = DocMeta(
-        title, meta.author or doc.author or None, meta.year, meta.era, doc_type, language
-    )
+    era = meta.era or infer_era(meta.year)
+    resolved = DocMeta(title, meta.author or doc.author or None, meta.year, era, doc_type, language)
     h = hashlib.sha256()
     head = [
         PIPELINE_VERSION,
@@ -294,7 +294,7 @@ def prepare_document(
         title,
         resolved.author,
         meta.year,
-        meta.era,
+        era,
         doc_type,
         language,
     ]

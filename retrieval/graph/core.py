@@ -389,6 +389,10 @@ class KnowledgeGraph:
         node = self.node(node_id)
         return node.kind if node is not None else None
 
+    def node_ids(self, kind: str) -> list[str]:
+        """The ids of every node of one kind, sorted (benchmarks, listings)."""
+        return sorted(n for n, data in self._reads.adjacency.nodes() if data.kind == kind)
+
     def label(self, node_id: str, lang: str = "zh") -> str:
         """The node's label in a reply's language (English: its first English alias)."""
         return self._walker.label(node_id, lang)

@@ -14,8 +14,19 @@ stores it under the document's id, so deleting the document removes exactly that
     - a multi-part term holds together: the PMI of its parts is at least MIN_PMI,
     - a one-word term is domain language: the document uses it DOMAIN_RATIO times more often
       than general Chinese does (jieba's own dictionary is the background),
+    - a one-word term is a subject of the document, not its generic language: the chunks that
+      name it name it BURST_MIN times on average (burstiness, Church & Gale; 原文, 终极, 信徒
+      are spread thin, once a passage, while 锡安, 新妇, 祭司职分 recur where they are
+      treated — measured in bench/results/graph-people.md),
   ranked by C-value × IDF over the documents ingested so far (a term every document uses is
-  nobody's topic), at most `max_new_concepts(len(chunks))` of them.
+  nobody's topic), at most `max_new_concepts(len(chunks))` of them. X的Y is a candidate
+  whatever X is (争战的兵器, 受苦的道路: jieba tags 争战 and 受苦 verbs): where the text uses
+  it as one term, Y is seldom seen alone, so the whole term is chosen and the head noun
+  is not.
+- **People and topics** (`retrieval.graph.people`): person nodes for the names the graph's
+  dictionary knows (the seed's persons) and for recurring names the text marks as persons;
+  a person 阐明 the concepts his passages discuss. Topic nodes for an outline's title and a
+  book's sections, which 包含 the concepts they treat.
 - **Aliases.** A candidate in a synonym-table group that names an existing node becomes an
   alias of that node, not a new one; a new concept takes the other terms of its group (its
   English names among them) and its Traditional form (OpenCC s2t) as aliases.
@@ -50,6 +61,7 @@ from retrieval.graph.model import (
     scripture_label,
     scripture_node_id,
 )
+from retrieval.graph.people import named_persons, person_relations, topics
 from retrieval.scripture import normalise_refs
 from retrieval.types import Chunk
 
@@ -60,6 +72,7 @@ OWN_SHARE = 0.3  # a candidate must occur this often outside its most frequent l
 DOMAIN_RATIO = 40.0  # a one-word term: document rate / general-Chinese rate
 COMMON_WORD = 1e-5  # a word this common in general Chinese (内容, 过程, 阶段) is no term
 MIN_CVALUE = 2.0
+BURST_MIN = 1.6  # a one-word term: occurrences per chunk that names it
 CO_OWN = 2  # chunks naming a grown concept that make the document a contributor of it
 EXPOUND_SHARE = 0.25  # a concept named in this share of the chunks is "treated at length"
 EXPOUND_MAX = 6
@@ -74,6 +87,9 @@ CONNECTOR = "的"
 _NOUNISH = frozenset({"n", "nr", "nrt", "nrfg", "ns", "nt", "nz", "ng", "vn", "an", "j", "x"})
 _NOUNISH |= {"i", "l", "k"}
 _MODIFIERS = frozenset({"a", "b", "ag"})
+# Tags of a word that may stand as X in X的Y although it starts no term of its own (争战的兵器,
+# 受苦的道路): verbs and adverbial adjectives of two characters or more.
+_OF_HEADS = frozenset({"v", "vd", "vi", "ad"})
 _EN_EDGE_WORDS = frozenset(
     "himself herself itself themselves yourself ourselves one two three four five first second "
     "third message chapter verse verses lord god man men thing things way ways".split()
@@ -215,15 +231,17 @@ def grow(
     known = vocabulary.term_index()
     counts = _candidates(chunks, known, lexicon)
     out.terms = {t: c.freq for t, c in counts.items() if c.freq >= 2}
-    chosen = _select(counts, known.terms, lexicon, stats, len(chunks))
+    people = people_of(chunks, known, lexicon, out)  # a person's name is no concept
+    chosen = _select(counts, known.with_terms(people).terms, lexicon, stats, len(chunks))
     # Every chunk's mentions: the graph's own terms plus this document's new ones.
-    terms = known.with_terms(_new_concepts(chosen, known.terms, lexicon, out))
+    terms = known.with_terms({**_new_concepts(chosen, known.terms, lexicon, out), **people})
     kinds = {n.id: n.kind for n in out.nodes.values()}
 
     def kind(node_id: str) -> str | None:
         return kinds.get(node_id) or vocabulary.kind(node_id)
 
     named: dict[str, list[str]] = {}  # chunk → concept/topic ids in order
+    persons: dict[str, list[str]] = {}  # chunk → person ids its own text names
     for c in chunks:
         text = c.search_text or c.text
         found = [n for span in terms.spans(fold(text)) for n in span.nodes]
@@ -232,11 +250,27 @@ def grow(
             out.mentions.append((c.id, node_id))
         named[c.id] = [n for n in dict.fromkeys(found) if kind(n) in ("concept", "topic")]
         out.concepts += len(named[c.id])
+        own = [n for s in terms.spans(fold(c.text)) for n in s.nodes if kind(n) == "person"]
+        persons[c.id] = own
     _co_own(named, vocabulary, out)
+    person_relations(persons, named, out)
+    for chunk_id, topic_ids in topics(chunks, terms, named, out).items():
+        out.mentions.extend((chunk_id, t) for t in topic_ids)
     _structure(chunks, terms, kind, out)
     _expounds(chunks, named, out)
     _cooccurrence(chunks, named, vocabulary, out)
     return out
+
+
+def people_of(
+    chunks: Sequence[Chunk], known: TermIndex, lexicon: Lexicon, out: Growth
+) -> dict[str, str]:
+    """Person nodes for the names this document marks as persons (`people.named_persons`)."""
+
+    def common(word: str) -> bool:
+        return lexicon.general_frequency(word) > COMMON_WORD or word in lexicon.stopwords
+
+    return named_persons(chunks, known, lexicon.cut, common, lexicon.to_traditional, out)
 
 
 def _co_own(named: Mapping[str, list[str]], vocabulary: Vocabulary, out: Growth) -> None:
@@ -271,6 +305,12 @@ class _Candidate:
     parts: tuple[str, ...]
     freq: int = 0
     capitalised: int = 0  # English: occurrences written with a capital (a proper noun)
+    chunks: int = 0  # chunks that name it
+    last: str = ""  # the last chunk counted in `chunks`
+
+    @property
+    def burstiness(self) -> float:
+        return self.freq / max(1, self.chunks)
 
 
 def _runs(text: str, language: str, lexicon: Lexicon) -> Iterable[list[_Part]]:
@@ -286,11 +326,14 @@ def _runs(text: str, language: str, lexicon: Lexicon) -> Iterable[list[_Part]]:
     else:
         pieces = [(w.strip(), flag, False) for w, flag in lexicon.cut(text)]
     run: list[_Part] = []
+    before: _Part | None = None  # the word just before, when it may be the X of X的Y
     for word, flag, mid_sentence in pieces:
         lower = word.lower()
         if flag == "en":
             ok = bool(_LATIN.match(lower)) and lower not in lexicon.stopwords
         elif word == CONNECTOR:
+            if not run and before is not None:
+                run = [before]
             ok = bool(run)
         else:
             ok = (
@@ -302,10 +345,22 @@ def _runs(text: str, language: str, lexicon: Lexicon) -> Iterable[list[_Part]]:
             if run:
                 yield run
             run = []
+            before = _Part(word, flag) if _of_head(word, flag, lexicon) else None
             continue
+        before = None
         run.append(_Part(lower, flag, mid_sentence and word[:1].isupper()))
     if run:
         yield run
+
+
+def _of_head(word: str, flag: str, lexicon: Lexicon) -> bool:
+    return (
+        flag in _OF_HEADS
+        and len(word) >= 2
+        and bool(_CJK.match(word))
+        and word not in lexicon.stopwords
+        and word not in _EDGE_WORDS
+    )
 
 
 def _sentence_start(text: str, at: int) -> bool:
@@ -342,6 +397,8 @@ def _candidates(
                         cand = out[term] = _Candidate(tuple(p.word for p in parts))
                     cand.freq += 1
                     cand.capitalised += parts[0].capital
+                    if cand.last != c.id:
+                        cand.chunks, cand.last = cand.chunks + 1, c.id
     return out
 
 
@@ -441,6 +498,8 @@ def _select(
             general = lexicon.general_frequency(term)
             if general > COMMON_WORD or cand.freq / total < DOMAIN_RATIO * general:
                 continue
+            if cand.burstiness < BURST_MIN:
+                continue  # generic language, spread thin over the passages
         else:
             core = [p for p in cand.parts if p != CONNECTOR]
             if min(_cohesion(core, k, counts, cand.freq, total) for k in range(1, len(core))) < 1:
@@ -477,7 +536,17 @@ def _new_concepts(
         group = lexicon.synonyms.get(term_key(term), ())
         # 有机的救恩 is 有机救恩; "body" is "the Body"
         names = [*group, term.replace(CONNECTOR, ""), f"the {term}"]
-        existing = next((n for t in names for n in sorted(known.get(term_key(t), ()))), None)
+        # Only a concept takes a grown term as its alias: a topic or person keeps its own names
+        # (得胜的 is no alias of the topic 得胜).
+        existing = next(
+            (
+                n
+                for t in names
+                for n in sorted(known.get(term_key(t), ()))
+                if n.startswith("concept:")
+            ),
+            None,
+        )
         if existing is not None:
             # The synonym table says this is another name of a node the graph has.
             kind, label = existing.partition(":")[0], existing.partition(":")[2]

@@ -2,7 +2,8 @@
 
 Labels and aliases match Traditional/Simplified-insensitively, case-insensitively and
 leftmost-longest; English names only as whole words, one-character Chinese names only next
-to particles or punctuation; scripture references go through the one reference parser.
+to particles or punctuation, and no name inside the name of a Bible book that starts with it
+(约翰 in 约翰福音, 路得 in 路得记); scripture references go through the one reference parser.
 """
 
 from __future__ import annotations
@@ -76,6 +77,10 @@ class TermIndex:
             for length in range(min(self.longest, n - i), 0, -1):
                 ids = self.terms.get(folded[i : i + length])
                 if ids and _stands_alone(folded, i, i + length):
+                    book = _book_name_at(folded, i, length)
+                    if book:
+                        i += book
+                        break
                     found.append(Span(i, i + length, tuple(sorted(ids))))
                     i += length
                     break
@@ -136,6 +141,21 @@ class Linker:
             if node_id in self._g:
                 out.append(node_id)
         return out
+
+
+@functools.cache
+def _book_names() -> frozenset[str]:
+    return frozenset(b.zh for b in scripture.books())
+
+
+def _book_name_at(folded: str, start: int, shorter: int) -> int:
+    """The length of a Bible book's full name that starts at `start` and is longer than the
+    name found there (0 when there is none)."""
+    names = _book_names()
+    for length in range(max(map(len, names)), shorter, -1):
+        if folded[start : start + length] in names:
+            return length
+    return 0
 
 
 def _stands_alone(folded: str, start: int, end: int) -> bool:

@@ -17,7 +17,8 @@ from retrieval.types import GraphPath
 
 NEIGHBOURS = 16  # nodes around the centre in a picture
 LISTED = 12  # relations in the text list
-KIND_RANK = {"concept": 0, "topic": 1, "scripture": 2, "book": 3, "person": 4}
+# A name that is both a person and a scripture reference (撒母耳, 约翰) means the person.
+KIND_RANK = {"concept": 0, "topic": 1, "person": 2, "scripture": 3, "book": 4}
 
 _TEXT = {
     "heading": ("「{label}」在知识图谱中的关系", "Relations of “{label}” in the knowledge graph"),

@@ -123,3 +123,65 @@ async def test_ask_attaches_the_picture_of_the_path_it_used(tmp_path: Path) -> N
     finally:
         await store.close()
         await graph.close()
+
+
+WARFARE = Path(__file__).parent.parent / "data" / "message-warfare.md"
+
+
+@pytest.fixture
+async def grown_router() -> AsyncIterator[Router]:
+    """The seed plus an original sample message that names 保罗 and 撒母耳 (issue 24)."""
+    from ingest.manifest import DocMeta
+    from ingest.pipeline import build_document
+
+    graph = await KnowledgeGraph.open(None)
+    built = build_document(
+        WARFARE,
+        DocMeta(title="属灵的争战（测试）", type="message"),
+        max_bytes=10**7,
+        tagger=lambda _: (),
+    )
+    await graph.index_document(built.record.doc_id, built.chunks)
+    registry = standard_registry(RecordingScholar(), RecordingNovels(), graph=GraphViewer(graph))
+    yield Router(registry, limiter=RateLimiter(0, 0))
+    await graph.close()
+
+
+async def test_graph_of_a_person_draws_the_concepts_his_passages_discuss(
+    grown_router: Router, tmp_path: Path
+) -> None:
+    console = ConsoleTransport(
+        grown_router, stdin=io.StringIO(), stdout=io.StringIO(), files=tmp_path
+    )
+    text = await console.handle_line("/graph 保罗")
+    assert "「保罗」在知识图谱中的关系" in text
+    assert "保罗 —阐明→ 争战的兵器〔属灵的争战（测试）〕" in text  # grown from his passages
+    assert "保罗 —阐明→ 经纶〔精选〕" in text  # the seed's
+    [picture] = list(tmp_path.glob("graph-*.png"))  # noqa: ASYNC240
+    assert picture.read_bytes().startswith(PNG)
+    # English and Traditional aliases name the same person
+    en = ConsoleTransport(
+        grown_router, stdin=io.StringIO(), stdout=io.StringIO(), lang="en", files=tmp_path
+    )
+    assert "Paul —expounds→ 争战的兵器" in await en.handle_line("/graph Paul")
+    assert "保罗 —阐明→ 争战的兵器" in await console.handle_line("/graph 保羅")
+    # a name the dictionary lacks, found by statistics, is a person, not a scripture book
+    samuel = await console.handle_line("/graph 撒母耳")
+    assert "撒母耳 —阐明→ 争战的兵器〔属灵的争战（测试）〕" in samuel
+
+
+async def test_telegram_graph_of_a_person(
+    grown_router: Router, telegram_wire: TelegramServer
+) -> None:
+    transport = TelegramTransport(
+        grown_router,
+        telegram_settings(telegram_wire),
+        edit_interval_s=0.0,
+        clock=telegram_wire.clock,
+    )
+    async with transport:
+        telegram_wire.push_command("/graph 保罗")
+        [photo] = await telegram_wire.wait_for("sendPhoto")
+        await telegram_wire.wait_until(lambda: "争战的兵器" in telegram_wire.texts())
+    assert photo.files["photo"].startswith(PNG)
+    assert "保罗 —阐明→ 争战的兵器" in telegram_wire.texts()

@@ -76,6 +76,17 @@ class FakeClock:
     def advance(self, **delta: float) -> None:
         self.now += timedelta(**delta)
 
+    # The ballot editor's throttle counts seconds on its own virtual clock: an edit that waits
+    # its interval goes out in test time at once, while round deadlines wait for `Room.fire`.
+    elapsed: float = 0.0
+
+    def monotonic(self) -> float:
+        return self.elapsed
+
+    async def pause(self, seconds: float) -> None:
+        self.elapsed += max(seconds, 0.0)
+        await asyncio.sleep(0)
+
 
 class Room:
     def __init__(
@@ -120,6 +131,9 @@ class Room:
             Clock(now=self.clock),
             edit_ballot=self.edit_ballot if self._edits else None,
         )
+        if self.service.ballots is not None:
+            self.service.ballots.now = self.clock.monotonic
+            self.service.ballots.sleep = self.clock.pause
         await self.service.__aenter__()
         return self
 

@@ -100,8 +100,8 @@ async def test_an_admin_uploads_lists_and_deletes_a_book(env: Env) -> None:
     )
     env.server.push_message("/sources", chat_id=GROUP, user_id=MEMBER)
     await env.settle(GROUP, MEMBER)
-    listed = env.texts()[-1]  # title, author, year, type, era, chunks
-    assert "测试之书 · 某某 · 1984 · message · 未注明时代 · " in listed
+    listed = env.texts()[-1]  # title, author, year, type, era (1984 → the 1980s), chunks
+    assert "测试之书 · 某某 · 1984 · message · 1980s · " in listed
     env.server.push_message("/ingest delete 测试之书", chat_id=GROUP, user_id=ADMIN)
     await env.settle(GROUP, ADMIN)
     assert "已删除《测试之书》" in env.texts()[-1]

@@ -86,7 +86,7 @@ def main() -> None:
         state = replay(bp, texts)
         replayed = time.perf_counter() - t
         t = time.perf_counter()
-        replay(bp, [*texts, text + "。"])  # a save: one chapter more than was replayed
+        replay(bp, [*texts, f"第{n + 1}章。{text}"])  # a save: one new chapter more
         saved = time.perf_counter() - t
         t = time.perf_counter()
         seen = appearances(state, texts)

@@ -17,7 +17,10 @@ counts even while the blueprint (not yet updated) still says 存活.
 
 from __future__ import annotations
 
+import hashlib
 import re
+import threading
+from collections import OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
@@ -358,9 +361,54 @@ def _with_names(state: StoryState, chapter: ChapterReading, number: int) -> Stor
     )
 
 
+class _Replays:
+    """States already replayed, by the blueprint, the outside names and the chapters so far.
+
+    `advance` is pure, so the state after the same chapters from the same start is the same
+    state: the consistency check on every save and `/novel characters` replay the story from its
+    first chapter, and only the chapters after the longest remembered prefix are read again.
+    A prefix is keyed by a chain of hashes (each chapter's hash folded into the one before), so
+    a revised chapter changes its key and every later one. The oldest keys go first.
+    """
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self.lock = threading.Lock()  # replays run in worker threads (asyncio.to_thread)
+        self.states: OrderedDict[tuple[str, tuple[str, ...], bytes], StoryState] = OrderedDict()
+
+    def replay(self, start: StoryState, chapters: Sequence[str]) -> StoryState:
+        origin = (start.blueprint.model_dump_json(), start.known)
+        keys: list[bytes] = []
+        chain = b""
+        for text in chapters:
+            chain = hashlib.blake2b(chain + text.encode("utf-8"), digest_size=20).digest()
+            keys.append(chain)
+        state, done = start, 0
+        with self.lock:
+            for k in range(len(keys), 0, -1):
+                kept = self.states.get((*origin, keys[k - 1]))
+                if kept is not None:
+                    self.states.move_to_end((*origin, keys[k - 1]))
+                    # the caller's blueprint object, not the one of the replay that was kept
+                    state, done = replace(kept, blueprint=start.blueprint), k
+                    break
+        for k in range(done, len(chapters)):
+            state = advance(state, chapters[k])
+            with self.lock:
+                self.states[(*origin, keys[k])] = state
+                if len(self.states) > self.size:
+                    self.states.popitem(last=False)
+        return state
+
+    def clear(self) -> None:
+        with self.lock:
+            self.states.clear()
+
+
+REPLAYS = _Replays(size=4096)
+
+
 def replay(blueprint: Blueprint, chapters: Sequence[str], known: Iterable[str] = ()) -> StoryState:
-    """The state after `chapters` (texts, in order), from the blueprint."""
-    state = StoryState(blueprint).knowing(known)
-    for text in chapters:
-        state = advance(state, text)
-    return state
+    """The state after `chapters` (texts, in order), from the blueprint (the chapters read
+    before, from the same start, are not read again: see `_Replays`)."""
+    return REPLAYS.replay(StoryState(blueprint).knowing(known), chapters)

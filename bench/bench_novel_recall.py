@@ -16,8 +16,10 @@ first 200 characters of a chapter without a model). The other rows share L3 by s
 indexed summaries (top 3–5, the previous chapter always in through L4) and differ in L2:
 "no tags" is dense + BM25 alone; "character boost, no filter" is issue 12's (the goal's
 selective characters as a third ranking); "all tags boost, no filter" adds the goal's scene and
-event tags to that ranking; "tag filter" is the shipped one (issue 23: the goal's selective
-tags filter first, `novel.memory.MIN_FILTERED`, the unfiltered search filling up).
+event tags to that ranking; "tag filter, fill-up (issue 23)" is issue 23's first filter (the
+goal's selective tags filter first, `novel.memory.MIN_FILTERED`, the unfiltered search filling
+up), "fused with unfiltered (RRF)" merges the filtered and unfiltered hits by rank instead, and
+the shipped row filters on characters and scenes only (event tags do not count in L2).
 
 Filler sentences now and then carry an event (a vow, a find, a stranger, a fight, a secret), so
 an event tag is not the planted callback's alone.
@@ -44,7 +46,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from novel.blueprint import Blueprint, Character
 from novel.chapters import ChapterService, _story_names_in
-from novel.memory import PlotHit, PlotMemory
+from novel.memory import Merge, PlotHit, PlotMemory
 from novel.repo import NovelRepo
 from novel.settings import NovelSettings
 from novel.summary import extractive_summary
@@ -269,7 +271,9 @@ async def run(chapters: int, embedder_name: str) -> str:
         "no tags",
         "character boost, no filter",
         "all tags boost, no filter",
-        "tag filter",
+        "tag filter, fill-up (issue 23)",
+        "tag filter, fused with unfiltered (RRF)",
+        "filter on characters + scenes, fill-up (shipped)",
     )
     hits: dict[str, dict[str, list[tuple[bool, bool]]]] = {m: {} for m in modes}
     tokens: dict[str, list[int]] = {m: [] for m in modes}
@@ -297,7 +301,41 @@ async def run(chapters: int, embedder_name: str) -> str:
                         await _context_unfiltered(service, memory, bp, cb.goal, n, settings, tags),
                     )
                 )
-            variants.append(("tag filter", (after.plot, after.summaries)))
+            all_tags = people + goal_tags(bp, cb.goal, scenes)
+            for mode, tags, merge in (
+                ("tag filter, fill-up (issue 23)", all_tags, "fill"),
+                ("tag filter, fused with unfiltered (RRF)", all_tags, "fuse"),
+            ):
+                variants.append(
+                    (
+                        mode,
+                        await _context_unfiltered(
+                            service, memory, bp, cb.goal, n, settings, tags, merge=merge
+                        ),
+                    )
+                )
+            variants.append(
+                ("filter on characters + scenes, fill-up (shipped)", (after.plot, after.summaries))
+            )
+            planted_in = {
+                m: any(h.chapter_no == cb.planted and cb.marker in h.text for h in v[0])
+                for m, v in variants
+            }
+            if planted_in["character boost, no filter"] and not all(
+                planted_in[m] for m in modes[-3:]
+            ):
+                print(
+                    f"LOST {cb.kind} k={cb.planted} j={n} tags={all_tags} {planted_in}",
+                    file=sys.stderr,
+                )
+                for m, v in variants[-3:]:
+                    print(
+                        f"  {m}: "
+                        + " | ".join(
+                            f"{h.chapter_no}:{','.join(h.tags)}:{h.text[:20]}" for h in v[0]
+                        ),
+                        file=sys.stderr,
+                    )
             for mode, (plot, summaries) in variants:
                 chunk = any(h.chapter_no == cb.planted and cb.marker in h.text for h in plot)
                 summary = any(p.number == cb.planted for p in summaries)
@@ -336,12 +374,18 @@ async def _context_unfiltered(
     number: int,
     settings: NovelSettings,
     tags: list[str],
+    merge: Merge | None = None,
 ) -> tuple[list[PlotHit], list[PriorChapter]]:
-    """The shipped context with L2 searched without the tag filter (`tags` only boost)."""
+    """The shipped context with L2 searched without the tag filter (`tags` only boost), or,
+    with `merge`, with the tag filter (event tags counting) merged that way."""
     ctx = await service.context("bench", bp, goal, number)
     k = top_k(number - 1)
     plot = await memory.search(
-        "bench", memory_query(bp, goal), limit=k + 2, tags=tags, min_filtered=1 << 30
+        "bench",
+        memory_query(bp, goal),
+        limit=k + 2,
+        tags=tags,
+        **({"min_filtered": 1 << 30} if merge is None else {"merge": merge, "events": True}),
     )
     plot = within_budget(
         [h for h in plot if h.chapter_no != number][:k], settings.plot_token_budget

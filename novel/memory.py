@@ -22,12 +22,12 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Literal
 
 from novel.blueprint import default_blueprint, validate
 from novel.repo import NovelRepo
 from novel.splitter import SplitConfig, UnitSplitter, split_text
-from novel.tags import blueprint_places, known_places, text_tags
+from novel.tags import EVENT, blueprint_places, known_places, text_tags
 from retrieval.ports import Embedder, VectorStore
 from retrieval.types import (
     Chunk,
@@ -42,13 +42,15 @@ from retrieval.types import (
 log = logging.getLogger(__name__)
 
 EncodeSparse = Callable[[str], SparseVector]
+Merge = Literal["fuse", "fill"]  # how filtered L2 hits meet the unfiltered ones (`search`)
 
 PLOT = "plot"  # x_kind of a chapter's text chunks (L2)
 SUMMARY = "summary"  # x_kind of a chapter version's summary point (L3)
 SUMMARY_POSITION = -1
 SELECTIVE = 0.25  # a tag carried by more than this share of chunks neither filters nor boosts
-# The goal's selective tags filter L2 first when at least this many current chunks carry one;
-# fewer, and the search runs unfiltered (the tags only boost, as a third ranking).
+# The goal's selective character and scene tags (not its event tags: `PlotMemory.search`)
+# filter L2 first when at least this many current chunks carry one; fewer, and the search runs
+# unfiltered (the tags only boost, as a third ranking).
 MIN_FILTERED = 8
 
 
@@ -65,6 +67,24 @@ class PlotHit:
     text: str
     tags: tuple[str, ...]
     score: float
+
+
+def fuse_hits(
+    filtered: Sequence[PlotHit], unfiltered: Sequence[PlotHit], limit: int
+) -> list[PlotHit]:
+    """The filtered and the unfiltered hits by reciprocal rank fusion; on a tie the filtered
+    hit first."""
+    score: dict[tuple[str, str], float] = {}
+    first: dict[tuple[str, str], tuple[int, int]] = {}
+    hits: dict[tuple[str, str], PlotHit] = {}
+    for source, ranking in enumerate((filtered, unfiltered)):
+        for rank, hit in enumerate(ranking, start=1):
+            key = (hit.chapter_id, hit.text)
+            score[key] = score.get(key, 0.0) + 1.0 / (60 + rank)
+            first.setdefault(key, (source, rank))
+            hits.setdefault(key, hit)
+    ordered = sorted(score, key=lambda k: (-round(score[k], 12), first[k]))
+    return [hits[k] for k in ordered[:limit]]
 
 
 @dataclass(slots=True)
@@ -418,15 +438,25 @@ class PlotMemory:
         *,
         tags: Sequence[str] = (),
         min_filtered: int = MIN_FILTERED,
+        merge: Merge = "fill",
+        events: bool = False,
     ) -> list[PlotHit]:
         """L2: plot chunks of current versions by dense + BM25 similarity, fused (RRF).
 
         `tags` are the goal's: the characters, `场景:` scenes and `事件:` events it names. The
-        selective ones (carried by at most SELECTIVE of the chunks) filter first: when at least
-        `min_filtered` (MIN_FILTERED) chunks carry one of them, the hits are the best of those chunks, and only
-        if they are fewer than `limit` does the unfiltered search fill the rest. Fewer matches,
-        and the search runs unfiltered, the chunks tagged with them boosted by a third ranking.
+        rule: only the characters and scenes count here — an event kind (发誓, 结识, 拾获) is
+        common in any novel, and filtering or boosting on it pushed the planted passage out
+        for chunks that merely share the event (3 of 30 callbacks lost with the USE embedder,
+        1 with hash; bench/RESULTS.md, issue 23); `events=True` lets them count again. The
+        selective ones (carried by at most SELECTIVE of the chunks) filter first: when at
+        least `min_filtered` (MIN_FILTERED) chunks carry one of them, the hits are the best of
+        those chunks, and only if they are fewer than `limit` does the unfiltered search fill
+        the rest (`merge="fuse"`: fused by rank with the unfiltered hits instead, `fuse_hits`).
+        Fewer matches, and the search runs unfiltered, the tagged chunks boosted by a third
+        ranking.
         """
+        if not events:
+            tags = [t for t in tags if not t.startswith(EVENT)]
         flt = Filter(
             equals={"namespace": namespace(chat_id), "x_current": True},
             not_equals={"x_kind": SUMMARY},
@@ -438,6 +468,9 @@ class PlotMemory:
                 # every chunk left carries a tag: one tag has nothing more to rank by
                 boost = selective if len(selective) > 1 else {}
                 hits = await self._fused(chat_id, query, tagged, limit, boost)
+                if merge == "fuse":
+                    unfiltered = await self._fused(chat_id, query, flt, limit, selective)
+                    return fuse_hits(hits, unfiltered, limit)
                 if len(hits) < limit:
                     seen = {(h.chapter_id, h.text) for h in hits}
                     rest = await self._fused(chat_id, query, flt, limit + len(hits), {})

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from novel.blueprint import default_blueprint
-from novel.memory import MIN_FILTERED, SELECTIVE, PlotMemory, chunk_tags
+from novel.memory import MIN_FILTERED, SELECTIVE, PlotHit, PlotMemory, chunk_tags, fuse_hits
 from novel.repo import NovelRepo
 from novel.tags import EVENT, SCENE, event_tags, known_places, scene_name, scene_tags
 from novel.writer import Goal, goal_tags
@@ -123,15 +123,16 @@ QUERY = "江风 渡口 灯火 船夫"
 
 
 async def test_the_goals_tags_filter_first_and_the_rest_is_filled(memory: PlotMemory) -> None:
+    """With event tags counting (`events=True`; issue 23's first rule)."""
     vows = MIN_FILTERED + 1
     await _novel(memory, 40, vows)
     assert vows <= SELECTIVE * 40  # a selective tag
     plain = await memory.search("g1", QUERY, limit=6)
     assert sum(VOW in h.tags for h in plain) < 6  # similarity alone mixes them in
-    filtered = await memory.search("g1", QUERY, limit=6, tags=[VOW, "林远"])
+    filtered = await memory.search("g1", QUERY, limit=6, tags=[VOW, "林远"], events=True)
     assert len(filtered) == 6 and all(VOW in h.tags for h in filtered)
     # more wanted than the filter matches: the tagged chunks first, the unfiltered rest after
-    wide = await memory.search("g1", QUERY, limit=vows + 4, tags=[VOW])
+    wide = await memory.search("g1", QUERY, limit=vows + 4, tags=[VOW], events=True)
     assert [VOW in h.tags for h in wide] == [True] * vows + [False] * 4
     assert len({h.chapter_id for h in wide}) == vows + 4
     # a tag nobody carries, or one most chunks carry, filters nothing
@@ -147,7 +148,60 @@ async def test_too_few_tagged_chunks_fall_back_to_the_unfiltered_search(
     """Fewer than MIN_FILTERED chunks carry the goal's tags: no filter, the tagged chunks only
     boosted (the same hits as with the filter switched off)."""
     await _novel(memory, 40, MIN_FILTERED - 1)
-    hits = await memory.search("g1", QUERY, limit=6, tags=[VOW])
-    unfiltered = await memory.search("g1", QUERY, limit=6, tags=[VOW], min_filtered=1 << 30)
+    hits = await memory.search("g1", QUERY, limit=6, tags=[VOW], events=True)
+    unfiltered = await memory.search(
+        "g1", QUERY, limit=6, tags=[VOW], events=True, min_filtered=1 << 30
+    )
     assert [(h.chapter_id, h.score) for h in hits] == [(h.chapter_id, h.score) for h in unfiltered]
     assert 0 < sum(VOW in h.tags for h in hits) < 6
+
+
+def _hit(key: str) -> PlotHit:
+    return PlotHit(1, key, 1, "", key, (), 0.0)
+
+
+def test_filtered_and_unfiltered_hits_meet_by_rank_fusion() -> None:
+    """RRF over the two lists: a hit in both first, then by reciprocal rank, and on a tie the
+    filtered hit before the unfiltered one."""
+    fused = fuse_hits([_hit("a"), _hit("b"), _hit("c")], [_hit("d"), _hit("a"), _hit("e")], 4)
+    assert [h.text for h in fused] == ["a", "d", "b", "c"]
+    assert [h.text for h in fuse_hits([_hit("a"), _hit("b")], [_hit("c"), _hit("d")], 3)] == [
+        "a",
+        "c",
+        "b",
+    ]
+
+
+async def test_the_filter_never_pushes_out_the_unfiltered_best(memory: PlotMemory) -> None:
+    """Enough tagged chunks to filter: the hits are the filtered and the unfiltered search's,
+    fused — the tagged chunks gain ranks, but the unfiltered search's best hits stay in."""
+    vows = MIN_FILTERED + 1
+    await _novel(memory, 40, vows)
+    tags = [VOW, "林远"]
+    filtered = await memory.search("g1", QUERY, limit=6, tags=tags, events=True)
+    unfiltered = await memory.search(
+        "g1", QUERY, limit=6, tags=tags, events=True, min_filtered=1 << 30
+    )
+    hits = await memory.search("g1", QUERY, limit=6, tags=tags, events=True, merge="fuse")
+    ids = [h.chapter_id for h in hits]
+    assert len(ids) == 6 == len(set(ids))
+    assert all(VOW in h.tags for h in filtered)
+    untagged = [h.chapter_id for h in unfiltered if VOW not in h.tags]
+    assert untagged  # similarity mixes filler in; the filter alone would drop it
+    assert untagged[0] in ids and filtered[0].chapter_id in ids
+    assert set(ids) <= {h.chapter_id for h in filtered + unfiltered}
+    assert sum(VOW in h.tags for h in hits) >= sum(VOW in h.tags for h in unfiltered)
+    assert ids == [h.chapter_id for h in fuse_hits(filtered, unfiltered, 6)]
+
+
+async def test_event_tags_neither_filter_nor_boost_the_plot_search(memory: PlotMemory) -> None:
+    """The chosen rule (issue 23, measured): the goal's characters and scenes filter L2, its
+    event tags do not — with them counting, every hit would be a vow chunk."""
+    await _novel(memory, 40, MIN_FILTERED + 1)
+    plain = await memory.search("g1", QUERY, limit=6)
+    assert [h.chapter_id for h in await memory.search("g1", QUERY, limit=6, tags=[VOW])] == [
+        h.chapter_id for h in plain
+    ]
+    with_events = await memory.search("g1", QUERY, limit=6, tags=[VOW], events=True)
+    assert all(VOW in h.tags for h in with_events)
+    assert sum(VOW in h.tags for h in plain) < 6

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import itertools
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal, Protocol
@@ -62,6 +63,7 @@ ENTITY_KINDS = ("concept:", "topic:", "person:")  # graph nodes that name a ques
 SIGNAL_DEPTH = 3  # a track's top hits that must hold the query's terms for it to count
 MIN_SIGNAL = 0.4  # bench/results/fusion.md
 SCRIPT_DEPTH = 5  # the dense hits that tell which script a question's answer is written in
+AGREEMENT_DEPTH = 3  # a track's top ministry passages that `Evidence.agreement` compares
 CROSS_SCRIPT_WEIGHT = 0.3  # share of its weight a lexical track keeps across scripts
 # The gloss ranking (`HybridSearch._gloss_rank`): its weight as a multiple of the dense
 # track's, and the least a Chinese rendering a passage holds counts (rare ones count more).
@@ -191,7 +193,20 @@ class _EvidenceReader:
             refs_cited=cited,
             cross_script=cross_script,
             glossed=glossed,
+            agreement=_agreement(per_track),
         )
+
+
+def _agreement(per_track: Mapping[str, _TrackResult]) -> int:
+    """The most ministry passages two tracks both rank in their top `AGREEMENT_DEPTH`."""
+    tops = [
+        {s.chunk.id for s in ministry[:AGREEMENT_DEPTH]}
+        for ministry in (
+            [s for s in result.ranked if s.chunk.type not in NON_MINISTRY]
+            for result in per_track.values()
+        )
+    ]
+    return max((len(a & b) for a, b in itertools.combinations(tops, 2)), default=0)
 
 
 @dataclass(slots=True)

@@ -15,8 +15,9 @@ answered, 32/32 unaddressed declined, 65/73 held-out labelled questions answered
 
 Related reading with a decline (issue 24; `RelevanceGate.related`, its floor tuned on the
 calibration half): on the test half e5 and hash alike offer none to 29/32 unaddressed questions
-(before: 0/32), keep it for 32/32 addressed ones, and for 4/8 of the held-out questions the
-gate declines. The floor asked is 90 %.
+(before: 0/32), keep it for 32/32 addressed ones, and for 7/8 of the held-out questions the
+gate declines (4/8 with the coverage floor alone; rare terms and agreeing tracks keep q037,
+q038 and q071). The floor asked is 90 %.
 """
 
 from __future__ import annotations
@@ -149,7 +150,7 @@ def test_e5_dense_floor_keeps_half_covered_unrelated_questions_out(
 
 
 RELATED_NONE = 0.90  # unaddressed test questions offered no related reading (issue 24)
-RELATED_NEAR_MISSES = 0.5  # held-out questions the gate declines that keep it (measured 4/8)
+RELATED_NEAR_MISSES = 0.75  # held-out questions the gate declines that keep it (measured 7/8)
 
 
 @pytest.mark.parametrize("embedder", sorted(FLOORS))
@@ -179,3 +180,4 @@ def test_near_misses_keep_their_related_reading(runs: dict[str, GateRun], embedd
     kept = [k for k in misses if shows_related(run, k, gate)]
     assert len(kept) / len(misses) >= RELATED_NEAR_MISSES, (kept, misses)
     assert "q014" in kept  # 呼求主名有什么用处？
+    assert "q037" in kept  # 在家带孩子很累…: three rare terms at coverage 0.30

@@ -104,3 +104,12 @@ def test_docker_image_gets_no_env_file() -> None:
         if words and words[0].upper() in ("COPY", "ADD"):
             assert not any(w.startswith(".env") for w in words[1:]), line
             assert words[1:2] != ["."], f"copies the whole context: {line}"
+
+
+def test_docker_image_can_read_scanned_pages() -> None:
+    """README: `baibao ingest --ocr` works inside the image (tesseract + chi_sim / chi_tra)."""
+    dockerfile = (ROOT / "Dockerfile").read_text()
+    installs = [line for line in dockerfile.splitlines() if "tesseract-ocr" in line]
+    assert installs, "the image installs no tesseract"
+    for package in ("tesseract-ocr-chi-sim", "tesseract-ocr-chi-tra"):
+        assert package in dockerfile, package

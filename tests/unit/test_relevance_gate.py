@@ -116,3 +116,37 @@ def test_a_cited_verse_or_an_answer_rule_offers_it_whatever_the_coverage() -> No
     assert GATE.addressed(answered) and GATE.related(answered)  # a model's decline keeps it
     close = dataclasses.replace(HALF, dense=FLOOR)
     assert GATE.addressed(close) and GATE.related(close)
+
+
+# A declined question the floor alone does not keep: below `related_coverage`, too few specific
+# terms for any answer rule.
+LOW = Evidence(coverage=GATE.partial_coverage, specific=1)
+
+
+def test_rare_terms_held_together_offer_related_reading_whatever_the_coverage() -> None:
+    """q037 在家带孩子很累…: three terms few passages hold, at coverage 0.30."""
+    rare = Evidence(coverage=0.1, specific=GATE.related_specific)
+    assert not GATE.addressed(rare) and GATE.related(rare)
+    fewer = dataclasses.replace(rare, specific=GATE.related_specific - 1)
+    assert not GATE.related(fewer)
+    assert GATE.related_specific > GATE.min_specific  # stricter than the partial answer rule
+
+
+@pytest.mark.parametrize(
+    ("agreement", "coverage", "related"),
+    [
+        (GATE.related_agreement, GATE.partial_coverage, True),
+        (GATE.related_agreement + 1, GATE.partial_coverage, True),
+        (GATE.related_agreement - 1, GATE.partial_coverage, False),  # tracks that disagree
+        # 创世记一章一节怎么解释？: two tracks agree on passages that hold none of its terms
+        (GATE.related_agreement, 0.0, False),
+        (GATE.related_agreement, GATE.partial_coverage - STEP, False),
+    ],
+)
+def test_tracks_agreeing_offer_related_reading_only_with_a_good_part_of_the_terms(
+    agreement: int, coverage: float, related: bool
+) -> None:
+    evidence = dataclasses.replace(LOW, agreement=agreement, coverage=coverage)
+    assert not GATE.addressed(evidence)
+    assert GATE.related(evidence) is related
+    assert GATE.partial_coverage < GATE.related_coverage  # else the floor alone decides

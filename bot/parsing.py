@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import unicodedata
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
-from bot.registry import Command, UsageError
+from bot.registry import Command, Param, UsageError
 
 RawArgs = Mapping[str, str | int | None]
 
@@ -79,10 +79,7 @@ def validate(command: Command[Any], raw: RawArgs, *, has_file: bool) -> dict[str
     out: dict[str, str | int] = {}
     for param in command.params:
         if param.kind == "file":
-            if param.required and not has_file:
-                if param.extensions:
-                    raise UsageError("need_upload", formats=param.formats())
-                raise UsageError("need_file")
+            _check_file(param, has_file)
             continue
         value = raw.get(param.name)
         if isinstance(value, str):
@@ -91,22 +88,42 @@ def validate(command: Command[Any], raw: RawArgs, *, has_file: bool) -> dict[str
             if param.required:
                 raise UsageError("missing_arg", param=param)
             continue
-        if param.kind == "int":
-            try:
-                number = int(unicodedata.normalize("NFKC", str(value)))
-            except ValueError:
-                raise UsageError("not_int", param=param, value=str(value)[:20]) from None
-            if number < 1 or number > 1_000_000:
-                raise UsageError("not_int", param=param, value=str(value)[:20])
-            out[param.name] = number
-        elif param.kind == "choice":
-            text = unicodedata.normalize("NFKC", str(value)).lower()
-            if text not in param.choices:
-                raise UsageError("bad_choice", param=param, choices=" / ".join(param.choices))
-            out[param.name] = text
-        else:
-            text = str(value)
-            if len(text) > param.max_len:
-                raise UsageError("too_long", param=param, n=len(text), limit=param.max_len)
-            out[param.name] = text
+        out[param.name] = _CHECKS.get(param.kind, _checked_text)(param, str(value))
     return out
+
+
+def _check_file(param: Param, has_file: bool) -> None:
+    if param.required and not has_file:
+        if param.extensions:
+            raise UsageError("need_upload", formats=param.formats())
+        raise UsageError("need_file")
+
+
+def _checked_int(param: Param, value: str) -> int:
+    try:
+        number = int(unicodedata.normalize("NFKC", value))
+    except ValueError:
+        raise UsageError("not_int", param=param, value=value[:20]) from None
+    if number < 1 or number > 1_000_000:
+        raise UsageError("not_int", param=param, value=value[:20])
+    return number
+
+
+def _checked_choice(param: Param, value: str) -> str:
+    text = unicodedata.normalize("NFKC", value).lower()
+    if text not in param.choices:
+        raise UsageError("bad_choice", param=param, choices=" / ".join(param.choices))
+    return text
+
+
+def _checked_text(param: Param, value: str) -> str:
+    if len(value) > param.max_len:
+        raise UsageError("too_long", param=param, n=len(value), limit=param.max_len)
+    return value
+
+
+# A parameter kind → its check; any other kind (text) is checked by length.
+_CHECKS: dict[str, Callable[[Param, str], str | int]] = {
+    "int": _checked_int,
+    "choice": _checked_choice,
+}

@@ -3,8 +3,9 @@
 Text transports (console, Telegram) hand in a raw line (`/ask@baibao_bot 什么是经纶？`);
 Discord hands in already-split slash-command options. Both go through the same steps, once:
 
-    resolve the command → validate each parameter → admin check (only when the command needs
-    it) → rate limit → `ack()` → read the upload → `parse` into a typed request → `run`
+    resolve the command → an `Invocation` through the checks: validate each parameter →
+    the upload's type and declared size → admin (only when the command needs or wants it) →
+    rate limit; then `ack()` → read the upload → `parse` into a typed request → `run`
 
 Every failure becomes a `Reply` in the chat's language: nothing raises out of the router.
 Replies produced before `ack` are quick refusals (Discord answers them privately at once).
@@ -23,7 +24,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Protocol
 
 from bot.admin import AdminPolicy, AdminUnknown, MemberLookup
@@ -61,6 +62,37 @@ log = logging.getLogger(__name__)
 Ack = Callable[[], Awaitable[None]]
 
 
+@dataclasses.dataclass(frozen=True)
+class Invocation:
+    """One command call on its way through the router's checks. Each check returns it (perhaps
+    with more known: validated values, the admin flag) or the Reply that refuses it."""
+
+    actor: Actor
+    command: Command[Any]
+    raw: RawArgs
+    upload: Upload | None = None
+    progress: Progress | None = None
+    member: MemberLookup | None = None
+    ack: Ack | None = None
+    values: Mapping[str, str | int] = dataclasses.field(default_factory=dict)
+
+    @property
+    def lang(self) -> Lang:
+        return self.actor.lang
+
+    @property
+    def file(self) -> tuple[Param, Upload] | None:
+        """The command's file parameter and the upload for it, when there are both."""
+        param = self.command.file_param
+        if param is None or self.upload is None:
+            return None
+        return param, self.upload
+
+
+# A check step (discord.py's `app_commands.check`): pass the invocation on, or refuse it.
+Check = Callable[[Invocation], Awaitable[Invocation | Reply]]
+
+
 class ChatLanguages(Protocol):
     """Where a chat's language setting comes from (`bot.chats.ChatSettings`)."""
 
@@ -83,6 +115,12 @@ class Router:
         self._limiter = limiter or RateLimiter()
         self._policy = policy or AdminPolicy()
         self._chats = chats
+        self._checks: tuple[Check, ...] = (
+            self._validate,
+            self._check_upload,
+            self._check_admin,
+            self._check_rate,
+        )
 
     # ---- entry points -------------------------------------------------------------------
 
@@ -103,7 +141,7 @@ class Router:
         if not isinstance(resolved, tuple):
             return resolved
         actor, entry, raw = resolved
-        return await self._run(actor, entry, raw, upload, progress, member, ack)
+        return await self._run(Invocation(actor, entry, raw, upload, progress, member, ack))
 
     async def parse_text(self, actor: Actor, line: str) -> tuple[Actor, Any] | Reply:
         """A command line parsed exactly as `handle_text` parses it (the same resolution,
@@ -180,7 +218,7 @@ class Router:
             entry = child
         if isinstance(entry, Group):
             return self._sub_error(lang, entry, "")
-        return await self._run(actor, entry, raw, upload, progress, member, ack)
+        return await self._run(Invocation(actor, entry, raw, upload, progress, member, ack))
 
     async def press(
         self, actor: Actor, action: str, *, member: MemberLookup | None = None
@@ -199,64 +237,86 @@ class Router:
 
     # ---- the steps ------------------------------------------------------------------------
 
-    async def _run(
-        self,
-        actor: Actor,
-        command: Command[Any],
-        raw: RawArgs,
-        upload: Upload | None,
-        progress: Progress | None,
-        member: MemberLookup | None,
-        ack: Ack | None,
-    ) -> Reply:
-        lang = actor.lang
-        file_param = command.file_param
-        upload = upload if file_param is not None else None
+    async def _run(self, invocation: Invocation) -> Reply:
+        """The checks in order (the first refusal wins), then `ack`, then read, parse, run."""
+        for check in self._checks:
+            outcome = await check(invocation)
+            if isinstance(outcome, Reply):
+                return outcome
+            invocation = outcome
+        if invocation.ack is not None:
+            await invocation.ack()
+        return await self._execute(invocation)
+
+    async def _validate(self, inv: Invocation) -> Invocation | Reply:
+        """Each parameter on its own; an upload counts only for a command that takes a file."""
+        upload = inv.upload if inv.command.file_param is not None else None
         try:
-            values = validate(command, raw, has_file=upload is not None)
+            values = validate(inv.command, inv.raw, has_file=upload is not None)
         except UsageError as err:
-            return self._usage(lang, command, err)
-        if file_param is not None and upload is not None:
-            if not file_param.accepts(upload.filename):
-                bad = UsageError("bad_file_type", formats=file_param.formats())
-                return self._usage(lang, command, bad)
-            if upload.size > file_param.max_bytes:
-                return self._too_large(lang, upload.size, file_param)
-        needs_admin = command.needs_admin(Values(values))
-        if needs_admin or command.admin_aware:
-            try:
-                admin = await self._is_admin(actor, member)
-            except AdminUnknown as err:
-                log.warning(
-                    "admin check failed (%s chat %s): %s", actor.platform, actor.chat_id, err
-                )
-                if needs_admin:
-                    return Reply.error(T(lang, "admin_unknown"), lang=lang)
-                admin = False  # only curious: the command decides what a non-admin may do
-            if needs_admin and not admin:
-                zh, en = command.denied or (T("zh", "admins_only"), T("en", "admins_only"))
-                return Reply.error(en if lang == "en" else zh, lang=lang)
-            actor = dataclasses.replace(actor, is_admin=admin)
-        # The console is the operator's own terminal: limits protect shared chats only.
-        if command.rate_limited and actor.platform != "console":
-            wait = self._limiter.check(actor.platform, actor.chat_id, actor.user_id)
-            if wait > 0:
-                return Reply.error(T(lang, "rate_limited", seconds=max(1, round(wait))), lang=lang)
-        if ack is not None:
-            await ack()
+            return self._usage(inv.lang, inv.command, err)
+        return dataclasses.replace(inv, upload=upload, values=values)
+
+    async def _check_upload(self, inv: Invocation) -> Invocation | Reply:
+        """The upload's name and declared size (its bytes are read only after `ack`)."""
+        if inv.file is None:
+            return inv
+        param, upload = inv.file
+        if not param.accepts(upload.filename):
+            bad = UsageError("bad_file_type", formats=param.formats())
+            return self._usage(inv.lang, inv.command, bad)
+        too_large = self._too_large(inv.lang, upload.size, param)
+        return inv if too_large is None else too_large
+
+    async def _check_admin(self, inv: Invocation) -> Invocation | Reply:
+        """Asked only when the command needs an admin or wants to know (`admin_aware`)."""
+        command, actor, lang = inv.command, inv.actor, inv.lang
+        needs_admin = command.needs_admin(Values(inv.values))
+        if not (needs_admin or command.admin_aware):
+            return inv
         try:
-            data: dict[str, str | int | File] = dict(values)
-            if file_param is not None and upload is not None:
+            admin = await self._is_admin(actor, inv.member)
+        except AdminUnknown as err:
+            log.warning("admin check failed (%s chat %s): %s", actor.platform, actor.chat_id, err)
+            if needs_admin:
+                return Reply.error(T(lang, "admin_unknown"), lang=lang)
+            admin = False  # only curious: the command decides what a non-admin may do
+        if needs_admin and not admin:
+            zh, en = command.denied or (T("zh", "admins_only"), T("en", "admins_only"))
+            return Reply.error(en if lang == "en" else zh, lang=lang)
+        return dataclasses.replace(inv, actor=dataclasses.replace(actor, is_admin=admin))
+
+    async def _check_rate(self, inv: Invocation) -> Invocation | Reply:
+        """The console is the operator's own terminal: limits protect shared chats only."""
+        actor = inv.actor
+        if not inv.command.rate_limited or actor.platform == "console":
+            return inv
+        wait = self._limiter.check(actor.platform, actor.chat_id, actor.user_id)
+        if wait > 0:
+            return Reply.error(
+                T(inv.lang, "rate_limited", seconds=max(1, round(wait))), lang=inv.lang
+            )
+        return inv
+
+    async def _execute(self, inv: Invocation) -> Reply:
+        """Read the upload, parse into a typed request, run; every failure becomes a Reply."""
+        lang, command = inv.lang, inv.command
+        try:
+            data: dict[str, str | int | File] = dict(inv.values)
+            if inv.file is not None:
+                param, upload = inv.file
                 content = await upload.read()
-                if len(content) > file_param.max_bytes:
-                    return self._too_large(lang, len(content), file_param)
-                data[file_param.name] = File(upload.filename, content)
+                too_large = self._too_large(lang, len(content), param)
+                if too_large is not None:  # the declared size may have understated it
+                    return too_large
+                data[param.name] = File(upload.filename, content)
             request = command.parse(Values(data))
-            return await command.run(Call(actor, progress), request)
+            return await command.run(Call(inv.actor, inv.progress), request)
         except UsageError as err:
             return self._usage(lang, command, err)
         except UploadFailed as err:
-            log.warning("upload %s could not be read: %s", upload.filename if upload else "", err)
+            name = inv.upload.filename if inv.upload else ""
+            log.warning("upload %s could not be read: %s", name, err)
             return Reply.error(T(lang, "file_failed"), lang=lang)
         except Exception:
             return self._internal_error(lang, command.name)
@@ -305,7 +365,10 @@ class Router:
         )
 
     @staticmethod
-    def _too_large(lang: Lang, size: int, param: Param) -> Reply:
+    def _too_large(lang: Lang, size: int, param: Param) -> Reply | None:
+        """The refusal for an upload over the parameter's limit; None when it fits."""
+        if size <= param.max_bytes:
+            return None
         text = T(lang, "file_too_large", size=size // 1024, limit=param.max_bytes // 1024)
         return Reply.error(text, lang=lang)
 

@@ -499,7 +499,7 @@ class _Spec:
         self.short_name = short_name  # one-character abbreviation (prose is stricter)
 
     def parse(self, pos: int) -> tuple[list[_Raw], int]:
-        s, b = self.s, self.b
+        s = self.s
         if self.short_name and not self.strict and s[pos : pos + 1] in _SPACES:
             return [], pos  # in prose 弗 must be directly followed by its chapter
         first = _point(s, pos)
@@ -511,33 +511,34 @@ class _Spec:
         raw, end = item
         raws = [raw]
         while True:
-            m = _LIST_RE.match(s, end)
-            if m is None:
-                break
-            nxt = m.end()
-            if self._book_at(nxt):
-                break
-            point = _point(s, nxt)
-            if point is None:
-                break
-            prev = raws[-1]
-            if point.verse is None and not point.chapter_marked and not self.strict:
-                if _cjk_follows(s, point.bare_end) or (point.chinese and not point.verse_marked):
-                    break
-            if point.verse is None and not point.chapter_marked and not prev.whole_chapter:
-                # 约14:20, 23 → another verse of the same chapter
-                chapter = prev.end_chapter if prev.end_chapter is not None else prev.chapter
-                point = _Point(
-                    chapter, point.number, False, False, False, point.end, point.bare_end
-                )
-                if b.chapters == 1:
-                    point = _Point(1, point.verse, False, False, False, point.end, point.bare_end)
-            item = self._item(point)
+            point = self._listed(end, raws[-1])
+            item = self._item(point) if point is not None else None
             if item is None:
                 break
             raw, end = item
             raws.append(raw)
         return raws, end
+
+    def _listed(self, end: int, prev: _Raw) -> _Point | None:
+        """The next item of a list (`, 23` / `；4:1`) after `end`, read in the light of the
+        previous one; None where the list ends."""
+        s, b = self.s, self.b
+        m = _LIST_RE.match(s, end)
+        if m is None or self._book_at(m.end()):
+            return None
+        point = _point(s, m.end())
+        if point is None:
+            return None
+        if point.verse is None and not point.chapter_marked and not self.strict:
+            if _cjk_follows(s, point.bare_end) or (point.chinese and not point.verse_marked):
+                return None
+        if point.verse is None and not point.chapter_marked and not prev.whole_chapter:
+            # 约14:20, 23 → another verse of the same chapter
+            chapter = prev.end_chapter if prev.end_chapter is not None else prev.chapter
+            point = _Point(chapter, point.number, False, False, False, point.end, point.bare_end)
+            if b.chapters == 1:
+                point = _Point(1, point.verse, False, False, False, point.end, point.bare_end)
+        return point
 
     def _first_ok(self, p: _Point) -> bool:
         if self.strict:

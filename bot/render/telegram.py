@@ -28,6 +28,8 @@ CALLBACK_LIMIT = 64  # bytes of callback_data
 LABEL_LIMIT = 64
 POLL_QUESTION_LIMIT = 300
 POLL_OPTION_LIMIT = 100
+# Attachments Telegram shows inline as a photo (sendPhoto takes these); any other goes as a file.
+PHOTO_MIMES = frozenset({"image/png", "image/jpeg", "image/webp"})
 
 _SOURCES = {"zh": "出处", "en": "Sources"}
 _TRUNCATED = {
@@ -45,7 +47,8 @@ class TelegramMessage:
 @dataclass(slots=True)
 class TelegramReply:
     messages: list[TelegramMessage]
-    files: list[tuple[str, bytes]] = field(default_factory=list)
+    files: list[tuple[str, bytes]] = field(default_factory=list)  # documents
+    photos: list[tuple[str, bytes]] = field(default_factory=list)  # shown inline (by MIME type)
     # A native poll to send after the messages: (question, options, action_prefix)
     poll: tuple[str, list[str], str] | None = None
 
@@ -171,11 +174,12 @@ def _clip(text: str, limit: int) -> str:
 def render(reply: Reply, table: ActionTable | None = None) -> TelegramReply:
     table = table or ActionTable(CALLBACK_LIMIT)
     pieces = pack(sections(reply)) or []
-    files = [(a.filename, a.data) for a in reply.attachments]
+    files = [(a.filename, a.data) for a in reply.attachments if a.mime not in PHOTO_MIMES]
+    photos = [(a.filename, a.data) for a in reply.attachments if a.mime in PHOTO_MIMES]
     if len(pieces) > MAX_PIECES:
         files.append(("reply.md", reply.plain().encode()))
         pieces = [*pieces[: MAX_PIECES - 1], f"<i>{_TRUNCATED[reply.lang]}</i>"]
-    if not pieces and not files:
+    if not pieces and not files and not photos:
         pieces = ["…"]
     messages = [TelegramMessage(p) for p in pieces]
     markup = keyboard(reply, table)
@@ -190,7 +194,7 @@ def render(reply: Reply, table: ActionTable | None = None) -> TelegramReply:
             [_clip(o, POLL_OPTION_LIMIT) for o in reply.poll.options],
             reply.poll.action_prefix,
         )
-    return TelegramReply(messages, files, poll)
+    return TelegramReply(messages, files, photos, poll)
 
 
 def plain_preview(text: str, limit: int = LIMIT) -> str:

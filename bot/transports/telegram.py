@@ -184,12 +184,11 @@ class TelegramTransport(ChatTransport[_Chat]):
             ids.append(str(state.message_id))
         for message in messages:
             ids.append(str((await self._send_message(chat_id, thread_id, message)).message_id))
+        for filename, data in out.photos:  # a picture (/graph) shows inline
+            await bot.send_photo(
+                chat_id, photo=data, filename=filename, message_thread_id=thread_id
+            )
         for filename, data in out.files:
-            if filename.endswith(".png"):  # a picture (/graph) shows inline as a photo
-                await bot.send_photo(
-                    chat_id, photo=data, filename=filename, message_thread_id=thread_id
-                )
-                continue
             await bot.send_document(
                 chat_id, document=data, filename=filename, message_thread_id=thread_id
             )

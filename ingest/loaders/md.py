@@ -30,51 +30,64 @@ def strip_inline(text: str) -> str:
 
 
 def parse_markdown(text: str) -> list[Block]:
-    text = _FRONT_MATTER.sub("", text)
-    blocks: list[Block] = []
-    para: list[str] = []
-    quote: list[str] = []
+    reader = _Reader()
+    for raw in _FRONT_MATTER.sub("", text).split("\n"):
+        reader.feed(raw.rstrip())
+    reader.flush()
+    return [b for b in reader.blocks if b.text]
 
-    def flush() -> None:
-        if para:
-            blocks.append(Block(strip_inline("\n".join(para)).strip(), "para"))
-            para.clear()
-        if quote:
-            blocks.append(Block(strip_inline("\n".join(quote)).strip(), "quote"))
-            quote.clear()
 
-    in_fence = False
-    for raw in text.split("\n"):
-        line = raw.rstrip()
+class _Reader:
+    """Lines in, blocks out: the paragraph and the quotation being gathered, and whether a
+    code fence is open (its lines are kept as they are, in the paragraph)."""
+
+    def __init__(self) -> None:
+        self.blocks: list[Block] = []
+        self.para: list[str] = []
+        self.quote: list[str] = []
+        self.in_fence = False
+
+    def feed(self, line: str) -> None:
         if _FENCE.match(line):
-            in_fence = not in_fence
-            continue
-        if in_fence:
-            para.append(line)
-            continue
+            self.in_fence = not self.in_fence
+        elif self.in_fence:
+            self.para.append(line)
+        elif self._heading(line):
+            pass
+        elif line.lstrip().startswith(">"):
+            self._flush_para()
+            self.quote.append(line.lstrip()[1:].lstrip())
+        elif not line.strip():
+            self.flush()
+        else:
+            if self.quote:
+                self.flush()
+            self.para.append(line)
+
+    def _heading(self, line: str) -> bool:
+        """An ATX heading (`# …`), or a setext underline below a one-line paragraph."""
         m = _HEADING.match(line)
         if m:
-            flush()
-            blocks.append(Block(strip_inline(m.group(2)).strip(), "heading", len(m.group(1))))
-            continue
-        if _SETEXT.match(line) and len(para) == 1 and not quote:
-            title = para.pop()
-            blocks.append(Block(strip_inline(title).strip(), "heading", 1 if "=" in line else 2))
-            continue
-        if line.lstrip().startswith(">"):
-            if para:
-                blocks.append(Block(strip_inline("\n".join(para)).strip(), "para"))
-                para.clear()
-            quote.append(line.lstrip()[1:].lstrip())
-            continue
-        if not line.strip():
-            flush()
-            continue
-        if quote:
-            flush()
-        para.append(line)
-    flush()
-    return [b for b in blocks if b.text]
+            self.flush()
+            self.blocks.append(Block(strip_inline(m.group(2)).strip(), "heading", len(m.group(1))))
+            return True
+        if _SETEXT.match(line) and len(self.para) == 1 and not self.quote:
+            title = self.para.pop()
+            level = 1 if "=" in line else 2
+            self.blocks.append(Block(strip_inline(title).strip(), "heading", level))
+            return True
+        return False
+
+    def _flush_para(self) -> None:
+        if self.para:
+            self.blocks.append(Block(strip_inline("\n".join(self.para)).strip(), "para"))
+            self.para.clear()
+
+    def flush(self) -> None:
+        self._flush_para()
+        if self.quote:
+            self.blocks.append(Block(strip_inline("\n".join(self.quote)).strip(), "quote"))
+            self.quote.clear()
 
 
 def load_md(path: Path, max_bytes: int) -> Document:

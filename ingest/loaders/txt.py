@@ -47,6 +47,14 @@ def decode_text(data: bytes) -> tuple[str, str]:
     """bytes → (text, encoding). Raises LoadError when no encoding gives plausible text."""
     if b"\x00" in data[:8192] and not data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
         raise LoadError("二进制文件，不是文本", "binary file, not text")
+    decoded = _decode_marked(data)
+    if decoded is not None:
+        return decoded
+    return _decode_legacy(data)
+
+
+def _decode_marked(data: bytes) -> tuple[str, str] | None:
+    """A byte-order mark, or valid UTF-8, settles the encoding; None when neither does."""
     if data.startswith(codecs.BOM_UTF8):
         try:
             return data[3:].decode("utf-8"), "utf-8-sig"
@@ -60,12 +68,14 @@ def decode_text(data: bytes) -> tuple[str, str]:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
-        pass
-    else:
-        if _score(text) >= 0:
-            return text, "utf-8"
-        raise LoadError("二进制文件，不是文本", "binary file, not text")
+        return None
+    if _score(text) >= 0:
+        return text, "utf-8"
+    raise LoadError("二进制文件，不是文本", "binary file, not text")
 
+
+def _candidates(data: bytes) -> list[str]:
+    """charset-normalizer's guess (if any), then the Chinese legacy codecs, in that order."""
     candidates: list[str] = []
     try:
         from charset_normalizer import from_bytes
@@ -75,9 +85,13 @@ def decode_text(data: bytes) -> tuple[str, str]:
             candidates.append(best.encoding)
     except Exception:
         pass
-    candidates += ["gb18030", "big5", "cp950", "big5hkscs"]
+    return [*dict.fromkeys([*candidates, "gb18030", "big5", "cp950", "big5hkscs"])]
+
+
+def _decode_legacy(data: bytes) -> tuple[str, str]:
+    """Every candidate that decodes strictly, scored; the most plausible wins."""
     scored: list[tuple[float, int, str, str]] = []
-    for order, enc in enumerate(dict.fromkeys(candidates)):
+    for order, enc in enumerate(_candidates(data)):
         try:
             text = data.decode(enc)
         except (UnicodeDecodeError, LookupError):

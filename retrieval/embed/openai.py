@@ -14,6 +14,7 @@ from typing import Any, Literal
 
 import openai
 from openai import AsyncOpenAI
+from openai.types import Embedding
 
 from retrieval.embed import EmbeddingUnavailable
 
@@ -110,14 +111,8 @@ class OpenAIEmbedder:
         # The API rejects empty strings; a space embeds as "nothing" just as well.
         inputs = [t if t.strip() else " " for t in batch]
         try:
-            options: dict[str, Any] = {}
-            if self._dimensions is not None:
-                options["dimensions"] = self._dimensions
-            if self._encoding == "float":
-                # Left unset, the SDK asks for base64 and decodes it itself.
-                options["encoding_format"] = "float"
             response = await self._client.embeddings.create(
-                model=self._model, input=inputs, **options
+                model=self._model, input=inputs, **self._options()
             )
         except openai.RateLimitError as exc:
             raise EmbeddingUnavailable("rate_limited", _detail(exc)) from exc
@@ -130,10 +125,23 @@ class OpenAIEmbedder:
             raise EmbeddingUnavailable(kind, _detail(exc)) from exc
         except openai.OpenAIError as exc:
             raise EmbeddingUnavailable("malformed", str(exc)) from exc
-        rows = sorted(response.data, key=lambda d: d.index)
-        if [d.index for d in rows] != list(range(len(inputs))):
+        return self._vectors(response.data, len(inputs))
+
+    def _options(self) -> dict[str, Any]:
+        options: dict[str, Any] = {}
+        if self._dimensions is not None:
+            options["dimensions"] = self._dimensions
+        if self._encoding == "float":
+            # Left unset, the SDK asks for base64 and decodes it itself.
+            options["encoding_format"] = "float"
+        return options
+
+    def _vectors(self, data: Sequence[Embedding], asked: int) -> list[list[float]]:
+        """The answer's vectors in input order: one per input, all of the model's size."""
+        rows = sorted(data, key=lambda d: d.index)
+        if [d.index for d in rows] != list(range(asked)):
             raise EmbeddingUnavailable(
-                "malformed", f"asked for {len(inputs)} embeddings, got {len(rows)}"
+                "malformed", f"asked for {asked} embeddings, got {len(rows)}"
             )
         vectors = [[float(x) for x in d.embedding] for d in rows]
         sizes = {len(v) for v in vectors}

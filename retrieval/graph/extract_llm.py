@@ -21,9 +21,9 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
 from retrieval.graph.linking import fold, term_key
 from retrieval.graph.model import RELATION_INFO, Edge, Node
@@ -188,27 +188,14 @@ def read(answer: str, chunks: Sequence[Chunk], out: Extraction, report: Extracti
     """Parse one batch's answer into nodes, edges and mentions."""
     named: dict[str, str] = {}  # folded name → node id
     relations: list[tuple[str, str, str]] = []
-    for line in answer.splitlines():
-        line = line.strip().strip(",")
-        if not line.startswith("{"):
-            continue
-        try:
-            item = json.loads(line)
-        except ValueError:
-            report.dropped += 1
-            continue
-        if not isinstance(item, dict):
-            report.dropped += 1
-        elif isinstance(item.get("entity"), str) and item.get("type") in ENTITY_TYPES:
-            name = item["entity"].strip()
-            if not name:
+    for item in _objects(answer, report):
+        if isinstance(item.get("entity"), str) and item.get("type") in ENTITY_TYPES:
+            node = _entity(item)
+            if node is None:
                 report.dropped += 1
                 continue
-            english = item.get("en")
-            aliases = (english.strip(),) if isinstance(english, str) and english.strip() else ()
-            node = Node(f"{item['type']}:{name}", item["type"], name, aliases)
             out.nodes.setdefault(node.id, node)
-            named[term_key(name)] = node.id
+            named[term_key(node.label)] = node.id
             report.entities += 1
         elif item.get("relation") in RELATION_INFO and item["relation"] != "著作":
             relations.append(
@@ -228,3 +215,30 @@ def read(answer: str, chunks: Sequence[Chunk], out: Extraction, report: Extracti
         for key, node_id in named.items():
             if key and key in text:
                 out.mentions.add((c.id, node_id))
+
+
+def _objects(answer: str, report: ExtractionReport) -> Iterator[dict[str, Any]]:
+    """The JSON objects of an answer, one a line; a line that is no object is dropped."""
+    for line in answer.splitlines():
+        line = line.strip().strip(",")
+        if not line.startswith("{"):
+            continue
+        try:
+            item = json.loads(line)
+        except ValueError:
+            report.dropped += 1
+            continue
+        if isinstance(item, dict):
+            yield item
+        else:
+            report.dropped += 1
+
+
+def _entity(item: dict[str, Any]) -> Node | None:
+    """An entity line as a node (its English name an alias); None when the name is blank."""
+    name = str(item["entity"]).strip()
+    if not name:
+        return None
+    english = item.get("en")
+    aliases = (english.strip(),) if isinstance(english, str) and english.strip() else ()
+    return Node(f"{item['type']}:{name}", item["type"], name, aliases)

@@ -460,22 +460,8 @@ def _select(
     chunks: int,
 ) -> list[str]:
     """The new concept terms of this document, best first."""
-    unigrams: Counter[str] = Counter()
-    for term, cand in counts.items():
-        if len(cand.parts) == 1:
-            unigrams[term] = cand.freq
-    total = max(1, sum(unigrams.values()))
-    # C-value needs, for each candidate, the candidates that contain it.
-    longer: dict[str, list[int]] = defaultdict(list)
-    for cand in counts.values():
-        if len(cand.parts) < 2:
-            continue
-        for i in range(len(cand.parts)):
-            for j in range(i + 1, len(cand.parts) + 1):
-                if (i, j) != (0, len(cand.parts)):
-                    sub = _join(cand.parts[i:j])
-                    if sub in counts:
-                        longer[sub].append(cand.freq)
+    total = max(1, sum(c.freq for c in counts.values() if len(c.parts) == 1))
+    longer = _containing(counts)
     scored: list[tuple[float, str]] = []
     for term, cand in counts.items():
         df = stats.term_frequency(term)
@@ -489,25 +475,45 @@ def _select(
         )
         if cvalue < MIN_CVALUE or cand.freq - max(nested, default=0) < OWN_SHARE * cand.freq:
             continue  # 职分 nearly always inside 祭司职分: that is the term
-        if len(cand.parts) == 1 and _LATIN.match(term):
-            # No background for English: a lone word counts when it is a proper noun or a
-            # name the synonym table knows.
-            if not cand.capitalised and term_key(term) not in lexicon.synonyms:
-                continue
-        elif len(cand.parts) == 1:
-            general = lexicon.general_frequency(term)
-            if general > COMMON_WORD or cand.freq / total < DOMAIN_RATIO * general:
-                continue
-            if cand.burstiness < BURST_MIN:
-                continue  # generic language, spread thin over the passages
-        else:
-            core = [p for p in cand.parts if p != CONNECTOR]
-            if min(_cohesion(core, k, counts, cand.freq, total) for k in range(1, len(core))) < 1:
-                continue
+        if not _is_term(term, cand, lexicon, counts, total):
+            continue
         idf = math.log((stats.term_documents + 2) / (df + 1))
         scored.append((cvalue * idf, term))
     scored.sort(key=lambda st: (-st[0], st[1]))
     return [t for _, t in scored[: max_new_concepts(chunks)]]
+
+
+def _containing(counts: dict[str, _Candidate]) -> dict[str, list[int]]:
+    """For each candidate, the frequencies of the longer candidates that contain it (C-value
+    discounts a term by them)."""
+    longer: dict[str, list[int]] = defaultdict(list)
+    for cand in counts.values():
+        if len(cand.parts) < 2:
+            continue
+        for i in range(len(cand.parts)):
+            for j in range(i + 1, len(cand.parts) + 1):
+                if (i, j) != (0, len(cand.parts)):
+                    sub = _join(cand.parts[i:j])
+                    if sub in counts:
+                        longer[sub].append(cand.freq)
+    return longer
+
+
+def _is_term(
+    term: str, cand: _Candidate, lexicon: Lexicon, counts: dict[str, _Candidate], total: int
+) -> bool:
+    """A lone English word, a lone Chinese word, or a compound, each judged its own way."""
+    if len(cand.parts) == 1 and _LATIN.match(term):
+        # No background for English: a lone word counts when it is a proper noun or a
+        # name the synonym table knows.
+        return cand.capitalised > 0 or term_key(term) in lexicon.synonyms
+    if len(cand.parts) == 1:
+        general = lexicon.general_frequency(term)
+        if general > COMMON_WORD or cand.freq / total < DOMAIN_RATIO * general:
+            return False
+        return cand.burstiness >= BURST_MIN  # else generic language, spread thin
+    core = [p for p in cand.parts if p != CONNECTOR]
+    return min(_cohesion(core, k, counts, cand.freq, total) for k in range(1, len(core))) >= 1
 
 
 def _join(parts: Sequence[str]) -> str:

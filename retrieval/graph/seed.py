@@ -6,6 +6,7 @@ import functools
 import json
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from retrieval import scripture
 from retrieval.graph.model import KINDS, RELATIONS, Edge, Node, scripture_label, scripture_node_id
@@ -23,6 +24,33 @@ def load_seed(path: Path) -> tuple[list[Node], list[Edge]]:
     Format: {"nodes": [{"kind", "label", "aliases"?, "id"?}], "edges": [[src, relation, dst]]}.
     Edge ends are node labels or ids, or scripture references ("弗1:10", "林后13:14", "弗3:16-17"),
     which become scripture nodes (one per verse; a chapter reference is one chapter node)."""
+    raw = _read_seed(path)
+
+    def fail(where: str, what: str) -> GraphSeedError:
+        return GraphSeedError(f"seed graph {path}: {where}: {what}")
+
+    nodes: dict[str, Node] = {}
+    by_name: dict[str, str] = {}
+    for i, item in enumerate(raw["nodes"]):
+        where = f"nodes[{i}]"
+        node = _seed_node(item, functools.partial(fail, where))
+        if node.id in nodes:
+            raise fail(where, f"duplicate node {node.id}")
+        nodes[node.id] = node
+        for name in (node.id, node.label):
+            if by_name.setdefault(name, node.id) != node.id:
+                raise fail(where, f"label {name!r} is used by two nodes")
+    edges: list[Edge] = []
+    for i, item in enumerate(raw.get("edges", [])):
+        where_fails = functools.partial(fail, f"edges[{i}]")
+        src, relation, dst = _seed_edge(item, where_fails)
+        ends = [_seed_end(name, by_name, nodes, where_fails) for name in (src, dst)]
+        edges.extend(Edge(a, b, relation) for a in ends[0] for b in ends[1])
+    return list(nodes.values()), edges
+
+
+def _read_seed(path: Path) -> dict[str, Any]:
+    """The file as JSON with a "nodes" list (and an "edges" list, if any)."""
     try:
         raw = json.loads(path.read_text(encoding="utf-8"))
     except OSError as err:
@@ -37,51 +65,35 @@ def load_seed(path: Path) -> tuple[list[Node], list[Edge]]:
         raise GraphSeedError(f'seed graph {path}: expected an object with a "nodes" list')
     if not isinstance(raw.get("edges", []), list):
         raise GraphSeedError(f'seed graph {path}: "edges" must be a list')
+    return raw
 
-    def fail(where: str, what: str) -> GraphSeedError:
-        return GraphSeedError(f"seed graph {path}: {where}: {what}")
 
-    nodes: dict[str, Node] = {}
-    by_name: dict[str, str] = {}
-    for i, item in enumerate(raw["nodes"]):
-        where = f"nodes[{i}]"
-        if not isinstance(item, dict):
-            raise fail(where, "expected an object")
-        kind, label = item.get("kind"), item.get("label")
-        if kind not in KINDS or kind == "scripture":
-            raise fail(where, f"kind must be one of concept, person, book, topic (got {kind!r})")
-        if not isinstance(label, str) or not label.strip():
-            raise fail(where, "label must be a non-empty string")
-        aliases = item.get("aliases", [])
-        if not isinstance(aliases, list) or not all(isinstance(a, str) for a in aliases):
-            raise fail(where, "aliases must be a list of strings")
-        node_id = item.get("id") or f"{kind}:{label.strip()}"
-        if not isinstance(node_id, str) or ":" not in node_id:
-            raise fail(where, f"id must look like kind:name (got {node_id!r})")
-        if node_id in nodes:
-            raise fail(where, f"duplicate node {node_id}")
-        nodes[node_id] = Node(node_id, kind, label.strip(), tuple(a.strip() for a in aliases))
-        for name in (node_id, label.strip()):
-            if by_name.setdefault(name, node_id) != node_id:
-                raise fail(where, f"label {name!r} is used by two nodes")
+def _seed_node(item: object, fail: Callable[[str], GraphSeedError]) -> Node:
+    """One entry of "nodes", checked field by field."""
+    if not isinstance(item, dict):
+        raise fail("expected an object")
+    kind, label = item.get("kind"), item.get("label")
+    if kind not in KINDS or kind == "scripture":
+        raise fail(f"kind must be one of concept, person, book, topic (got {kind!r})")
+    if not isinstance(label, str) or not label.strip():
+        raise fail("label must be a non-empty string")
+    aliases = item.get("aliases", [])
+    if not isinstance(aliases, list) or not all(isinstance(a, str) for a in aliases):
+        raise fail("aliases must be a list of strings")
+    node_id = item.get("id") or f"{kind}:{label.strip()}"
+    if not isinstance(node_id, str) or ":" not in node_id:
+        raise fail(f"id must look like kind:name (got {node_id!r})")
+    return Node(node_id, kind, label.strip(), tuple(a.strip() for a in aliases))
 
-    edges: list[Edge] = []
-    for i, item in enumerate(raw.get("edges", [])):
-        where = f"edges[{i}]"
-        if not (
-            isinstance(item, list) and len(item) == 3 and all(isinstance(x, str) for x in item)
-        ):
-            raise fail(where, "expected [source, relation, target]")
-        src, relation, dst = item
-        if relation not in RELATIONS:
-            raise fail(
-                where, f"unknown relation {relation!r} (use one of {', '.join(sorted(RELATIONS))})"
-            )
-        ends = [
-            _seed_end(name, by_name, nodes, functools.partial(fail, where)) for name in (src, dst)
-        ]
-        edges.extend(Edge(a, b, relation) for a in ends[0] for b in ends[1])
-    return list(nodes.values()), edges
+
+def _seed_edge(item: object, fail: Callable[[str], GraphSeedError]) -> tuple[str, str, str]:
+    """One entry of "edges": [source, relation, target] with a known relation."""
+    if not (isinstance(item, list) and len(item) == 3 and all(isinstance(x, str) for x in item)):
+        raise fail("expected [source, relation, target]")
+    src, relation, dst = item
+    if relation not in RELATIONS:
+        raise fail(f"unknown relation {relation!r} (use one of {', '.join(sorted(RELATIONS))})")
+    return src, relation, dst
 
 
 def _seed_end(

@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from retrieval.llm.base import (
@@ -137,48 +138,19 @@ class ClaudeLLM(RetryingLLM):
     async def _streamed(
         self, params: dict[str, Any], documents: Sequence[SourceDocument], on_delta: OnDelta
     ) -> LLMResponse:
-        blocks: dict[int, dict[str, Any]] = {}
-        meta: dict[str, Any] = {"model": "", "stop_reason": "", "input": 0, "output": 0}
-        emitted = False
+        state = _StreamState()
         try:
             stream = await self._client.messages.create(**params, stream=True)
             async for event in stream:
-                kind = getattr(event, "type", "")
-                if kind == "message_start":
-                    message = event.message
-                    meta["model"] = getattr(message, "model", "") or ""
-                    usage = getattr(message, "usage", None)
-                    meta["input"] = int(getattr(usage, "input_tokens", 0) or 0)
-                elif kind == "content_block_start":
-                    block = event.content_block
-                    blocks[event.index] = {
-                        "type": getattr(block, "type", ""),
-                        "text": [getattr(block, "text", "") or ""],
-                        "citations": list(getattr(block, "citations", None) or []),
-                    }
-                elif kind == "content_block_delta":
-                    delta = event.delta
-                    slot = blocks.setdefault(
-                        event.index, {"type": "text", "text": [], "citations": []}
-                    )
-                    if delta.type == "text_delta":
-                        slot["text"].append(delta.text)
-                        if slot["type"] == "text" and delta.text:
-                            emitted = True
-                            await on_delta(delta.text)
-                    elif delta.type == "citations_delta":
-                        slot["citations"].append(delta.citation)
-                elif kind == "message_delta":
-                    meta["stop_reason"] = getattr(event.delta, "stop_reason", "") or ""
-                    usage = getattr(event, "usage", None)
-                    meta["output"] = int(getattr(usage, "output_tokens", 0) or 0)
+                await state.take(event, on_delta)
         except (Transient, LLMError):
             raise
         except Exception as err:
-            failure = self._failure(err, emitted=emitted)
+            failure = self._failure(err, emitted=state.emitted)
             if failure is None:
                 raise
             raise failure from err
+        blocks, meta = state.blocks, state.meta
         segments = tuple(
             TextSegment("".join(b["text"]), _citations(b["citations"], documents))
             for _, b in sorted(blocks.items())
@@ -292,3 +264,47 @@ def _parse_message(message: Any, documents: Sequence[SourceDocument]) -> LLMResp
 
 
 __all__ = ["DEFAULT_MODEL", "ClaudeLLM", "context_window"]
+
+
+@dataclass
+class _StreamState:
+    """What a streamed answer has said so far: its content blocks by index, the model, stop
+    reason and token counts, and whether any text went out to `on_delta` yet."""
+
+    blocks: dict[int, dict[str, Any]] = field(default_factory=dict)
+    meta: dict[str, Any] = field(
+        default_factory=lambda: {"model": "", "stop_reason": "", "input": 0, "output": 0}
+    )
+    emitted: bool = False
+
+    async def take(self, event: Any, on_delta: OnDelta) -> None:
+        kind = getattr(event, "type", "")
+        if kind == "message_start":
+            message = event.message
+            self.meta["model"] = getattr(message, "model", "") or ""
+            usage = getattr(message, "usage", None)
+            self.meta["input"] = int(getattr(usage, "input_tokens", 0) or 0)
+        elif kind == "content_block_start":
+            block = event.content_block
+            self.blocks[event.index] = {
+                "type": getattr(block, "type", ""),
+                "text": [getattr(block, "text", "") or ""],
+                "citations": list(getattr(block, "citations", None) or []),
+            }
+        elif kind == "content_block_delta":
+            await self._delta(event, on_delta)
+        elif kind == "message_delta":
+            self.meta["stop_reason"] = getattr(event.delta, "stop_reason", "") or ""
+            usage = getattr(event, "usage", None)
+            self.meta["output"] = int(getattr(usage, "output_tokens", 0) or 0)
+
+    async def _delta(self, event: Any, on_delta: OnDelta) -> None:
+        delta = event.delta
+        slot = self.blocks.setdefault(event.index, {"type": "text", "text": [], "citations": []})
+        if delta.type == "text_delta":
+            slot["text"].append(delta.text)
+            if slot["type"] == "text" and delta.text:
+                self.emitted = True
+                await on_delta(delta.text)
+        elif delta.type == "citations_delta":
+            slot["citations"].append(delta.citation)

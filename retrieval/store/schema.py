@@ -113,33 +113,39 @@ def plan(flt: Filter | None) -> FilterPlan:
     for key, wanted in flt.equals.items():
         must.append(_match(_check_key(key, "equals"), wanted, "equals"))
     for key, bounds in flt.ranges.items():
-        _check_key(key, "ranges")
-        if not isinstance(bounds, tuple) or len(bounds) != 2:
-            raise ValueError(f"Filter.ranges[{key!r}] must be a (low, high) tuple, got {bounds!r}")
-        low, high = bounds
-        for bound in (low, high):
-            if bound is not None and (
-                isinstance(bound, bool)
-                or not isinstance(bound, int | float)
-                or not math.isfinite(bound)
-            ):
-                raise ValueError(f"Filter.ranges[{key!r}]: bounds must be finite numbers or None")
-        if low is None and high is None:
-            raise ValueError(f"Filter.ranges[{key!r}] has no bound")
-        if low is not None and high is not None and low > high:
-            raise ValueError(f"Filter.ranges[{key!r}]: low {low} is above high {high}")
-        must.append(Range(key, None if low is None else float(low), _f(high)))
+        must.append(_range(_check_key(key, "ranges"), bounds))
     for key, wanted in flt.not_equals.items():
         must_not.append(_match(_check_key(key, "not_equals"), wanted, "not_equals"))
-    ids = None
-    if flt.ids is not None:
-        if not isinstance(flt.ids, Set):
-            raise ValueError(f"Filter.ids must be a set of point ids, got {flt.ids!r}")
-        try:
-            ids = tuple(sorted({point_id(i) for i in flt.ids}))
-        except ValueError as exc:
-            raise ValueError(f"Filter.ids: {exc}") from None
+    ids = None if flt.ids is None else _point_ids(flt.ids)
     return FilterPlan(tuple(must), tuple(must_not), ids)
+
+
+def _range(key: str, bounds: object) -> Range:
+    """A (low, high) pair of finite numbers (either may be None, not both), low ≤ high."""
+    if not isinstance(bounds, tuple) or len(bounds) != 2:
+        raise ValueError(f"Filter.ranges[{key!r}] must be a (low, high) tuple, got {bounds!r}")
+    low, high = bounds
+    for bound in (low, high):
+        if bound is not None and (
+            isinstance(bound, bool)
+            or not isinstance(bound, int | float)
+            or not math.isfinite(bound)
+        ):
+            raise ValueError(f"Filter.ranges[{key!r}]: bounds must be finite numbers or None")
+    if low is None and high is None:
+        raise ValueError(f"Filter.ranges[{key!r}] has no bound")
+    if low is not None and high is not None and low > high:
+        raise ValueError(f"Filter.ranges[{key!r}]: low {low} is above high {high}")
+    return Range(key, None if low is None else float(low), _f(high))
+
+
+def _point_ids(ids: object) -> tuple[str, ...]:
+    if not isinstance(ids, Set):
+        raise ValueError(f"Filter.ids must be a set of point ids, got {ids!r}")
+    try:
+        return tuple(sorted({point_id(i) for i in ids}))
+    except ValueError as exc:
+        raise ValueError(f"Filter.ids: {exc}") from None
 
 
 def check_limit(limit: int) -> None:

@@ -69,7 +69,10 @@ async def test_an_answer_its_stream_and_its_files_go_to_the_topic_asked_in(forum
     forum.scholar.reply = Reply(
         lang="zh",
         blocks=[Block(final)],
-        attachments=(Attachment("graph.png", b"\x89PNG fake"), Attachment("answer.md", b"# x")),
+        attachments=(
+            Attachment("graph.png", b"\x89PNG fake", "image/png"),
+            Attachment("answer.md", b"# x"),
+        ),
     )
     server.push_command("/ask 分赐", chat_id=FORUM, user_id=8, thread_id=forum.topic)
     await server.wait_for("sendDocument")

@@ -61,6 +61,23 @@ def test_discord_citations_poll_buttons_files() -> None:
     assert message.files == [("ch.md", b"# x")]
 
 
+def test_telegram_shows_a_picture_by_its_mime_type_not_its_name() -> None:
+    """A PNG declared as an image goes out as a photo; a file merely named `.png` stays a
+    document, and a JPEG named anything is a photo."""
+    reply = Reply(
+        lang="zh",
+        blocks=[Block("图")],
+        attachments=[
+            Attachment("graph.png", b"\x89PNG", "image/png"),
+            Attachment("notes.png", b"# not a picture"),
+            Attachment("scan", b"\xff\xd8", "image/jpeg"),
+        ],
+    )
+    out = tr.render(reply)
+    assert out.photos == [("graph.png", b"\x89PNG"), ("scan", b"\xff\xd8")]
+    assert out.files == [("notes.png", b"# not a picture")]
+
+
 def test_discord_long_custom_ids_are_shortened_and_restored() -> None:
     table = ActionTable(100)
     action = "vote:" + "r" * 120 + ":1"

@@ -7,7 +7,7 @@ import pytest
 from bot.commands import standard_registry
 from bot.parsing import parse_args, split_text_command
 from bot.ratelimit import RateLimiter
-from bot.registry import Command, Group, Upload
+from bot.registry import Command, Group, Help, Param, Registry, Upload
 from bot.router import Router
 from novel import api as novel_api
 from retrieval.reply import Progress, Reply
@@ -308,3 +308,48 @@ async def test_submit_looks_the_caller_up_without_requiring_an_admin(
     assert [a.is_admin for a, _ in novels.calls] == [True, False, False]
     await router.handle_text(member, "/chapter vote 1", member=admin)
     assert looked == ["admin", "plain", "broken"]  # a vote never looks anyone up
+
+
+async def test_an_upload_is_checked_before_ack_and_its_real_size_after_reading() -> None:
+    """The file's type and declared size refuse it before `ack` (nothing downloaded); a
+    platform that understated the size is caught once the bytes are read."""
+    taken: list[bytes] = []
+
+    async def run(call: object, data: bytes) -> Reply:
+        taken.append(data)
+        return Reply(lang="zh")
+
+    registry = Registry()
+    registry.add(
+        Command(
+            help=Help("load", "载入", "Load", "/load"),
+            params=(Param("file", "文件", "file", kind="file", max_bytes=4, extensions=(".txt",)),),
+            parse=lambda values: values.file("file") or b"",
+            run=run,
+        )
+    )
+    router = Router(registry, limiter=RateLimiter(0, 0))
+    acks: list[str] = []
+    reads: list[str] = []
+
+    async def ack() -> None:
+        acks.append("ack")
+
+    def upload(name: str, declared: int, data: bytes) -> Upload:
+        async def read() -> bytes:
+            reads.append(name)
+            return data
+
+        return Upload(name, declared, read)
+
+    async def load(up: Upload) -> str:
+        reply = await router.handle_text(ACTOR, "/load", upload=up, ack=ack)
+        assert reply is not None
+        return reply.plain() if reply.is_error else "ok"
+
+    assert "不支持这种文件" in await load(upload("a.pdf", 2, b"ab"))
+    assert "文件太大了" in await load(upload("b.txt", 9, b"abcdefghi"))
+    assert acks == [] and reads == []  # refused before ack: nothing downloaded
+    assert "文件太大了" in await load(upload("c.txt", 2, b"abcdefghi"))  # the size understated
+    assert await load(upload("d.txt", 3, b"abc")) == "ok"
+    assert acks == ["ack", "ack"] and reads == ["c.txt", "d.txt"] and taken == [b"abc"]

@@ -269,43 +269,55 @@ class Mentions:
         appeared: list[Ints] = []  # chunks that mention a node they did not before
         vanished: list[Ints] = []
         for s, e in zip(starts.tolist(), ends.tolist(), strict=True):
-            node = int(nodes[s])
-            cs, ks = chunks[s:e], times[s:e].astype(np.int64)
-            arr = self._node_chunks.get(node, _EMPTY_CHUNKS)
-            if not len(arr) and sign > 0:  # a node's first mentions (all of them at start-up)
-                self._node_chunks[node] = cs
-                self._node_docs[node] = ks.astype(np.uint16)
-                appeared.append(cs)
-                continue
-            docs = self._node_docs[node].astype(np.int64)
-            pos = np.searchsorted(arr, cs)
-            present = pos < len(arr)
-            present[present] = arr[pos[present]] == cs[present]
-            if sign > 0:
-                docs[pos[present]] += ks[present]
-                new = ~present
-                arr = np.insert(arr, pos[new], cs[new])
-                docs = np.insert(docs, pos[new], ks[new])
-                appeared.append(cs[new])
-            else:
-                at = pos[present]
-                docs[at] -= ks[present]
-                gone = at[docs[at] <= 0]
-                vanished.append(arr[gone])
-                arr = np.delete(arr, gone)
-                docs = np.delete(docs, gone)
-            if len(arr):
-                self._node_chunks[node] = arr
-                self._node_docs[node] = docs.astype(np.uint16)
-            else:
-                self._node_chunks.pop(node, None)
-                self._node_docs.pop(node, None)
+            ks = times[s:e].astype(np.int64)
+            self._adjust_node(int(nodes[s]), chunks[s:e], ks, sign, appeared, vanished)
         for changed, step in ((appeared, 1), (vanished, -1)):
             if changed:
                 touched, times = np.unique(np.concatenate(changed), return_counts=True)
                 was_live = int(np.count_nonzero(self._degree[touched] > 0))
                 self._degree[touched] += (step * times).astype(np.int32)
                 self._chunks_live += int(np.count_nonzero(self._degree[touched] > 0)) - was_live
+
+    def _adjust_node(
+        self,
+        node: int,
+        cs: Ints,
+        ks: npt.NDArray[np.int64],
+        sign: int,
+        appeared: list[Ints],
+        vanished: list[Ints],
+    ) -> None:
+        """One node's chunks `cs` counted `ks` times in (sign > 0) or out; the chunks it newly
+        mentions go to `appeared`, those it no longer mentions to `vanished`."""
+        arr = self._node_chunks.get(node, _EMPTY_CHUNKS)
+        if not len(arr) and sign > 0:  # a node's first mentions (all of them at start-up)
+            self._node_chunks[node] = cs
+            self._node_docs[node] = ks.astype(np.uint16)
+            appeared.append(cs)
+            return
+        docs = self._node_docs[node].astype(np.int64)
+        pos = np.searchsorted(arr, cs)
+        present = pos < len(arr)
+        present[present] = arr[pos[present]] == cs[present]
+        if sign > 0:
+            docs[pos[present]] += ks[present]
+            new = ~present
+            arr = np.insert(arr, pos[new], cs[new])
+            docs = np.insert(docs, pos[new], ks[new])
+            appeared.append(cs[new])
+        else:
+            at = pos[present]
+            docs[at] -= ks[present]
+            gone = at[docs[at] <= 0]
+            vanished.append(arr[gone])
+            arr = np.delete(arr, gone)
+            docs = np.delete(docs, gone)
+        if len(arr):
+            self._node_chunks[node] = arr
+            self._node_docs[node] = docs.astype(np.uint16)
+        else:
+            self._node_chunks.pop(node, None)
+            self._node_docs.pop(node, None)
 
     # ---- reads ----------------------------------------------------------------------------
 

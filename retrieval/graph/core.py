@@ -42,8 +42,6 @@ from retrieval.graph.storage import (
     Contributions,
     EdgeKey,
     GraphDB,
-    GraphEdge,
-    GraphNode,
     GraphReads,
     NodeRow,
     graph_stats,
@@ -372,7 +370,7 @@ class KnowledgeGraph:
 
     # ---- reads --------------------------------------------------------------------------
 
-    def node(self, node_id: str) -> GraphNode | None:
+    def node(self, node_id: str) -> Node | None:
         """The node's kind, label and aliases (None: no such node)."""
         return self._reads.adjacency.node(node_id)
 
@@ -397,16 +395,16 @@ class KnowledgeGraph:
         """The node's label in a reply's language (English: its first English alias)."""
         return self._walker.label(node_id, lang)
 
-    def relations(self, node_id: str) -> list[GraphEdge]:
+    def relations(self, node_id: str) -> list[Edge]:
         """The node's edges: those leaving it, then those reaching it, in the graph's order."""
         g = self._reads.adjacency
         out = [
-            GraphEdge(node_id, other, rel, weight)
+            Edge(node_id, other, rel, weight)
             for other, by_relation in g.successors(node_id).items()
             for rel, weight in by_relation.items()
         ]
         out += [
-            GraphEdge(other, node_id, rel, weight)
+            Edge(other, node_id, rel, weight)
             for other, by_relation in g.predecessors(node_id).items()
             for rel, weight in by_relation.items()
         ]

@@ -9,8 +9,7 @@ from collections.abc import Sequence
 from retrieval.graph.core import KnowledgeGraph
 from retrieval.graph.draw import DrawEdge, DrawNode, draw_png, source_note
 from retrieval.graph.linking import fold, term_key
-from retrieval.graph.model import RELATION_INFO
-from retrieval.graph.storage import GraphEdge
+from retrieval.graph.model import RELATION_INFO, Edge
 from retrieval.i18n import Lang
 from retrieval.reply import Attachment, Block, Reply
 from retrieval.types import GraphPath
@@ -128,7 +127,7 @@ class GraphViewer:
         """The node's edges, strongest relation first, then the closer kinds of neighbour."""
         found = self._graph.relations(node)
 
-        def strength(edge: GraphEdge) -> tuple[float, int, str, str]:
+        def strength(edge: Edge) -> tuple[float, int, str, str]:
             info = RELATION_INFO[edge.relation]
             other = edge.dst if edge.src == node else edge.src
             w = (info.forward if edge.src == node else info.backward) * edge.weight

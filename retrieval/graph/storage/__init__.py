@@ -11,7 +11,7 @@ The algorithms (`linking`, `walking`, `grow`, `view`) read through `GraphReads` 
 `KnowledgeGraph` facade; nothing outside this package builds or changes these structures.
 """
 
-from retrieval.graph.storage.adjacency import Adjacency, GraphEdge, GraphNode, Neighbours
+from retrieval.graph.storage.adjacency import Adjacency, Neighbours
 from retrieval.graph.storage.contributions import (
     Contributions,
     EdgeKey,
@@ -27,8 +27,6 @@ __all__ = [
     "Contributions",
     "EdgeKey",
     "GraphDB",
-    "GraphEdge",
-    "GraphNode",
     "GraphReads",
     "Mentions",
     "Neighbours",

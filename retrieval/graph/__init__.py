@@ -9,9 +9,12 @@ Modules, each with one job:
 - `linking`: which nodes a text names;
 - `walking`: from entry nodes to scored chunks and explaining paths;
 - `grow`: what an ingested document adds (new concepts, aliases, relations), offline;
-- `core`: `KnowledgeGraph`, the facade that keeps storage and memory in step.
+- `queries`: `GraphQueries`, the read API (nodes, relations, names, walks), typed values;
+- `core`: `KnowledgeGraph`, the facade that keeps storage and memory in step; its reads are
+  `KnowledgeGraph.query`.
 
-Search reads the graph through `retrieval.search.GraphReader` (link + walk).
+Search reads the graph through `retrieval.search.GraphReader` (link + walk), which
+`KnowledgeGraph.query` satisfies.
 """
 
 from retrieval.graph.core import KnowledgeGraph
@@ -26,6 +29,7 @@ from retrieval.graph.model import (
     person_node_id,
     scripture_node_id,
 )
+from retrieval.graph.queries import GraphQueries
 from retrieval.graph.seed import DEFAULT_SEED, GraphSeedError, load_seed
 from retrieval.graph.walking import GraphWalk
 
@@ -36,6 +40,7 @@ __all__ = [
     "RELATION_INFO",
     "SEED_DOC",
     "Edge",
+    "GraphQueries",
     "GraphSeedError",
     "GraphWalk",
     "KnowledgeGraph",

@@ -87,11 +87,11 @@ async def build_library(db: Path) -> None:
 
 def picture(kg: KnowledgeGraph) -> dict[str, Any]:
     """Everything a reader can ask the graph, over every node and question."""
-    named = {n for ids in kg.term_index().terms.values() for n in ids}
-    nodes = sorted({n for q in QUESTIONS for n in kg.link(q)} | named)
+    named = {n for ids in kg.query.term_index().terms.values() for n in ids}
+    nodes = sorted({n for q in QUESTIONS for n in kg.query.link(q)} | named)
     walks = {}
     for entry in [*((n,) for n in nodes), *itertools.combinations(nodes[:12], 2)]:
-        walk = kg.walk(list(entry), depth=2)
+        walk = kg.query.walk(list(entry), depth=2)
         walks[entry] = (
             list(walk.chunk_scores.items()),
             [p.to_json() for p in walk.paths],
@@ -100,18 +100,20 @@ def picture(kg: KnowledgeGraph) -> dict[str, Any]:
         )
     return {
         "walks": walks,
-        "links": {q: kg.link(q) for q in QUESTIONS},
-        "labels": {n: (kg.label(n), kg.label(n, "en"), kg.node(n)) for n in nodes},
-        "relations": {n: kg.relations(n) for n in nodes},
-        "sources": {
-            (e.src, e.dst, e.relation): kg.edge_sources(e.src, e.dst, e.relation)
-            for n in nodes
-            for e in kg.relations(n)
+        "links": {q: kg.query.link(q) for q in QUESTIONS},
+        "labels": {
+            n: (kg.query.label(n), kg.query.label(n, "en"), kg.query.node(n)) for n in nodes
         },
-        "chunks": {n: kg.chunks_for(n) for n in nodes},
-        "scripture": kg.concepts_for_scripture("Eph.1.10"),
+        "relations": {n: kg.query.relations(n) for n in nodes},
+        "sources": {
+            (e.src, e.dst, e.relation): kg.query.edge_sources(e.src, e.dst, e.relation)
+            for n in nodes
+            for e in kg.query.relations(n)
+        },
+        "chunks": {n: kg.query.chunks_for(n) for n in nodes},
+        "scripture": kg.query.concepts_for_scripture("Eph.1.10"),
         "stats": kg.stats(),
-        "terms": kg.terms(),
+        "terms": kg.query.terms(),
         "seed_terms": kg.seed_terms(),
     }
 
@@ -170,12 +172,12 @@ async def test_a_stale_or_broken_snapshot_is_not_read(tmp_path: Path) -> None:
     # killed before closing: the snapshot on disk names an older generation of the rows
     path.write_bytes(old)
     stale = await KnowledgeGraph.open(db)
-    assert stale.loaded_rows and stale.node("concept:试验戊") is not None
+    assert stale.loaded_rows and stale.query.node("concept:试验戊") is not None
     await stale.close()
     await kg.close()
     path.write_bytes(b"not a snapshot")
     broken = await KnowledgeGraph.open(db)
-    assert broken.loaded_rows and broken.node("concept:试验戊") is not None
+    assert broken.loaded_rows and broken.query.node("concept:试验戊") is not None
     await broken.close()
     again = await KnowledgeGraph.open(db)
     assert not again.loaded_rows  # the snapshot was rewritten by the load

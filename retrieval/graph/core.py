@@ -311,18 +311,7 @@ class KnowledgeGraph:
         terms: Mapping[str, int] | None = None,
     ) -> None:
         ledger = await self._writable()
-        known = {n.id for n in nodes}
-        for n in nodes:
-            if n.kind not in KINDS:
-                raise ValueError(f"node {n.id!r}: unknown kind {n.kind!r}")
-            if not n.id or not n.label:
-                raise ValueError(f"node {n.id!r}: id and label must not be empty")
-        for e in edges:
-            if e.relation not in RELATIONS:
-                raise ValueError(f"edge {e.src} → {e.dst}: unknown relation {e.relation!r}")
-            for end in (e.src, e.dst):
-                if end not in known and end not in ledger.adjacency:
-                    raise ValueError(f"edge {e.src} → {e.dst}: no node {end!r}")
+        _check_rows(nodes, edges, ledger)
         if self._db is not None:
             await self._db.write(
                 doc, nodes, edges, mentions, replace=replace, title=title, terms=terms
@@ -402,6 +391,23 @@ class KnowledgeGraph:
 def _check_doc(doc_id: str) -> None:
     if not doc_id or doc_id == SEED_DOC:
         raise ValueError(f"doc_id must be a non-empty id other than {SEED_DOC!r}")
+
+
+def _check_rows(nodes: list[Node], edges: list[Edge], ledger: Contributions) -> None:
+    """ValueError for a node of no known kind or without id or label, and for an edge of no
+    known relation or whose ends are neither among `nodes` nor in the graph."""
+    known = {n.id for n in nodes}
+    for n in nodes:
+        if n.kind not in KINDS:
+            raise ValueError(f"node {n.id!r}: unknown kind {n.kind!r}")
+        if not n.id or not n.label:
+            raise ValueError(f"node {n.id!r}: id and label must not be empty")
+    for e in edges:
+        if e.relation not in RELATIONS:
+            raise ValueError(f"edge {e.src} → {e.dst}: unknown relation {e.relation!r}")
+        for end in (e.src, e.dst):
+            if end not in known and end not in ledger.adjacency:
+                raise ValueError(f"edge {e.src} → {e.dst}: no node {end!r}")
 
 
 class _Vocabulary:

@@ -3,11 +3,11 @@
 Modules, each with one job:
 - `model`: node/edge records, kinds, relations, scripture node ids;
 - `seed`: the curated seed file and its validation;
-- `storage`: SQLite rows tagged with the contributing document;
-- `contributions`: the in-memory networkx graph merged from every document's rows;
-- `mentions`: which chunks mention which nodes, per document, as compact numpy arrays;
+- `storage`: SQLite rows tagged with the contributing document, the in-memory graph merged
+  from every document's rows, which chunks mention which nodes, and the snapshot;
 - `linking`: which nodes a text names;
 - `walking`: from entry nodes to scored chunks and explaining paths;
+- `view`: /graph's typed result (a node's ranked relations and picture) and path pictures;
 - `grow`: what an ingested document adds (new concepts, aliases, relations), offline;
 - `queries`: `GraphQueries`, the read API (nodes, relations, names, walks), typed values;
 - `core`: `KnowledgeGraph`, the facade that keeps storage and memory in step; its reads are

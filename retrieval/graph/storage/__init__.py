@@ -7,8 +7,9 @@
   kept in step as documents come and go;
 - `snapshot`: `GraphReads` saved to one file, so a large graph opens without its rows.
 
-The algorithms (`linking`, `walking`, `grow`, `view`) read through `GraphReads` and the
-`KnowledgeGraph` facade; nothing outside this package builds or changes these structures.
+The algorithms (`linking`, `walking`, `grow`) read through `GraphReads`; everyone else reads
+through `GraphQueries` (`KnowledgeGraph.query`), and only `KnowledgeGraph` builds or changes
+these structures.
 """
 
 from retrieval.graph.storage.adjacency import Adjacency, Neighbours

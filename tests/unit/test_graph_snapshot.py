@@ -160,6 +160,31 @@ async def test_the_lazy_graph_walks_as_the_eager_one(tmp_path: Path) -> None:
         await fresh.close()
 
 
+async def test_a_query_taken_before_the_first_write_reads_the_write(tmp_path: Path) -> None:
+    """Search and /graph keep the `GraphQueries` they were given at start-up: when a lazy graph
+    loads its rows to write, that object reads the rows from then on."""
+    db = tmp_path / "g.sqlite3"
+    await build_library(db)
+    kg = await KnowledgeGraph.open(db)
+    try:
+        query = kg.query
+        assert not kg.loaded_rows and query.node("concept:试验己") is None
+        await kg.add(
+            "doc-f",
+            [Node("concept:试验己", "concept", "试验己")],
+            [Edge("concept:试验己", "concept:试验甲", "相关", 0.5)],
+            [("f1", "concept:试验己")],
+        )
+        assert kg.loaded_rows and kg.query is query
+        assert query.node("concept:试验己") == Node("concept:试验己", "concept", "试验己")
+        assert query.relations("concept:试验己") == [
+            Edge("concept:试验己", "concept:试验甲", "相关", 0.5)
+        ]
+        assert query.chunks_for("concept:试验己") == {"f1"} and query.mentioned("f1")
+    finally:
+        await kg.close()
+
+
 async def test_a_stale_or_broken_snapshot_is_not_read(tmp_path: Path) -> None:
     db = tmp_path / "g.sqlite3"
     await build_library(db)

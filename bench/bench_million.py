@@ -389,7 +389,7 @@ async def build(size: int, layout: str, work: Path) -> dict[str, Any]:
     default_tokenizer().warm()
     encoder = Bm25Encoder()
     async with await KnowledgeGraph.open(None) as seed_graph:
-        terms = seed_graph.term_index().terms
+        terms = seed_graph.query.term_index().terms
     store = await EdgeStore.open(work / "qdrant", DIM, layout_of(layout))
     records = await BuildRecords.open(work, store, terms)
     out["resumed_after_documents"] = len(records.done)

@@ -397,7 +397,7 @@ async def run_ours(size: int) -> dict[str, Any]:
     g_rss = rss_mb()
     t0 = time.perf_counter()
     graph = await KnowledgeGraph.open(None)
-    terms = graph.term_index().terms
+    terms = graph.query.term_index().terms
     by_doc: dict[str, list[Row]] = {}
     for r in rows:
         by_doc.setdefault(r.doc_id, []).append(r)

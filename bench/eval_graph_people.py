@@ -41,7 +41,7 @@ SUBJECTS = (
 async def grown(burst_min: float) -> tuple[KnowledgeGraph, set[str]]:
     grow.BURST_MIN = burst_min
     graph = await KnowledgeGraph.open(None)
-    seed = {n for kind in ("concept", "person", "topic") for n in graph.node_ids(kind)}
+    seed = {n for kind in ("concept", "person", "topic") for n in graph.query.node_ids(kind)}
     manifest_path = find_manifest(SAMPLES_DIR)
     manifest = load_manifest(manifest_path) if manifest_path else None
     files, _ = expand_paths([SAMPLES_DIR])
@@ -56,7 +56,7 @@ async def grown(burst_min: float) -> tuple[KnowledgeGraph, set[str]]:
 
 
 def concept_labels(graph: KnowledgeGraph, seed: set[str]) -> set[str]:
-    return {graph.node_label(n) for n in graph.node_ids("concept") if n not in seed}
+    return {graph.query.node_label(n) for n in graph.query.node_ids("concept") if n not in seed}
 
 
 async def main() -> None:
@@ -103,10 +103,11 @@ async def main() -> None:
     ]
     graph, seed, _ = graphs[shipped]
     persons = sorted(
-        (len(graph.chunks_for(n)), graph.node_label(n)) for n in graph.node_ids("person")
+        (len(graph.query.chunks_for(n)), graph.query.node_label(n))
+        for n in graph.query.node_ids("person")
     )
     named = [f"{label} ({n})" for n, label in reversed(persons) if n]
-    topics = [graph.node_label(n) for n in graph.node_ids("topic")]
+    topics = [graph.query.node_label(n) for n in graph.query.node_ids("topic")]
     lines += [
         f"Person nodes named in the texts (chunks): {', '.join(named)}",
         "",
@@ -116,10 +117,10 @@ async def main() -> None:
         "`/graph 保罗` (the relations it lists):",
         "",
     ]
-    for edge in graph.relations("person:保罗"):
-        sources = ", ".join(graph.edge_sources(edge.src, edge.dst, edge.relation))
+    for edge in graph.query.relations("person:保罗"):
+        sources = ", ".join(graph.query.edge_sources(edge.src, edge.dst, edge.relation))
         lines.append(
-            f"- {graph.label(edge.src)} —{edge.relation}→ {graph.label(edge.dst)} "
+            f"- {graph.query.label(edge.src)} —{edge.relation}→ {graph.query.label(edge.dst)} "
             f"({edge.weight:g}; {sources})"
         )
     text = "\n".join(lines) + "\n"

@@ -177,7 +177,7 @@ class App:
             self.store,
             self.embedder,
             self.encoder,
-            self.graph,
+            self.graph.query,
             synonyms,
             s.weights,
             s.fusion_k,
@@ -192,19 +192,20 @@ class App:
     async def _open_rooms(self) -> None:
         """The scholar, the writers' room (when the command needs it), the chat settings and
         the command router."""
+        from bot.presenters.graph import PathPictures
         from ingest.uploads import CorpusUploads
         from retrieval.graph.view import GraphViewer
         from retrieval.relevance import RelevanceGate
         from retrieval.scholar import Scholar
 
         s = self.settings
-        viewer = GraphViewer(self.graph)
+        viewer = GraphViewer(self.graph.query)
         self.scholar = scholar = Scholar(
             self.search,
             self.indexer,
-            self.graph,
+            self.graph.query,
             self.llm,
-            pictures=viewer,
+            pictures=PathPictures(viewer),
             gate=RelevanceGate.for_embedder(self.embedder.model_id),
         )
         await scholar.refresh_sources()  # /ask source autocomplete

@@ -53,7 +53,7 @@ from ingest.structure import (
     parse_outline,
     prose_sections,
 )
-from retrieval.index import DocumentRecord, GraphIndex, Indexer, IndexReport, VerseRow
+from retrieval.index import DocumentRecord, GraphNames, Indexer, IndexReport, VerseRow
 from retrieval.scripture import (
     book_name_zh,
     find_references,
@@ -153,7 +153,7 @@ def synonym_tagger(groups: Iterable[Sequence[str]]) -> Tagger:
     return tag
 
 
-def default_tagger(graph: GraphIndex | None = None) -> Tagger:
+def default_tagger(graph: GraphNames | None = None) -> Tagger:
     """Synonym-table terms, plus the graph's concept labels when a graph is given."""
     from retrieval.synonyms import SynonymTable
 
@@ -532,7 +532,8 @@ class Pipeline:
     @property
     def tagger(self) -> Tagger:
         if self._tagger is None:
-            self._tagger = default_tagger(self.indexer.graph)
+            graph = self.indexer.graph
+            self._tagger = default_tagger(graph.query if graph is not None else None)
         return self._tagger
 
     def _manifest_for(

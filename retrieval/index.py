@@ -61,6 +61,14 @@ SCROLL_LIMIT = 100_000
 Progress = Callable[[int, int], Awaitable[None] | None]
 
 
+class GraphNames(Protocol):
+    """The names a text gives the graph's nodes (`retrieval.graph.GraphQueries`)."""
+
+    def link(self, text: str) -> list[str]: ...
+
+    def node_label(self, node_id: str) -> str: ...
+
+
 class GraphIndex(Protocol):
     """What the indexer needs from the knowledge graph (`retrieval.graph.KnowledgeGraph`)."""
 
@@ -71,9 +79,10 @@ class GraphIndex(Protocol):
 
     async def delete_document(self, doc_id: str) -> None: ...
 
-    def link(self, text: str) -> list[str]: ...
-
-    def node_label(self, node_id: str) -> str: ...
+    @property
+    def query(self) -> GraphNames:
+        """What the ingest tagger reads (`retrieval.graph.GraphQueries`)."""
+        ...
 
 
 @dataclass(slots=True)

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
+from bot.presenters.graph import graph_reply
 from bot.registry import Call, Command, Help, Param, UsageError, Values
+from retrieval.graph.view import GraphLookup
 from retrieval.i18n import Lang
 from retrieval.reply import Reply
 
@@ -15,7 +17,7 @@ MAX_CONCEPT = 100
 class GraphView(Protocol):
     """What `/graph` needs (`retrieval.graph.view.GraphViewer`)."""
 
-    async def show(self, text: str, lang: Lang) -> Reply: ...
+    async def show(self, text: str, lang: Lang) -> GraphLookup: ...
 
 
 def _concept(values: Values) -> str:
@@ -29,7 +31,8 @@ def _concept(values: Values) -> str:
 
 def graph_commands(view: GraphView) -> tuple[Command[Any], ...]:
     async def show(call: Call, concept: str) -> Reply:
-        return await view.show(concept, call.actor.lang)
+        lang = call.actor.lang
+        return graph_reply(await view.show(concept, lang), lang)
 
     return (
         Command(

@@ -3,15 +3,18 @@
 Modules, each with one job:
 - `model`: node/edge records, kinds, relations, scripture node ids;
 - `seed`: the curated seed file and its validation;
-- `storage`: SQLite rows tagged with the contributing document;
-- `contributions`: the in-memory networkx graph merged from every document's rows;
-- `mentions`: which chunks mention which nodes, per document, as compact numpy arrays;
+- `storage`: SQLite rows tagged with the contributing document, the in-memory graph merged
+  from every document's rows, which chunks mention which nodes, and the snapshot;
 - `linking`: which nodes a text names;
 - `walking`: from entry nodes to scored chunks and explaining paths;
+- `view`: /graph's typed result (a node's ranked relations and picture) and path pictures;
 - `grow`: what an ingested document adds (new concepts, aliases, relations), offline;
-- `core`: `KnowledgeGraph`, the facade that keeps storage and memory in step.
+- `queries`: `GraphQueries`, the read API (nodes, relations, names, walks), typed values;
+- `core`: `KnowledgeGraph`, the facade that keeps storage and memory in step; its reads are
+  `KnowledgeGraph.query`.
 
-Search reads the graph through `retrieval.search.GraphReader` (link + walk).
+Search reads the graph through `retrieval.search.GraphReader` (link + walk), which
+`KnowledgeGraph.query` satisfies.
 """
 
 from retrieval.graph.core import KnowledgeGraph
@@ -26,6 +29,7 @@ from retrieval.graph.model import (
     person_node_id,
     scripture_node_id,
 )
+from retrieval.graph.queries import GraphQueries
 from retrieval.graph.seed import DEFAULT_SEED, GraphSeedError, load_seed
 from retrieval.graph.walking import GraphWalk
 
@@ -36,6 +40,7 @@ __all__ = [
     "RELATION_INFO",
     "SEED_DOC",
     "Edge",
+    "GraphQueries",
     "GraphSeedError",
     "GraphWalk",
     "KnowledgeGraph",

@@ -20,10 +20,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 
-from retrieval import scripture
 from retrieval.graph.extract_llm import AnswerCache, Extraction, MemoryAnswers, llm_doc
 from retrieval.graph.grow import Lexicon, default_lexicon, grow
-from retrieval.graph.linking import Linker, TermIndex
+from retrieval.graph.linking import TermIndex
 from retrieval.graph.model import (
     KINDS,
     RELATIONS,
@@ -34,22 +33,18 @@ from retrieval.graph.model import (
     NodeLike,
     as_edge,
     as_node,
-    scripture_label,
-    scripture_node_id,
 )
+from retrieval.graph.queries import GraphQueries
 from retrieval.graph.seed import DEFAULT_SEED, load_seed
 from retrieval.graph.storage import (
     Contributions,
     EdgeKey,
     GraphDB,
-    GraphEdge,
-    GraphNode,
     GraphReads,
     NodeRow,
     graph_stats,
     snapshot,
 )
-from retrieval.graph.walking import GraphWalk, Walker
 from retrieval.heap import release_free_memory
 from retrieval.types import Chunk
 
@@ -76,12 +71,12 @@ class KnowledgeGraph:
         self._ledger: Contributions | None = Contributions()
         self._loaded: snapshot.Snapshot | None = None
         self._wrote = False  # rows written since open: the snapshot is rewritten at close
-        self._use(self._ledger.reads)
+        self._reads = self._ledger.reads
+        self._query = GraphQueries(self._reads)
 
     def _use(self, reads: GraphReads) -> None:
         self._reads = reads
-        self._linker = Linker(reads.adjacency)
-        self._walker = Walker(reads)
+        self._query.read_from(reads)
 
     # ---- life cycle ---------------------------------------------------------------------
 
@@ -257,7 +252,7 @@ class KnowledgeGraph:
                 self._wrote = True
             ledger.drop_doc(llm_doc(doc_id))
             lexicon = await self._ensure_lexicon()
-            vocabulary = _Vocabulary(ledger, self._linker)
+            vocabulary = _Vocabulary(ledger, self._query)
             growth = await asyncio.to_thread(
                 grow, chunks, vocabulary, lexicon, ledger, concepts=self._growth
             )
@@ -296,7 +291,7 @@ class KnowledgeGraph:
 
     async def _ensure_lexicon(self) -> Lexicon:
         if self._lexicon is None:
-            self._lexicon = await asyncio.to_thread(default_lexicon, self.terms())
+            self._lexicon = await asyncio.to_thread(default_lexicon, self._query.terms())
         return self._lexicon
 
     def _new_terms(self, labels: Iterable[str]) -> None:
@@ -316,18 +311,7 @@ class KnowledgeGraph:
         terms: Mapping[str, int] | None = None,
     ) -> None:
         ledger = await self._writable()
-        known = {n.id for n in nodes}
-        for n in nodes:
-            if n.kind not in KINDS:
-                raise ValueError(f"node {n.id!r}: unknown kind {n.kind!r}")
-            if not n.id or not n.label:
-                raise ValueError(f"node {n.id!r}: id and label must not be empty")
-        for e in edges:
-            if e.relation not in RELATIONS:
-                raise ValueError(f"edge {e.src} → {e.dst}: unknown relation {e.relation!r}")
-            for end in (e.src, e.dst):
-                if end not in known and end not in ledger.adjacency:
-                    raise ValueError(f"edge {e.src} → {e.dst}: no node {end!r}")
+        _check_rows(nodes, edges, ledger)
         if self._db is not None:
             await self._db.write(
                 doc, nodes, edges, mentions, replace=replace, title=title, terms=terms
@@ -360,7 +344,7 @@ class KnowledgeGraph:
 
     async def delete_chunks(self, chunk_ids: Iterable[str]) -> None:
         """Forget which nodes these chunks mention (whatever document added the mention)."""
-        ids = [c for c in dict.fromkeys(chunk_ids) if self._reads.mentions.has_chunk(c)]
+        ids = [c for c in dict.fromkeys(chunk_ids) if self._query.mentioned(c)]
         if not ids:
             return
         async with self._lock:
@@ -372,65 +356,10 @@ class KnowledgeGraph:
 
     # ---- reads --------------------------------------------------------------------------
 
-    def node(self, node_id: str) -> GraphNode | None:
-        """The node's kind, label and aliases (None: no such node)."""
-        return self._reads.adjacency.node(node_id)
-
-    def node_label(self, node_id: str) -> str:
-        """The node's label; for an unknown id, the part after "kind:"."""
-        node = self.node(node_id)
-        if node is not None:
-            return node.label
-        if node_id.startswith("scripture:"):
-            return scripture_label(node_id.partition(":")[2])
-        return node_id.partition(":")[2] or node_id
-
-    def node_kind(self, node_id: str) -> str | None:
-        node = self.node(node_id)
-        return node.kind if node is not None else None
-
-    def node_ids(self, kind: str) -> list[str]:
-        """The ids of every node of one kind, sorted (benchmarks, listings)."""
-        return sorted(n for n, data in self._reads.adjacency.nodes() if data.kind == kind)
-
-    def label(self, node_id: str, lang: str = "zh") -> str:
-        """The node's label in a reply's language (English: its first English alias)."""
-        return self._walker.label(node_id, lang)
-
-    def relations(self, node_id: str) -> list[GraphEdge]:
-        """The node's edges: those leaving it, then those reaching it, in the graph's order."""
-        g = self._reads.adjacency
-        out = [
-            GraphEdge(node_id, other, rel, weight)
-            for other, by_relation in g.successors(node_id).items()
-            for rel, weight in by_relation.items()
-        ]
-        out += [
-            GraphEdge(other, node_id, rel, weight)
-            for other, by_relation in g.predecessors(node_id).items()
-            for rel, weight in by_relation.items()
-        ]
-        return out
-
-    def has_edge(self, src: str, dst: str, relation: str) -> bool:
-        return self._reads.adjacency.has_edge(src, dst, relation)
-
-    def edge_sources(self, src: str, dst: str, relation: str) -> tuple[str, ...]:
-        """Where an edge comes from: "seed" (curated) or the titles of the documents."""
-        return self._walker.sources((src, dst, relation))
-
-    def chunks_for(self, node_id: str) -> set[str]:
-        """Chunk ids that mention the node."""
-        return self._reads.mentions.chunks(node_id)
-
-    def terms(self) -> set[str]:
-        """All labels and aliases of concept, person, book and topic nodes (for jieba)."""
-        out: set[str] = set()
-        for _, node in self._reads.adjacency.nodes():
-            if node.kind != "scripture":
-                out.add(node.label)
-                out.update(node.aliases)
-        return out
+    @property
+    def query(self) -> GraphQueries:
+        """The read API (nodes, relations, names, walks); it follows the graph as it changes."""
+        return self._query
 
     def seed_terms(self) -> set[str]:
         """The labels and aliases the curated seed gives its nodes (not the aliases documents
@@ -443,10 +372,6 @@ class KnowledgeGraph:
                 out.add(label)
                 out.update(aliases)
         return out
-
-    def term_index(self) -> TermIndex:
-        """Every non-scripture name (folded) → the nodes it names (see `linking`)."""
-        return self._linker.term_index()
 
     def stats(self) -> dict[str, int]:
         if self._ledger is not None:
@@ -462,55 +387,41 @@ class KnowledgeGraph:
         async with self._lock:
             return (await self._writable()).snapshot()
 
-    def link(self, text: str) -> list[str]:
-        """Node ids named in `text` (see `retrieval.graph.linking`)."""
-        return self._linker.link(text)
-
-    def walk(self, entry: Sequence[str], depth: int = 2, *, limit: int = 200) -> GraphWalk:
-        """Chunks and paths near the entry nodes (see `retrieval.graph.walking`)."""
-        return self._walker.walk(entry, depth, limit=limit)
-
-    # ---- scripture ----------------------------------------------------------------------
-
-    def concepts_for_scripture(self, osis: str) -> list[str]:
-        """Labels of the concepts (and topics) grounded in a verse ("Eph.1.10") or its chapter;
-        a range ("Eph.1.10-Eph.1.12") counts each of its verses."""
-        ids: list[str] = []
-        for part in _osis_ids(osis):
-            ids.append(scripture_node_id(part))
-            pieces = part.split(".")
-            if len(pieces) == 3:
-                ids.append(scripture_node_id(".".join(pieces[:2])))
-        g = self._reads.adjacency
-        labels: dict[str, None] = {}
-        for node_id in dict.fromkeys(ids):
-            if node_id not in g:
-                continue
-            neighbours = set(g.successors(node_id)) | set(g.predecessors(node_id))
-            for other in sorted(neighbours):
-                node = g.node(other)
-                if node is not None and node.kind in ("concept", "topic"):
-                    labels[node.label] = None
-        return list(labels)
-
 
 def _check_doc(doc_id: str) -> None:
     if not doc_id or doc_id == SEED_DOC:
         raise ValueError(f"doc_id must be a non-empty id other than {SEED_DOC!r}")
 
 
+def _check_rows(nodes: list[Node], edges: list[Edge], ledger: Contributions) -> None:
+    """ValueError for a node of no known kind or without id or label, and for an edge of no
+    known relation or whose ends are neither among `nodes` nor in the graph."""
+    known = {n.id for n in nodes}
+    for n in nodes:
+        if n.kind not in KINDS:
+            raise ValueError(f"node {n.id!r}: unknown kind {n.kind!r}")
+        if not n.id or not n.label:
+            raise ValueError(f"node {n.id!r}: id and label must not be empty")
+    for e in edges:
+        if e.relation not in RELATIONS:
+            raise ValueError(f"edge {e.src} → {e.dst}: unknown relation {e.relation!r}")
+        for end in (e.src, e.dst):
+            if end not in known and end not in ledger.adjacency:
+                raise ValueError(f"edge {e.src} → {e.dst}: no node {end!r}")
+
+
 class _Vocabulary:
     """The graph as growing sees it (`grow.Vocabulary`)."""
 
-    def __init__(self, contributions: Contributions, linker: Linker) -> None:
+    def __init__(self, contributions: Contributions, query: GraphQueries) -> None:
         self._c = contributions
-        self._linker = linker
+        self._query = query
 
     def term_index(self) -> TermIndex:
-        return self._linker.term_index()
+        return self._query.term_index()
 
     def scripture_nodes(self, text: str) -> list[str]:
-        return self._linker.scripture_nodes(text)
+        return self._query.scripture_nodes(text)
 
     def kind(self, node_id: str) -> str | None:
         node = self._c.adjacency.node(node_id)
@@ -526,14 +437,3 @@ class _Vocabulary:
     def connected(self, a: str, b: str) -> bool:
         g = self._c.adjacency
         return any(g.has_edge(a, b, r) or g.has_edge(b, a, r) for r in RELATIONS)
-
-
-def _osis_ids(osis: str) -> list[str]:
-    start, _, end = osis.partition("-")
-    if not end:
-        return [start]
-    try:
-        ranges = scripture.parse_reference(osis)
-    except scripture.ScriptureError:
-        return [start]
-    return [v for r in ranges for v in scripture.expand(r)][:500]

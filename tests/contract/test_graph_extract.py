@@ -112,11 +112,11 @@ async def test_extraction_costs_caches_and_resumes(
     assert len(requests) == 4  # ok, failed twice (one retry), ok
 
     await graph.add_extraction(DOC, "新约的祭司职分", extraction)
-    assert graph.has_edge("concept:祭司职分", "concept:君尊的祭司职分", "包含")
-    assert graph.has_edge("concept:君尊的祭司职分", "concept:圣别的祭司职分", "发展自")
-    assert "royal priesthood" in graph.node("concept:君尊的祭司职分").aliases
-    assert graph.chunks_for("concept:祭司职分") == {c.id for c in docs}
-    assert graph.edge_sources("concept:祭司职分", "concept:君尊的祭司职分", "包含") == (
+    assert graph.query.has_edge("concept:祭司职分", "concept:君尊的祭司职分", "包含")
+    assert graph.query.has_edge("concept:君尊的祭司职分", "concept:圣别的祭司职分", "发展自")
+    assert "royal priesthood" in graph.query.node("concept:君尊的祭司职分").aliases
+    assert graph.query.chunks_for("concept:祭司职分") == {c.id for c in docs}
+    assert graph.query.edge_sources("concept:祭司职分", "concept:君尊的祭司职分", "包含") == (
         "新约的祭司职分 (LLM)",
     )
 
@@ -124,7 +124,7 @@ async def test_extraction_costs_caches_and_resumes(
     assert (await extractor.plan(docs)).estimated_tokens == 0
     # deleting the document removes its extraction too
     await graph.delete_document(DOC)
-    assert graph.node("concept:君尊的祭司职分") is None
+    assert graph.query.node("concept:君尊的祭司职分") is None
     assert llm_doc(DOC) not in graph.stats() and graph.stats()["documents"] == 0
     await graph.close()
     close: Any = getattr(llm, "aclose", None)

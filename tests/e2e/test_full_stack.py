@@ -131,7 +131,7 @@ async def test_an_english_answers_graph_path_is_english_grown_concepts_too(data_
     question = "Who are the saints in Christ?"
     async with App(_settings(data_dir), embedder=HashEmbedder(DIM), llm=None) as app:
         paths = (await app.search.search(question)).graph_paths[:2]
-        nodes = {n: node for p in paths for n in p.nodes if (node := app.graph.node(n))}
+        nodes = {n: node for p in paths for n in p.nodes if (node := app.graph.query.node(n))}
         grown = [
             n
             for n, d in nodes.items()

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from bot.commands import standard_registry
+from bot.presenters.graph import PathPictures
 from bot.ratelimit import RateLimiter
 from bot.router import Router
 from bot.transports.console import ConsoleTransport
@@ -31,7 +32,9 @@ PNG = b"\x89PNG\r\n\x1a\n"
 @pytest.fixture
 async def router() -> AsyncIterator[Router]:
     graph = await KnowledgeGraph.open(None)
-    registry = standard_registry(RecordingScholar(), RecordingNovels(), graph=GraphViewer(graph))
+    registry = standard_registry(
+        RecordingScholar(), RecordingNovels(), graph=GraphViewer(graph.query)
+    )
     yield Router(registry, limiter=RateLimiter(0, 0))
     await graph.close()
 
@@ -110,15 +113,15 @@ async def test_ask_attaches_the_picture_of_the_path_it_used(tmp_path: Path) -> N
         async with Indexer(tmp_path / "db.sqlite3", store, embedder, encoder, graph) as ix:
             manifest = Manifest({}, DocMeta(title="帐幕与召会（测试）", type="message"))
             await Pipeline(ix).ingest_paths([text], manifest)
-            search = HybridSearch(store, embedder, encoder, graph, SynonymTable.load())
-            viewer = GraphViewer(graph)
-            scholar = Scholar(search, ix, graph, None, pictures=viewer)
+            search = HybridSearch(store, embedder, encoder, graph.query, SynonymTable.load())
+            viewer = GraphViewer(graph.query)
+            scholar = Scholar(search, ix, graph.query, None, pictures=PathPictures(viewer))
             actor = Actor("console", "c", "u", lang="zh")
             reply = await scholar.ask(actor, AskRequest("帐幕和召会是什么关系？"))
             assert "知识图谱路径" in reply.plain() and "帐幕" in reply.plain()
             [picture] = [a for a in reply.attachments if a.mime == "image/png"]
             assert picture.filename == "graph-path.png" and picture.data.startswith(PNG)
-            plain = Scholar(search, ix, graph, None)  # no pictures wired: none attached
+            plain = Scholar(search, ix, graph.query, None)  # no pictures wired: none attached
             assert not (await plain.ask(actor, AskRequest("帐幕和召会是什么关系？"))).attachments
     finally:
         await store.close()
@@ -142,7 +145,9 @@ async def grown_router() -> AsyncIterator[Router]:
         tagger=lambda _: (),
     )
     await graph.index_document(built.record.doc_id, built.chunks)
-    registry = standard_registry(RecordingScholar(), RecordingNovels(), graph=GraphViewer(graph))
+    registry = standard_registry(
+        RecordingScholar(), RecordingNovels(), graph=GraphViewer(graph.query)
+    )
     yield Router(registry, limiter=RateLimiter(0, 0))
     await graph.close()
 

@@ -115,8 +115,8 @@ async def test_keyword_index_cuts_text_the_same_after_a_restart(tmp_path: Path) 
     settings = _settings(tmp_path / "data")
     async with App(settings, embedder=HashEmbedder(DIM), llm=None) as app:
         assert await app.prepare_samples()
-        grown = sorted(app.graph.terms() - app.graph.seed_terms())
-        grown_cut = Tokenizer(terms=app.graph.terms())
+        grown = sorted(app.graph.query.terms() - app.graph.seed_terms())
+        grown_cut = Tokenizer(terms=app.graph.query.terms())
         questions = [
             f"怎样{t}？"
             for t in grown

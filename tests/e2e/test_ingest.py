@@ -62,7 +62,7 @@ async def env_fixture(tmp_path: Path) -> AsyncIterator[Env]:
     encoder = Bm25Encoder()
     try:
         async with Indexer(tmp_path / "db.sqlite3", store, embedder, encoder, graph) as ix:
-            search = HybridSearch(store, embedder, encoder, graph, SynonymTable.load())
+            search = HybridSearch(store, embedder, encoder, graph.query, SynonymTable.load())
             yield Env(ix, search, embedder, store)
     finally:
         await graph.close()

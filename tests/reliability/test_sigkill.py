@@ -159,7 +159,7 @@ async def _check_corpus(data: Path) -> dict[str, int]:
                 store,
                 HashEmbedder(DIM),
                 encoder,  # type: ignore[arg-type]
-                graph,
+                graph.query,
                 SynonymTable.load(),
                 (0.5, 0.3, 0.2),
             )

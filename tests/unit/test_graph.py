@@ -44,18 +44,18 @@ async def test_seed_is_loaded(kg: KnowledgeGraph) -> None:
     assert stats["nodes_concept"] >= 40
     assert stats["edges"] >= 100
     assert stats["documents"] == 0
-    assert kg.has_edge(DISPENSING, ORGANIC, "发展")
-    assert kg.has_edge(DISPENSING, "scripture:Eph.1.10", "根基于")
-    assert kg.has_edge("book:神的经纶", DISPENSING, "阐明")
-    assert kg.has_edge("person:李常受", ORGANIC, "阐明")
-    assert kg.has_edge("concept:灵", "concept:生命", "对应")
+    assert kg.query.has_edge(DISPENSING, ORGANIC, "发展")
+    assert kg.query.has_edge(DISPENSING, "scripture:Eph.1.10", "根基于")
+    assert kg.query.has_edge("book:神的经纶", DISPENSING, "阐明")
+    assert kg.query.has_edge("person:李常受", ORGANIC, "阐明")
+    assert kg.query.has_edge("concept:灵", "concept:生命", "对应")
     for member in ("父", "子", "灵"):
-        assert kg.has_edge("concept:三一神", f"concept:{member}", "包含")
-    assert kg.node_label("scripture:Eph.1.10") == "弗1:10"
-    assert kg.node_label(DISPENSING) == "神圣分赐"
-    assert kg.node_label("concept:没有") == "没有"
-    assert {"神圣分赐", "divine dispensing", "Body of Christ", "李常受"} <= kg.terms()
-    assert not any(t.startswith("scripture:") for t in kg.terms())
+        assert kg.query.has_edge("concept:三一神", f"concept:{member}", "包含")
+    assert kg.query.node_label("scripture:Eph.1.10") == "弗1:10"
+    assert kg.query.node_label(DISPENSING) == "神圣分赐"
+    assert kg.query.node_label("concept:没有") == "没有"
+    assert {"神圣分赐", "divine dispensing", "Body of Christ", "李常受"} <= kg.query.terms()
+    assert not any(t.startswith("scripture:") for t in kg.query.terms())
 
 
 def test_the_shipped_seed_is_valid() -> None:
@@ -113,8 +113,8 @@ async def test_missing_seed_file(tmp_path: Path) -> None:
 async def test_no_seed_is_an_empty_graph() -> None:
     kg = await KnowledgeGraph.open(None, seed=None)
     assert kg.stats()["nodes"] == 0
-    assert kg.link("神圣分赐") == []
-    assert kg.walk(["concept:神圣分赐"]).chunk_scores == {}
+    assert kg.query.link("神圣分赐") == []
+    assert kg.query.walk(["concept:神圣分赐"]).chunk_scores == {}
 
 
 # ---- provenance -------------------------------------------------------------------------------
@@ -129,19 +129,19 @@ async def test_provenance_shared_node_and_seed(tmp_path: Path) -> None:
     await kg.add(
         "docB", [Node(DISPENSING, "concept", "神圣分赐", ("dispensing",))], [], [("b1", DISPENSING)]
     )
-    assert kg.node("concept:试验概念") is not None
+    assert kg.query.node("concept:试验概念") is not None
     assert kg.stats()["documents"] == 2
-    assert kg.chunks_for("concept:试验概念") == {"a1", "b1"}
+    assert kg.query.chunks_for("concept:试验概念") == {"a1", "b1"}
 
     await kg.delete_document("docA")
-    assert kg.node("concept:试验概念") is not None  # docB still has it
-    assert kg.node("book:docA") is None
-    assert kg.chunks_for("concept:试验概念") == {"b1"}
-    assert kg.has_edge("concept:试验概念", DISPENSING, "发展自")  # docB's edge
+    assert kg.query.node("concept:试验概念") is not None  # docB still has it
+    assert kg.query.node("book:docA") is None
+    assert kg.query.chunks_for("concept:试验概念") == {"b1"}
+    assert kg.query.has_edge("concept:试验概念", DISPENSING, "发展自")  # docB's edge
 
     await kg.delete_document("docB")
-    assert kg.node("concept:试验概念") is None
-    assert kg.node(DISPENSING) is not None  # seed nodes never go
+    assert kg.query.node("concept:试验概念") is None
+    assert kg.query.node(DISPENSING) is not None  # seed nodes never go
     assert await kg.snapshot() == seed_picture
     with pytest.raises(ValueError, match="seed"):
         await kg.delete_document("seed")
@@ -193,11 +193,11 @@ async def test_a_changed_seed_replaces_the_stored_seed(tmp_path: Path) -> None:
         encoding="utf-8",
     )
     kg = await KnowledgeGraph.open(db, seed)
-    assert kg.node("concept:新概念") is not None
-    assert kg.node(ORGANIC) is None
-    assert kg.concepts_for_scripture("Eph.1.4") == ["新概念"]
-    assert kg.node("concept:试验概念") is not None  # documents untouched
-    assert kg.has_edge("concept:试验概念", DISPENSING, "发展自")
+    assert kg.query.node("concept:新概念") is not None
+    assert kg.query.node(ORGANIC) is None
+    assert kg.query.concepts_for_scripture("Eph.1.4") == ["新概念"]
+    assert kg.query.node("concept:试验概念") is not None  # documents untouched
+    assert kg.query.has_edge("concept:试验概念", DISPENSING, "发展自")
     await kg.close()
 
 
@@ -230,10 +230,10 @@ async def test_edge_to_a_node_that_goes_away_is_hidden_until_it_returns(kg: Know
         [],
     )
     await kg.delete_document("docA")
-    assert kg.node("concept:甲") is None
-    assert kg.node("concept:甲") is None
+    assert kg.query.node("concept:甲") is None
+    assert kg.query.node("concept:甲") is None
     await kg.add("docA", [Node("concept:甲", "concept", "甲")], [], [])
-    assert kg.has_edge("concept:乙", "concept:甲", "对应")
+    assert kg.query.has_edge("concept:乙", "concept:甲", "对应")
 
 
 @dataclass(frozen=True, slots=True)
@@ -247,8 +247,8 @@ class OtherNode:
 
 async def test_accepts_structurally_similar_nodes(kg: KnowledgeGraph) -> None:
     await kg.add("d", [OtherNode("book:x", "book", "某书")], [], [("c1", "book:x")])
-    assert kg.node_label("book:x") == "某书"
-    assert kg.chunks_for("book:x") == {"c1"}
+    assert kg.query.node_label("book:x") == "某书"
+    assert kg.query.chunks_for("book:x") == {"c1"}
 
 
 async def test_delete_chunks(tmp_path: Path) -> None:
@@ -257,14 +257,14 @@ async def test_delete_chunks(tmp_path: Path) -> None:
     await kg.add("docA", [], [], [("a2", DISPENSING), ("a2", ORGANIC)])
     assert kg.stats()["chunks"] == 2
     await kg.delete_chunks(["a2", "unknown"])
-    assert kg.chunks_for(DISPENSING) == set()
-    assert kg.chunks_for("book:docA") == {"a1"}
+    assert kg.query.chunks_for(DISPENSING) == set()
+    assert kg.query.chunks_for("book:docA") == {"a1"}
     assert kg.stats()["chunks"] == 1
-    assert kg.node("book:docA") is not None  # nodes belong to documents, not chunks
+    assert kg.query.node("book:docA") is not None  # nodes belong to documents, not chunks
     await kg.close()
     again = await KnowledgeGraph.open(tmp_path / "g.sqlite3")
-    assert again.chunks_for(ORGANIC) == set()
-    assert again.chunks_for("book:docA") == {"a1"}
+    assert again.query.chunks_for(ORGANIC) == set()
+    assert again.query.chunks_for("book:docA") == {"a1"}
     await again.close()
 
 
@@ -293,22 +293,22 @@ async def test_delete_chunks(tmp_path: Path) -> None:
     ],
 )
 def test_link(kg: KnowledgeGraph, question: str, expected: list[str]) -> None:
-    assert kg.link(question) == expected
+    assert kg.query.link(question) == expected
 
 
 async def test_link_scripture_chapter_nodes(kg: KnowledgeGraph) -> None:
     await kg.add("d", [Node("scripture:Ps.23", "scripture", "Ps.23")], [], [])
-    assert kg.link("诗23:1") == ["scripture:Ps.23"]
-    assert kg.link("诗篇二十三篇") == ["scripture:Ps.23"]
+    assert kg.query.link("诗23:1") == ["scripture:Ps.23"]
+    assert kg.query.link("诗篇二十三篇") == ["scripture:Ps.23"]
 
 
 async def test_link_sees_new_document_nodes(kg: KnowledgeGraph) -> None:
     await kg.add("docA", *book_contribution("docA", "a1"))
-    assert kg.link("关于试验概念") == ["concept:试验概念"]
-    assert kg.link("a Test Concept here") == ["concept:试验概念"]
-    assert "试验概念" in kg.terms()
+    assert kg.query.link("关于试验概念") == ["concept:试验概念"]
+    assert kg.query.link("a Test Concept here") == ["concept:试验概念"]
+    assert "试验概念" in kg.query.terms()
     await kg.delete_document("docA")
-    assert kg.link("关于试验概念") == []
+    assert kg.query.link("关于试验概念") == []
 
 
 # ---- walking ----------------------------------------------------------------------------------
@@ -328,7 +328,7 @@ async def test_walk_finds_a_two_hop_path_and_scores_chunks(kg: KnowledgeGraph) -
             ("c-both", DISPENSING),
         ],
     )
-    walk = kg.walk([DISPENSING], depth=2)
+    walk = kg.query.walk([DISPENSING], depth=2)
     s = walk.chunk_scores
     assert s["c-both"] > s["c-entry"] > s["c-1hop"] > s["c-2hop"]
     assert "c-far" not in s
@@ -338,12 +338,12 @@ async def test_walk_finds_a_two_hop_path_and_scores_chunks(kg: KnowledgeGraph) -
 
 async def test_walk_between_two_entries(kg: KnowledgeGraph) -> None:
     await kg.add("doc", [], [], [("c-mid", "concept:召会的生命"), ("c-side", "concept:神的家")])
-    walk = kg.walk(kg.link("神圣分赐和召会"))
+    walk = kg.query.walk(kg.query.link("神圣分赐和召会"))
     assert walk.paths[0].labels == ("神圣分赐", "有机救恩", "召会的生命", "召会")
     assert walk.paths[0].render() == "神圣分赐 —发展→ 有机救恩 —发展→ 召会的生命 —发展→ 召会"
     # a node on the path between both entries outranks a neighbour of one entry
     assert walk.chunk_scores["c-mid"] > walk.chunk_scores["c-side"]
-    shared = kg.walk(["concept:灵", "concept:生命树"])  # both next to 生命
+    shared = kg.query.walk(["concept:灵", "concept:生命树"])  # both next to 生命
     top = next(iter(shared.nodes))
     assert top == "concept:生命"
 
@@ -361,18 +361,18 @@ async def test_walk_prefers_the_passage_naming_the_entry_over_a_long_survey(
         [],
         [("c-survey", n) for n in near + far] + [("c-entry", DISPENSING)],
     )
-    s = kg.walk([DISPENSING], depth=2).chunk_scores
+    s = kg.query.walk([DISPENSING], depth=2).chunk_scores
     assert s["c-entry"] > s["c-survey"]
     # with two entries, the chunk naming both beats the one naming one of them
     await kg.add(
         "doc2", [], [], [("c-one", DISPENSING), ("c-two", DISPENSING), ("c-two", "concept:召会")]
     )
-    both = kg.walk([DISPENSING, "concept:召会"]).chunk_scores
+    both = kg.query.walk([DISPENSING, "concept:召会"]).chunk_scores
     assert both["c-two"] > both["c-one"]
 
 
 def test_walk_ignores_unknown_entries(kg: KnowledgeGraph) -> None:
-    walk = kg.walk(["concept:不存在"])
+    walk = kg.query.walk(["concept:不存在"])
     assert walk.chunk_scores == {} and walk.paths == [] and walk.nodes == {}
 
 
@@ -381,23 +381,23 @@ async def test_walk_does_not_flood_through_hubs(kg: KnowledgeGraph) -> None:
     edges = [Edge("person:李常受", b.id, "著作") for b in books]
     mentions = [(f"c{i}", f"book:b{i}") for i in range(100)]
     await kg.add("many", books, edges, mentions)
-    walk = kg.walk([ORGANIC], depth=2, limit=50)
+    walk = kg.query.walk([ORGANIC], depth=2, limit=50)
     assert not any(c.startswith("c") and c[1:].isdigit() for c in walk.chunk_scores)
-    assert len(kg.walk(["person:李常受"], limit=50).chunk_scores) == 50
+    assert len(kg.query.walk(["person:李常受"], limit=50).chunk_scores) == 50
 
 
 # ---- scripture --------------------------------------------------------------------------------
 
 
 async def test_concepts_for_scripture(kg: KnowledgeGraph) -> None:
-    assert set(kg.concepts_for_scripture("Eph.1.10")) == {"神圣分赐", "经纶"}
-    assert kg.concepts_for_scripture("Eph.3.17") == ["内住的基督", "神圣分赐"]
-    assert kg.concepts_for_scripture("Gen.1.1") == []
-    assert "经纶" in kg.concepts_for_scripture("Eph.1.9-Eph.1.11")
+    assert set(kg.query.concepts_for_scripture("Eph.1.10")) == {"神圣分赐", "经纶"}
+    assert kg.query.concepts_for_scripture("Eph.3.17") == ["内住的基督", "神圣分赐"]
+    assert kg.query.concepts_for_scripture("Gen.1.1") == []
+    assert "经纶" in kg.query.concepts_for_scripture("Eph.1.9-Eph.1.11")
     await kg.add(
         "d",
         [Node("scripture:Eph.2", "scripture", "Eph.2")],
         [Edge("concept:一个新人", "scripture:Eph.2", "根基于")],
         [],
     )
-    assert "一个新人" in kg.concepts_for_scripture("Eph.2.1")
+    assert "一个新人" in kg.query.concepts_for_scripture("Eph.2.1")

@@ -41,22 +41,24 @@ async def test_a_document_grows_a_concept_and_deleting_it_removes_exactly_that(
     db = tmp_path / "g.sqlite3"
     kg = await KnowledgeGraph.open(db)
     before = await kg.snapshot()
-    assert kg.node(TABERNACLE) is None
+    assert kg.query.node(TABERNACLE) is None
     chunks = chunks_of(DATA / "message-tabernacle.md", "帐幕与召会", author="作者甲")
     doc = chunks[0].doc_id
     mentions = await kg.index_document(doc, chunks)
     assert mentions > 0
-    assert kg.node_kind(TABERNACLE) == "concept"
-    assert "帳幕" in kg.node(TABERNACLE).aliases  # OpenCC: the Traditional form
-    assert kg.chunks_for(TABERNACLE) <= {c.id for c in chunks}
-    assert len(kg.chunks_for(TABERNACLE)) >= 3
+    assert kg.query.node_kind(TABERNACLE) == "concept"
+    assert "帳幕" in kg.query.node(TABERNACLE).aliases  # OpenCC: the Traditional form
+    assert kg.query.chunks_for(TABERNACLE) <= {c.id for c in chunks}
+    assert len(kg.query.chunks_for(TABERNACLE)) >= 3
     # the book treats it at length; its author develops it; it meets 召会 in the sections
-    assert kg.has_edge("book:帐幕与召会", TABERNACLE, "阐明")
-    assert kg.has_edge("person:作者甲", TABERNACLE, "发展")
-    assert kg.has_edge(CHURCH, TABERNACLE, "相关") or kg.has_edge(TABERNACLE, CHURCH, "相关")
-    assert kg.link("帐幕是什么？") == [TABERNACLE]
+    assert kg.query.has_edge("book:帐幕与召会", TABERNACLE, "阐明")
+    assert kg.query.has_edge("person:作者甲", TABERNACLE, "发展")
+    assert kg.query.has_edge(CHURCH, TABERNACLE, "相关") or kg.query.has_edge(
+        TABERNACLE, CHURCH, "相关"
+    )
+    assert kg.query.link("帐幕是什么？") == [TABERNACLE]
     # the path names the relation and its source document
-    walk = kg.walk(kg.link("帐幕和召会是什么关系？"))
+    walk = kg.query.walk(kg.query.link("帐幕和召会是什么关系？"))
     path = walk.paths[0]
     assert set(path.nodes) == {TABERNACLE, CHURCH}
     assert path.render() in ("帐幕 —相关— 召会", "召会 —相关— 帐幕")
@@ -65,9 +67,9 @@ async def test_a_document_grows_a_concept_and_deleting_it_removes_exactly_that(
     await kg.close()
 
     again = await KnowledgeGraph.open(db)
-    assert again.node(TABERNACLE) is not None
+    assert again.query.node(TABERNACLE) is not None
     await again.delete_document(doc)
-    assert again.node(TABERNACLE) is None
+    assert again.query.node(TABERNACLE) is None
     assert await again.snapshot() == before
     await again.close()
     async with aiosqlite.connect(db) as conn:
@@ -83,9 +85,9 @@ async def test_a_second_document_sharing_the_concept_keeps_it(tmp_path: Path) ->
     await kg.index_document("doc-a", first)
     await kg.index_document("doc-b", second)
     await kg.delete_document("doc-a")
-    assert kg.node(TABERNACLE) is not None
+    assert kg.query.node(TABERNACLE) is not None
     await kg.delete_document("doc-b")
-    assert kg.node(TABERNACLE) is None
+    assert kg.query.node(TABERNACLE) is None
 
 
 OUTLINE = """灯台的见证
@@ -105,10 +107,10 @@ async def test_outline_hierarchy_and_sentences_give_typed_relations(tmp_path: Pa
     kg = await KnowledgeGraph.open(None)
     chunks = chunks_of(write(tmp_path, "o.txt", OUTLINE), "灯台的见证", "outline")
     await kg.index_document("doc-o", chunks)
-    assert all(kg.node(n) for n in ("concept:灯台", "concept:灯盏", "concept:金油"))
-    assert kg.has_edge("concept:灯台", "concept:灯盏", "包含")  # "灯台包括灯盏与金油"
-    assert kg.has_edge("concept:灯台", "concept:金油", "包含")
-    assert kg.has_edge("concept:灯盏", "concept:灯台", "发展自")  # the sub-point says so
+    assert all(kg.query.node(n) for n in ("concept:灯台", "concept:灯盏", "concept:金油"))
+    assert kg.query.has_edge("concept:灯台", "concept:灯盏", "包含")  # "灯台包括灯盏与金油"
+    assert kg.query.has_edge("concept:灯台", "concept:金油", "包含")
+    assert kg.query.has_edge("concept:灯盏", "concept:灯台", "发展自")  # the sub-point says so
 
 
 FOOTNOTES = """# 撒迦利亚书注解（测试）
@@ -131,8 +133,8 @@ async def test_a_footnote_grounds_its_concepts_in_its_verse(tmp_path: Path) -> N
     kg = await KnowledgeGraph.open(None)
     chunks = chunks_of(write(tmp_path, "f.md", FOOTNOTES), "撒迦利亚书注解（测试）", "footnote")
     await kg.index_document("doc-f", chunks)
-    assert kg.has_edge("concept:金灯台", "scripture:Zech.4.2", "根基于")
-    assert "金灯台" in kg.concepts_for_scripture("Zech.4.2")
+    assert kg.query.has_edge("concept:金灯台", "scripture:Zech.4.2", "根基于")
+    assert "金灯台" in kg.query.concepts_for_scripture("Zech.4.2")
 
 
 async def test_a_synonym_of_an_existing_node_becomes_its_alias(tmp_path: Path) -> None:
@@ -141,15 +143,15 @@ async def test_a_synonym_of_an_existing_node_becomes_its_alias(tmp_path: Path) -
     text = "# 一　救恩\n\n" + "有机的救恩是生命的过程。" * 4
     kg = await KnowledgeGraph.open(None)
     await kg.index_document("doc-s", chunks_of(write(tmp_path, "s.md", text), "救恩"))
-    assert kg.node("concept:有机的救恩") is None
-    assert "有机的救恩" in kg.node("concept:有机救恩").aliases
+    assert kg.query.node("concept:有机的救恩") is None
+    assert "有机的救恩" in kg.query.node("concept:有机救恩").aliases
     await kg.delete_document("doc-s")
-    assert "有机的救恩" not in kg.node("concept:有机救恩").aliases
+    assert "有机的救恩" not in kg.query.node("concept:有机救恩").aliases
 
 
 async def test_the_seed_wins_a_conflicting_edge() -> None:
     kg = await KnowledgeGraph.open(None)
-    assert kg.has_edge("concept:有机救恩", "concept:重生", "包含")
+    assert kg.query.has_edge("concept:有机救恩", "concept:重生", "包含")
     # a document claims the opposite between the same two concepts, and a new pair
     await kg.add(
         "doc",
@@ -160,25 +162,25 @@ async def test_the_seed_wins_a_conflicting_edge() -> None:
         ],
         [],
     )
-    assert not kg.has_edge("concept:重生", "concept:有机救恩", "包含")  # hidden
-    assert kg.has_edge("concept:有机救恩", "concept:重生", "包含")
-    weights = {(e.src, e.dst, e.relation): e.weight for e in kg.relations("concept:新甲")}
+    assert not kg.query.has_edge("concept:重生", "concept:有机救恩", "包含")  # hidden
+    assert kg.query.has_edge("concept:有机救恩", "concept:重生", "包含")
+    weights = {(e.src, e.dst, e.relation): e.weight for e in kg.query.relations("concept:新甲")}
     assert weights["concept:新甲", "concept:重生", "相关"] == pytest.approx(0.5)
 
 
 async def test_the_walk_follows_direction_and_renders_english() -> None:
     kg = await KnowledgeGraph.open(None)
     # 有机救恩 包含 重生: from the whole, the part is near; from the part, the whole is further
-    down = kg.walk(["concept:有机救恩"]).nodes["concept:重生"]
-    up = kg.walk(["concept:重生"]).nodes["concept:有机救恩"]
+    down = kg.query.walk(["concept:有机救恩"]).nodes["concept:重生"]
+    up = kg.query.walk(["concept:重生"]).nodes["concept:有机救恩"]
     assert down > up
-    walk = kg.walk(kg.link("神圣分赐和召会"))
+    walk = kg.query.walk(kg.query.link("神圣分赐和召会"))
     assert walk.paths[0].render("en") == (
         "divine dispensing —develops→ organic salvation —develops→ church life —develops→ church"
     )
     assert walk.entries == ["concept:神圣分赐", "concept:召会"]
     # walking up a 包含 edge shows the arrow against the reading direction
-    part = kg.walk(["concept:重生", "concept:变化"])
+    part = kg.query.walk(["concept:重生", "concept:变化"])
     assert part.paths[0].render() == "重生 ←包含— 有机救恩 —包含→ 变化"
 
 
@@ -186,18 +188,18 @@ async def test_growth_off_keeps_to_the_curated_graph() -> None:
     kg = await KnowledgeGraph.open(None, growth=False)
     chunks = chunks_of(DATA / "message-tabernacle.md", "帐幕与召会")
     await kg.index_document("doc", chunks)
-    assert kg.node(TABERNACLE) is None
-    assert kg.node("book:帐幕与召会") is not None
-    assert kg.chunks_for(CHURCH)  # existing concepts are still linked to the chunks
+    assert kg.query.node(TABERNACLE) is None
+    assert kg.query.node("book:帐幕与召会") is not None
+    assert kg.query.chunks_for(CHURCH)  # existing concepts are still linked to the chunks
 
 
 async def test_a_concept_without_an_english_alias_is_named_by_the_dictionary() -> None:
     kg = await KnowledgeGraph.open(None)
     chunks = chunks_of(DATA / "message-tabernacle.md", "帐幕与召会")
     await kg.index_document(chunks[0].doc_id, chunks)
-    assert not any(str(a).isascii() for a in kg.node(TABERNACLE).aliases)
-    assert kg.label(TABERNACLE, "en") == "tent"  # CC-CEDICT: 帐幕 /tent/
-    path = kg.walk(kg.link("帐幕和召会是什么关系？")).paths[0]
+    assert not any(str(a).isascii() for a in kg.query.node(TABERNACLE).aliases)
+    assert kg.query.label(TABERNACLE, "en") == "tent"  # CC-CEDICT: 帐幕 /tent/
+    path = kg.query.walk(kg.query.link("帐幕和召会是什么关系？")).paths[0]
     assert path.render("en") in ("tent —is related to— church", "church —is related to— tent")
     # No gloss: the Chinese term stays (never an empty label); an English alias still wins.
     await kg.add(
@@ -210,7 +212,7 @@ async def test_a_concept_without_an_english_alias_is_named_by_the_dictionary() -
         [],
         [],
     )
-    assert kg.label("concept:甲乙丙丁", "en") == "甲乙丙丁"
-    assert kg.label("concept:会幕", "en") == "Tent of Meeting"
-    assert kg.label("book:帐幕之书", "en") == "帐幕之书"  # a title is not translated
+    assert kg.query.label("concept:甲乙丙丁", "en") == "甲乙丙丁"
+    assert kg.query.label("concept:会幕", "en") == "Tent of Meeting"
+    assert kg.query.label("book:帐幕之书", "en") == "帐幕之书"  # a title is not translated
     await kg.close()

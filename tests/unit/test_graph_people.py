@@ -35,38 +35,40 @@ async def grown() -> KnowledgeGraph:
 async def test_seed_persons_link_by_every_alias_and_not_inside_a_book_name() -> None:
     kg = await KnowledgeGraph.open(None)
     for text in ("保罗说", "保羅說", "the apostle Paul wrote", "Paul"):
-        assert "person:保罗" in kg.link(text), text
-    assert kg.link("约翰看见圣城") == ["person:约翰"]
-    assert "person:约翰" not in kg.link("约翰福音说")  # the book, not the man
-    assert "person:路得" not in kg.link("路得记")
-    assert "person:彼得" not in kg.link("彼得前书")
-    assert kg.node_kind("topic:得胜") == "topic" and kg.node_kind("topic:国度") == "topic"
-    assert kg.has_edge("topic:国度", "concept:神的国", "包含")
+        assert "person:保罗" in kg.query.link(text), text
+    assert kg.query.link("约翰看见圣城") == ["person:约翰"]
+    assert "person:约翰" not in kg.query.link("约翰福音说")  # the book, not the man
+    assert "person:路得" not in kg.query.link("路得记")
+    assert "person:彼得" not in kg.query.link("彼得前书")
+    assert (
+        kg.query.node_kind("topic:得胜") == "topic" and kg.query.node_kind("topic:国度") == "topic"
+    )
+    assert kg.query.has_edge("topic:国度", "concept:神的国", "包含")
     await kg.close()
 
 
 async def test_a_person_expounds_the_concepts_his_passages_discuss(grown: KnowledgeGraph) -> None:
-    assert grown.has_edge("person:保罗", "concept:争战的兵器", "阐明")
-    assert grown.edge_sources("person:保罗", "concept:争战的兵器", "阐明") == (TITLE,)
-    assert grown.has_edge("person:保罗", "concept:经纶", "阐明")  # the seed's stays
+    assert grown.query.has_edge("person:保罗", "concept:争战的兵器", "阐明")
+    assert grown.query.edge_sources("person:保罗", "concept:争战的兵器", "阐明") == (TITLE,)
+    assert grown.query.has_edge("person:保罗", "concept:经纶", "阐明")  # the seed's stays
     # 撒母耳 is in no dictionary: jieba tags it a name, and it stands before 说 / 对 / 看见
-    assert grown.node_kind("person:撒母耳") == "person"
-    assert grown.node("concept:撒母耳") is None  # a person's name is no concept
-    assert grown.has_edge("person:撒母耳", "concept:争战的兵器", "阐明")
+    assert grown.query.node_kind("person:撒母耳") == "person"
+    assert grown.query.node("concept:撒母耳") is None  # a person's name is no concept
+    assert grown.query.has_edge("person:撒母耳", "concept:争战的兵器", "阐明")
     await grown.delete_document("doc-w")
-    assert grown.node("person:撒母耳") is None
-    assert not grown.has_edge("person:保罗", "concept:争战的兵器", "阐明")
+    assert grown.query.node("person:撒母耳") is None
+    assert not grown.query.has_edge("person:保罗", "concept:争战的兵器", "阐明")
     await grown.close()
 
 
 async def test_sections_become_topics_of_the_concepts_they_treat(grown: KnowledgeGraph) -> None:
     topic = "topic:撒母耳的祷告"
-    assert grown.node_kind(topic) == "topic"
-    assert grown.has_edge(f"book:{TITLE}", topic, "包含")
-    assert grown.has_edge(topic, "concept:争战的兵器", "包含")
-    assert len(grown.chunks_for(topic)) == 1
+    assert grown.query.node_kind(topic) == "topic"
+    assert grown.query.has_edge(f"book:{TITLE}", topic, "包含")
+    assert grown.query.has_edge(topic, "concept:争战的兵器", "包含")
+    assert len(grown.query.chunks_for(topic)) == 1
     # a heading that names a concept (一　争战的兵器) makes no second node
-    assert grown.node("topic:争战的兵器") is None
+    assert grown.query.node("topic:争战的兵器") is None
     await grown.close()
 
 
@@ -85,9 +87,9 @@ async def test_an_outline_title_is_a_topic_over_its_points(tmp_path: Path) -> No
     path.write_text(OUTLINE, encoding="utf-8")
     kg = await KnowledgeGraph.open(None)
     await kg.index_document("doc-o", chunks_of(path, "牧养与喂养（测试）", "outline"))
-    assert kg.node_kind("topic:牧养与喂养（测试）") == "topic"
+    assert kg.query.node_kind("topic:牧养与喂养（测试）") == "topic"
     # its points name concepts (grown here): the title topic 包含 them
-    assert kg.has_edge("topic:牧养与喂养（测试）", "concept:喂养的供应", "包含")
+    assert kg.query.has_edge("topic:牧养与喂养（测试）", "concept:喂养的供应", "包含")
     await kg.close()
 
 
@@ -95,10 +97,10 @@ async def test_generic_language_does_not_grow_and_x_de_y_grows_whole(
     grown: KnowledgeGraph,
 ) -> None:
     # 原文 recurs, but once a passage: spread thin, it is the text's language, not a subject
-    assert grown.node("concept:原文") is None
+    assert grown.query.node("concept:原文") is None
     # 争战的兵器 (争战 is a verb to jieba) is one term; its head noun alone is not
-    assert grown.node_kind("concept:争战的兵器") == "concept"
-    assert grown.node("concept:兵器") is None
+    assert grown.query.node_kind("concept:争战的兵器") == "concept"
+    assert grown.query.node("concept:兵器") is None
     await grown.close()
 
 

@@ -87,11 +87,11 @@ async def build_library(db: Path) -> None:
 
 def picture(kg: KnowledgeGraph) -> dict[str, Any]:
     """Everything a reader can ask the graph, over every node and question."""
-    named = {n for ids in kg.term_index().terms.values() for n in ids}
-    nodes = sorted({n for q in QUESTIONS for n in kg.link(q)} | named)
+    named = {n for ids in kg.query.term_index().terms.values() for n in ids}
+    nodes = sorted({n for q in QUESTIONS for n in kg.query.link(q)} | named)
     walks = {}
     for entry in [*((n,) for n in nodes), *itertools.combinations(nodes[:12], 2)]:
-        walk = kg.walk(list(entry), depth=2)
+        walk = kg.query.walk(list(entry), depth=2)
         walks[entry] = (
             list(walk.chunk_scores.items()),
             [p.to_json() for p in walk.paths],
@@ -100,18 +100,20 @@ def picture(kg: KnowledgeGraph) -> dict[str, Any]:
         )
     return {
         "walks": walks,
-        "links": {q: kg.link(q) for q in QUESTIONS},
-        "labels": {n: (kg.label(n), kg.label(n, "en"), kg.node(n)) for n in nodes},
-        "relations": {n: kg.relations(n) for n in nodes},
-        "sources": {
-            (e.src, e.dst, e.relation): kg.edge_sources(e.src, e.dst, e.relation)
-            for n in nodes
-            for e in kg.relations(n)
+        "links": {q: kg.query.link(q) for q in QUESTIONS},
+        "labels": {
+            n: (kg.query.label(n), kg.query.label(n, "en"), kg.query.node(n)) for n in nodes
         },
-        "chunks": {n: kg.chunks_for(n) for n in nodes},
-        "scripture": kg.concepts_for_scripture("Eph.1.10"),
+        "relations": {n: kg.query.relations(n) for n in nodes},
+        "sources": {
+            (e.src, e.dst, e.relation): kg.query.edge_sources(e.src, e.dst, e.relation)
+            for n in nodes
+            for e in kg.query.relations(n)
+        },
+        "chunks": {n: kg.query.chunks_for(n) for n in nodes},
+        "scripture": kg.query.concepts_for_scripture("Eph.1.10"),
         "stats": kg.stats(),
-        "terms": kg.terms(),
+        "terms": kg.query.terms(),
         "seed_terms": kg.seed_terms(),
     }
 
@@ -158,6 +160,31 @@ async def test_the_lazy_graph_walks_as_the_eager_one(tmp_path: Path) -> None:
         await fresh.close()
 
 
+async def test_a_query_taken_before_the_first_write_reads_the_write(tmp_path: Path) -> None:
+    """Search and /graph keep the `GraphQueries` they were given at start-up: when a lazy graph
+    loads its rows to write, that object reads the rows from then on."""
+    db = tmp_path / "g.sqlite3"
+    await build_library(db)
+    kg = await KnowledgeGraph.open(db)
+    try:
+        query = kg.query
+        assert not kg.loaded_rows and query.node("concept:试验己") is None
+        await kg.add(
+            "doc-f",
+            [Node("concept:试验己", "concept", "试验己")],
+            [Edge("concept:试验己", "concept:试验甲", "相关", 0.5)],
+            [("f1", "concept:试验己")],
+        )
+        assert kg.loaded_rows and kg.query is query
+        assert query.node("concept:试验己") == Node("concept:试验己", "concept", "试验己")
+        assert query.relations("concept:试验己") == [
+            Edge("concept:试验己", "concept:试验甲", "相关", 0.5)
+        ]
+        assert query.chunks_for("concept:试验己") == {"f1"} and query.mentioned("f1")
+    finally:
+        await kg.close()
+
+
 async def test_a_stale_or_broken_snapshot_is_not_read(tmp_path: Path) -> None:
     db = tmp_path / "g.sqlite3"
     await build_library(db)
@@ -170,12 +197,12 @@ async def test_a_stale_or_broken_snapshot_is_not_read(tmp_path: Path) -> None:
     # killed before closing: the snapshot on disk names an older generation of the rows
     path.write_bytes(old)
     stale = await KnowledgeGraph.open(db)
-    assert stale.loaded_rows and stale.node("concept:试验戊") is not None
+    assert stale.loaded_rows and stale.query.node("concept:试验戊") is not None
     await stale.close()
     await kg.close()
     path.write_bytes(b"not a snapshot")
     broken = await KnowledgeGraph.open(db)
-    assert broken.loaded_rows and broken.node("concept:试验戊") is not None
+    assert broken.loaded_rows and broken.query.node("concept:试验戊") is not None
     await broken.close()
     again = await KnowledgeGraph.open(db)
     assert not again.loaded_rows  # the snapshot was rewritten by the load

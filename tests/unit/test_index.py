@@ -9,7 +9,13 @@ from pathlib import Path
 import pytest
 
 from retrieval.fakes import HashEmbedder
-from retrieval.graph import KnowledgeGraph, book_node_id, person_node_id, scripture_node_id
+from retrieval.graph import (
+    GraphQueries,
+    KnowledgeGraph,
+    book_node_id,
+    person_node_id,
+    scripture_node_id,
+)
 from retrieval.index import DocumentRecord, Indexer, VerseRow
 from retrieval.keyword import Bm25Encoder
 from retrieval.store.edge import EdgeStore
@@ -68,14 +74,12 @@ class FlakyGraph:
     async def delete_document(self, doc_id: str) -> None:
         await self.inner.delete_document(doc_id)
 
-    def link(self, text: str) -> list[str]:
-        return self.inner.link(text)
-
-    def node_label(self, node_id: str) -> str:
-        return self.inner.node_label(node_id)
+    @property
+    def query(self) -> GraphQueries:
+        return self.inner.query
 
     def book_chunks(self, source: str) -> set[str]:
-        return self.inner.chunks_for(book_node_id(source))
+        return self.inner.query.chunks_for(book_node_id(source))
 
 
 class CrashingStore:
@@ -176,10 +180,12 @@ async def test_add_then_unchanged_without_embedding(
     assert all("cid" not in c.extra for c in stored)  # the graph reads points by id
     assert graph.book_chunks("书 d1") == {c.id for c in stored}
     first = next(c.id for c in stored if c.position == 0)
-    assert first in graph.inner.chunks_for(scripture_node_id("Eph.1.10"))
-    assert graph.inner.node_kind(person_node_id("作者甲")) == "person"
+    assert first in graph.inner.query.chunks_for(scripture_node_id("Eph.1.10"))
+    assert graph.inner.query.node_kind(person_node_id("作者甲")) == "person"
     assert any(
-        first in graph.inner.chunks_for(n) for n in graph.link("经纶") if n.startswith("concept:")
+        first in graph.inner.query.chunks_for(n)
+        for n in graph.query.link("经纶")
+        if n.startswith("concept:")
     )
 
 
@@ -211,7 +217,7 @@ async def test_delete_by_source_removes_everything(
     assert record is not None and record.doc_id == "d1"
     assert await store.count(Filter(equals={"doc_id": "d1"})) == 0
     assert graph.book_chunks("经纶信息") == set()
-    assert graph.inner.node_kind(book_node_id("经纶信息")) is None
+    assert graph.inner.query.node_kind(book_node_id("经纶信息")) is None
     assert graph.book_chunks("书 d2")
     assert [d.doc_id for d in await ix.documents()] == ["d2"]
     remaining = await _keyword_ids(ix, store, "经纶 橄榄山 召会生活")

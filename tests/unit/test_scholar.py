@@ -78,7 +78,7 @@ class Env:
     graph: KnowledgeGraph
 
     def scholar(self, llm: LLM | None) -> Scholar:
-        return Scholar(self.search, self.indexer, self.graph, llm)
+        return Scholar(self.search, self.indexer, self.graph.query, llm)
 
 
 ERAS = {"m1": "sample-1960s", "m2": "sample-1980s"}  # the footnotes have none
@@ -117,7 +117,7 @@ async def env(tmp_path: Path) -> AsyncIterator[Env]:
     try:
         async with Indexer(tmp_path / "db.sqlite3", store, embedder, encoder, graph) as ix:
             await _index(ix)
-            search = HybridSearch(store, embedder, encoder, graph, SynonymTable.load())
+            search = HybridSearch(store, embedder, encoder, graph.query, SynonymTable.load())
             yield Env(search, ix, graph)
     finally:
         await store.close()

@@ -59,7 +59,7 @@ async def env(tmp_path: Path) -> AsyncIterator[tuple[HybridSearch, Indexer, Know
                     )
                 doc = DocumentRecord(doc_id, source, content_hash(repr(paras)))
                 await ix.replace_document(doc, chunks)
-            search = HybridSearch(store, embedder, encoder, graph, SynonymTable.load())
+            search = HybridSearch(store, embedder, encoder, graph.query, SynonymTable.load())
             yield search, ix, graph
     finally:
         await store.close()

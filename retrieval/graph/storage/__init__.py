@@ -7,11 +7,12 @@
   kept in step as documents come and go;
 - `snapshot`: `GraphReads` saved to one file, so a large graph opens without its rows.
 
-The algorithms (`linking`, `walking`, `grow`, `view`) read through `GraphReads` and the
-`KnowledgeGraph` facade; nothing outside this package builds or changes these structures.
+The algorithms (`linking`, `walking`, `grow`) read through `GraphReads`; everyone else reads
+through `GraphQueries` (`KnowledgeGraph.query`), and only `KnowledgeGraph` builds or changes
+these structures.
 """
 
-from retrieval.graph.storage.adjacency import Adjacency, GraphEdge, GraphNode, Neighbours
+from retrieval.graph.storage.adjacency import Adjacency, Neighbours
 from retrieval.graph.storage.contributions import (
     Contributions,
     EdgeKey,
@@ -27,8 +28,6 @@ __all__ = [
     "Contributions",
     "EdgeKey",
     "GraphDB",
-    "GraphEdge",
-    "GraphNode",
     "GraphReads",
     "Mentions",
     "Neighbours",

@@ -10,32 +10,18 @@ plain dicts load from a snapshot in a fraction of the time (`storage.snapshot`).
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
 from typing import Any
+
+from retrieval.graph.model import Edge, Node
 
 # other end → relation → weight; the same dict object is shared by both ends of an edge
 Neighbours = Mapping[str, Mapping[str, float]]
 _EMPTY: dict[str, dict[str, float]] = {}
 
 
-@dataclass(frozen=True, slots=True)
-class GraphNode:
-    kind: str
-    label: str
-    aliases: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class GraphEdge:
-    src: str
-    dst: str
-    relation: str
-    weight: float = 1.0
-
-
 class Adjacency:
     def __init__(self) -> None:
-        self._nodes: dict[str, GraphNode] = {}
+        self._nodes: dict[str, Node] = {}
         self._succ: dict[str, dict[str, dict[str, float]]] = {}
         self._pred: dict[str, dict[str, dict[str, float]]] = {}
         self._edges = 0
@@ -62,7 +48,7 @@ class Adjacency:
         g = cls()
         ids = [str(row[0]) for row in data["nodes"]]
         for node_id, kind, label, aliases in data["nodes"]:
-            g._nodes[node_id] = GraphNode(kind, label, tuple(aliases))
+            g._nodes[node_id] = Node(node_id, kind, label, tuple(aliases))
         for node_id, targets in zip(ids, data["succ"], strict=True):
             g._succ[node_id] = {
                 ids[dst]: {str(r): float(w) for r, w in rels} for dst, rels in targets
@@ -74,8 +60,9 @@ class Adjacency:
 
     # ---- writes -------------------------------------------------------------------------------
 
-    def put_node(self, node_id: str, node: GraphNode) -> None:
+    def put_node(self, node: Node) -> None:
         """Add the node, or change it where it stands."""
+        node_id = node.id
         self.version += 1
         if node_id not in self._nodes:
             self._succ[node_id] = {}
@@ -121,10 +108,10 @@ class Adjacency:
     def __contains__(self, node_id: object) -> bool:
         return node_id in self._nodes
 
-    def node(self, node_id: str) -> GraphNode | None:
+    def node(self, node_id: str) -> Node | None:
         return self._nodes.get(node_id)
 
-    def nodes(self) -> Iterator[tuple[str, GraphNode]]:
+    def nodes(self) -> Iterator[tuple[str, Node]]:
         return iter(self._nodes.items())
 
     def successors(self, node_id: str) -> Neighbours:
@@ -143,12 +130,12 @@ class Adjacency:
     def has_edge(self, src: str, dst: str, relation: str) -> bool:
         return relation in self._succ.get(src, _EMPTY).get(dst, _EMPTY)
 
-    def edges(self) -> Iterator[GraphEdge]:
+    def edges(self) -> Iterator[Edge]:
         """Every edge, by source (in node order), then target, then relation."""
         for src, targets in self._succ.items():
             for dst, by_relation in targets.items():
                 for relation, weight in by_relation.items():
-                    yield GraphEdge(src, dst, relation, weight)
+                    yield Edge(src, dst, relation, weight)
 
     @property
     def node_count(self) -> int:

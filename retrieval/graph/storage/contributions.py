@@ -20,8 +20,8 @@ import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from retrieval.graph.model import KINDS, SEED_DOC
-from retrieval.graph.storage.adjacency import Adjacency, GraphNode
+from retrieval.graph.model import KINDS, SEED_DOC, Node
+from retrieval.graph.storage.adjacency import Adjacency
 from retrieval.graph.storage.mentions import Mentions
 
 EdgeKey = tuple[str, str, str]  # (src, dst, relation)
@@ -166,7 +166,7 @@ class Contributions:
         first = rows.get(SEED_DOC) or next(iter(rows.values()))
         aliases = tuple(dict.fromkeys(a for r in rows.values() for a in r[2]))
         was_there = node_id in g
-        g.put_node(node_id, GraphNode(first[0], first[1], aliases))
+        g.put_node(Node(node_id, first[0], first[1], aliases))
         if not was_there:
             for key in list(self._edges_at.get(node_id, ())):
                 self._sync_edge(key)

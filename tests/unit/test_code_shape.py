@@ -21,7 +21,6 @@ MAX_PUBLIC_METHODS = 20
 ALLOWED_OVER: frozenset[str] = frozenset(
     {
         "novel/repo.py:NovelRepo",
-        "retrieval/graph/core.py:KnowledgeGraph",
     }
 )
 

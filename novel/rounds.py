@@ -9,6 +9,7 @@ from datetime import datetime, timedelta
 from typing import Literal
 
 from novel.ballot import BALLOT_STYLES, BallotPost, BallotStyle
+from novel.member import Member
 from novel.phase import Event, Phase
 from novel.repo import NovelRepo, RoundRow, VoteSource
 from novel.results import (
@@ -25,7 +26,6 @@ from novel.results import (
 from novel.schedule import Now
 from novel.settings import NovelSettings
 from novel.tally import Outcome, decide
-from retrieval.requests import Actor
 
 STYLE_KEY = "ballot_style"
 VOTERS_KEY = "ballot_voters"
@@ -65,34 +65,34 @@ class RoundService:
             return 0
         return max(0, round((when - self._clock()).total_seconds() / 60))
 
-    async def open(self, actor: Actor) -> RoundOpened:
+    async def open(self, member: Member) -> RoundOpened:
         now = self._clock()
         deadline = now + timedelta(minutes=self._settings.proposal_minutes)
         round_id = uuid.uuid4().hex[:12]
         created = await self._repo.insert_round(
             round_id=round_id,
-            chat_id=actor.chat_id,
-            platform=actor.platform,
-            channel_id=actor.channel_id,
-            opener_id=actor.user_id,
-            opener_name=actor.user_name,
-            lang=actor.lang,
+            chat_id=member.chat_id,
+            platform=member.platform,
+            channel_id=member.channel_id,
+            opener_id=member.user_id,
+            opener_name=member.user_name,
+            lang=member.lang,
             now=now,
             proposal_deadline=deadline,
         )
         if not created:
             raise Refused("round_open", phase=Phase.PROPOSAL.value)
         self._schedule(round_id, deadline)
-        number = len(await self._repo.chapters(actor.chat_id)) + 1
+        number = len(await self._repo.chapters(member.chat_id)) + 1
         return RoundOpened(number, self.minutes_left(deadline), self.model_writes)
 
-    async def propose(self, actor: Actor, title: str, summary: str, notes: str) -> ProposalSaved:
+    async def propose(self, member: Member, title: str, summary: str, notes: str) -> ProposalSaved:
         title = title.strip()
         if not title:
             raise Refused("propose_title_missing")
         if len(title) > 100 or len(summary) > 1000 or len(notes) > 1000:
             raise Refused("propose_too_long")
-        r = await self._repo.open_round(actor.chat_id)
+        r = await self._repo.open_round(member.chat_id)
         if r is None:
             raise Refused("no_round")
         if r.phase != Phase.PROPOSAL or self._clock() >= r.proposal_deadline:
@@ -100,8 +100,8 @@ class RoundService:
         try:
             new = await self._repo.upsert_proposal(
                 r.id,
-                actor.user_id,
-                actor.user_name,
+                member.user_id,
+                member.user_name,
                 title,
                 summary.strip(),
                 notes.strip(),
@@ -127,9 +127,9 @@ class RoundService:
         return r
 
     async def vote(
-        self, actor: Actor, option: int, round_id: str = "", source: VoteSource = "command"
+        self, member: Member, option: int, round_id: str = "", source: VoteSource = "command"
     ) -> VoteCast:
-        r = await self._voting_round(actor.chat_id, round_id)
+        r = await self._voting_round(member.chat_id, round_id)
         proposals = await self._repo.proposals(r.id)
         if not 1 <= option <= len(proposals):
             raise Refused("bad_option", n=len(proposals))
@@ -137,10 +137,10 @@ class RoundService:
         try:
             before = await self._repo.vote(
                 r.id,
-                actor.user_id,
+                member.user_id,
                 chosen.id,
                 self._clock(),
-                user_name=actor.user_name,
+                user_name=member.user_name,
                 source=source,
             )
         except LookupError:
@@ -152,17 +152,17 @@ class RoundService:
         return VoteCast(r.id, option, chosen.title, change, outcome)
 
     async def poll_answer(
-        self, actor: Actor, poll_id: str, options: tuple[int, ...]
+        self, member: Member, poll_id: str, options: tuple[int, ...]
     ) -> tuple[str, VoteCast | VoteRetracted]:
         """A native poll's answer → the round's tally; returns (round id, result)."""
         post = await self._repo.ballot_by_poll(poll_id)
         if post is None:
             raise Refused("stale_ballot")
-        voter = replace(actor, chat_id=post.chat_id)
+        voter = replace(member, chat_id=post.chat_id)
         if not options:
             r = await self._voting_round(post.chat_id, post.round_id)
             try:
-                removed = await self._repo.retract_vote(r.id, actor.user_id, source="poll")
+                removed = await self._repo.retract_vote(r.id, member.user_id, source="poll")
             except LookupError:
                 raise Refused("voting_closed") from None
             return r.id, VoteRetracted(removed)
@@ -178,7 +178,7 @@ class RoundService:
         self._cancel(r.id)
         if not await self._repo.proposals(r.id):
             await self._repo.advance(r.id, Event.NO_PROPOSALS, closed_at=now, outcome="empty")
-            return RoundEmpty()
+            return RoundEmpty(r.lang)
         self._schedule(r.id, deadline)
         view = await self.ballot_view(r.id)
         assert view is not None
@@ -234,15 +234,15 @@ class RoundService:
         return chosen, voters == "shown"
 
     async def set_ballot_settings(
-        self, actor: Actor, style: str | None, voters: str | None
+        self, member: Member, style: str | None, voters: str | None
     ) -> SettingsSaved:
         if style is not None:
             if style not in BALLOT_STYLES:
                 raise Refused("bad_ballot_style", got=style[:20])
-            await self._repo.set_setting(actor.chat_id, STYLE_KEY, style)
+            await self._repo.set_setting(member.chat_id, STYLE_KEY, style)
         if voters is not None:
             if voters not in ("shown", "hidden"):
                 raise Refused("bad_voters", got=voters[:20])
-            await self._repo.set_setting(actor.chat_id, VOTERS_KEY, voters)
-        chosen, show = await self.ballot_settings(actor.chat_id, actor.platform)
+            await self._repo.set_setting(member.chat_id, VOTERS_KEY, voters)
+        chosen, show = await self.ballot_settings(member.chat_id, member.platform)
         return SettingsSaved(chosen, show)

@@ -7,10 +7,10 @@ from collections.abc import Callable
 from typing import Any, Literal
 
 from bot.presenters.cast import cast_reply, map_reply, recap_reply
+from bot.presenters.novel import VOTE, NovelReplies, decode_vote_payload
 from bot.registry import Action, Call, Command, Group, Help, Param, Permission, UsageError, Values
 from novel import api as novel_api
-from novel.api import NovelRequest, Novels, Story
-from novel.ballot import VOTE, decode_vote_payload
+from novel.api import NovelRequest, Story
 from novel.cast import RECAP_DEFAULT, RECAP_MAX
 from retrieval.reply import POLL_ANSWER, Reply
 
@@ -179,7 +179,7 @@ def story_commands(story: Story) -> tuple[Command[Any], ...]:
 
 
 def novel_commands(
-    novels: Novels,
+    novels: NovelReplies,
     *,
     openers: Literal["admins", "members"] = "admins",
     story: Story | None = None,
@@ -422,7 +422,7 @@ def novel_commands(
     return chapter, novel
 
 
-def ballot_setting(novels: Novels) -> Command[NovelRequest]:
+def ballot_setting(novels: NovelReplies) -> Command[NovelRequest]:
     """`/settings ballot poll|keyboard shown|hidden`: one ballot per chat, voters' names."""
 
     async def run(call: Call, request: NovelRequest) -> Reply:
@@ -447,7 +447,7 @@ def ballot_setting(novels: Novels) -> Command[NovelRequest]:
     )
 
 
-def novel_actions(novels: Novels) -> tuple[Action[Any], ...]:
+def novel_actions(novels: NovelReplies) -> tuple[Action[Any], ...]:
     """Vote buttons and native poll answers."""
 
     async def run(call: Call, request: NovelRequest) -> Reply:

@@ -79,7 +79,7 @@ class Tg:
         self.server.push_message("/help@baibao_bot", chat_id=GROUP, user_id=CREATOR)
         await self.server.wait_for("sendMessage", before + 1, where=marker)
         assert self.app.novels.ballots is not None
-        await self.app.novels.ballots.idle()
+        await self.app.novels.service.ballots.idle()
 
     def said(self) -> list[str]:
         return [

@@ -172,7 +172,7 @@ def test_blueprint_upload_clear_message_and_unchanged(tmp_path: Path) -> None:
 
     def body(app: App, loop: Loop) -> None:
         novels = app.novels
-        repo = novels.repo  # type: ignore[attr-defined]
+        repo = novels.service.repo
 
         @FUZZ
         @given(BLUEPRINT_BYTES)

@@ -60,9 +60,9 @@ async def test_no_model_says_so_at_once_and_members_submit_the_chapter(tmp_path:
         [(number, version)] = await room.repo.current_versions("g1")
         assert number == 1 and version.summary["extractive"] is True
         assert "钱七" in version.summary["characters"]
-        chunks = await s.memory.chunks_of("g1", version.chapter_id)
+        chunks = await s.service.memory.chunks_of("g1", version.chapter_id)
         assert chunks and {"林远", "苏晴"} <= {t for c in chunks for t in c.extra["tags"]}
-        [l3] = await s.memory.summaries("g1", "夜渡 林远 钱七")
+        [l3] = await s.service.memory.summaries("g1", "夜渡 林远 钱七")
         assert l3.chapter_no == 1 and "夜渡" in l3.text
         # the blueprint follows the story: proposals from the chapter
         assert "世界设定更新建议" in early.plain()
@@ -252,7 +252,7 @@ async def test_a_store_failure_while_saving_a_revision_keeps_the_current_version
             after = await room.store.scroll(limit=1000)
             assert len(after) == len(stored), step
             assert {(c.extra["version"], c.extra["current"]) for c in after} == {(1, True)}
-            hits = await s.memory.search("g1", "钱七 漕帮 封江")
+            hits = await s.service.memory.search("g1", "钱七 漕帮 封江")
             assert hits and all(h.version == 1 for h in hits), step
             assert any("钱七" in h.text for h in hits), step
 
@@ -422,8 +422,10 @@ async def test_l3_summaries_by_similarity_with_the_previous_chapter_always_in(
                 else f"第{n}回里，苏晴在渡口晒药，江面平静。"
             )
             assert not (await s.handle(ADMIN, api.SubmitChapter(body))).is_error
-        bp = await s.chapters.blueprint("g1")
-        ctx = await s.chapters.context("g1", bp, Goal("罗盘", "林远取出青铜罗盘寻找江心岛"), None)
+        bp = await s.service.chapters.blueprint("g1")
+        ctx = await s.service.chapters.context(
+            "g1", bp, Goal("罗盘", "林远取出青铜罗盘寻找江心岛"), None
+        )
         assert ctx.number == 13
         assert 3 in [p.number for p in ctx.summaries]  # the callback, 10 chapters back
         assert 12 not in [p.number for p in ctx.summaries]  # the previous one is in L4

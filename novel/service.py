@@ -117,7 +117,7 @@ class NovelService:
 
     async def reconcile(self) -> dict[str, ReconcileReport]:
         """Re-apply the SQLite truth to the vector store for every novel."""
-        for chat_id in await self.repo.chats():
+        for chat_id in await self.repo.world.chats():
             report = await self.memory.reconcile(chat_id)
             self.last_reconcile[chat_id] = report
             if report.removed or report.reindexed or report.activated or report.renumbered:
@@ -125,7 +125,7 @@ class NovelService:
         return self.last_reconcile
 
     async def _resume_rounds(self) -> None:
-        for r in await self.repo.open_rounds():
+        for r in await self.repo.rounds.open_rounds():
             if r.phase == Phase.PROPOSAL:
                 self._schedule(r.id, r.proposal_deadline)
             elif r.phase == Phase.VOTING and r.vote_deadline is not None:
@@ -133,7 +133,7 @@ class NovelService:
             elif r.phase == Phase.WRITING:
                 # The process stopped mid-write: nothing was saved (one transaction saves the
                 # chapter and finishes the round). Write it again at once when a model can.
-                await self.repo.advance(r.id, Event.STALL)
+                await self.repo.rounds.advance(r.id, Event.STALL)
                 if self.llm is not None:
                     self.deadlines.at(f"resume:{r.id}", self._clock(), self._resumer(r.id))
 
@@ -159,7 +159,9 @@ class NovelService:
             raise Refused("admins_only")  # the router checked first; this guards direct callers
         if isinstance(request, api.PollAnswer):  # no chat id: the poll knows its round
             return await self._poll_answer(member, request)
-        await self.repo.ensure_novel(member.chat_id, default_blueprint().to_json(), self._clock())
+        await self.repo.world.ensure_novel(
+            member.chat_id, default_blueprint().to_json(), self._clock()
+        )
         return await self._dispatch(member, request, progress)
 
     async def _dispatch(
@@ -266,7 +268,7 @@ class NovelService:
     async def _next_round(self, member: Member, progress: Progress | None) -> Result:
         if self.settings.openers == "admins" and not member.is_admin:
             raise Refused("admins_open")
-        existing = await self.repo.open_round(member.chat_id)
+        existing = await self.repo.rounds.open_round(member.chat_id)
         if existing is not None and existing.phase == Phase.PENDING:
             return await self._retry_pending(member, existing, progress)
         if existing is not None:
@@ -281,7 +283,7 @@ class NovelService:
         if not await self.rounds.record_ballot(post):
             log.warning("ballot of round %s posted in chat %s ignored", post.round_id, post.chat_id)
             return
-        counted = bool(await self.repo.votes(post.round_id))
+        counted = bool(await self.repo.rounds.votes(post.round_id))
         await self.ballots.posted(post.round_id, counted=counted)
 
     async def _poll_answer(self, member: Member, answer: api.PollAnswer) -> Result:
@@ -291,14 +293,14 @@ class NovelService:
 
     async def ballot(self, round_id: str) -> tuple[BallotPost, BallotView] | None:
         """Where the round's ballot was posted and how it stands now (None: not posted)."""
-        post = await self.repo.ballot(round_id)
+        post = await self.repo.rounds.ballot(round_id)
         view = await self.rounds.ballot_view(round_id)
         if post is None or view is None:
             return None
         return post, view
 
     async def _close(self, member: Member, progress: Progress | None) -> Result:
-        r = await self.repo.open_round(member.chat_id)
+        r = await self.repo.rounds.open_round(member.chat_id)
         if r is None:
             raise Refused("no_round")
         if r.phase == Phase.PROPOSAL:
@@ -316,7 +318,7 @@ class NovelService:
         raise Refused("busy_writing")
 
     async def _on_deadline(self, round_id: str) -> None:
-        r = await self.repo.get_round(round_id)
+        r = await self.repo.rounds.get_round(round_id)
         if r is None:
             return
         target = self._target(r)
@@ -341,7 +343,7 @@ class NovelService:
         if said is not None:
             await self._announce(said, closed)
         if not closed.model_writes:
-            await self.repo.advance(r.id, Event.STALL)
+            await self.repo.rounds.advance(r.id, Event.STALL)
             return closed
         written = await self._write(r, self._winner_of(closed), closed.number, progress, said)
         if said is not None:
@@ -380,32 +382,32 @@ class NovelService:
             outcome = await self.rounds.decide(r.id)
             assert outcome.winner is not None
             return outcome.winner
-        return next(p for p in await self.repo.proposals(r.id) if p.id == r.winner_id)
+        return next(p for p in await self.repo.rounds.proposals(r.id) if p.id == r.winner_id)
 
     async def _retry_pending(
         self, member: Member, r: RoundRow, progress: Progress | None
     ) -> Result:
         winner = await self._winner(r)
-        number = len(await self.repo.chapters(member.chat_id)) + 1
+        number = len(await self.repo.book.chapters(member.chat_id)) + 1
         if self.llm is None:
             return WriteStalled("no_model_retry", number, winner.title)
         self.chapters.ensure_idle(member.chat_id)
-        if not await self.repo.advance(r.id, Event.WRITE):
+        if not await self.repo.rounds.advance(r.id, Event.WRITE):
             raise Refused("busy_writing")
         return await self._write(r, winner, number, progress, None)
 
     async def _resume_write(self, round_id: str) -> None:
-        r = await self.repo.get_round(round_id)
+        r = await self.repo.rounds.get_round(round_id)
         if r is None or r.phase != Phase.PENDING or self.llm is None:
             return
-        if not await self.repo.advance(r.id, Event.WRITE):
+        if not await self.repo.rounds.advance(r.id, Event.WRITE):
             return
         winner = await self._winner(r)
-        number = len(await self.repo.chapters(r.chat_id)) + 1
+        number = len(await self.repo.book.chapters(r.chat_id)) + 1
         await self._write(r, winner, number, None, self._target(r), resumed=True)
 
     async def _submit(self, member: Member, text: str) -> Result:
-        r = await self.repo.open_round(member.chat_id)
+        r = await self.repo.rounds.open_round(member.chat_id)
         if r is None:
             raise Refused("submit_no_round")
         if r.phase in (Phase.PROPOSAL, Phase.VOTING):

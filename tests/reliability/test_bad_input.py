@@ -177,9 +177,9 @@ def test_blueprint_upload_clear_message_and_unchanged(tmp_path: Path) -> None:
         @FUZZ
         @given(BLUEPRINT_BYTES)
         def case(data: bytes) -> None:
-            before = loop.run(repo.blueprint_json(admin.chat_id))
+            before = loop.run(repo.world.blueprint_json(admin.chat_id))
             reply = loop.run(novels.handle(admin, novel_api.BlueprintSet(data)))
-            after = loop.run(repo.blueprint_json(admin.chat_id))
+            after = loop.run(repo.world.blueprint_json(admin.chat_id))
             if reply.is_error:
                 assert reply.plain().strip() and "Traceback" not in reply.plain()
                 assert after == before or before is None, "rejected upload changed the blueprint"

@@ -104,7 +104,7 @@ async def test_model_failure_while_writing_saves_no_chapter(tmp_path: Path) -> N
             assert failed is not None and failed.is_error
             assert "没有保存任何内容" in failed.plain()
             novels = app.novels
-            assert await novels.service.repo.chapters("g1") == []
+            assert await novels.service.repo.book.chapters("g1") == []
             assert await app.store.count(Filter(equals={"namespace": "novel:g1"})) == 0
         finally:
             await app.__aexit__(None, None, None)

@@ -108,7 +108,7 @@ async def test_deadline_fires_after_restart(tmp_path: Path) -> None:
         _, result = await room.next_announcement()
         assert "胜出：《夜渡》" in result.plain() and "无人投票" in result.plain()
         await room.wait_for(lambda r: "第 1 章" in r.plain() and "正在" not in r.plain())
-        assert (await room.novel.repo.chapters("g1"))[0].title == "夜渡"
+        assert (await room.novel.repo.book.chapters("g1"))[0].title == "夜渡"
 
 
 async def test_concurrency_one_round_many_votes(room: Room) -> None:
@@ -125,8 +125,8 @@ async def test_concurrency_one_round_many_votes(room: Room) -> None:
         *(s.handle(member(i), api.Vote(1 + i % 2, rid)) for i in range(40))
     )
     assert not any(r.is_error for r in replies)
-    assert await s.service.repo.tally(rid) == {
-        p.id: 20 for p in await s.service.repo.proposals(rid)
+    assert await s.service.repo.rounds.tally(rid) == {
+        p.id: 20 for p in await s.service.repo.rounds.proposals(rid)
     }
     # Admin closes the vote early: result + chapter in one reply, progress streamed.
     seen: list[str] = []
@@ -145,7 +145,7 @@ async def test_empty_round_and_permissions(room: Room) -> None:
     assert (await s.handle(member(1), api.CloseRound())).is_error
     closed = await s.handle(ADMIN, api.CloseRound())
     assert "没有收到任何提议" in closed.plain() and closed.poll is None
-    assert await s.service.repo.chapters("g1") == []
+    assert await s.service.repo.book.chapters("g1") == []
     assert (await s.handle(member(1), api.Propose("迟到"))).is_error
     for req in (
         api.ReviseChapter(1, text="x"),
@@ -233,7 +233,7 @@ async def test_revise_rollback_delete_history(room: Room) -> None:
     lines = hist.plain()
     assert "v1" in lines and "v2" in lines and "v3" in lines and "← 当前" in lines
     assert "上传文本" in lines and "让结尾更有悬念" in lines
-    chunks = await s.service.memory.chunks_of("g1", (await s.service.repo.chapter("g1", 2)).id)  # type: ignore[union-attr]
+    chunks = await s.service.memory.chunks_of("g1", (await s.service.repo.book.chapter("g1", 2)).id)  # type: ignore[union-attr]
     assert {c.extra["version"] for c in chunks} == {3}
 
     rb = await s.handle(ADMIN, api.RollbackChapter(2, 2))
@@ -268,12 +268,12 @@ async def test_generation_failure_saves_nothing_and_retries(tmp_path: Path) -> N
             and "没有保存任何内容" in failed.plain()
             and "/chapter next" in failed.plain()
         )
-        assert await s.service.repo.chapters("g1") == []
+        assert await s.service.repo.book.chapters("g1") == []
         assert await room.store.count() == 0
         llm.push(fake_model)
         retry = await s.handle(ADMIN, api.NextRound())
         assert not retry.is_error and "夜渡这一夜" in retry.plain()
-        assert len(await s.service.repo.chapters("g1")) == 1
+        assert len(await s.service.repo.book.chapters("g1")) == 1
 
 
 async def test_without_model_pending_then_upload(tmp_path: Path) -> None:
@@ -357,7 +357,9 @@ async def test_a_change_that_no_longer_applies_is_worded_by_the_presenter(tmp_pa
         await s.handle(ADMIN, api.CloseRound())
         text = "霍三死了。一个名叫钱七的老船夫说：“漕帮今夜要封江。”钱七解开缆绳。"
         assert not (await s.handle(member(1), api.SubmitChapter(text))).is_error
-        newcomer = next(c for c in await room.repo.pending_changes("g1") if c.kind == "character")
+        newcomer = next(
+            c for c in await room.repo.world.pending_changes("g1") if c.kind == "character"
+        )
         # meanwhile an admin adds the newcomer by hand: the proposal no longer applies
         bp = default_blueprint().model_dump()
         bp["characters"].append({"name": newcomer.payload["name"], "description": "老船夫"})

@@ -51,7 +51,7 @@ async def _seed(room: Room) -> None:
 
 async def _pending_names(room: Room) -> dict[str, set[str]]:
     out: dict[str, set[str]] = {}
-    for c in await room.repo.pending_changes("g1"):
+    for c in await room.repo.world.pending_changes("g1"):
         if c.kind == "character":
             out.setdefault(c.chapter_id, set()).add(str(c.payload.get("name")))
     return out
@@ -100,7 +100,7 @@ async def test_revise_rollback_and_delete_recompute_the_story_state(tmp_path: Pa
         assert _facts(state)["霍三"] == (None, None) and _facts(state)["苏晴"][1] == ("漕帮总舵", 2)
         assert "钱七" not in _known(state) and "孟青山" in _known(state)
         assert await _pending_names(room) == {"c3": {"孟青山"}}
-        assert {c.chapter_no for c in await room.repo.pending_changes("g1")} == {2}
+        assert {c.chapter_no for c in await room.repo.world.pending_changes("g1")} == {2}
 
 
 async def test_an_undone_revision_keeps_the_old_versions_proposals(tmp_path: Path) -> None:
@@ -123,7 +123,7 @@ async def test_an_undone_revision_keeps_the_old_versions_proposals(tmp_path: Pat
         stores[0].fail = {"set_extra": 1}  # activation, after the flip
         failed = await s.handle(ADMIN, api.ReviseChapter(2, text=DEAD))
         assert failed.is_error and stores[0].fail == {"set_extra": 0}
-        assert (await room.repo.current_map("g1"))["c2"] == (2, 2)
+        assert (await room.repo.book.current_map("g1"))["c2"] == (2, 2)
         assert await _pending_names(room) == {"c2": {"钱七"}}
         bp = await s.service.chapters.blueprint("g1")
         state = await s.service.chapters.story_state("g1")

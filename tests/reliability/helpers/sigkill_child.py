@@ -187,9 +187,9 @@ async def run_novel(data: Path, rng: random.Random) -> None:
         while True:
             _write_atomically(data / "next_k", str(k + 1))
             number = rng.randint(1, CHAPTERS)
-            chapter = await service.repo.chapter(CHAT, number)
+            chapter = await service.repo.book.chapter(CHAT, number)
             versions = (
-                [v.version for v in await service.repo.versions(chapter.id)] if chapter else []
+                [v.version for v in await service.repo.book.versions(chapter.id)] if chapter else []
             )
             if chapter is not None and len(versions) > 1 and rng.random() < 0.3:
                 target = rng.choice([v for v in versions if v != chapter.current_version])

@@ -82,7 +82,9 @@ class NovelService:
         self._clock = clock.now
         self.deadlines = Deadlines(clock)
         self.rounds = RoundService(
-            repo,
+            repo.rounds,
+            repo.chat_settings,
+            repo.book,
             settings,
             clock.now,
             self._schedule,
@@ -90,7 +92,7 @@ class NovelService:
             model_writes=llm is not None,
         )
         self.chapters = ChapterService(repo, memory, llm, settings, clock.now)
-        self.world = WorldService(repo, settings, clock.now)
+        self.world = WorldService(repo.world, settings, clock.now)
         self.story = StoryService(repo, llm, self.chapters.blueprint)  # /novel characters …
         self.ballots: BallotBoard = ballots(self.ballot) if ballots is not None else NoBallotEdits()
         self.last_reconcile: dict[str, ReconcileReport] = {}

@@ -15,7 +15,7 @@ from novel.blueprint import (
 )
 from novel.evolve import BlueprintChange
 from novel.member import Member
-from novel.repo import ChangeRow, NovelRepo
+from novel.repo import BlueprintStore, ChangeRow
 from novel.results import (
     BlueprintEdited,
     BlueprintHistoryView,
@@ -29,13 +29,13 @@ from novel.settings import NovelSettings
 
 
 class WorldService:
-    def __init__(self, repo: NovelRepo, settings: NovelSettings, clock: Now) -> None:
-        self._repo = repo
+    def __init__(self, store: BlueprintStore, settings: NovelSettings, clock: Now) -> None:
+        self._store = store
         self._settings = settings
         self._clock = clock
 
     async def blueprint(self, chat_id: str) -> Blueprint:
-        raw = await self._repo.world.blueprint_json(chat_id)
+        raw = await self._store.blueprint_json(chat_id)
         return validate(json.loads(raw)) if raw else default_blueprint()
 
     async def show(self, member: Member) -> BlueprintShown:
@@ -43,19 +43,19 @@ class WorldService:
         return BlueprintShown(
             bp.to_json(),
             render_summary(bp, member.lang),
-            await self._repo.world.pending_changes(member.chat_id),
+            await self._store.pending_changes(member.chat_id),
         )
 
     async def upload(self, member: Member, data: bytes, reason: str) -> BlueprintSaved:
         bp = parse_upload(data, self._settings.max_blueprint_bytes)
-        await self._repo.world.set_blueprint(
+        await self._store.set_blueprint(
             member.chat_id, bp.to_json(), member.user_id, self._clock(), reason
         )
         return BlueprintSaved(bp.title, len(bp.characters))
 
     async def edit(self, member: Member, field: str, value: str, reason: str) -> BlueprintEdited:
         bp = edit(await self.blueprint(member.chat_id), field, value)
-        await self._repo.world.set_blueprint(
+        await self._store.set_blueprint(
             member.chat_id, bp.to_json(), member.user_id, self._clock(), reason
         )
         return BlueprintEdited(field, value.strip())
@@ -63,7 +63,7 @@ class WorldService:
     async def decide(self, member: Member, ids: tuple[int, ...], accept: bool) -> ChangesDecided:
         """Accept (apply in order, one transaction) or reject pending changes; no ids = all.
         A change that no longer applies (its character was removed …) is skipped, not fatal."""
-        pending = await self._repo.world.pending_changes(member.chat_id)
+        pending = await self._store.pending_changes(member.chat_id)
         if not pending:
             raise Refused("no_pending_changes")
         chosen: list[ChangeRow] = pending
@@ -101,7 +101,7 @@ class WorldService:
         self, member: Member, ids: list[int], status: str, bp: Blueprint | None, numbers: str
     ) -> None:
         try:
-            await self._repo.world.decide_changes(
+            await self._store.decide_changes(
                 member.chat_id,
                 ids,
                 status,
@@ -115,7 +115,7 @@ class WorldService:
 
     async def history(self, member: Member) -> BlueprintHistoryView:
         entries: list[tuple[str, str, str, str]] = []
-        for rev in await self._repo.world.blueprint_history(member.chat_id):
+        for rev in await self._store.blueprint_history(member.chat_id):
             try:
                 title = str(json.loads(rev.data).get("title", ""))
             except ValueError:
@@ -123,4 +123,4 @@ class WorldService:
             entries.append(
                 (rev.changed_at.strftime("%Y-%m-%d %H:%M"), rev.changed_by, rev.reason, title)
             )
-        return BlueprintHistoryView(entries, await self._repo.world.decided_changes(member.chat_id))
+        return BlueprintHistoryView(entries, await self._store.decided_changes(member.chat_id))

@@ -12,6 +12,7 @@ from bot.registry import Action, Call, Command, Group, Help, Param, Permission, 
 from novel import api as novel_api
 from novel.api import NovelRequest, Story
 from novel.cast import RECAP_DEFAULT, RECAP_MAX
+from novel.settings import MAX_CHAPTER_CHARS
 from retrieval.reply import POLL_ANSWER, Reply
 
 _CH = Param("chapter", "章节号", "chapter number", "int")
@@ -275,7 +276,7 @@ def novel_commands(
                         "text",
                         required=False,
                         rest=True,
-                        max_len=60_000,
+                        max_len=MAX_CHAPTER_CHARS,
                     ),
                     Param("file", "正文文件", "text file", "file", required=False),
                 ),

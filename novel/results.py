@@ -224,8 +224,9 @@ class ClosedAndWritten:
     written: ChapterSaved | WriteStalled
 
 
-# Everything `NovelService.handle` returns (the presenter's match over it ends in assert_never).
-Result = (
+# Everything `NovelService.handle` returns, by the service that produced it (the presenter's
+# match over them ends in assert_never).
+RoundResult = (
     RoundOpened
     | ProposalSaved
     | BallotView
@@ -235,17 +236,18 @@ Result = (
     | VotesClosed
     | Abandoned
     | SettingsSaved
-    | ChapterSaved
+)
+ChapterResult = (
+    ChapterSaved
     | WriteStalled
     | ChapterView
     | History
     | RolledBack
     | Deleted
     | Exported
-    | BlueprintShown
-    | BlueprintSaved
-    | BlueprintEdited
-    | ChangesDecided
-    | BlueprintHistoryView
     | ClosedAndWritten
 )
+WorldResult = (
+    BlueprintShown | BlueprintSaved | BlueprintEdited | ChangesDecided | BlueprintHistoryView
+)
+Result = RoundResult | ChapterResult | WorldResult

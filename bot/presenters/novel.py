@@ -11,7 +11,7 @@ ends in `assert_never`, so mypy checks it is complete); `refusal` covers `Refuse
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Protocol, assert_never
 
 from bot.presenters.novel_messages import T
@@ -30,6 +30,7 @@ from novel.results import (
     BlueprintSaved,
     BlueprintShown,
     ChangesDecided,
+    ChapterResult,
     ChapterSaved,
     ChapterView,
     ClosedAndWritten,
@@ -43,10 +44,12 @@ from novel.results import (
     RolledBack,
     RoundEmpty,
     RoundOpened,
+    RoundResult,
     SettingsSaved,
     VoteCast,
     VoteRetracted,
     VotesClosed,
+    WorldResult,
     WriteStalled,
     Writing,
 )
@@ -107,32 +110,6 @@ def join(*replies: Reply) -> Reply:
 
 def _lang(value: str) -> Lang:
     return "en" if value == "en" else "zh"
-
-
-RoundResult = (
-    RoundOpened
-    | ProposalSaved
-    | BallotView
-    | VoteCast
-    | VoteRetracted
-    | RoundEmpty
-    | VotesClosed
-    | Abandoned
-    | SettingsSaved
-)
-ChapterResult = (
-    ChapterSaved
-    | WriteStalled
-    | ChapterView
-    | History
-    | RolledBack
-    | Deleted
-    | Exported
-    | ClosedAndWritten
-)
-WorldResult = (
-    BlueprintShown | BlueprintSaved | BlueprintEdited | ChangesDecided | BlueprintHistoryView
-)
 
 
 class NovelPresenter:
@@ -605,15 +582,7 @@ def member_of(actor: Actor) -> Member:
 
 
 def actor_of(member: Member) -> Actor:
-    return Actor(
-        platform=member.platform,
-        chat_id=member.chat_id,
-        user_id=member.user_id,
-        user_name=member.user_name,
-        channel_id=member.channel_id,
-        is_admin=member.is_admin,
-        lang=member.lang,
-    )
+    return Actor(**asdict(member))  # a Member's fields are an Actor's, roles aside
 
 
 AnnounceReply = Callable[[Actor, Reply], Awaitable[None]]

@@ -29,10 +29,10 @@ from retrieval.reply import Reply
 from retrieval.requests import Actor
 
 if TYPE_CHECKING:
+    from bot.presenters.novel import PresentedNovels
     from bot.transports.base import BallotPosted, ChatTransport
     from ingest.pipeline import OnProgress
     from novel.ballot import BallotPost
-    from novel.service import NovelService
     from retrieval.graph import KnowledgeGraph
     from retrieval.index import Indexer
     from retrieval.keyword import Bm25Encoder
@@ -119,7 +119,7 @@ class App:
         self.search: HybridSearch
         self.scholar: Scholar
         self.llm: LLM | None
-        self.novels: NovelService
+        self.novels: PresentedNovels  # the writers' room, worded (`.service`: the domain)
         self.chats: ChatSettings
         self.warmed: asyncio.Future[None] | None = None  # `serving`'s warm-up, once started
 
@@ -227,7 +227,7 @@ class App:
                 chats=self.chats,
                 corpus=corpus,
                 graph=viewer,
-                story=self.novels.story,
+                story=self.novels.service.story,
                 openers=s.novel_round_openers,
                 upload_max_bytes=upload_max,
             )
@@ -235,8 +235,15 @@ class App:
             registry, limiter=limiter, policy=AdminPolicy(s.novel_admin_role), chats=self.chats
         )
 
-    async def _open_writers_room(self) -> NovelService:
-        """The writers' room: its store, plot memory and service (rounds resume on opening)."""
+    async def _open_writers_room(self) -> PresentedNovels:
+        """The writers' room: its store, plot memory and service (rounds resume on opening),
+        worded by its presenter."""
+        from bot.presenters.novel import (
+            NovelPresenter,
+            PresentedNovels,
+            announcer,
+            ballot_editor,
+        )
         from novel.memory import PlotMemory
         from novel.repo import NovelRepo
         from novel.service import NovelService
@@ -251,22 +258,31 @@ class App:
             self.encoder.encode_document,
             encode_query_sparse=self.encoder.encode_query,
         )
-        return await self._stack.enter_async_context(
+        settings = NovelSettings(
+            openers=s.novel_round_openers,
+            proposal_minutes=s.novel_proposal_minutes,
+            vote_minutes=s.novel_vote_minutes,
+            ballot_edit_interval_s=s.novel_ballot_edit_interval_s,
+        )
+        presenter = NovelPresenter(settings)
+        service = await self._stack.enter_async_context(
             NovelService(
                 novel_repo,
                 plot_memory,
                 self.llm,
-                NovelSettings(
-                    openers=s.novel_round_openers,
-                    proposal_minutes=s.novel_proposal_minutes,
-                    vote_minutes=s.novel_vote_minutes,
-                    ballot_edit_interval_s=s.novel_ballot_edit_interval_s,
-                ),
-                self.announce,
+                settings,
+                announcer(presenter, self.announce),
                 self.clock,
-                edit_ballot=self.edit_ballot,
+                ballots=ballot_editor(
+                    presenter,
+                    self.edit_ballot,
+                    settings.ballot_edit_interval_s,
+                    now=self.clock.monotonic,
+                    sleep=self.clock.sleep,
+                ),
             )
         )
+        return PresentedNovels(service, presenter)
 
     async def _open_graph_and_words(self) -> Tokenizer:
         """The knowledge graph, and the keyword tokenizer with its dictionary loaded."""

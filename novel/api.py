@@ -6,8 +6,8 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from novel.cast import CastMap, CastView, Recap
-from retrieval.reply import Progress, Reply
-from retrieval.requests import Actor
+from novel.member import Member
+from novel.results import Progress, Result
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,33 +122,53 @@ class Export:
     fmt: str = "md"  # md | epub
 
 
-NovelRequest = (
-    NextRound
-    | Propose
-    | Vote
-    | PollAnswer
-    | BallotSettings
-    | SubmitChapter
-    | CloseRound
+# The requests by the service that answers them (rounds; chapters; the blueprint).
+RoundRequest = NextRound | Propose | Vote | PollAnswer | BallotSettings | CloseRound
+ChapterRequest = (
+    SubmitChapter
     | ShowChapter
     | ReviseChapter
     | ChapterHistory
     | RollbackChapter
     | DeleteChapter
-    | BlueprintShow
+    | Export
+)
+WorldRequest = (
+    BlueprintShow
     | BlueprintSet
     | BlueprintEdit
     | BlueprintAccept
     | BlueprintReject
     | BlueprintHistory
-    | Export
 )
+NovelRequest = RoundRequest | ChapterRequest | WorldRequest
+
+
+# Requests only an admin may make. The one rule: the commands' permissions ask it
+# (`bot.commands.novel`), and the service asks it again for callers that skipped the router.
+ADMIN_ONLY: tuple[type, ...] = (
+    CloseRound,
+    ReviseChapter,
+    RollbackChapter,
+    DeleteChapter,
+    BlueprintSet,
+    BlueprintEdit,
+    BlueprintAccept,
+    BlueprintReject,
+)
+
+
+def needs_admin(request: NovelRequest) -> bool:
+    """True when only an admin may make `request` (changing a chat's ballot settings too)."""
+    if isinstance(request, BallotSettings):
+        return request.style is not None or request.voters is not None
+    return isinstance(request, ADMIN_ONLY)
 
 
 class Novels(Protocol):
     async def handle(
-        self, actor: Actor, request: NovelRequest, progress: Progress | None = None
-    ) -> Reply: ...
+        self, member: Member, request: NovelRequest, progress: Progress | None = None
+    ) -> Result: ...
 
 
 class Story(Protocol):

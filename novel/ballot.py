@@ -1,9 +1,14 @@
-"""The ballot: the vote-button codec every transport and the service share, where a posted
-ballot lives, and the throttled editor that keeps its running count current.
+"""The ballot: where a posted ballot lives, and the throttled editor that keeps its running
+count current.
 
-A vote button (or keyboard key) carries `vote:<round id>:<option>`; a native Telegram poll
-carries nothing, so its id is mapped to the round in SQLite (`novel_ballots`) when the transport
-reports the posted ballot. Every way of voting ends in one tally (`novel_votes`).
+A vote button carries what `bot.presenters.novel` encoded into it (the vote codec lives there,
+next to its decoder); a native Telegram poll carries nothing, so its id is mapped to the round in
+SQLite (`novel_ballots`) when the transport reports the posted ballot. Every way of voting ends in
+one tally (`novel_votes`).
+
+The editor is generic over what a ballot renders to (`bot/` renders a `Reply`): the domain only
+schedules, coalesces and skips identical renderings. `NoBallotEdits` stands in when nothing edits
+ballots (no transport can edit, or a test), so the service never checks for one.
 """
 
 from __future__ import annotations
@@ -13,16 +18,12 @@ import logging
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Literal
-
-from retrieval.reply import Reply
+from typing import Generic, Literal, Protocol, TypeVar
 
 log = logging.getLogger(__name__)
 
 BallotStyle = Literal["poll", "keyboard"]
 BALLOT_STYLES: tuple[BallotStyle, ...] = ("poll", "keyboard")
-
-VOTE = "vote"  # the action prefix of vote buttons
 
 # Telegram's native poll takes 2–12 options; it is the only platform with one here. Whether a
 # ballot goes out as the native poll or as buttons is decided once, by `native_ballot` (the
@@ -42,35 +43,6 @@ def native_ballot(style: BallotStyle, platform: str, options: int) -> bool:
 
 
 @dataclass(frozen=True, slots=True)
-class VoteAction:
-    round_id: str
-    option: int  # 1-based, as printed on the ballot
-
-
-def vote_prefix(round_id: str) -> str:
-    """What a ballot option's action starts with; option i appends `i` (1-based)."""
-    return f"{VOTE}:{round_id}:"
-
-
-def encode_vote(round_id: str, option: int) -> str:
-    return f"{vote_prefix(round_id)}{option}"
-
-
-def decode_vote(action: str) -> VoteAction | None:
-    """`vote:<round>:<n>` → VoteAction; None for anything else (another action, garbage)."""
-    kind, _, payload = action.partition(":")
-    return decode_vote_payload(payload) if kind == VOTE else None
-
-
-def decode_vote_payload(payload: str) -> VoteAction | None:
-    """`<round>:<n>` (what follows the `vote:` prefix) → VoteAction, or None."""
-    round_id, _, option = payload.rpartition(":")
-    if not option.isascii() or not option.isdigit() or not 0 < int(option) <= 1000:
-        return None
-    return VoteAction(round_id, int(option))
-
-
-@dataclass(frozen=True, slots=True)
 class BallotPost:
     """Where a round's ballot was posted: enough to edit it after a restart."""
 
@@ -83,38 +55,80 @@ class BallotPost:
     poll_message_id: str = ""  # the native poll's own message (to stop it at the close)
 
 
-EditBallot = Callable[[BallotPost, Reply], Awaitable[None]]
+Rendered = TypeVar("Rendered")
+
 # round id → the ballot's place and its current rendering (None: nothing to edit)
-RenderBallot = Callable[[str], Awaitable[tuple[BallotPost, Reply] | None]]
+RenderBallot = Callable[[str], Awaitable[tuple[BallotPost, Rendered] | None]]
+EditBallot = Callable[[BallotPost, Rendered], Awaitable[None]]
+
+
+class BallotBoard(Protocol):
+    """What the service tells whoever keeps posted ballots current."""
+
+    def touch(self, round_id: str) -> None:
+        """The tally of `round_id` changed."""
+
+    async def posted(self, round_id: str, *, counted: bool) -> None:
+        """The ballot was just posted; `counted`: votes were cast before it was reported."""
+
+    async def idle(self) -> None:
+        """Wait until every scheduled edit went out (tests, shutdown)."""
+
+    async def close(self) -> None: ...
+
+
+class NoBallotEdits:
+    """The do-nothing board: posted ballots are never edited."""
+
+    def touch(self, round_id: str) -> None:
+        return None
+
+    async def posted(self, round_id: str, *, counted: bool) -> None:
+        return None
+
+    async def idle(self) -> None:
+        return None
+
+    async def close(self) -> None:
+        return None
 
 
 @dataclass(slots=True)
-class _Pending:
+class _Pending(Generic[Rendered]):
     dirty: bool = False
     last_at: float = float("-inf")
     task: asyncio.Task[None] | None = None
-    shown: Reply | None = None  # what the message shows now: an identical edit is skipped
+    shown: Rendered | None = None  # what the message shows now: an identical edit is skipped
 
 
 @dataclass(slots=True)
-class BallotEditor:
+class BallotEditor(Generic[Rendered]):
     """Edits each round's ballot message with the running count, at most once per
     `interval_s` per ballot (flood limits: Telegram allows about 20 messages a minute in a
     group, edits included; Discord 5 edits per 5 s in a channel). Votes arriving while an
     edit waits are coalesced into it: the rendering happens when the edit goes out.
     """
 
-    render: RenderBallot
-    edit: EditBallot
+    render: RenderBallot[Rendered]
+    edit: EditBallot[Rendered]
     interval_s: float = 5.0
     now: Callable[[], float] = time.monotonic
     sleep: Callable[[float], Awaitable[object]] = asyncio.sleep
     edits: int = 0
-    _rounds: dict[str, _Pending] = field(default_factory=dict)
+    _rounds: dict[str, _Pending[Rendered]] = field(default_factory=dict)
 
-    def shown(self, round_id: str, reply: Reply) -> None:
-        """The ballot was just posted showing `reply`."""
-        self._rounds.setdefault(round_id, _Pending()).shown = reply
+    def shown(self, round_id: str, rendered: Rendered) -> None:
+        """The ballot was just posted showing `rendered`."""
+        self._rounds.setdefault(round_id, _Pending()).shown = rendered
+
+    async def posted(self, round_id: str, *, counted: bool) -> None:
+        """Remember what a fresh ballot shows; if votes came first, show them."""
+        if not counted:
+            found = await self.render(round_id)
+            if found is not None:
+                self.shown(round_id, found[1])  # as just posted
+                return
+        self.touch(round_id)
 
     def touch(self, round_id: str) -> None:
         """The tally of `round_id` changed: schedule an edit (or fold into a scheduled one)."""
@@ -123,7 +137,7 @@ class BallotEditor:
         if state.task is None or state.task.done():
             state.task = asyncio.get_running_loop().create_task(self._run(round_id, state))
 
-    async def _run(self, round_id: str, state: _Pending) -> None:
+    async def _run(self, round_id: str, state: _Pending[Rendered]) -> None:
         while state.dirty:
             wait = state.last_at + self.interval_s - self.now()
             if wait > 0:

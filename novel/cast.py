@@ -320,8 +320,8 @@ class StoryService:
 
     async def _story(self, chat_id: str) -> _Story:
         bp = await self._blueprint(chat_id)
-        current = await self._repo.current_versions(chat_id)
-        pending = await self._repo.pending_changes(chat_id)
+        current = await self._repo.book.current_versions(chat_id)
+        pending = await self._repo.world.pending_changes(chat_id)
         key = (
             bp.to_json(),
             tuple((n, v.chapter_id, v.version) for n, v in current),

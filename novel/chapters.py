@@ -17,6 +17,7 @@ from novel import consistency, evolve
 from novel.blueprint import Blueprint, default_blueprint, validate
 from novel.consistency import Finding
 from novel.export import ExportChapter, to_epub, to_markdown
+from novel.member import Member
 from novel.memory import PlotMemory
 from novel.phase import Event
 from novel.repo import ChangeRow, NovelRepo, ProposalRow, RoundRow, VersionRow
@@ -26,6 +27,7 @@ from novel.results import (
     Deleted,
     Exported,
     History,
+    Progress,
     Refused,
     RolledBack,
     SaveHow,
@@ -49,8 +51,6 @@ from novel.writer import (
     within_budget,
 )
 from retrieval.ports import LLM, LLMError
-from retrieval.reply import Progress
-from retrieval.requests import Actor
 
 log = logging.getLogger(__name__)
 
@@ -83,12 +83,12 @@ class ChapterService:
             raise Refused("busy_writing")
 
     async def blueprint(self, chat_id: str) -> Blueprint:
-        raw = await self._repo.blueprint_json(chat_id)
+        raw = await self._repo.world.blueprint_json(chat_id)
         return validate(json.loads(raw)) if raw else default_blueprint()
 
     async def find(self, chat_id: str, number: int | None) -> tuple[int, str, int]:
         """(number, chapter id, current version) of chapter `number` (None = the last)."""
-        chapters = await self._repo.chapters(chat_id)
+        chapters = await self._repo.book.chapters(chat_id)
         if not chapters:
             raise Refused("no_chapters")
         if number is None:
@@ -107,14 +107,14 @@ class ChapterService:
     ) -> ChapterSaved | WriteStalled:
         """Write the chapter of a round in phase `writing`. On any failure the round stalls
         (pending: retry with /chapter next, or submit a text) and nothing is saved."""
-        number = len(await self._repo.chapters(r.chat_id)) + 1
+        number = len(await self._repo.book.chapters(r.chat_id)) + 1
         lock = self.lock(r.chat_id)
         if lock.locked() and not wait:
-            await self._repo.advance(r.id, Event.STALL)
+            await self._repo.rounds.advance(r.id, Event.STALL)
             return WriteStalled("busy", number, winner.title)
         async with lock:
             if self._llm is None:
-                await self._repo.advance(r.id, Event.STALL)
+                await self._repo.rounds.advance(r.id, Event.STALL)
                 return WriteStalled("no_model", number, winner.title)
             try:
                 goal = Goal(winner.title, winner.summary, winner.notes)
@@ -131,36 +131,36 @@ class ChapterService:
                     "generated",
                 )
             except LLMError as err:
-                await self._repo.advance(r.id, Event.STALL)
+                await self._repo.rounds.advance(r.id, Event.STALL)
                 return WriteStalled("llm", number, winner.title, err.kind)
             except Exception:
                 log.exception("writing round %s failed", r.id)
-                await self._repo.advance(r.id, Event.STALL)
+                await self._repo.rounds.advance(r.id, Event.STALL)
                 return WriteStalled("error", number, winner.title)
 
     async def submit(
-        self, actor: Actor, r: RoundRow, winner: ProposalRow, text: str
+        self, member: Member, r: RoundRow, winner: ProposalRow, text: str
     ) -> ChapterSaved:
         """The group's own text for the winning goal, saved exactly like a generated one."""
         text = self._valid_text(text)
-        self.ensure_idle(actor.chat_id)
-        async with self.lock(actor.chat_id):
-            if not await self._repo.advance(r.id, Event.WRITE):
+        self.ensure_idle(member.chat_id)
+        async with self.lock(member.chat_id):
+            if not await self._repo.rounds.advance(r.id, Event.WRITE):
                 raise Refused("busy_writing")
             try:
-                bp = await self.blueprint(actor.chat_id)
+                bp = await self.blueprint(member.chat_id)
                 return await self._save_new(
-                    actor.chat_id,
+                    member.chat_id,
                     r.id,
                     bp,
                     winner.title,
                     text,
-                    actor.user_name or actor.user_id,
+                    member.user_name or member.user_id,
                     "submitted",
                 )
             except Exception:
                 log.exception("saving the submitted chapter of round %s failed", r.id)
-                await self._repo.advance(r.id, Event.STALL)
+                await self._repo.rounds.advance(r.id, Event.STALL)
                 raise Refused("save_failed") from None
 
     async def _save_new(
@@ -199,7 +199,7 @@ class ChapterService:
 
     async def _known_places(self, chat_id: str) -> list[str]:
         places: list[str] = []
-        for _, v in await self._repo.current_versions(chat_id):
+        for _, v in await self._repo.book.current_versions(chat_id):
             places.extend(str(p) for p in v.summary.get("scenes") or () if isinstance(p, str))
         return list(dict.fromkeys(places))
 
@@ -215,7 +215,7 @@ class ChapterService:
         draft: str = "",
     ) -> Context:
         """The prompt layers for chapter `number` (None = a new last chapter)."""
-        current = await self._repo.current_versions(chat_id)
+        current = await self._repo.book.current_versions(chat_id)
         if number is None:
             number = len(current) + 1
         prior = [(n, v) for n, v in current if n < number]
@@ -272,10 +272,10 @@ class ChapterService:
         try:
             others = [
                 (n, v)
-                for n, v in await self._repo.current_versions(chat_id)
+                for n, v in await self._repo.book.current_versions(chat_id)
                 if v.chapter_id != chapter_id
             ]
-            pending = await self._repo.pending_changes(chat_id)
+            pending = await self._repo.world.pending_changes(chat_id)
             state = await asyncio.to_thread(_story_state, bp, others, pending, number)
             earlier = [
                 f"第{n}章《{v.title}》：{str(v.summary.get('summary', '')).strip()}"
@@ -307,7 +307,7 @@ class ChapterService:
             if c.chapter_id != chapter_id
         ]
         proposed = evolve.propose(bp, summary, waiting)
-        return await self._repo.propose_changes(
+        return await self._repo.world.propose_changes(
             chat_id,
             chapter_id,
             number,
@@ -320,11 +320,11 @@ class ChapterService:
         superseded the chapter's proposals): propose that version's changes again. Never
         fails the operation."""
         try:
-            current = await self._repo.current_map(chat_id)
-            row = await self._repo.version(chapter_id, current[chapter_id][1])
+            current = await self._repo.book.current_map(chat_id)
+            row = await self._repo.book.version(chapter_id, current[chapter_id][1])
             assert row is not None
             bp = await self.blueprint(chat_id)
-            pending = await self._repo.pending_changes(chat_id)
+            pending = await self._repo.world.pending_changes(chat_id)
             await self._propose(
                 chat_id, chapter_id, number, load(row.summary, row.title), bp, pending
             )
@@ -334,8 +334,8 @@ class ChapterService:
     async def story_state(self, chat_id: str) -> StoryState:
         """The story so far: every current chapter replayed (after a revise, rollback or
         delete, from the chapters that remain), with the pending proposals' names."""
-        current = await self._repo.current_versions(chat_id)
-        pending = await self._repo.pending_changes(chat_id)
+        current = await self._repo.book.current_versions(chat_id)
+        pending = await self._repo.world.pending_changes(chat_id)
         bp = await self.blueprint(chat_id)
         return await asyncio.to_thread(_story_state, bp, current, pending, len(current) + 1)
 
@@ -343,7 +343,7 @@ class ChapterService:
 
     async def revise(
         self,
-        actor: Actor,
+        member: Member,
         number: int,
         instructions: str,
         upload: str | None,
@@ -352,16 +352,16 @@ class ChapterService:
     ) -> ChapterSaved:
         """A new version: regenerated by the model (with instructions) or an uploaded text.
         `started` runs once the request passed every check (the "rewriting…" notice)."""
-        number, chapter_id, version = await self.find(actor.chat_id, number)
-        self.ensure_idle(actor.chat_id)
+        number, chapter_id, version = await self.find(member.chat_id, number)
+        self.ensure_idle(member.chat_id)
         if upload is not None:
             upload = self._valid_text(upload)
         elif self._llm is None:
             raise Refused("needs_model")
-        async with self.lock(actor.chat_id):
-            row = await self._repo.version(chapter_id, version)
+        async with self.lock(member.chat_id):
+            row = await self._repo.book.version(chapter_id, version)
             assert row is not None
-            bp = await self.blueprint(actor.chat_id)
+            bp = await self.blueprint(member.chat_id)
             target: int | None = None
             try:
                 if upload is None:
@@ -370,7 +370,7 @@ class ChapterService:
                         await started()
                     goal = Goal(row.title, str(row.summary.get("summary", "")))
                     ctx = await self.context(
-                        actor.chat_id, bp, goal, number, instructions, row.text
+                        member.chat_id, bp, goal, number, instructions, row.text
                     )
                     text = await generate(
                         self._llm, ctx, progress, self._settings.chapter_max_tokens
@@ -380,18 +380,18 @@ class ChapterService:
                 else:
                     text, how, reason = upload, "uploaded", ""
                 summary = await summarise(
-                    self._llm, text, row.title, bp, await self._known_places(actor.chat_id)
+                    self._llm, text, row.title, bp, await self._known_places(member.chat_id)
                 )
                 # the version add_version will write (the lock keeps anyone else from adding)
-                target = await self._repo.next_version(chapter_id)
+                target = await self._repo.book.next_version(chapter_id)
                 new_version, chunks = await self._memory.add_version(
-                    chat_id=actor.chat_id,
+                    chat_id=member.chat_id,
                     chapter_id=chapter_id,
                     chapter_no=number,
                     title=row.title,
                     text=text,
                     summary=summary.model_dump(),
-                    author=actor.user_name or actor.user_id,
+                    author=member.user_name or member.user_id,
                     reason=(reason or how)[:200],
                     now=self._clock(),
                 )
@@ -401,66 +401,68 @@ class ChapterService:
                 raise
             except Exception:
                 # A store or disk fault: nothing half-written stays (version stays current).
-                log.exception("saving a revision of chapter %s of %s failed", number, actor.chat_id)
+                log.exception(
+                    "saving a revision of chapter %s of %s failed", number, member.chat_id
+                )
                 if target is not None:
-                    await self._memory.undo_version(actor.chat_id, chapter_id, target, version)
-                    await self._repropose(actor.chat_id, chapter_id, number)
+                    await self._memory.undo_version(member.chat_id, chapter_id, target, version)
+                    await self._repropose(member.chat_id, chapter_id, number)
                 raise Refused("revise_save_failed", n=number, v=version) from None
             findings, changes = await self.review(
-                actor.chat_id, chapter_id, number, text, summary, bp
+                member.chat_id, chapter_id, number, text, summary, bp
             )
         return ChapterSaved(number, row.title, text, chunks, new_version, how, findings, changes)
 
-    async def rollback(self, actor: Actor, number: int, version: int) -> RolledBack:
-        number, chapter_id, current = await self.find(actor.chat_id, number)
-        versions = [v.version for v in await self._repo.versions(chapter_id)]
+    async def rollback(self, member: Member, number: int, version: int) -> RolledBack:
+        number, chapter_id, current = await self.find(member.chat_id, number)
+        versions = [v.version for v in await self._repo.book.versions(chapter_id)]
         if version not in versions:
             raise Refused(
                 "no_such_version", n=number, v=version, versions="、".join(map(str, versions))
             )
         if version == current:
             raise Refused("already_current", n=number, v=version)
-        self.ensure_idle(actor.chat_id)
-        async with self.lock(actor.chat_id):
-            await self._memory.rollback(actor.chat_id, chapter_id, number, version)
-            await self._repropose(actor.chat_id, chapter_id, number)
+        self.ensure_idle(member.chat_id)
+        async with self.lock(member.chat_id):
+            await self._memory.rollback(member.chat_id, chapter_id, number, version)
+            await self._repropose(member.chat_id, chapter_id, number)
         return RolledBack(number, version)
 
-    async def delete(self, actor: Actor, number: int | None, confirm: bool) -> Deleted:
-        chapters = await self._repo.chapters(actor.chat_id)
-        number, chapter_id, _ = await self.find(actor.chat_id, number)
+    async def delete(self, member: Member, number: int | None, confirm: bool) -> Deleted:
+        chapters = await self._repo.book.chapters(member.chat_id)
+        number, chapter_id, _ = await self.find(member.chat_id, number)
         last = chapters[-1].chapter_no
         if number != last and not confirm:
             raise Refused("delete_needs_confirm", n=number, later=last - number)
-        self.ensure_idle(actor.chat_id)
-        async with self.lock(actor.chat_id):
-            renumbered = await self._memory.delete_chapter(actor.chat_id, chapter_id)
+        self.ensure_idle(member.chat_id)
+        async with self.lock(member.chat_id):
+            renumbered = await self._memory.delete_chapter(member.chat_id, chapter_id)
         return Deleted(number, len(renumbered))
 
     # ---- reading -------------------------------------------------------------------------------
 
-    async def show(self, actor: Actor, number: int | None) -> ChapterView:
-        number, chapter_id, version = await self.find(actor.chat_id, number)
-        row = await self._repo.version(chapter_id, version)
+    async def show(self, member: Member, number: int | None) -> ChapterView:
+        number, chapter_id, version = await self.find(member.chat_id, number)
+        row = await self._repo.book.version(chapter_id, version)
         assert row is not None
         return ChapterView(number, row)
 
-    async def history(self, actor: Actor, number: int) -> History:
-        number, chapter_id, current = await self.find(actor.chat_id, number)
-        return History(number, current, await self._repo.versions(chapter_id))
+    async def history(self, member: Member, number: int) -> History:
+        number, chapter_id, current = await self.find(member.chat_id, number)
+        return History(number, current, await self._repo.book.versions(chapter_id))
 
-    async def export(self, actor: Actor, fmt: str) -> Exported:
+    async def export(self, member: Member, fmt: str) -> Exported:
         fmt = fmt.strip().lower()
         if fmt not in ("md", "epub"):
             raise Refused("bad_format", fmt=fmt[:20])
-        current = await self._repo.current_versions(actor.chat_id)
+        current = await self._repo.book.current_versions(member.chat_id)
         if not current:
             raise Refused("no_chapters")
-        bp = await self.blueprint(actor.chat_id)
+        bp = await self.blueprint(member.chat_id)
         chapters = [ExportChapter(n, v.title, v.text) for n, v in current]
         chars = sum(len(c.text) for c in chapters)
         if fmt == "epub":
-            data = await to_epub(bp.title, chapters, f"baibao-{actor.chat_id}")
+            data = await to_epub(bp.title, chapters, f"baibao-{member.chat_id}")
             return Exported(
                 bp.title, len(chapters), chars, f"{bp.title}.epub", data, "application/epub+zip"
             )

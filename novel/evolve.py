@@ -82,18 +82,37 @@ def propose(
             return
         out.setdefault(change.key(), change)
 
-    new_names: set[str] = set()
+    new_people = _new_characters(bp, summary)
+    for change in new_people:
+        add(change)
+    for change in _status_changes(bp, summary):
+        add(change)
+    for change in _relationship_changes(bp, summary, {c.name for c in new_people}):
+        add(change)
+    return list(out.values())
+
+
+def _new_characters(bp: Blueprint, summary: ChapterSummary) -> list[BlueprintChange]:
+    """People the blueprint lacks: described ones first, then names the summary mentions
+    (common words left out)."""
+    found: list[BlueprintChange] = []
+    names: set[str] = set()
     for nc in summary.new_characters:
         name = nc.name.strip()
         if 2 <= len(name) <= 40 and bp.character(name) is None:
-            add(BlueprintChange("character", name, nc.description.strip()))
-            new_names.add(name)
+            found.append(BlueprintChange("character", name, nc.description.strip()))
+            names.add(name)
     for name in summary.characters:
         name = name.strip()
-        if 2 <= len(name) <= 40 and bp.character(name) is None and name not in new_names:
+        if 2 <= len(name) <= 40 and bp.character(name) is None and name not in names:
             if not narrative.common_word(name):
-                add(BlueprintChange("character", name, ""))
-                new_names.add(name)
+                found.append(BlueprintChange("character", name, ""))
+                names.add(name)
+    return found
+
+
+def _status_changes(bp: Blueprint, summary: ChapterSummary) -> list[BlueprintChange]:
+    out = []
     for sc in summary.status_changes:
         character = bp.character(sc.name.strip())
         status = sc.status.strip()[:40]
@@ -101,7 +120,14 @@ def propose(
             continue
         if narrative.dead(character.status) and narrative.dead(status):
             continue
-        add(BlueprintChange("status", character.name, status, before=character.status))
+        out.append(BlueprintChange("status", character.name, status, before=character.status))
+    return out
+
+
+def _relationship_changes(
+    bp: Blueprint, summary: ChapterSummary, new_names: set[str]
+) -> list[BlueprintChange]:
+    out = []
     for rel in summary.relationships:
         a = bp.character(rel.a.strip())
         b = bp.character(rel.b.strip())
@@ -114,5 +140,5 @@ def propose(
             continue
         if a is not None and a.relationships.get(b_name) == relation:
             continue
-        add(BlueprintChange("relationship", a_name, relation, other=b_name))
-    return list(out.values())
+        out.append(BlueprintChange("relationship", a_name, relation, other=b_name))
+    return out

@@ -179,7 +179,7 @@ class PlotMemory:
 
     async def _names(self, chat_id: str) -> tuple[dict[str, str], list[str]]:
         """The blueprint's name index (alias → canonical) and its places."""
-        raw = await self._repo.blueprint_json(chat_id)
+        raw = await self._repo.world.blueprint_json(chat_id)
         bp = validate(json.loads(raw)) if raw else default_blueprint()
         return bp.name_index(), blueprint_places(bp)
 
@@ -316,7 +316,7 @@ class PlotMemory:
         round_id: str | None = None,
     ) -> tuple[int, int]:
         """A new last chapter (version 1); returns (chapter number, chunk count)."""
-        expected = len(await self._repo.chapters(chat_id)) + 1
+        expected = len(await self._repo.book.chapters(chat_id)) + 1
         count = await self.index_version(
             chat_id=chat_id,
             chapter_id=chapter_id,
@@ -326,7 +326,7 @@ class PlotMemory:
             text=text,
             summary=summary,
         )
-        number = await self._repo.add_chapter(
+        number = await self._repo.book.add_chapter(
             chat_id=chat_id,
             chapter_id=chapter_id,
             title=title,
@@ -358,7 +358,7 @@ class PlotMemory:
         now: datetime,
     ) -> tuple[int, int]:
         """A new current version of an existing chapter; returns (version, chunk count)."""
-        version = await self._repo.next_version(chapter_id)
+        version = await self._repo.book.next_version(chapter_id)
         count = await self.index_version(
             chat_id=chat_id,
             chapter_id=chapter_id,
@@ -368,7 +368,7 @@ class PlotMemory:
             text=text,
             summary=summary,
         )
-        await self._repo.add_version(
+        await self._repo.book.add_version(
             chapter_id=chapter_id,
             version=version,
             title=title,
@@ -388,8 +388,8 @@ class PlotMemory:
         re-activated or re-indexed if step 4 got that far. Best effort: if the store still
         fails, the next `reconcile()` finishes from the same SQLite truth."""
         try:
-            if await self._repo.version(chapter_id, version) is not None:
-                await self._repo.drop_version(chapter_id, version, keep)
+            if await self._repo.book.version(chapter_id, version) is not None:
+                await self._repo.book.drop_version(chapter_id, version, keep)
         except Exception:
             log.exception("undoing version %s of chapter %s in SQLite failed", version, chapter_id)
             return
@@ -404,7 +404,7 @@ class PlotMemory:
             )
 
     async def rollback(self, chat_id: str, chapter_id: str, chapter_no: int, version: int) -> int:
-        row = await self._repo.version(chapter_id, version)
+        row = await self._repo.book.version(chapter_id, version)
         if row is None:
             raise LookupError(version)
         count = await self.index_version(
@@ -416,13 +416,13 @@ class PlotMemory:
             text=row.text,
             summary=row.summary,
         )
-        await self._repo.set_current(chapter_id, version)
+        await self._repo.book.set_current(chapter_id, version)
         await self.activate(chat_id, chapter_id, version)
         return count
 
     async def delete_chapter(self, chat_id: str, chapter_id: str) -> list[tuple[str, int]]:
         """SQLite first (the truth: searches stop returning it at once), then the store."""
-        renumbered = await self._repo.delete_chapter(chat_id, chapter_id)
+        renumbered = await self._repo.book.delete_chapter(chat_id, chapter_id)
         await self._store.delete(self._flt(chat_id, doc_id=chapter_id))
         for other, number in renumbered:
             await self._store.set_extra(self._flt(chat_id, doc_id=other), {"chapter_no": number})
@@ -523,7 +523,7 @@ class PlotMemory:
             for sc, rank in ranking:
                 fused[sc.chunk.id] = fused.get(sc.chunk.id, 0.0) + 1.0 / (60 + rank)
                 chunks[sc.chunk.id] = sc.chunk
-        truth = await self._repo.current_map(chat_id)
+        truth = await self._repo.book.current_map(chat_id)
         hits: list[PlotHit] = []
         for cid in sorted(fused, key=lambda k: fused[k], reverse=True):
             c = chunks[cid]
@@ -584,7 +584,7 @@ class PlotMemory:
         for c in stored:
             key = (str(c.extra.get("chapter_id", c.doc_id)), int(c.extra.get("version", -1)))
             groups.setdefault(key, []).append(c)
-        truth = await self._repo.current_map(chat_id)
+        truth = await self._repo.book.current_map(chat_id)
         for (chapter_id, version), chunks in groups.items():
             current = truth.get(chapter_id)
             if current is None or current[1] != version:
@@ -593,7 +593,7 @@ class PlotMemory:
         names, places = await self._names(chat_id)
         for chapter_id, (number, version) in truth.items():
             chunks = groups.get((chapter_id, version), [])
-            row = await self._repo.version(chapter_id, version)
+            row = await self._repo.book.version(chapter_id, version)
             if row is None:
                 continue
             pieces = len(split_text(row.text, self._split, self._units))

@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 import sqlite3
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from datetime import datetime
@@ -291,27 +291,33 @@ def _change(row: sqlite3.Row) -> ChangeRow:
     )
 
 
-class NovelRepo:
-    def __init__(self, db: aiosqlite.Connection) -> None:
+async def _advance_in(
+    db: aiosqlite.Connection, round_id: str, event: Event, fields: Mapping[str, Any]
+) -> bool:
+    """Inside a transaction: move the round by `event` if it is still in a phase the phase
+    table (`novel.phase`) lets `event` leave from; False when someone else moved it first."""
+    allowed = sources(event)
+    target = transition(allowed[0], event)
+    sets = ["phase = ?"]
+    params: list[Any] = [target.value]
+    for key, value in fields.items():
+        sets.append(f"{key} = ?")
+        params.append(_ts(value) if isinstance(value, datetime) else value)
+    marks = ", ".join("?" for _ in allowed)
+    cur = await db.execute(
+        f"UPDATE novel_rounds SET {', '.join(sets)} WHERE id = ? AND phase IN ({marks})",
+        (*params, round_id, *(p.value for p in allowed)),
+    )
+    return cur.rowcount == 1
+
+
+class _Store:
+    """One concern's tables on the shared connection. Every public method is one complete unit
+    (its own transaction) taken under the connection's one lock."""
+
+    def __init__(self, db: aiosqlite.Connection, lock: asyncio.Lock) -> None:
         self._db = db
-        self._lock = asyncio.Lock()
-
-    @classmethod
-    async def open(cls, path: Path) -> NovelRepo:
-        db = await open_sqlite(
-            path, _SCHEMA, autocommit=True, foreign_keys=True, columns=_MIGRATIONS
-        )
-        db.row_factory = sqlite3.Row
-        return cls(db)
-
-    async def close(self) -> None:
-        await self._db.close()
-
-    async def __aenter__(self) -> NovelRepo:
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.close()
+        self._lock = lock
 
     @asynccontextmanager
     async def _tx(self) -> AsyncIterator[aiosqlite.Connection]:
@@ -335,169 +341,9 @@ class NovelRepo:
         rows = await self._all(sql, params)
         return rows[0] if rows else None
 
-    # ---- novels and blueprints ------------------------------------------------------------
 
-    async def ensure_novel(self, chat_id: str, blueprint_json: str, now: datetime) -> None:
-        async with self._tx() as db:
-            await db.execute(
-                "INSERT OR IGNORE INTO novel_novels(chat_id, created_at) VALUES (?, ?)",
-                (chat_id, _ts(now)),
-            )
-            await db.execute(
-                "INSERT OR IGNORE INTO novel_blueprints(chat_id, data, updated_at) VALUES (?, ?, ?)",
-                (chat_id, blueprint_json, _ts(now)),
-            )
-
-    async def chats(self) -> list[str]:
-        return [r["chat_id"] for r in await self._all("SELECT chat_id FROM novel_novels")]
-
-    async def blueprint_json(self, chat_id: str) -> str | None:
-        row = await self._one("SELECT data FROM novel_blueprints WHERE chat_id = ?", (chat_id,))
-        return row["data"] if row else None
-
-    async def set_blueprint(
-        self, chat_id: str, data: str, by: str, now: datetime, reason: str = ""
-    ) -> None:
-        """Replace the blueprint and log the new version (who, when, why) in the history."""
-        async with self._tx() as db:
-            await self._write_blueprint(db, chat_id, data, by, now, reason)
-
-    @staticmethod
-    async def _write_blueprint(
-        db: aiosqlite.Connection, chat_id: str, data: str, by: str, now: datetime, reason: str
-    ) -> None:
-        await db.execute(
-            "INSERT INTO novel_blueprint_history(chat_id, data, changed_at, changed_by, reason)"
-            " VALUES (?, ?, ?, ?, ?)",
-            (chat_id, data, _ts(now), by, reason),
-        )
-        await db.execute(
-            "UPDATE novel_blueprints SET data = ?, updated_at = ?, updated_by = ? WHERE chat_id = ?",
-            (data, _ts(now), by, chat_id),
-        )
-
-    async def blueprint_history(self, chat_id: str, limit: int = 20) -> list[BlueprintRevision]:
-        """Every blueprint written (upload, edit, accepted changes), newest first."""
-        rows = await self._all(
-            "SELECT * FROM novel_blueprint_history WHERE chat_id = ? ORDER BY id DESC LIMIT ?",
-            (chat_id, limit),
-        )
-        return [
-            BlueprintRevision(
-                int(r["id"]),
-                r["data"],
-                datetime.fromisoformat(r["changed_at"]),
-                r["changed_by"],
-                r["reason"],
-            )
-            for r in rows
-        ]
-
-    # ---- proposed blueprint changes -----------------------------------------------------------
-
-    async def propose_changes(
-        self,
-        chat_id: str,
-        chapter_id: str,
-        chapter_no: int,
-        changes: Sequence[tuple[str, dict[str, Any]]],
-        now: datetime,
-    ) -> list[ChangeRow]:
-        """Record a chapter's proposed changes; the same chapter's earlier pending ones (an
-        older version's) are superseded."""
-        async with self._tx() as db:
-            await db.execute(
-                "UPDATE novel_blueprint_changes SET status = 'superseded', decided_at = ?"
-                " WHERE chat_id = ? AND chapter_id = ? AND status = 'pending'",
-                (_ts(now), chat_id, chapter_id),
-            )
-            ids: list[int] = []
-            for kind, payload in changes:
-                cur = await db.execute(
-                    "INSERT INTO novel_blueprint_changes(chat_id, chapter_id, chapter_no, kind,"
-                    " payload, created_at) VALUES (?, ?, ?, ?, ?, ?)",
-                    (
-                        chat_id,
-                        chapter_id,
-                        chapter_no,
-                        kind,
-                        json.dumps(payload, ensure_ascii=False),
-                        _ts(now),
-                    ),
-                )
-                ids.append(int(cur.lastrowid or 0))
-        return [c for c in await self.pending_changes(chat_id) if c.id in ids]
-
-    async def pending_changes(self, chat_id: str) -> list[ChangeRow]:
-        rows = await self._all(
-            "SELECT * FROM novel_blueprint_changes WHERE chat_id = ? AND status = 'pending'"
-            " ORDER BY id",
-            (chat_id,),
-        )
-        return [_change(r) for r in rows]
-
-    async def decided_changes(self, chat_id: str, limit: int = 20) -> list[ChangeRow]:
-        """Proposed changes an admin accepted or rejected, newest decision first."""
-        rows = await self._all(
-            "SELECT * FROM novel_blueprint_changes WHERE chat_id = ?"
-            " AND status IN ('accepted', 'rejected') ORDER BY decided_at DESC, id DESC LIMIT ?",
-            (chat_id, limit),
-        )
-        return [_change(r) for r in rows]
-
-    async def supersede_changes(self, chat_id: str, chapter_id: str, now: datetime) -> None:
-        async with self._tx() as db:
-            await db.execute(
-                "UPDATE novel_blueprint_changes SET status = 'superseded', decided_at = ?"
-                " WHERE chat_id = ? AND chapter_id = ? AND status = 'pending'",
-                (_ts(now), chat_id, chapter_id),
-            )
-
-    async def decide_changes(
-        self,
-        chat_id: str,
-        ids: Sequence[int],
-        status: str,
-        by: str,
-        now: datetime,
-        *,
-        blueprint: str | None = None,
-        reason: str = "",
-    ) -> int:
-        """Mark pending changes accepted/rejected; with `blueprint`, write it (and its history)
-        in the same transaction. Returns how many were still pending."""
-        if not ids:
-            return 0
-        marks = ", ".join("?" for _ in ids)
-        async with self._tx() as db:
-            cur = await db.execute(
-                f"UPDATE novel_blueprint_changes SET status = ?, decided_at = ?, decided_by = ?"
-                f" WHERE chat_id = ? AND status = 'pending' AND id IN ({marks})",
-                (status, _ts(now), by, chat_id, *ids),
-            )
-            if cur.rowcount != len(ids):
-                raise LookupError("a change is no longer pending")
-            if blueprint is not None:
-                await self._write_blueprint(db, chat_id, blueprint, by, now, reason)
-            return int(cur.rowcount)
-
-    # ---- chat settings ------------------------------------------------------------------------
-
-    async def setting(self, chat_id: str, key: str) -> str | None:
-        row = await self._one(
-            "SELECT value FROM novel_chat_settings WHERE chat_id = ? AND key = ?", (chat_id, key)
-        )
-        return row["value"] if row else None
-
-    async def set_setting(self, chat_id: str, key: str, value: str) -> None:
-        async with self._tx() as db:
-            await db.execute(
-                "INSERT INTO novel_chat_settings(chat_id, key, value) VALUES (?, ?, ?)"
-                " ON CONFLICT(chat_id, key) DO UPDATE SET value = excluded.value",
-                (chat_id, key, value),
-            )
-
-    # ---- rounds ---------------------------------------------------------------------------
+class RoundStore(_Store):
+    """Rounds and their phases, proposals, votes, and where each ballot was posted."""
 
     async def insert_round(
         self,
@@ -553,20 +399,8 @@ class NovelRepo:
     async def advance(self, round_id: str, event: Event, **fields: Any) -> bool:
         """Apply `event` as a compare-and-set (plus fields); False when the round is no longer
         in a phase `event` may leave from (someone else moved it first)."""
-        allowed = sources(event)
-        target = transition(allowed[0], event)
-        sets = ["phase = ?"]
-        params: list[Any] = [target.value]
-        for key, value in fields.items():
-            sets.append(f"{key} = ?")
-            params.append(_ts(value) if isinstance(value, datetime) else value)
-        marks = ", ".join("?" for _ in allowed)
         async with self._tx() as db:
-            cur = await db.execute(
-                f"UPDATE novel_rounds SET {', '.join(sets)} WHERE id = ? AND phase IN ({marks})",
-                (*params, round_id, *(p.value for p in allowed)),
-            )
-            return cur.rowcount == 1
+            return await _advance_in(db, round_id, event, fields)
 
     async def set_winner(self, round_id: str, winner_id: int, outcome: str) -> None:
         async with self._tx() as db:
@@ -574,8 +408,6 @@ class NovelRepo:
                 "UPDATE novel_rounds SET winner_id = ?, outcome = ? WHERE id = ?",
                 (winner_id, outcome, round_id),
             )
-
-    # ---- proposals and votes ----------------------------------------------------------------
 
     @staticmethod
     async def _require_phase(db: aiosqlite.Connection, round_id: str, phase: Phase) -> None:
@@ -686,8 +518,6 @@ class NovelRepo:
             VoteRow(r["user_id"], r["user_name"], int(r["proposal_id"]), r["source"]) for r in rows
         ]
 
-    # ---- posted ballots -----------------------------------------------------------------------
-
     async def save_ballot(self, post: BallotPost, now: datetime) -> None:
         async with self._tx() as db:
             await db.execute(
@@ -719,7 +549,9 @@ class NovelRepo:
         row = await self._one("SELECT * FROM novel_ballots WHERE poll_id = ?", (poll_id,))
         return _ballot(row) if row else None
 
-    # ---- chapters and versions ---------------------------------------------------------------
+
+class ChapterStore(_Store):
+    """Chapters and their versions (saving a round's chapter also finishes the round)."""
 
     async def chapters(self, chat_id: str) -> list[ChapterRow]:
         rows = await self._all(
@@ -784,22 +616,9 @@ class NovelRepo:
         """Insert a chapter at the end with version 1 (and `save` its round) in one transaction;
         returns the chapter number. LookupError when the round is no longer being written."""
         async with self._tx() as db:
-            if round_id is not None:
-                allowed = sources(Event.SAVE)
-                marks = ", ".join("?" for _ in allowed)
-                cur = await db.execute(
-                    f"UPDATE novel_rounds SET phase = ?, closed_at = ?, chapter_id = ?"
-                    f" WHERE id = ? AND phase IN ({marks})",
-                    (
-                        transition(allowed[0], Event.SAVE).value,
-                        _ts(now),
-                        chapter_id,
-                        round_id,
-                        *(p.value for p in allowed),
-                    ),
-                )
-                if cur.rowcount != 1:
-                    raise LookupError(round_id)
+            saved = {"closed_at": now, "chapter_id": chapter_id}
+            if round_id is not None and not await _advance_in(db, round_id, Event.SAVE, saved):
+                raise LookupError(round_id)
             cur = await db.execute(
                 "SELECT COALESCE(MAX(chapter_no), 0) + 1 FROM novel_chapters WHERE chat_id = ?",
                 (chat_id,),
@@ -941,3 +760,197 @@ class NovelRepo:
                 [(n, cid) for cid, n in renumbered],
             )
             return renumbered
+
+
+class BlueprintStore(_Store):
+    """Each novel, its blueprint and its history, and the changes chapters propose to it."""
+
+    async def ensure_novel(self, chat_id: str, blueprint_json: str, now: datetime) -> None:
+        async with self._tx() as db:
+            await db.execute(
+                "INSERT OR IGNORE INTO novel_novels(chat_id, created_at) VALUES (?, ?)",
+                (chat_id, _ts(now)),
+            )
+            await db.execute(
+                "INSERT OR IGNORE INTO novel_blueprints(chat_id, data, updated_at) VALUES (?, ?, ?)",
+                (chat_id, blueprint_json, _ts(now)),
+            )
+
+    async def chats(self) -> list[str]:
+        return [r["chat_id"] for r in await self._all("SELECT chat_id FROM novel_novels")]
+
+    async def blueprint_json(self, chat_id: str) -> str | None:
+        row = await self._one("SELECT data FROM novel_blueprints WHERE chat_id = ?", (chat_id,))
+        return row["data"] if row else None
+
+    async def set_blueprint(
+        self, chat_id: str, data: str, by: str, now: datetime, reason: str = ""
+    ) -> None:
+        """Replace the blueprint and log the new version (who, when, why) in the history."""
+        async with self._tx() as db:
+            await self._write_blueprint(db, chat_id, data, by, now, reason)
+
+    @staticmethod
+    async def _write_blueprint(
+        db: aiosqlite.Connection, chat_id: str, data: str, by: str, now: datetime, reason: str
+    ) -> None:
+        await db.execute(
+            "INSERT INTO novel_blueprint_history(chat_id, data, changed_at, changed_by, reason)"
+            " VALUES (?, ?, ?, ?, ?)",
+            (chat_id, data, _ts(now), by, reason),
+        )
+        await db.execute(
+            "UPDATE novel_blueprints SET data = ?, updated_at = ?, updated_by = ? WHERE chat_id = ?",
+            (data, _ts(now), by, chat_id),
+        )
+
+    async def blueprint_history(self, chat_id: str, limit: int = 20) -> list[BlueprintRevision]:
+        """Every blueprint written (upload, edit, accepted changes), newest first."""
+        rows = await self._all(
+            "SELECT * FROM novel_blueprint_history WHERE chat_id = ? ORDER BY id DESC LIMIT ?",
+            (chat_id, limit),
+        )
+        return [
+            BlueprintRevision(
+                int(r["id"]),
+                r["data"],
+                datetime.fromisoformat(r["changed_at"]),
+                r["changed_by"],
+                r["reason"],
+            )
+            for r in rows
+        ]
+
+    async def propose_changes(
+        self,
+        chat_id: str,
+        chapter_id: str,
+        chapter_no: int,
+        changes: Sequence[tuple[str, dict[str, Any]]],
+        now: datetime,
+    ) -> list[ChangeRow]:
+        """Record a chapter's proposed changes; the same chapter's earlier pending ones (an
+        older version's) are superseded."""
+        async with self._tx() as db:
+            await db.execute(
+                "UPDATE novel_blueprint_changes SET status = 'superseded', decided_at = ?"
+                " WHERE chat_id = ? AND chapter_id = ? AND status = 'pending'",
+                (_ts(now), chat_id, chapter_id),
+            )
+            ids: list[int] = []
+            for kind, payload in changes:
+                cur = await db.execute(
+                    "INSERT INTO novel_blueprint_changes(chat_id, chapter_id, chapter_no, kind,"
+                    " payload, created_at) VALUES (?, ?, ?, ?, ?, ?)",
+                    (
+                        chat_id,
+                        chapter_id,
+                        chapter_no,
+                        kind,
+                        json.dumps(payload, ensure_ascii=False),
+                        _ts(now),
+                    ),
+                )
+                ids.append(int(cur.lastrowid or 0))
+        return [c for c in await self.pending_changes(chat_id) if c.id in ids]
+
+    async def pending_changes(self, chat_id: str) -> list[ChangeRow]:
+        rows = await self._all(
+            "SELECT * FROM novel_blueprint_changes WHERE chat_id = ? AND status = 'pending'"
+            " ORDER BY id",
+            (chat_id,),
+        )
+        return [_change(r) for r in rows]
+
+    async def decided_changes(self, chat_id: str, limit: int = 20) -> list[ChangeRow]:
+        """Proposed changes an admin accepted or rejected, newest decision first."""
+        rows = await self._all(
+            "SELECT * FROM novel_blueprint_changes WHERE chat_id = ?"
+            " AND status IN ('accepted', 'rejected') ORDER BY decided_at DESC, id DESC LIMIT ?",
+            (chat_id, limit),
+        )
+        return [_change(r) for r in rows]
+
+    async def supersede_changes(self, chat_id: str, chapter_id: str, now: datetime) -> None:
+        async with self._tx() as db:
+            await db.execute(
+                "UPDATE novel_blueprint_changes SET status = 'superseded', decided_at = ?"
+                " WHERE chat_id = ? AND chapter_id = ? AND status = 'pending'",
+                (_ts(now), chat_id, chapter_id),
+            )
+
+    async def decide_changes(
+        self,
+        chat_id: str,
+        ids: Sequence[int],
+        status: str,
+        by: str,
+        now: datetime,
+        *,
+        blueprint: str | None = None,
+        reason: str = "",
+    ) -> int:
+        """Mark pending changes accepted/rejected; with `blueprint`, write it (and its history)
+        in the same transaction. Returns how many were still pending."""
+        if not ids:
+            return 0
+        marks = ", ".join("?" for _ in ids)
+        async with self._tx() as db:
+            cur = await db.execute(
+                f"UPDATE novel_blueprint_changes SET status = ?, decided_at = ?, decided_by = ?"
+                f" WHERE chat_id = ? AND status = 'pending' AND id IN ({marks})",
+                (status, _ts(now), by, chat_id, *ids),
+            )
+            if cur.rowcount != len(ids):
+                raise LookupError("a change is no longer pending")
+            if blueprint is not None:
+                await self._write_blueprint(db, chat_id, blueprint, by, now, reason)
+            return int(cur.rowcount)
+
+
+class SettingsStore(_Store):
+    """Per-chat settings of the writers' room (the ballot's style, voters shown)."""
+
+    async def setting(self, chat_id: str, key: str) -> str | None:
+        row = await self._one(
+            "SELECT value FROM novel_chat_settings WHERE chat_id = ? AND key = ?", (chat_id, key)
+        )
+        return row["value"] if row else None
+
+    async def set_setting(self, chat_id: str, key: str, value: str) -> None:
+        async with self._tx() as db:
+            await db.execute(
+                "INSERT INTO novel_chat_settings(chat_id, key, value) VALUES (?, ?, ?)"
+                " ON CONFLICT(chat_id, key) DO UPDATE SET value = excluded.value",
+                (chat_id, key, value),
+            )
+
+
+class NovelRepo:
+    """The writers' room's SQLite file: one connection (and its lock) shared by one store per
+    concern, each handed to the service that uses it."""
+
+    def __init__(self, db: aiosqlite.Connection) -> None:
+        self._db = db
+        lock = asyncio.Lock()
+        self.rounds = RoundStore(db, lock)
+        self.book = ChapterStore(db, lock)
+        self.world = BlueprintStore(db, lock)
+        self.chat_settings = SettingsStore(db, lock)
+
+    @classmethod
+    async def open(cls, path: Path) -> NovelRepo:
+        db = await open_sqlite(
+            path, _SCHEMA, autocommit=True, foreign_keys=True, columns=_MIGRATIONS
+        )
+        db.row_factory = sqlite3.Row
+        return cls(db)
+
+    async def close(self) -> None:
+        await self._db.close()
+
+    async def __aenter__(self) -> NovelRepo:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()

@@ -1,12 +1,13 @@
 """What the round and chapter services return: plain typed results, no wording, no layout.
 
-`novel.presenter.Presenter` turns each into a `Reply`. A refusal is raised as `Refused` (a
-catalog key and its fields) so a service can stop anywhere with one line.
+`bot.presenters.novel.NovelPresenter` turns each `Result` into a `Reply`. A refusal is raised as
+`Refused` (a catalog key and its fields) so a service can stop anywhere with one line; the
+presenter words it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -72,7 +73,7 @@ class VoteRetracted:
 
 @dataclass(frozen=True, slots=True)
 class RoundEmpty:
-    pass
+    lang: str = "zh"  # the round's language (said to the chat the round was opened in)
 
 
 @dataclass(frozen=True, slots=True)
@@ -193,3 +194,60 @@ class ChangesDecided:
 class BlueprintHistoryView:
     entries: Sequence[tuple[str, str, str, str]]  # (when, who, reason, title)
     decisions: Sequence[ChangeRow] = ()  # accepted and rejected proposals, newest first
+
+
+# ---- progress and announcements -------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Writing:
+    """The model is writing chapter `number` (`resumed`: after a restart)."""
+
+    number: int
+    resumed: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Revising:
+    number: int
+
+
+# While a chapter is written: a notice, then the draft so far (plain text) as it streams.
+Progress = Callable[[Writing | Revising | str], Awaitable[None]]
+
+
+@dataclass(frozen=True, slots=True)
+class ClosedAndWritten:
+    """`/chapter close` ended the vote and the model wrote the winner at once."""
+
+    closed: VotesClosed
+    written: ChapterSaved | WriteStalled
+
+
+# Everything `NovelService.handle` returns, by the service that produced it (the presenter's
+# match over them ends in assert_never).
+RoundResult = (
+    RoundOpened
+    | ProposalSaved
+    | BallotView
+    | VoteCast
+    | VoteRetracted
+    | RoundEmpty
+    | VotesClosed
+    | Abandoned
+    | SettingsSaved
+)
+ChapterResult = (
+    ChapterSaved
+    | WriteStalled
+    | ChapterView
+    | History
+    | RolledBack
+    | Deleted
+    | Exported
+    | ClosedAndWritten
+)
+WorldResult = (
+    BlueprintShown | BlueprintSaved | BlueprintEdited | ChangesDecided | BlueprintHistoryView
+)
+Result = RoundResult | ChapterResult | WorldResult

@@ -9,8 +9,9 @@ from datetime import datetime, timedelta
 from typing import Literal
 
 from novel.ballot import BALLOT_STYLES, BallotPost, BallotStyle
+from novel.member import Member
 from novel.phase import Event, Phase
-from novel.repo import NovelRepo, RoundRow, VoteSource
+from novel.repo import ChapterStore, RoundRow, RoundStore, SettingsStore, VoteSource
 from novel.results import (
     BallotView,
     ProposalSaved,
@@ -25,7 +26,6 @@ from novel.results import (
 from novel.schedule import Now
 from novel.settings import NovelSettings
 from novel.tally import Outcome, decide
-from retrieval.requests import Actor
 
 STYLE_KEY = "ballot_style"
 VOTERS_KEY = "ballot_voters"
@@ -40,12 +40,14 @@ def default_style(platform: str) -> BallotStyle:
 
 
 class RoundService:
-    """Open → propose → vote → close. Every phase change is `NovelRepo.advance` (a
+    """Open → propose → vote → close. Every phase change is `RoundStore.advance` (a
     compare-and-set), so a deadline job and an admin closing at once never both act."""
 
     def __init__(
         self,
-        repo: NovelRepo,
+        rounds: RoundStore,
+        chat_settings: SettingsStore,
+        book: ChapterStore,
         settings: NovelSettings,
         clock: Now,
         schedule: Schedule,
@@ -53,7 +55,9 @@ class RoundService:
         *,
         model_writes: bool,
     ) -> None:
-        self._repo = repo
+        self._rounds = rounds
+        self._chat_settings = chat_settings
+        self._book = book  # how many chapters there are (the round is for the next)
         self._settings = settings
         self._clock = clock
         self._schedule = schedule
@@ -65,43 +69,43 @@ class RoundService:
             return 0
         return max(0, round((when - self._clock()).total_seconds() / 60))
 
-    async def open(self, actor: Actor) -> RoundOpened:
+    async def open(self, member: Member) -> RoundOpened:
         now = self._clock()
         deadline = now + timedelta(minutes=self._settings.proposal_minutes)
         round_id = uuid.uuid4().hex[:12]
-        created = await self._repo.insert_round(
+        created = await self._rounds.insert_round(
             round_id=round_id,
-            chat_id=actor.chat_id,
-            platform=actor.platform,
-            channel_id=actor.channel_id,
-            opener_id=actor.user_id,
-            opener_name=actor.user_name,
-            lang=actor.lang,
+            chat_id=member.chat_id,
+            platform=member.platform,
+            channel_id=member.channel_id,
+            opener_id=member.user_id,
+            opener_name=member.user_name,
+            lang=member.lang,
             now=now,
             proposal_deadline=deadline,
         )
         if not created:
             raise Refused("round_open", phase=Phase.PROPOSAL.value)
         self._schedule(round_id, deadline)
-        number = len(await self._repo.chapters(actor.chat_id)) + 1
+        number = len(await self._book.chapters(member.chat_id)) + 1
         return RoundOpened(number, self.minutes_left(deadline), self.model_writes)
 
-    async def propose(self, actor: Actor, title: str, summary: str, notes: str) -> ProposalSaved:
+    async def propose(self, member: Member, title: str, summary: str, notes: str) -> ProposalSaved:
         title = title.strip()
         if not title:
             raise Refused("propose_title_missing")
         if len(title) > 100 or len(summary) > 1000 or len(notes) > 1000:
             raise Refused("propose_too_long")
-        r = await self._repo.open_round(actor.chat_id)
+        r = await self._rounds.open_round(member.chat_id)
         if r is None:
             raise Refused("no_round")
         if r.phase != Phase.PROPOSAL or self._clock() >= r.proposal_deadline:
             raise Refused("proposals_closed")
         try:
-            new = await self._repo.upsert_proposal(
+            new = await self._rounds.upsert_proposal(
                 r.id,
-                actor.user_id,
-                actor.user_name,
+                member.user_id,
+                member.user_name,
                 title,
                 summary.strip(),
                 notes.strip(),
@@ -109,11 +113,11 @@ class RoundService:
             )
         except LookupError:
             raise Refused("proposals_closed") from None
-        count = len(await self._repo.proposals(r.id))
+        count = len(await self._rounds.proposals(r.id))
         return ProposalSaved(title, new, count, self.minutes_left(r.proposal_deadline))
 
     async def _voting_round(self, chat_id: str, round_id: str) -> RoundRow:
-        r = await self._repo.open_round(chat_id) if chat_id else None
+        r = await self._rounds.open_round(chat_id) if chat_id else None
         if round_id and (r is None or r.id != round_id):
             raise Refused("stale_ballot")
         if r is None:
@@ -127,42 +131,42 @@ class RoundService:
         return r
 
     async def vote(
-        self, actor: Actor, option: int, round_id: str = "", source: VoteSource = "command"
+        self, member: Member, option: int, round_id: str = "", source: VoteSource = "command"
     ) -> VoteCast:
-        r = await self._voting_round(actor.chat_id, round_id)
-        proposals = await self._repo.proposals(r.id)
+        r = await self._voting_round(member.chat_id, round_id)
+        proposals = await self._rounds.proposals(r.id)
         if not 1 <= option <= len(proposals):
             raise Refused("bad_option", n=len(proposals))
         chosen = proposals[option - 1]
         try:
-            before = await self._repo.vote(
+            before = await self._rounds.vote(
                 r.id,
-                actor.user_id,
+                member.user_id,
                 chosen.id,
                 self._clock(),
-                user_name=actor.user_name,
+                user_name=member.user_name,
                 source=source,
             )
         except LookupError:
             raise Refused("voting_closed") from None
-        outcome = decide(proposals, await self._repo.tally(r.id))
+        outcome = decide(proposals, await self._rounds.tally(r.id))
         change: Literal["new", "same", "changed"] = (
             "new" if before is None else "same" if before == chosen.id else "changed"
         )
         return VoteCast(r.id, option, chosen.title, change, outcome)
 
     async def poll_answer(
-        self, actor: Actor, poll_id: str, options: tuple[int, ...]
+        self, member: Member, poll_id: str, options: tuple[int, ...]
     ) -> tuple[str, VoteCast | VoteRetracted]:
         """A native poll's answer → the round's tally; returns (round id, result)."""
-        post = await self._repo.ballot_by_poll(poll_id)
+        post = await self._rounds.ballot_by_poll(poll_id)
         if post is None:
             raise Refused("stale_ballot")
-        voter = replace(actor, chat_id=post.chat_id)
+        voter = replace(member, chat_id=post.chat_id)
         if not options:
             r = await self._voting_round(post.chat_id, post.round_id)
             try:
-                removed = await self._repo.retract_vote(r.id, actor.user_id, source="poll")
+                removed = await self._rounds.retract_vote(r.id, member.user_id, source="poll")
             except LookupError:
                 raise Refused("voting_closed") from None
             return r.id, VoteRetracted(removed)
@@ -173,12 +177,12 @@ class RoundService:
         """Proposals → voting (or the round closes empty). None if someone else did it."""
         now = self._clock()
         deadline = now + timedelta(minutes=self._settings.vote_minutes)
-        if not await self._repo.advance(r.id, Event.CLOSE_PROPOSALS, vote_deadline=deadline):
+        if not await self._rounds.advance(r.id, Event.CLOSE_PROPOSALS, vote_deadline=deadline):
             return None
         self._cancel(r.id)
-        if not await self._repo.proposals(r.id):
-            await self._repo.advance(r.id, Event.NO_PROPOSALS, closed_at=now, outcome="empty")
-            return RoundEmpty()
+        if not await self._rounds.proposals(r.id):
+            await self._rounds.advance(r.id, Event.NO_PROPOSALS, closed_at=now, outcome="empty")
+            return RoundEmpty(r.lang)
         self._schedule(r.id, deadline)
         view = await self.ballot_view(r.id)
         assert view is not None
@@ -186,33 +190,33 @@ class RoundService:
 
     async def close_votes(self, r: RoundRow) -> VotesClosed | None:
         """Voting → writing with the winner decided. None if someone else closed it first."""
-        if not await self._repo.advance(r.id, Event.CLOSE_VOTES):
+        if not await self._rounds.advance(r.id, Event.CLOSE_VOTES):
             return None
         self._cancel(r.id)
         # Decided after the compare-and-set: no vote can land in a closed round any more.
         outcome = await self.decide(r.id)
-        number = len(await self._repo.chapters(r.chat_id)) + 1
+        number = len(await self._book.chapters(r.chat_id)) + 1
         return VotesClosed(outcome, number, self.model_writes)
 
     async def decide(self, round_id: str) -> Outcome:
         """The winner by the round's tally, recorded on the round."""
-        outcome = decide(await self._repo.proposals(round_id), await self._repo.tally(round_id))
+        outcome = decide(await self._rounds.proposals(round_id), await self._rounds.tally(round_id))
         assert outcome.winner is not None  # empty rounds never reach voting
-        await self._repo.set_winner(round_id, outcome.winner.id, outcome.reason)
+        await self._rounds.set_winner(round_id, outcome.winner.id, outcome.reason)
         return outcome
 
     async def abandon(self, r: RoundRow) -> bool:
-        return await self._repo.advance(r.id, Event.ABANDON, closed_at=self._clock())
+        return await self._rounds.advance(r.id, Event.ABANDON, closed_at=self._clock())
 
     async def ballot_view(self, round_id: str) -> BallotView | None:
-        r = await self._repo.get_round(round_id)
+        r = await self._rounds.get_round(round_id)
         if r is None:
             return None
         style, show = await self.ballot_settings(r.chat_id, r.platform)
         return BallotView(
             round=r,
-            proposals=await self._repo.proposals(round_id),
-            votes=await self._repo.votes(round_id),
+            proposals=await self._rounds.proposals(round_id),
+            votes=await self._rounds.votes(round_id),
             minutes=self.minutes_left(r.vote_deadline),
             style=style,
             show_voters=show,
@@ -221,28 +225,28 @@ class RoundService:
 
     async def record_ballot(self, post: BallotPost) -> bool:
         """Where the round's ballot was posted; False for a round of another chat or none."""
-        r = await self._repo.get_round(post.round_id)
+        r = await self._rounds.get_round(post.round_id)
         if r is None or r.chat_id != post.chat_id:
             return False
-        await self._repo.save_ballot(post, self._clock())
+        await self._rounds.save_ballot(post, self._clock())
         return True
 
     async def ballot_settings(self, chat_id: str, platform: str) -> tuple[BallotStyle, bool]:
-        style = await self._repo.setting(chat_id, STYLE_KEY)
-        voters = await self._repo.setting(chat_id, VOTERS_KEY)
+        style = await self._chat_settings.setting(chat_id, STYLE_KEY)
+        voters = await self._chat_settings.setting(chat_id, VOTERS_KEY)
         chosen = next((s for s in BALLOT_STYLES if s == style), default_style(platform))
         return chosen, voters == "shown"
 
     async def set_ballot_settings(
-        self, actor: Actor, style: str | None, voters: str | None
+        self, member: Member, style: str | None, voters: str | None
     ) -> SettingsSaved:
         if style is not None:
             if style not in BALLOT_STYLES:
                 raise Refused("bad_ballot_style", got=style[:20])
-            await self._repo.set_setting(actor.chat_id, STYLE_KEY, style)
+            await self._chat_settings.set_setting(member.chat_id, STYLE_KEY, style)
         if voters is not None:
             if voters not in ("shown", "hidden"):
                 raise Refused("bad_voters", got=voters[:20])
-            await self._repo.set_setting(actor.chat_id, VOTERS_KEY, voters)
-        chosen, show = await self.ballot_settings(actor.chat_id, actor.platform)
+            await self._chat_settings.set_setting(member.chat_id, VOTERS_KEY, voters)
+        chosen, show = await self.ballot_settings(member.chat_id, member.platform)
         return SettingsSaved(chosen, show)

@@ -1,13 +1,14 @@
-"""The writers' room behind one method: `NovelService.handle(actor, request)` → `Reply`.
+"""The writers' room behind one method: `NovelService.handle(member, request)` → a typed result.
 
-The facade only routes: permissions, then the round service (open, propose, vote, close), the
-chapter service (write, submit, revise, roll back, delete, show, export) or the world service
-(blueprint), then the presenter (every Reply). It also owns the lifecycle: the deadline
-scheduler, the ballot editor, reconciling plot memory and resuming open rounds on start-up.
+The facade only routes: the round service (open, propose, vote, close), the chapter service
+(write, submit, revise, roll back, delete, show, export) or the world service (blueprint). It
+knows nothing of chat: `bot.presenters.novel` words and draws what it returns, and refusals
+(`Refused`, `BlueprintError`) propagate to it. It also owns the lifecycle: the deadline
+scheduler, the ballot board, reconciling plot memory and resuming open rounds on start-up.
 
-`App` opens the `NovelRepo` and builds the `PlotMemory` and passes them in; `announce` posts an
-unsolicited reply to a chat, `edit_ballot` edits a posted ballot (both go through the transport
-registered for the chat's platform).
+`App` opens the `NovelRepo` and builds the `PlotMemory` and passes them in; `announce` tells the
+round's chat what happened on its own (a deadline, a resumed write); `ballots` builds the board
+that keeps posted ballots current from the service's `ballot` lookup.
 """
 
 from __future__ import annotations
@@ -16,17 +17,30 @@ import logging
 from collections.abc import Awaitable, Callable
 from datetime import datetime
 from types import TracebackType
+from typing import assert_never
 
 from novel import api
-from novel.ballot import BallotEditor, BallotPost, EditBallot
-from novel.blueprint import BlueprintError, default_blueprint
+from novel.ballot import BallotBoard, BallotPost, NoBallotEdits
+from novel.blueprint import default_blueprint
 from novel.cast import StoryService
 from novel.chapters import ChapterService
+from novel.member import Member
 from novel.memory import PlotMemory, ReconcileReport
 from novel.phase import Event, Phase
-from novel.presenter import Presenter, join
 from novel.repo import NovelRepo, ProposalRow, RoundRow
-from novel.results import Abandoned, Refused, VotesClosed, WriteStalled
+from novel.results import (
+    Abandoned,
+    BallotView,
+    ChapterSaved,
+    ClosedAndWritten,
+    Progress,
+    Refused,
+    Result,
+    Revising,
+    VotesClosed,
+    WriteStalled,
+    Writing,
+)
 from novel.rounds import RoundService
 from novel.schedule import Deadlines
 from novel.settings import NovelSettings
@@ -34,24 +48,14 @@ from novel.world import WorldService
 from retrieval.clock import SYSTEM_CLOCK, Clock
 from retrieval.i18n import Lang
 from retrieval.ports import LLM
-from retrieval.reply import Progress, Reply
-from retrieval.requests import Actor
 
 log = logging.getLogger(__name__)
 
-Announce = Callable[[Actor, Reply], Awaitable[None]]
-
-# Requests only an admin may make (the router checks first; this guards direct callers).
-_ADMIN_ONLY = (
-    api.CloseRound,
-    api.ReviseChapter,
-    api.RollbackChapter,
-    api.DeleteChapter,
-    api.BlueprintSet,
-    api.BlueprintEdit,
-    api.BlueprintAccept,
-    api.BlueprintReject,
-)
+# Said to a round's chat unasked: what the deadline or a resumed write produced.
+Announcement = Result | Writing
+Announce = Callable[[Member, Announcement], Awaitable[None]]
+# round id → where its ballot was posted and how it stands now
+FindBallot = Callable[[str], Awaitable[tuple[BallotPost, BallotView] | None]]
 
 
 def _lang(value: str) -> Lang:
@@ -68,7 +72,7 @@ class NovelService:
         announce: Announce,
         clock: Clock = SYSTEM_CLOCK,
         *,
-        edit_ballot: EditBallot | None = None,
+        ballots: Callable[[FindBallot], BallotBoard] | None = None,
     ) -> None:
         self.repo = repo
         self.memory = memory
@@ -77,9 +81,10 @@ class NovelService:
         self._announce = announce
         self._clock = clock.now
         self.deadlines = Deadlines(clock)
-        self.present = Presenter(settings)
         self.rounds = RoundService(
-            repo,
+            repo.rounds,
+            repo.chat_settings,
+            repo.book,
             settings,
             clock.now,
             self._schedule,
@@ -87,19 +92,9 @@ class NovelService:
             model_writes=llm is not None,
         )
         self.chapters = ChapterService(repo, memory, llm, settings, clock.now)
-        self.world = WorldService(repo, settings, clock.now)
+        self.world = WorldService(repo.world, settings, clock.now)
         self.story = StoryService(repo, llm, self.chapters.blueprint)  # /novel characters …
-        self.ballots: BallotEditor | None = (
-            BallotEditor(
-                self._render_ballot,
-                edit_ballot,
-                settings.ballot_edit_interval_s,
-                now=clock.monotonic,
-                sleep=clock.sleep,
-            )
-            if edit_ballot is not None
-            else None
-        )
+        self.ballots: BallotBoard = ballots(self.ballot) if ballots is not None else NoBallotEdits()
         self.last_reconcile: dict[str, ReconcileReport] = {}
 
     # ---- lifecycle ---------------------------------------------------------------------------
@@ -120,12 +115,11 @@ class NovelService:
         tb: TracebackType | None,
     ) -> None:
         await self.deadlines.close()
-        if self.ballots is not None:
-            await self.ballots.close()
+        await self.ballots.close()
 
     async def reconcile(self) -> dict[str, ReconcileReport]:
         """Re-apply the SQLite truth to the vector store for every novel."""
-        for chat_id in await self.repo.chats():
+        for chat_id in await self.repo.world.chats():
             report = await self.memory.reconcile(chat_id)
             self.last_reconcile[chat_id] = report
             if report.removed or report.reindexed or report.activated or report.renumbered:
@@ -133,7 +127,7 @@ class NovelService:
         return self.last_reconcile
 
     async def _resume_rounds(self) -> None:
-        for r in await self.repo.open_rounds():
+        for r in await self.repo.rounds.open_rounds():
             if r.phase == Phase.PROPOSAL:
                 self._schedule(r.id, r.proposal_deadline)
             elif r.phase == Phase.VOTING and r.vote_deadline is not None:
@@ -141,7 +135,7 @@ class NovelService:
             elif r.phase == Phase.WRITING:
                 # The process stopped mid-write: nothing was saved (one transaction saves the
                 # chapter and finishes the round). Write it again at once when a model can.
-                await self.repo.advance(r.id, Event.STALL)
+                await self.repo.rounds.advance(r.id, Event.STALL)
                 if self.llm is not None:
                     self.deadlines.at(f"resume:{r.id}", self._clock(), self._resumer(r.id))
 
@@ -159,103 +153,129 @@ class NovelService:
 
     # ---- entry point -------------------------------------------------------------------------
 
-    @staticmethod
-    def is_admin(actor: Actor) -> bool:
-        """The router decided (`bot.admin.AdminPolicy`, NOVEL_ADMIN_ROLE included); the service
-        only refuses what a caller that skipped the router must not do."""
-        return actor.is_admin
-
     async def handle(
-        self, actor: Actor, request: api.NovelRequest, progress: Progress | None = None
-    ) -> Reply:
-        admin = self.is_admin(actor)
-        try:
-            changes_ballot = isinstance(request, api.BallotSettings) and (
-                request.style is not None or request.voters is not None
-            )
-            if (isinstance(request, _ADMIN_ONLY) or changes_ballot) and not admin:
-                raise Refused("admins_only")
-            if isinstance(request, api.PollAnswer):  # no chat id: the poll knows its round
-                return await self._poll_answer(actor, request)
-            await self.repo.ensure_novel(
-                actor.chat_id, default_blueprint().to_json(), self._clock()
-            )
-            return await self._dispatch(actor, request, progress, admin)
-        except Refused as refused:
-            return self.present.refusal(actor.lang, refused, admin=admin)
-        except BlueprintError as err:
-            return self.present.blueprint_error(actor.lang, err)
+        self, member: Member, request: api.NovelRequest, progress: Progress | None = None
+    ) -> Result:
+        """The request's result; `Refused` / `BlueprintError` when it cannot be done."""
+        if api.needs_admin(request) and not member.is_admin:
+            raise Refused("admins_only")  # the router checked first; this guards direct callers
+        if isinstance(request, api.PollAnswer):  # no chat id: the poll knows its round
+            return await self._poll_answer(member, request)
+        await self.repo.world.ensure_novel(
+            member.chat_id, default_blueprint().to_json(), self._clock()
+        )
+        return await self._dispatch(member, request, progress)
 
     async def _dispatch(
-        self, actor: Actor, request: api.NovelRequest, progress: Progress | None, admin: bool
-    ) -> Reply:
-        lang = actor.lang
-        show = self.present.reply
+        self, member: Member, request: api.NovelRequest, progress: Progress | None
+    ) -> Result:
+        match request:
+            case (
+                api.NextRound()
+                | api.Propose()
+                | api.Vote()
+                | api.PollAnswer()
+                | api.BallotSettings()
+                | api.CloseRound()
+            ):
+                return await self._round_request(member, request, progress)
+            case (
+                api.SubmitChapter()
+                | api.ShowChapter()
+                | api.ReviseChapter()
+                | api.ChapterHistory()
+                | api.RollbackChapter()
+                | api.DeleteChapter()
+                | api.Export()
+            ):
+                return await self._chapter_request(member, request, progress)
+            case (
+                api.BlueprintShow()
+                | api.BlueprintSet()
+                | api.BlueprintEdit()
+                | api.BlueprintAccept()
+                | api.BlueprintReject()
+                | api.BlueprintHistory()
+            ):
+                return await self._world_request(member, request)
+            case _:
+                assert_never(request)
+
+    async def _round_request(
+        self, member: Member, request: api.RoundRequest, progress: Progress | None
+    ) -> Result:
         match request:
             case api.NextRound():
-                return await self._next_round(actor, progress, admin)
+                return await self._next_round(member, progress)
             case api.Propose():
-                saved = await self.rounds.propose(
-                    actor, request.title, request.summary, request.notes
+                return await self.rounds.propose(
+                    member, request.title, request.summary, request.notes
                 )
-                return show(saved, lang)
             case api.Vote():
                 source = "button" if request.round_id else "command"
-                cast = await self.rounds.vote(actor, request.option, request.round_id, source)
-                if self.ballots is not None:
-                    self.ballots.touch(cast.round_id)
-                return show(cast, lang)
+                cast = await self.rounds.vote(member, request.option, request.round_id, source)
+                self.ballots.touch(cast.round_id)
+                return cast
+            case api.PollAnswer():
+                return await self._poll_answer(member, request)
             case api.BallotSettings():
-                saved_settings = await self.rounds.set_ballot_settings(
-                    actor, request.style, request.voters
-                )
-                return show(saved_settings, lang)
-            case api.SubmitChapter():
-                return await self._submit(actor, request.text)
+                return await self.rounds.set_ballot_settings(member, request.style, request.voters)
             case api.CloseRound():
-                return await self._close(actor, progress, admin)
+                return await self._close(member, progress)
+            case _:
+                assert_never(request)
+
+    async def _chapter_request(
+        self, member: Member, request: api.ChapterRequest, progress: Progress | None
+    ) -> Result:
+        match request:
+            case api.SubmitChapter():
+                return await self._submit(member, request.text)
             case api.ShowChapter():
-                return show(await self.chapters.show(actor, request.chapter), lang)
+                return await self.chapters.show(member, request.chapter)
             case api.ReviseChapter():
-                return await self._revise(actor, request, progress)
+                return await self._revise(member, request, progress)
             case api.ChapterHistory():
-                return show(await self.chapters.history(actor, request.chapter), lang)
+                return await self.chapters.history(member, request.chapter)
             case api.RollbackChapter():
-                rolled = await self.chapters.rollback(actor, request.chapter, request.version)
-                return show(rolled, lang)
+                return await self.chapters.rollback(member, request.chapter, request.version)
             case api.DeleteChapter():
-                deleted = await self.chapters.delete(actor, request.chapter, request.confirm)
-                return show(deleted, lang)
-            case api.BlueprintShow():
-                return show(await self.world.show(actor), lang)
-            case api.BlueprintSet():
-                return show(await self.world.upload(actor, request.data, "upload"), lang)
-            case api.BlueprintEdit():
-                edited = await self.world.edit(
-                    actor, request.field, request.value, f"edit:{request.field}"
-                )
-                return show(edited, lang)
-            case api.BlueprintAccept():
-                return show(await self.world.decide(actor, request.ids, True), lang)
-            case api.BlueprintReject():
-                return show(await self.world.decide(actor, request.ids, False), lang)
-            case api.BlueprintHistory():
-                return show(await self.world.history(actor), lang)
+                return await self.chapters.delete(member, request.chapter, request.confirm)
             case api.Export():
-                return show(await self.chapters.export(actor, request.fmt), lang)
-        raise Refused("unknown_request")
+                return await self.chapters.export(member, request.fmt)
+            case _:
+                assert_never(request)
+
+    async def _world_request(self, member: Member, request: api.WorldRequest) -> Result:
+        match request:
+            case api.BlueprintShow():
+                return await self.world.show(member)
+            case api.BlueprintSet():
+                return await self.world.upload(member, request.data, "upload")
+            case api.BlueprintEdit():
+                return await self.world.edit(
+                    member, request.field, request.value, f"edit:{request.field}"
+                )
+            case api.BlueprintAccept():
+                return await self.world.decide(member, request.ids, True)
+            case api.BlueprintReject():
+                return await self.world.decide(member, request.ids, False)
+            case api.BlueprintHistory():
+                return await self.world.history(member)
+            case _:
+                assert_never(request)
 
     # ---- rounds ------------------------------------------------------------------------------
 
-    async def _next_round(self, actor: Actor, progress: Progress | None, admin: bool) -> Reply:
-        if self.settings.openers == "admins" and not admin:
+    async def _next_round(self, member: Member, progress: Progress | None) -> Result:
+        if self.settings.openers == "admins" and not member.is_admin:
             raise Refused("admins_open")
-        existing = await self.repo.open_round(actor.chat_id)
+        existing = await self.repo.rounds.open_round(member.chat_id)
         if existing is not None and existing.phase == Phase.PENDING:
-            return await self._retry_pending(actor, existing, progress, admin)
+            return await self._retry_pending(member, existing, progress)
         if existing is not None:
             raise Refused("round_open", phase=existing.phase.value)
-        return self.present.reply(await self.rounds.open(actor), actor.lang, admin=admin)
+        return await self.rounds.open(member)
 
     async def ballot_posted(self, post: BallotPost) -> None:
         """A transport posted a round's ballot: remember where (its message is edited with the
@@ -265,56 +285,93 @@ class NovelService:
         if not await self.rounds.record_ballot(post):
             log.warning("ballot of round %s posted in chat %s ignored", post.round_id, post.chat_id)
             return
-        if self.ballots is None:
-            return
-        found = await self._render_ballot(post.round_id)
-        if found is not None and not await self.repo.votes(post.round_id):
-            self.ballots.shown(post.round_id, found[1])  # as just posted
-        else:
-            self.ballots.touch(post.round_id)  # votes came first: show them
+        counted = bool(await self.repo.rounds.votes(post.round_id))
+        await self.ballots.posted(post.round_id, counted=counted)
 
-    async def _poll_answer(self, actor: Actor, answer: api.PollAnswer) -> Reply:
-        round_id, result = await self.rounds.poll_answer(actor, answer.poll_id, answer.options)
-        if self.ballots is not None:
-            self.ballots.touch(round_id)
-        return self.present.reply(result, actor.lang)
+    async def _poll_answer(self, member: Member, answer: api.PollAnswer) -> Result:
+        round_id, result = await self.rounds.poll_answer(member, answer.poll_id, answer.options)
+        self.ballots.touch(round_id)
+        return result
 
-    async def _render_ballot(self, round_id: str) -> tuple[BallotPost, Reply] | None:
-        post = await self.repo.ballot(round_id)
+    async def ballot(self, round_id: str) -> tuple[BallotPost, BallotView] | None:
+        """Where the round's ballot was posted and how it stands now (None: not posted)."""
+        post = await self.repo.rounds.ballot(round_id)
         view = await self.rounds.ballot_view(round_id)
         if post is None or view is None:
             return None
-        return post, self.present.ballot(view, _lang(view.round.lang))
+        return post, view
 
-    async def _close(self, actor: Actor, progress: Progress | None, admin: bool) -> Reply:
-        r = await self.repo.open_round(actor.chat_id)
+    async def _close(self, member: Member, progress: Progress | None) -> Result:
+        r = await self.repo.rounds.open_round(member.chat_id)
         if r is None:
             raise Refused("no_round")
-        lang = actor.lang
         if r.phase == Phase.PROPOSAL:
             ballot = await self.rounds.close_proposals(r)
             if ballot is None:
                 raise Refused("proposals_closed")
-            return self.present.reply(ballot, _lang(r.lang))
+            return ballot
         if r.phase == Phase.VOTING:
-            closed = await self.rounds.close_votes(r)
-            if closed is None:
+            finished = await self._finish_voting(r, progress, said=None)
+            if finished is None:
                 raise Refused("voting_closed")
-            if self.ballots is not None:
-                self.ballots.touch(r.id)  # the ballot shows the final count, without buttons
-            result = self.present.reply(closed, lang, admin=admin)
-            if not closed.model_writes:
-                await self.repo.advance(r.id, Event.STALL)
-                return result
-            if progress is not None:
-                await progress(self.present.writing(lang, closed.number))
-            written = await self.chapters.write_round(
-                r, self._winner_of(closed), progress, wait=False
-            )
-            return join(result, self.present.reply(written, lang, admin=admin))
+            return finished
         if r.phase == Phase.PENDING and await self.rounds.abandon(r):
-            return self.present.reply(Abandoned(), lang)
+            return Abandoned()
         raise Refused("busy_writing")
+
+    async def _on_deadline(self, round_id: str) -> None:
+        r = await self.repo.rounds.get_round(round_id)
+        if r is None:
+            return
+        target = self._target(r)
+        if r.phase == Phase.PROPOSAL:
+            ballot = await self.rounds.close_proposals(r)
+            if ballot is not None:
+                await self._announce(target, ballot)
+        elif r.phase == Phase.VOTING:
+            await self._finish_voting(r, None, said=target)
+
+    async def _finish_voting(
+        self, r: RoundRow, progress: Progress | None, *, said: Member | None
+    ) -> Result | None:
+        """Voting → the winner is written (or waits for the group's text). One path for the
+        deadline (`said`: each step is announced to the round's chat as it happens) and for
+        `/chapter close` (the caller gets the result; progress streams to it). None: another
+        closer won."""
+        closed = await self.rounds.close_votes(r)
+        if closed is None:
+            return None
+        self.ballots.touch(r.id)  # the ballot shows the final count, without buttons
+        if said is not None:
+            await self._announce(said, closed)
+        if not closed.model_writes:
+            await self.repo.rounds.advance(r.id, Event.STALL)
+            return closed
+        written = await self._write(r, self._winner_of(closed), closed.number, progress, said)
+        if said is not None:
+            return written
+        return ClosedAndWritten(closed, written)
+
+    async def _write(
+        self,
+        r: RoundRow,
+        winner: ProposalRow,
+        number: int,
+        progress: Progress | None,
+        said: Member | None,
+        *,
+        resumed: bool = False,
+    ) -> ChapterSaved | WriteStalled:
+        """Tell the chat chapter `number` is being written, write it, announce it when no
+        caller waits for it."""
+        if said is not None:
+            await self._announce(said, Writing(number, resumed))
+        elif progress is not None:
+            await progress(Writing(number, resumed))
+        written = await self.chapters.write_round(r, winner, progress, wait=said is not None)
+        if said is not None:
+            await self._announce(said, written)
+        return written
 
     @staticmethod
     def _winner_of(closed: VotesClosed) -> ProposalRow:
@@ -327,63 +384,32 @@ class NovelService:
             outcome = await self.rounds.decide(r.id)
             assert outcome.winner is not None
             return outcome.winner
-        return next(p for p in await self.repo.proposals(r.id) if p.id == r.winner_id)
-
-    async def _on_deadline(self, round_id: str) -> None:
-        r = await self.repo.get_round(round_id)
-        if r is None:
-            return
-        target = self._target(r)
-        lang = target.lang
-        if r.phase == Phase.PROPOSAL:
-            ballot = await self.rounds.close_proposals(r)
-            if ballot is not None:
-                await self._announce(target, self.present.reply(ballot, lang))
-        elif r.phase == Phase.VOTING:
-            closed = await self.rounds.close_votes(r)
-            if closed is None:
-                return
-            if self.ballots is not None:
-                self.ballots.touch(r.id)
-            await self._announce(target, self.present.reply(closed, lang))
-            if not closed.model_writes:
-                await self.repo.advance(r.id, Event.STALL)
-                return
-            await self._announce(target, self.present.writing_notice(lang, closed.number))
-            written = await self.chapters.write_round(r, self._winner_of(closed), None, wait=True)
-            await self._announce(target, self.present.reply(written, lang))
+        return next(p for p in await self.repo.rounds.proposals(r.id) if p.id == r.winner_id)
 
     async def _retry_pending(
-        self, actor: Actor, r: RoundRow, progress: Progress | None, admin: bool
-    ) -> Reply:
+        self, member: Member, r: RoundRow, progress: Progress | None
+    ) -> Result:
         winner = await self._winner(r)
-        number = len(await self.repo.chapters(actor.chat_id)) + 1
+        number = len(await self.repo.book.chapters(member.chat_id)) + 1
         if self.llm is None:
-            stalled = WriteStalled("no_model_retry", number, winner.title)
-            return self.present.reply(stalled, actor.lang, admin=admin)
-        self.chapters.ensure_idle(actor.chat_id)
-        if not await self.repo.advance(r.id, Event.WRITE):
+            return WriteStalled("no_model_retry", number, winner.title)
+        self.chapters.ensure_idle(member.chat_id)
+        if not await self.repo.rounds.advance(r.id, Event.WRITE):
             raise Refused("busy_writing")
-        if progress is not None:
-            await progress(self.present.writing(actor.lang, number))
-        written = await self.chapters.write_round(r, winner, progress, wait=False)
-        return self.present.reply(written, actor.lang, admin=admin)
+        return await self._write(r, winner, number, progress, None)
 
     async def _resume_write(self, round_id: str) -> None:
-        r = await self.repo.get_round(round_id)
+        r = await self.repo.rounds.get_round(round_id)
         if r is None or r.phase != Phase.PENDING or self.llm is None:
             return
-        if not await self.repo.advance(r.id, Event.WRITE):
+        if not await self.repo.rounds.advance(r.id, Event.WRITE):
             return
-        target = self._target(r)
         winner = await self._winner(r)
-        number = len(await self.repo.chapters(r.chat_id)) + 1
-        await self._announce(target, self.present.writing_notice(target.lang, number, resumed=True))
-        written = await self.chapters.write_round(r, winner, None, wait=True)
-        await self._announce(target, self.present.reply(written, target.lang))
+        number = len(await self.repo.book.chapters(r.chat_id)) + 1
+        await self._write(r, winner, number, None, self._target(r), resumed=True)
 
-    async def _submit(self, actor: Actor, text: str) -> Reply:
-        r = await self.repo.open_round(actor.chat_id)
+    async def _submit(self, member: Member, text: str) -> Result:
+        r = await self.repo.rounds.open_round(member.chat_id)
         if r is None:
             raise Refused("submit_no_round")
         if r.phase in (Phase.PROPOSAL, Phase.VOTING):
@@ -391,26 +417,25 @@ class NovelService:
         if r.phase != Phase.PENDING:
             raise Refused("busy_writing")
         winner = await self._winner(r)
-        if not self.is_admin(actor) and actor.user_id != winner.user_id:
+        if not member.is_admin and member.user_id != winner.user_id:
             raise Refused("submit_not_yours", who=winner.user_name or winner.user_id)
-        saved = await self.chapters.submit(actor, r, winner, text)
-        return self.present.reply(saved, actor.lang)
+        return await self.chapters.submit(member, r, winner, text)
 
     async def _revise(
-        self, actor: Actor, request: api.ReviseChapter, progress: Progress | None
-    ) -> Reply:
+        self, member: Member, request: api.ReviseChapter, progress: Progress | None
+    ) -> Result:
         async def started() -> None:
             if progress is not None:
-                await progress(self.present.revising(actor.lang, request.chapter))
+                await progress(Revising(request.chapter))
 
-        saved = await self.chapters.revise(
-            actor, request.chapter, request.instructions, request.text, progress, started
+        return await self.chapters.revise(
+            member, request.chapter, request.instructions, request.text, progress, started
         )
-        return self.present.reply(saved, actor.lang)
 
     @staticmethod
-    def _target(r: RoundRow) -> Actor:
-        return Actor(
+    def _target(r: RoundRow) -> Member:
+        """The round's chat, as its opener (announcements speak the round's language)."""
+        return Member(
             platform=r.platform,
             chat_id=r.chat_id,
             user_id=r.opener_id,

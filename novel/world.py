@@ -14,7 +14,8 @@ from novel.blueprint import (
     validate,
 )
 from novel.evolve import BlueprintChange
-from novel.repo import ChangeRow, NovelRepo
+from novel.member import Member
+from novel.repo import BlueprintStore, ChangeRow
 from novel.results import (
     BlueprintEdited,
     BlueprintHistoryView,
@@ -25,45 +26,44 @@ from novel.results import (
 )
 from novel.schedule import Now
 from novel.settings import NovelSettings
-from retrieval.requests import Actor
 
 
 class WorldService:
-    def __init__(self, repo: NovelRepo, settings: NovelSettings, clock: Now) -> None:
-        self._repo = repo
+    def __init__(self, store: BlueprintStore, settings: NovelSettings, clock: Now) -> None:
+        self._store = store
         self._settings = settings
         self._clock = clock
 
     async def blueprint(self, chat_id: str) -> Blueprint:
-        raw = await self._repo.blueprint_json(chat_id)
+        raw = await self._store.blueprint_json(chat_id)
         return validate(json.loads(raw)) if raw else default_blueprint()
 
-    async def show(self, actor: Actor) -> BlueprintShown:
-        bp = await self.blueprint(actor.chat_id)
+    async def show(self, member: Member) -> BlueprintShown:
+        bp = await self.blueprint(member.chat_id)
         return BlueprintShown(
             bp.to_json(),
-            render_summary(bp, actor.lang),
-            await self._repo.pending_changes(actor.chat_id),
+            render_summary(bp, member.lang),
+            await self._store.pending_changes(member.chat_id),
         )
 
-    async def upload(self, actor: Actor, data: bytes, reason: str) -> BlueprintSaved:
+    async def upload(self, member: Member, data: bytes, reason: str) -> BlueprintSaved:
         bp = parse_upload(data, self._settings.max_blueprint_bytes)
-        await self._repo.set_blueprint(
-            actor.chat_id, bp.to_json(), actor.user_id, self._clock(), reason
+        await self._store.set_blueprint(
+            member.chat_id, bp.to_json(), member.user_id, self._clock(), reason
         )
         return BlueprintSaved(bp.title, len(bp.characters))
 
-    async def edit(self, actor: Actor, field: str, value: str, reason: str) -> BlueprintEdited:
-        bp = edit(await self.blueprint(actor.chat_id), field, value)
-        await self._repo.set_blueprint(
-            actor.chat_id, bp.to_json(), actor.user_id, self._clock(), reason
+    async def edit(self, member: Member, field: str, value: str, reason: str) -> BlueprintEdited:
+        bp = edit(await self.blueprint(member.chat_id), field, value)
+        await self._store.set_blueprint(
+            member.chat_id, bp.to_json(), member.user_id, self._clock(), reason
         )
         return BlueprintEdited(field, value.strip())
 
-    async def decide(self, actor: Actor, ids: tuple[int, ...], accept: bool) -> ChangesDecided:
+    async def decide(self, member: Member, ids: tuple[int, ...], accept: bool) -> ChangesDecided:
         """Accept (apply in order, one transaction) or reject pending changes; no ids = all.
         A change that no longer applies (its character was removed …) is skipped, not fatal."""
-        pending = await self._repo.pending_changes(actor.chat_id)
+        pending = await self._store.pending_changes(member.chat_id)
         if not pending:
             raise Refused("no_pending_changes")
         chosen: list[ChangeRow] = pending
@@ -78,9 +78,9 @@ class WorldService:
                 )
             chosen = [by_id[i] for i in ids]
         if not accept:
-            await self._decide(actor, [c.id for c in chosen], "rejected", None, "")
+            await self._decide(member, [c.id for c in chosen], "rejected", None, "")
             return ChangesDecided(False, chosen)
-        bp = await self.blueprint(actor.chat_id)
+        bp = await self.blueprint(member.chat_id)
         applied: list[ChangeRow] = []
         skipped: list[tuple[ChangeRow, ValueError]] = []
         for row in chosen:
@@ -92,20 +92,20 @@ class WorldService:
             applied.append(row)
         if applied:
             numbers = "、".join(str(c.id) for c in applied)
-            await self._decide(actor, [c.id for c in applied], "accepted", bp, numbers)
+            await self._decide(member, [c.id for c in applied], "accepted", bp, numbers)
         if skipped:
-            await self._decide(actor, [c.id for c, _ in skipped], "rejected", None, "")
+            await self._decide(member, [c.id for c, _ in skipped], "rejected", None, "")
         return ChangesDecided(True, applied, tuple(skipped))
 
     async def _decide(
-        self, actor: Actor, ids: list[int], status: str, bp: Blueprint | None, numbers: str
+        self, member: Member, ids: list[int], status: str, bp: Blueprint | None, numbers: str
     ) -> None:
         try:
-            await self._repo.decide_changes(
-                actor.chat_id,
+            await self._store.decide_changes(
+                member.chat_id,
                 ids,
                 status,
-                actor.user_id,
+                member.user_id,
                 self._clock(),
                 blueprint=bp.to_json() if bp is not None else None,
                 reason=f"accept:{numbers}" if bp is not None else "",
@@ -113,9 +113,9 @@ class WorldService:
         except LookupError:  # someone decided them a moment ago
             raise Refused("no_pending_changes") from None
 
-    async def history(self, actor: Actor) -> BlueprintHistoryView:
+    async def history(self, member: Member) -> BlueprintHistoryView:
         entries: list[tuple[str, str, str, str]] = []
-        for rev in await self._repo.blueprint_history(actor.chat_id):
+        for rev in await self._store.blueprint_history(member.chat_id):
             try:
                 title = str(json.loads(rev.data).get("title", ""))
             except ValueError:
@@ -123,4 +123,4 @@ class WorldService:
             entries.append(
                 (rev.changed_at.strftime("%Y-%m-%d %H:%M"), rev.changed_by, rev.reason, title)
             )
-        return BlueprintHistoryView(entries, await self._repo.decided_changes(actor.chat_id))
+        return BlueprintHistoryView(entries, await self._store.decided_changes(member.chat_id))

@@ -12,6 +12,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from types import TracebackType
 
+from bot.presenters.novel import NovelPresenter, PresentedNovels, announcer, ballot_editor
 from novel.ballot import BallotPost
 from novel.memory import PlotMemory
 from novel.repo import NovelRepo
@@ -107,7 +108,8 @@ class Room:
         self.edited: asyncio.Queue[tuple[BallotPost, Reply]] = asyncio.Queue()
         self._edits = edits
         self._wrap = store_wrapper
-        self.service: NovelService
+        self.service: PresentedNovels  # the room as the router calls it: Actor in, Reply out
+        self.novel: NovelService  # the domain service underneath
         self.store: EdgeStore
         self.repo: NovelRepo
 
@@ -122,19 +124,25 @@ class Room:
         self.repo = await NovelRepo.open(self.tmp / "baibao.sqlite3")
         store = self._wrap(self.store) if self._wrap else self.store
         memory = PlotMemory(self.repo, store, HashEmbedder(64), sparse)  # type: ignore[arg-type]
-        self.service = NovelService(
+        presenter = NovelPresenter(self.settings)
+        edits = ballot_editor(
+            presenter,
+            self.edit_ballot,
+            self.settings.ballot_edit_interval_s,
+            now=self.clock.monotonic,
+            sleep=self.clock.pause,
+        )
+        self.novel = NovelService(
             self.repo,
             memory,
             self.llm,
             self.settings,
-            self.announce,
+            announcer(presenter, self.announce),
             Clock(now=self.clock),
-            edit_ballot=self.edit_ballot if self._edits else None,
+            ballots=edits if self._edits else None,
         )
-        if self.service.ballots is not None:
-            self.service.ballots.now = self.clock.monotonic
-            self.service.ballots.sleep = self.clock.pause
-        await self.service.__aenter__()
+        self.service = PresentedNovels(self.novel, presenter)
+        await self.novel.__aenter__()
         return self
 
     async def __aexit__(
@@ -143,15 +151,15 @@ class Room:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        await self.service.__aexit__(None, None, None)
+        await self.novel.__aexit__(None, None, None)
         await self.repo.close()
         await self.store.close()
 
     async def fire(self, **advance: float) -> list[str]:
         """Move the clock and run every deadline that came due (waiting for them to finish)."""
         self.clock.advance(**advance)
-        due = self.service.deadlines.run_due()
-        await self.service.deadlines.idle()
+        due = self.novel.deadlines.run_due()
+        await self.novel.deadlines.idle()
         return due
 
     async def next_announcement(self) -> tuple[Actor, Reply]:

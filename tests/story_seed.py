@@ -36,7 +36,7 @@ async def seed(
     repo: NovelRepo, memory: PlotMemory, chat_id: str, count: int = len(CHAPTERS)
 ) -> None:
     bp = default_blueprint()
-    await repo.ensure_novel(chat_id, bp.to_json(), WHEN)
+    await repo.world.ensure_novel(chat_id, bp.to_json(), WHEN)
     for title, text in CHAPTERS[:count]:
         summary = await summarise(None, text, title, bp, [])
         await memory.add_chapter(

@@ -10,13 +10,14 @@ from bot.commands.help import help_command, start_command
 from bot.commands.novel import ballot_setting, novel_actions, novel_commands
 from bot.commands.scholar import Scholar, scholar_commands
 from bot.commands.settings import LanguageSetting, settings_commands
+from bot.presenters.novel import NovelReplies
 from bot.registry import MAX_UPLOAD_BYTES, Registry
-from novel.api import Novels, Story
+from novel.api import Story
 
 
 def standard_registry(
     scholar: Scholar,
-    novels: Novels,
+    novels: NovelReplies,
     *,
     chats: LanguageSetting | None = None,
     corpus: Corpus | None = None,

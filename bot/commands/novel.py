@@ -7,11 +7,12 @@ from collections.abc import Callable
 from typing import Any, Literal
 
 from bot.presenters.cast import cast_reply, map_reply, recap_reply
+from bot.presenters.novel import VOTE, NovelReplies, decode_vote_payload
 from bot.registry import Action, Call, Command, Group, Help, Param, Permission, UsageError, Values
 from novel import api as novel_api
-from novel.api import NovelRequest, Novels, Story
-from novel.ballot import VOTE, decode_vote_payload
+from novel.api import NovelRequest, Story
 from novel.cast import RECAP_DEFAULT, RECAP_MAX
+from novel.settings import MAX_CHAPTER_CHARS
 from retrieval.reply import POLL_ANSWER, Reply
 
 _CH = Param("chapter", "章节号", "chapter number", "int")
@@ -179,7 +180,7 @@ def story_commands(story: Story) -> tuple[Command[Any], ...]:
 
 
 def novel_commands(
-    novels: Novels,
+    novels: NovelReplies,
     *,
     openers: Literal["admins", "members"] = "admins",
     story: Story | None = None,
@@ -275,7 +276,7 @@ def novel_commands(
                         "text",
                         required=False,
                         rest=True,
-                        max_len=60_000,
+                        max_len=MAX_CHAPTER_CHARS,
                     ),
                     Param("file", "正文文件", "text file", "file", required=False),
                 ),
@@ -422,7 +423,7 @@ def novel_commands(
     return chapter, novel
 
 
-def ballot_setting(novels: Novels) -> Command[NovelRequest]:
+def ballot_setting(novels: NovelReplies) -> Command[NovelRequest]:
     """`/settings ballot poll|keyboard shown|hidden`: one ballot per chat, voters' names."""
 
     async def run(call: Call, request: NovelRequest) -> Reply:
@@ -447,7 +448,7 @@ def ballot_setting(novels: Novels) -> Command[NovelRequest]:
     )
 
 
-def novel_actions(novels: Novels) -> tuple[Action[Any], ...]:
+def novel_actions(novels: NovelReplies) -> tuple[Action[Any], ...]:
     """Vote buttons and native poll answers."""
 
     async def run(call: Call, request: NovelRequest) -> Reply:

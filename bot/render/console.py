@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from novel.ballot import encode_vote
+from bot.presenters.novel import encode_vote
 from retrieval.i18n import Lang
 from retrieval.reply import Reply
 

@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 import discord
 from discord.utils import escape_markdown, escape_mentions
 
+from bot.presenters.novel import encode_vote
 from bot.render import join_pieces, short_label, split_message
 from bot.render.stream import ActionTable
-from novel.ballot import encode_vote
 from retrieval.i18n import Lang
 from retrieval.reply import Block, Reply
 

@@ -17,9 +17,9 @@ from dataclasses import dataclass, field
 
 from telegram import InlineKeyboardButton, InlineKeyboardMarkup
 
+from bot.presenters.novel import encode_vote
 from bot.render import fitting, join_pieces, short_label, split_message
 from bot.render.stream import ActionTable
-from novel.ballot import encode_vote
 from retrieval.reply import Block, Reply
 
 LIMIT = 4096

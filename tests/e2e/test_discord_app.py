@@ -237,7 +237,9 @@ async def test_a_round_with_buttons_the_running_count_then_submit_and_revise(
             server.channel, "chapter revise", chapter=1, file=("第1章.txt", revised_text.encode())
         )
         assert "第 2 版" in answer_text(revised)
-        [(number, version)] = await app.novels.repo.current_versions(str(server.guild.id))
+        [(number, version)] = await app.novels.service.repo.book.current_versions(
+            str(server.guild.id)
+        )
         assert number == 1 and version.text == revised_text
 
 

@@ -78,8 +78,8 @@ class Tg:
         before = len([c for c in self.server.named("sendMessage") if marker(c)])
         self.server.push_message("/help@baibao_bot", chat_id=GROUP, user_id=CREATOR)
         await self.server.wait_for("sendMessage", before + 1, where=marker)
-        assert self.app.novels.ballots is not None
-        await self.app.novels.ballots.idle()
+        assert self.app.novels.service.ballots is not None
+        await self.app.novels.service.ballots.idle()
 
     def said(self) -> list[str]:
         return [
@@ -261,16 +261,16 @@ async def test_telegram_relay_without_a_model_submit_long_chapter_and_blueprint(
     assert document.files  # the long chapter went as a file …
     assert "全文较长" in reply  # … with its opening in the chat
     assert "霍三：状态 存活 → 已死亡" in reply and "新人物：钱七" in reply
-    chapters = await tg.app.novels.repo.current_versions(str(GROUP))
+    chapters = await tg.app.novels.service.repo.book.current_versions(str(GROUP))
     assert chapters[0][1].summary["extractive"] is True
-    hits = await tg.app.novels.memory.search(str(GROUP), "钱七 老船夫")
+    hits = await tg.app.novels.service.memory.search(str(GROUP), "钱七 老船夫")
     assert hits and hits[0].chapter_no == 1 and "钱七" in {t for h in hits for t in h.tags}
-    pending = await tg.app.novels.repo.pending_changes(str(GROUP))
+    pending = await tg.app.novels.service.repo.world.pending_changes(str(GROUP))
     status = next(c for c in pending if c.kind == "status")
     s.push_message(f"/novel blueprint accept {status.id}", chat_id=GROUP, user_id=CREATOR)
     await tg.settle()
     assert "已接受" in tg.said()[-1]
-    bp = json.loads((await tg.app.novels.repo.blueprint_json(str(GROUP))) or "{}")
+    bp = json.loads((await tg.app.novels.service.repo.world.blueprint_json(str(GROUP))) or "{}")
     assert next(c for c in bp["characters"] if c["name"] == "霍三")["status"] == "已死亡"
 
 
@@ -358,8 +358,8 @@ async def test_discord_relay_without_a_model_vote_close_and_submit_a_file(tmp_pa
         assert "钱七的老船夫" in reply and "情节记忆" in reply  # the chapter, indexed
         assert "霍三：状态 存活 → 已死亡" in reply and "新人物：钱七" in reply  # from its summary
         guild = str(server.guild.id)
-        [(number, version)] = await app.novels.repo.current_versions(guild)
+        [(number, version)] = await app.novels.service.repo.book.current_versions(guild)
         assert number == 1 and version.summary["extractive"] is True
         assert version.text == body
-        hits = await app.novels.memory.search(guild, "钱七 老船夫 封江")
+        hits = await app.novels.service.memory.search(guild, "钱七 老船夫 封江")
         assert hits and hits[0].chapter_no == 1 and "钱七" in {t for h in hits for t in h.tags}

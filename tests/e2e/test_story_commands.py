@@ -36,7 +36,7 @@ async def test_console_characters_recap_map_and_malformed_counts(tmp_path: Path)
             app.router, stdin=io.StringIO(), stdout=io.StringIO(), files=files
         )
         assert "还没有任何章节" in await console.handle_line("/novel recap")
-        await seed(app.novels.repo, app.novels.memory, "console")
+        await seed(app.novels.service.repo, app.novels.service.memory, "console")
 
         cast = await console.handle_line("/novel characters")
         assert "《青岚渡》人物（截至第 3 章）" in cast
@@ -137,7 +137,7 @@ async def test_telegram_characters_recap_by_the_model_and_the_map_as_a_photo(
     telegram_app: App, telegram_wire: TelegramServer, llm_wire: LLMStubServer
 ) -> None:
     s = telegram_wire
-    await seed(telegram_app.novels.repo, telegram_app.novels.memory, str(GROUP))
+    await seed(telegram_app.novels.service.repo, telegram_app.novels.service.memory, str(GROUP))
     llm_wire.openai.append(_recap_answer())
     for command in (
         "/novel characters",
@@ -169,7 +169,7 @@ async def test_telegram_characters_recap_by_the_model_and_the_map_as_a_photo(
 async def test_discord_characters_recap_map_and_a_count_too_big(tmp_path: Path) -> None:
     app_settings = settings(tmp_path / "data", discord_token="simcord")
     async with discord_app(app_settings) as (app, server):
-        await seed(app.novels.repo, app.novels.memory, str(server.guild.id))
+        await seed(app.novels.service.repo, app.novels.service.memory, str(server.guild.id))
         member = server.member("alice")
         cast = answer_text(await member.slash(server.channel, "novel characters"))
         assert "状态：受伤（第 2 章）「霍三的人追上来，一刀砍在林远的左臂上。」" in cast

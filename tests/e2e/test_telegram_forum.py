@@ -175,7 +175,7 @@ async def test_the_writers_room_keeps_the_topic_a_round_was_opened_in(
                 "/chapter next", chat_id=FORUM, user_id=ADMIN, thread_id=topic
             )
             [opened] = await telegram_wire.wait_for("sendMessage")
-            r = await app.novels.repo.open_round(str(FORUM))
+            r = await app.novels.service.repo.rounds.open_round(str(FORUM))
             assert r is not None and r.channel_id == str(topic)
             target = Actor("telegram", r.chat_id, r.opener_id, channel_id=r.channel_id)
             await app.announce(target, Reply.text("提议阶段已结束", lang="zh"))

@@ -172,14 +172,14 @@ def test_blueprint_upload_clear_message_and_unchanged(tmp_path: Path) -> None:
 
     def body(app: App, loop: Loop) -> None:
         novels = app.novels
-        repo = novels.repo  # type: ignore[attr-defined]
+        repo = novels.service.repo
 
         @FUZZ
         @given(BLUEPRINT_BYTES)
         def case(data: bytes) -> None:
-            before = loop.run(repo.blueprint_json(admin.chat_id))
+            before = loop.run(repo.world.blueprint_json(admin.chat_id))
             reply = loop.run(novels.handle(admin, novel_api.BlueprintSet(data)))
-            after = loop.run(repo.blueprint_json(admin.chat_id))
+            after = loop.run(repo.world.blueprint_json(admin.chat_id))
             if reply.is_error:
                 assert reply.plain().strip() and "Traceback" not in reply.plain()
                 assert after == before or before is None, "rejected upload changed the blueprint"

@@ -104,7 +104,7 @@ async def test_model_failure_while_writing_saves_no_chapter(tmp_path: Path) -> N
             assert failed is not None and failed.is_error
             assert "没有保存任何内容" in failed.plain()
             novels = app.novels
-            assert await novels.repo.chapters("g1") == []  # type: ignore[attr-defined]
+            assert await novels.service.repo.book.chapters("g1") == []
             assert await app.store.count(Filter(equals={"namespace": "novel:g1"})) == 0
         finally:
             await app.__aexit__(None, None, None)
@@ -178,7 +178,7 @@ async def test_sqlite_busy_is_waited_out(tmp_path: Path) -> None:
                 loop.call_soon_threadsafe(writing.set)
 
         # The novel store's connection (aiosqlite's own trace hook, no project code replaced).
-        await app.novels.repo._db.set_trace_callback(traced)  # type: ignore[attr-defined]
+        await app.novels.service.repo._db.set_trace_callback(traced)  # type: ignore[attr-defined]
         ask = asyncio.create_task(app.router.handle_text(ADMIN, "/chapter next"))
         async with asyncio.timeout(60):  # a hang guard, not a time limit
             await writing.wait()  # the write began while the lock is held: it has to wait

@@ -67,15 +67,15 @@ async def test_non_admin_is_refused_every_time(
         done = await app.router.handle_text(ADMIN, "/chapter close")
         assert done is not None and not done.is_error, done.plain() if done else ""
         assert not (await app.router.handle_text(ADMIN, "/chapter revise 1 改")).is_error  # type: ignore[union-attr]
-        repo = app.novels.repo
-        before = (await repo.blueprint_json("g1"), await repo.current_map("g1"))
+        repo = app.novels.service.repo
+        before = (await repo.world.blueprint_json("g1"), await repo.book.current_map("g1"))
         for _ in range(2):  # checked on every call, not once
             upload = None if attachment is None else Upload.of(attachment)
             reply = await app.router.handle_text(MEMBER, line, upload=upload)
             assert reply is not None and reply.is_error
             assert "只有管理员可以" in reply.plain()
-        assert (await repo.blueprint_json("g1"), await repo.current_map("g1")) == before
-        assert await repo.open_round("g1") is None
+        assert (await repo.world.blueprint_json("g1"), await repo.book.current_map("g1")) == before
+        assert await repo.rounds.open_round("g1") is None
 
 
 async def test_one_servers_novel_is_never_retrieved_in_another(
@@ -85,7 +85,7 @@ async def test_one_servers_novel_is_never_retrieved_in_another(
     async with open_app(tmp_path / "data", model) as app:
         for step in ("/chapter next", "/chapter propose 夜渡", "/chapter close", "/chapter close"):
             assert not (await app.router.handle_text(ADMIN, step)).is_error  # type: ignore[union-attr]
-        memory = app.novels.memory
+        memory = app.novels.service.memory
         assert await memory.search("g1", "林远 渡口 灯笼")
         assert await memory.search("g2", "林远 渡口 灯笼") == []
         other = await app.router.handle_text(OTHER_GUILD, "/chapter show 1")

@@ -192,7 +192,7 @@ async def _seed_novel(
     repo = await NovelRepo.open(data / "baibao.sqlite3")
     store = await EdgeStore.open(data / "qdrant", DIM)
     try:
-        await repo.ensure_novel(CHAT, default_blueprint().to_json(), now)
+        await repo.world.ensure_novel(CHAT, default_blueprint().to_json(), now)
         memory = PlotMemory(repo, store, HashEmbedder(DIM), sparse)
         summary: dict[str, object] = {"summary": "渡口", "characters": ["林远"]}
         default = [(chapter_text(DOCS[i], 0, 6), summary) for i in range(CHAPTERS)]
@@ -217,16 +217,16 @@ async def _check_novel(data: Path) -> dict[str, int]:
     from retrieval.types import Filter
 
     async with novel_service(data) as (service, store):  # reconciles on start-up
-        truth = await service.repo.current_map(CHAT)
+        truth = await service.repo.book.current_map(CHAT)
         assert len(truth) == CHAPTERS
-        chapters = await service.repo.chapters(CHAT)
+        chapters = await service.repo.book.chapters(CHAT)
         assert sorted(c.chapter_no for c in chapters) == list(range(1, CHAPTERS + 1))
         points = await store.scroll(Filter(equals={"namespace": f"novel:{CHAT}"}), limit=100_000)
         counts: dict[str, int] = {}
         summaries: dict[str, int] = {}  # one L3 summary point per current version
         texts: dict[str, str] = {}
         for chapter_id, (_, version) in truth.items():
-            row = await service.repo.version(chapter_id, version)
+            row = await service.repo.book.version(chapter_id, version)
             assert row is not None
             texts[chapter_id] = row.text
         for c in points:
@@ -274,9 +274,9 @@ async def _check_story(data: Path, done: list[int], inflight: int | None) -> int
 
     async with novel_service(data) as (service, _):
         repo = service.repo
-        chapter = await repo.chapter(CHAT, 2)
+        chapter = await repo.book.chapter(CHAT, 2)
         assert chapter is not None
-        versions = await repo.versions(chapter.id)
+        versions = await repo.book.versions(chapter.id)
         marks = [int(m.group(2)) for v in versions if (m := MARK.search(v.text))]
         assert len(marks) == len(versions)
         current = marks[[v.version for v in versions].index(chapter.current_version)]
@@ -288,7 +288,7 @@ async def _check_story(data: Path, done: list[int], inflight: int | None) -> int
         assert chapter.current_version == versions[-1].version
         # the story state: the replay of the current chapters, that version's facts only
         bp = await service.chapters.blueprint(CHAT)
-        texts = [v.text for _, v in await repo.current_versions(CHAT)]
+        texts = [v.text for _, v in await repo.book.current_versions(CHAT)]
         state = await service.chapters.story_state(CHAT)
         assert _facts(state) == _facts(replay(bp, texts))
         name, place, fate = story_facts(current)
@@ -298,7 +298,7 @@ async def _check_story(data: Path, done: list[int], inflight: int | None) -> int
         assert huo is not None and huo.status is not None and huo.status.status == fate
         proposed = {
             str(c.payload.get("name"))
-            for c in await repo.pending_changes(CHAT)
+            for c in await repo.world.pending_changes(CHAT)
             if c.kind == "character"
         }
         assert proposed <= {name}, (proposed, name)

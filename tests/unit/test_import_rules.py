@@ -2,7 +2,8 @@
 
 - no import cycle among the product's modules (every import counts, deferred ones inside
   functions too: a cycle there is still two modules that each need the other);
-- the domain packages (`retrieval`, `novel`) import nothing from `bot` and no chat SDK.
+- the domain packages (`retrieval`, `novel`) import nothing from `bot` and no chat SDK;
+- `novel` imports no chat concept either (replies, actors: `bot/` presents its typed results).
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("bot", "retrieval", "novel", "ingest")
 DOMAIN = ("retrieval", "novel")
 CHAT_SDKS = ("discord", "telegram")
+# Modules that speak chat (what a reply looks like, who asks on which platform).
+CHAT_CONCEPTS = ("retrieval.reply", "retrieval.requests", "bot.reply")
 
 
 def _module_name(path: Path) -> str:
@@ -122,5 +125,17 @@ def test_domain_packages_import_no_chat_layer() -> None:
         for target in _imported(tree, name, path.name == "__init__.py"):
             top = target.split(".")[0]
             if top == "bot" or top in CHAT_SDKS:
+                offending.append(f"{name} imports {target}")
+    assert offending == []
+
+
+def test_the_writers_room_imports_no_chat_concept() -> None:
+    offending: list[str] = []
+    for name, path in product_modules().items():
+        if name.split(".")[0] != "novel":
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+        for target in _imported(tree, name, path.name == "__init__.py"):
+            if any(target == c or target.startswith(c + ".") for c in CHAT_CONCEPTS):
                 offending.append(f"{name} imports {target}")
     assert offending == []

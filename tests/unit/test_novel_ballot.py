@@ -7,7 +7,8 @@ import asyncio
 
 import pytest
 
-from novel.ballot import BallotEditor, BallotPost, decode_vote, encode_vote, vote_prefix
+from bot.presenters.novel import decode_vote, encode_vote, vote_prefix
+from novel.ballot import BallotEditor, BallotPost
 from novel.phase import Event, IllegalMove, Phase, sources, transition
 from retrieval.reply import Reply
 

@@ -100,9 +100,9 @@ async def test_service_reads_the_stored_chapters_and_recomputes_after_delete(
     tmp_path: Path,
 ) -> None:
     async with Room(tmp_path, None) as room:
-        story = room.service.story
+        story = room.novel.story
         assert (await story.recap(CHAT, 3)).chapters == ()
-        await seed(room.repo, room.service.memory, CHAT)
+        await seed(room.repo, room.novel.memory, CHAT)
         view = await story.cast(CHAT)
         assert view.chapters == 3
         text = cast_reply(view, "zh").plain()
@@ -124,12 +124,12 @@ async def test_service_reads_the_stored_chapters_and_recomputes_after_delete(
         )
         # delete the last chapter: 钱七 did not die after all
         admin = Actor("console", CHAT, "admin", "管理员", is_admin=True)
-        await room.service.chapters.delete(admin, None, False)
+        await room.novel.chapters.delete(admin, None, False)
         qian = next(m for m in (await story.cast(CHAT)).members if m.name == "钱七")
         assert qian.standing == "alive" and qian.seen is not None and qian.seen.chapter == 2
         # the last reading is kept until anything it was read from changes: a blueprint edit
         assert await story.cast(CHAT) == await story.cast(CHAT)
-        await room.service.world.edit(admin, "characters.霍三.status", "已死亡", "edit")
+        await room.novel.world.edit(admin, "characters.霍三.status", "已死亡", "edit")
         huo = next(m for m in (await story.cast(CHAT)).members if m.name == "霍三")
         assert huo.standing == "dead" and huo.blueprint_status == "已死亡"
 
@@ -153,8 +153,8 @@ async def test_a_written_recap_names_only_who_the_story_knows(tmp_path: Path) ->
         ]
     )
     async with Room(tmp_path, llm) as room:
-        await seed(room.repo, room.service.memory, CHAT)
-        recap = await room.service.story.recap(CHAT, 2)
+        await seed(room.repo, room.novel.memory, CHAT)
+        recap = await room.novel.story.recap(CHAT, 2)
         two, three = recap.chapters
         assert recap.source == "model"
         assert two.written and two.lines == ("林远和苏晴上了江心岛，林远被霍三的人砍伤。",)
@@ -166,6 +166,6 @@ async def test_a_written_recap_names_only_who_the_story_knows(tmp_path: Path) ->
         prompt = llm.requests[0].messages[-1].content
         assert "人物表：" in prompt and "钱七" in prompt and "第3章《听潮》" in prompt
         for _ in range(2):  # a model error, then an answer that is not JSON
-            failed = await room.service.story.recap(CHAT, 3)
+            failed = await room.novel.story.recap(CHAT, 3)
             assert failed.source == "model_failed" and not any(c.written for c in failed.chapters)
             assert "改为摘自各章摘要" in recap_reply(failed, "zh").plain()

@@ -57,12 +57,12 @@ async def test_no_model_says_so_at_once_and_members_submit_the_chapter(tmp_path:
         assert again.is_error and "没有等待正文的一轮" in again.plain()
         assert "已收到第 1 章正文" in early.plain() and "情节记忆" in early.plain()
         # indexed, summarised extractively, tagged — exactly like a generated chapter
-        [(number, version)] = await room.repo.current_versions("g1")
+        [(number, version)] = await room.repo.book.current_versions("g1")
         assert number == 1 and version.summary["extractive"] is True
         assert "钱七" in version.summary["characters"]
-        chunks = await s.memory.chunks_of("g1", version.chapter_id)
+        chunks = await s.service.memory.chunks_of("g1", version.chapter_id)
         assert chunks and {"林远", "苏晴"} <= {t for c in chunks for t in c.extra["tags"]}
-        [l3] = await s.memory.summaries("g1", "夜渡 林远 钱七")
+        [l3] = await s.service.memory.summaries("g1", "夜渡 林远 钱七")
         assert l3.chapter_no == 1 and "夜渡" in l3.text
         # the blueprint follows the story: proposals from the chapter
         assert "世界设定更新建议" in early.plain()
@@ -93,7 +93,7 @@ async def test_submit_rules(tmp_path: Path) -> None:
         assert empty.is_error and "空的" in empty.plain()
         long = await s.handle(member(1), api.SubmitChapter("字" * 501))
         assert long.is_error and "501" in long.plain() and "500" in long.plain()
-        assert await room.repo.chapters("g1") == []
+        assert await room.repo.book.chapters("g1") == []
         by_admin = await s.handle(ADMIN, api.SubmitChapter("林远过江。"))
         assert not by_admin.is_error
 
@@ -132,8 +132,8 @@ async def test_a_non_llm_failure_while_saving_saves_nothing(tmp_path: Path) -> N
         flaky[0].fail = 1
         failed = await s.handle(ADMIN, api.CloseRound())
         assert failed.is_error and "写作或保存失败，没有保存任何内容" in failed.plain()
-        assert await room.repo.chapters("g1") == [] and await room.store.count() == 0
-        assert (await room.repo.open_round("g1")).phase == "pending"  # type: ignore[union-attr]
+        assert await room.repo.book.chapters("g1") == [] and await room.store.count() == 0
+        assert (await room.repo.rounds.open_round("g1")).phase == "pending"  # type: ignore[union-attr]
         retry = await s.handle(ADMIN, api.NextRound())
         assert not retry.is_error and "夜渡这一夜" in retry.plain()
         # a submitted text that fails to save is also kept out, and the round waits again
@@ -145,7 +145,7 @@ async def test_a_non_llm_failure_while_saving_saves_nothing(tmp_path: Path) -> N
         flaky[0].fail = 1
         lost = await s.handle(member(1), api.SubmitChapter("寻师之夜。"))
         assert lost.is_error and "保存失败" in lost.plain()
-        assert len(await room.repo.chapters("g1")) == 1
+        assert len(await room.repo.book.chapters("g1")) == 1
         assert not (await s.handle(member(1), api.SubmitChapter("寻师之夜。"))).is_error
 
 
@@ -228,7 +228,7 @@ async def test_a_store_failure_while_saving_a_revision_keeps_the_current_version
         s = room.service
         await _winner_pending(room, ADMIN)
         assert not (await s.handle(member(1), api.SubmitChapter(RELAY))).is_error
-        chapter = await room.repo.chapter("g1", 1)
+        chapter = await room.repo.book.chapter("g1", 1)
         assert chapter is not None
         stored = await room.store.scroll(limit=1000)
         assert stored and {c.extra["version"] for c in stored} == {1}
@@ -244,21 +244,21 @@ async def test_a_store_failure_while_saving_a_revision_keeps_the_current_version
                 assert "保存失败，第 1 章没有改动，当前仍是第 1 版" in failed.plain(), step
             assert stores[0].fail == {step: 0}, step  # the fault was hit
             # SQLite: version 1 is current and the failed version is gone
-            assert [v.version for v in await room.repo.versions(chapter.id)] == [1], step
-            assert (await room.repo.current_map("g1"))[chapter.id] == (1, 1), step
+            assert [v.version for v in await room.repo.book.versions(chapter.id)] == [1], step
+            assert (await room.repo.book.current_map("g1"))[chapter.id] == (1, 1), step
             shown = await s.handle(member(2), api.ShowChapter(1))
             assert "霍三死了" in shown.plain() and "林远没有过江" not in shown.plain()
             # the store: only version 1's chunks, all current, and retrievable
             after = await room.store.scroll(limit=1000)
             assert len(after) == len(stored), step
             assert {(c.extra["version"], c.extra["current"]) for c in after} == {(1, True)}
-            hits = await s.memory.search("g1", "钱七 漕帮 封江")
+            hits = await s.service.memory.search("g1", "钱七 漕帮 封江")
             assert hits and all(h.version == 1 for h in hits), step
             assert any("钱七" in h.text for h in hits), step
 
         ok = await s.handle(ADMIN, api.ReviseChapter(1, text="林远没有过江，钱七独自回了漕帮。"))
         assert not ok.is_error and "第 2 版" in ok.plain(), ok.plain()
-        assert (await room.repo.current_map("g1"))[chapter.id] == (1, 2)
+        assert (await room.repo.book.current_map("g1"))[chapter.id] == (1, 2)
         after = await room.store.scroll(limit=1000)
         assert {(c.extra["version"], c.extra["current"]) for c in after} == {(2, True)}
 
@@ -269,7 +269,7 @@ async def test_revise_edge_cases(tmp_path: Path) -> None:
     async with Room(tmp_path, llm, settings) as room:
         s = room.service
         await _winner_pending(room, ADMIN)
-        assert len(await room.repo.chapters("g1")) == 1
+        assert len(await room.repo.book.chapters("g1")) == 1
         empty = await s.handle(ADMIN, api.ReviseChapter(1, text="   \n"))
         assert empty.is_error and "上传的文本是空的" in empty.plain()
         long = await s.handle(ADMIN, api.ReviseChapter(1, text="字" * 1001))
@@ -283,7 +283,7 @@ async def test_revise_edge_cases(tmp_path: Path) -> None:
         )
         missing = await s.handle(ADMIN, api.ReviseChapter(5, "x"))
         assert missing.is_error and "没有第 5 章" in missing.plain()
-        versions = await room.repo.versions((await room.repo.chapter("g1", 1)).id)  # type: ignore[union-attr]
+        versions = await room.repo.book.versions((await room.repo.book.chapter("g1", 1)).id)  # type: ignore[union-attr]
         assert [v.version for v in versions] == [1]
     async with Room(tmp_path, None, settings) as room:
         no_model = await room.service.handle(ADMIN, api.ReviseChapter(1, "更紧张"))
@@ -373,7 +373,7 @@ async def test_blueprint_changes_accept_reject_and_history(tmp_path: Path) -> No
         await s.handle(member(1), api.SubmitChapter(RELAY))
         shown = await s.handle(member(2), api.BlueprintShow())
         assert "待处理的更新建议" in shown.plain()
-        pending = await room.repo.pending_changes("g1")
+        pending = await room.repo.world.pending_changes("g1")
         kinds = {(c.kind, c.payload["name"]) for c in pending}
         assert ("status", "霍三") in kinds and ("character", "钱七") in kinds
         status = next(c for c in pending if c.kind == "status")
@@ -422,8 +422,10 @@ async def test_l3_summaries_by_similarity_with_the_previous_chapter_always_in(
                 else f"第{n}回里，苏晴在渡口晒药，江面平静。"
             )
             assert not (await s.handle(ADMIN, api.SubmitChapter(body))).is_error
-        bp = await s.chapters.blueprint("g1")
-        ctx = await s.chapters.context("g1", bp, Goal("罗盘", "林远取出青铜罗盘寻找江心岛"), None)
+        bp = await s.service.chapters.blueprint("g1")
+        ctx = await s.service.chapters.context(
+            "g1", bp, Goal("罗盘", "林远取出青铜罗盘寻找江心岛"), None
+        )
         assert ctx.number == 13
         assert 3 in [p.number for p in ctx.summaries]  # the callback, 10 chapters back
         assert 12 not in [p.number for p in ctx.summaries]  # the previous one is in L4

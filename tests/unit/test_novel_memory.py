@@ -68,7 +68,7 @@ async def env(tmp_path: Path) -> AsyncIterator[tuple[NovelRepo, FailingStore, Pl
     edge = await EdgeStore.open(tmp_path / "qdrant", 64)
     store = FailingStore(edge)
     for chat in ("g1", "g2"):
-        await repo.ensure_novel(chat, default_blueprint().to_json(), NOW)
+        await repo.world.ensure_novel(chat, default_blueprint().to_json(), NOW)
     memory = PlotMemory(repo, store, HashEmbedder(64), sparse)  # type: ignore[arg-type]
     yield repo, store, memory
     await edge.close()
@@ -193,7 +193,7 @@ async def test_crash_between_steps_then_reconcile(
             now=NOW,
         )
     store.fail = {}
-    truth = await repo.current_map("g1")
+    truth = await repo.book.current_map("g1")
     assert truth["c1"] == (1, current_after)
     # Even before reconcile no search returns a non-current version.
     for _, version, _ in await visible(memory, "g1", "甲 甲二 青岚渡口"):

@@ -55,8 +55,8 @@ async def test_one_tally_from_commands_buttons_and_poll_with_retraction(tmp_path
         await s.handle(tg(2), api.Vote(2, rid))  # a button
         poll = await s.handle(poll_voter(3), api.PollAnswer("poll-9", (2,)))
         assert not poll.is_error and "山门" in poll.plain()
-        assert await room.repo.tally(rid) == {
-            p.id: n for p, n in zip(await room.repo.proposals(rid), (1, 2), strict=True)
+        assert await room.repo.rounds.tally(rid) == {
+            p.id: n for p, n in zip(await room.repo.rounds.proposals(rid), (1, 2), strict=True)
         }
         # A retraction in the poll withdraws the poll vote …
         gone = await s.handle(poll_voter(3), api.PollAnswer("poll-9", ()))
@@ -66,13 +66,13 @@ async def test_one_tally_from_commands_buttons_and_poll_with_retraction(tmp_path
         await s.handle(tg(2), api.Vote(2, rid))
         kept = await s.handle(poll_voter(2), api.PollAnswer("poll-9", ()))
         assert "仍然有效" in kept.plain()
-        tally = await room.repo.tally(rid)
+        tally = await room.repo.rounds.tally(rid)
         assert sorted(tally.values()) == [1, 1]
         unknown = await s.handle(poll_voter(4), api.PollAnswer("poll-unknown", (1,)))
         assert unknown.is_error and "已经结束的一轮" in unknown.plain()
         # The ballot message was edited with the running count (one tally everywhere).
-        assert s.ballots is not None
-        await s.ballots.idle()
+        assert s.service.ballots is not None
+        await s.service.ballots.idle()
         edited = []
         while not room.edited.empty():
             edited.append(await room.edited.get())
@@ -94,13 +94,13 @@ async def test_voter_names_follow_the_chat_setting(tmp_path: Path) -> None:
         assert bad.is_error and "poll" in bad.plain() and "keyboard" in bad.plain()
         ok = await s.handle(ADMIN, api.BallotSettings(style="keyboard", voters="shown"))
         assert "按钮" in ok.plain() and "显示姓名" in ok.plain()
-        view = await s.rounds.ballot_view(rid)
+        view = await s.service.rounds.ballot_view(rid)
         assert view is not None
         shown = s.present.ballot(view, "zh")
         assert "2. 山门 — 1 票（成员5）" in shown.plain()
         assert shown.poll is not None and not shown.poll.native
         await s.handle(ADMIN, api.BallotSettings(voters="hidden"))
-        view = await s.rounds.ballot_view(rid)
+        view = await s.service.rounds.ballot_view(rid)
         assert view is not None and "成员5" not in s.present.ballot(view, "zh").blocks[1].text
 
 
@@ -111,7 +111,7 @@ async def test_late_proposal_and_vote_by_the_clock_before_the_job_fires(tmp_path
         room.clock.advance(minutes=60, seconds=1)  # past the deadline; the job has not run
         late = await s.handle(member(1), api.Propose("迟到的提议"))
         assert late.is_error and "提议阶段已经结束" in late.plain()
-        assert await room.repo.proposals((await room.repo.open_round("g1")).id) == []  # type: ignore[union-attr]
+        assert await room.repo.rounds.proposals((await room.repo.rounds.open_round("g1")).id) == []  # type: ignore[union-attr]
         empty = await room.fire()
         assert len(empty) == 1
         _, announced = await room.next_announcement()
@@ -121,7 +121,7 @@ async def test_late_proposal_and_vote_by_the_clock_before_the_job_fires(tmp_path
         room.clock.advance(minutes=60)  # exactly at the vote deadline
         late_vote = await s.handle(member(2), api.Vote(1, rid))
         assert late_vote.is_error and "投票已经截止" in late_vote.plain()
-        assert await room.repo.tally(rid) == {}
+        assert await room.repo.rounds.tally(rid) == {}
 
 
 async def test_restart_during_voting_keeps_votes_and_the_poll_mapping(tmp_path: Path) -> None:
@@ -129,7 +129,7 @@ async def test_restart_during_voting_keeps_votes_and_the_poll_mapping(tmp_path: 
     llm = ScriptedLLM([fake_model], repeat_last=True)
     async with Room(tmp_path, llm, SLOW, clock) as room:
         rid = await _to_voting(room, TG, "夜渡", "山门")
-        await room.service.ballot_posted(posted(rid, "501", "poll-1", "502"))
+        await room.novel.ballot_posted(posted(rid, "501", "poll-1", "502"))
         await room.service.handle(tg(1), api.Vote(1))
     clock.advance(minutes=30)
     async with Room(tmp_path, llm, SLOW, clock) as room:
@@ -138,7 +138,7 @@ async def test_restart_during_voting_keeps_votes_and_the_poll_mapping(tmp_path: 
         for i in (2, 3):
             r = await s.handle(poll_voter(i), api.PollAnswer("poll-1", (2,)))
             assert not r.is_error, r.plain()
-        assert s.deadlines.when(f"round:{rid}") is not None  # rescheduled from SQLite
+        assert s.service.deadlines.when(f"round:{rid}") is not None  # rescheduled from SQLite
         await room.fire(minutes=31)
         _, result = await room.next_announcement()
         assert "胜出：《山门》" in result.plain() and "得票最多" in result.plain()
@@ -166,7 +166,7 @@ async def test_restart_mid_write_writes_the_chapter_again(tmp_path: Path) -> Non
     async with Room(tmp_path, stuck, SLOW, clock) as room:
         rid = await _to_voting(room, ADMIN, "夜渡")
         clock.advance(minutes=60)
-        room.service.deadlines.run_due()
+        room.novel.deadlines.run_due()
         await stuck.writing.wait()  # the deadline job is writing … and the process stops
     assert (await _phase(tmp_path, rid)) == "writing"
     async with Room(tmp_path, ScriptedLLM([fake_model], repeat_last=True), SLOW, clock) as room:
@@ -174,15 +174,15 @@ async def test_restart_mid_write_writes_the_chapter_again(tmp_path: Path) -> Non
         assert "第 1 章" in resumed.plain()
         chapter = await room.wait_for(lambda r: "夜渡这一夜" in r.plain())
         assert "情节记忆" in chapter.plain()
-        assert [c.title for c in await room.repo.chapters("g1")] == ["夜渡"]
-        assert (await room.repo.get_round(rid)).phase == "done"  # type: ignore[union-attr]
+        assert [c.title for c in await room.repo.book.chapters("g1")] == ["夜渡"]
+        assert (await room.repo.rounds.get_round(rid)).phase == "done"  # type: ignore[union-attr]
 
 
 async def _phase(tmp_path: Path, round_id: str) -> str:
     from novel.repo import NovelRepo
 
     async with await NovelRepo.open(tmp_path / "baibao.sqlite3") as repo:
-        r = await repo.get_round(round_id)
+        r = await repo.rounds.get_round(round_id)
         assert r is not None
         return r.phase.value
 
@@ -200,17 +200,17 @@ async def test_deadline_colliding_with_an_active_write_waits_its_turn(tmp_path: 
         revise = asyncio.create_task(s.handle(ADMIN, api.ReviseChapter(1, "更紧张")))
         await llm.writing.wait()  # the revision holds the novel's write lock
         room.clock.advance(minutes=60)
-        assert s.deadlines.run_due() == [f"round:{rid}"]
+        assert s.service.deadlines.run_due() == [f"round:{rid}"]
         _, result = await room.next_announcement()
         assert "胜出：《寻师》" in result.plain()
         _, progress = await room.next_announcement()
         assert "正在写作第 2 章" in progress.plain()
         llm.gate.set()  # the revision finishes, then the deadline's chapter is written
         assert "第 2 版" in (await revise).plain()
-        await s.deadlines.idle()
+        await s.service.deadlines.idle()
         _, chapter = await room.next_announcement()
         assert not chapter.is_error and "寻师这一夜" in chapter.plain()
-        assert [c.title for c in await room.repo.chapters("g1")] == ["夜渡", "寻师"]
+        assert [c.title for c in await room.repo.book.chapters("g1")] == ["夜渡", "寻师"]
 
 
 async def test_admin_close_and_deadline_at_once_act_once(tmp_path: Path) -> None:
@@ -219,10 +219,10 @@ async def test_admin_close_and_deadline_at_once_act_once(tmp_path: Path) -> None
         await _to_voting(room, ADMIN, "夜渡")
         room.clock.advance(minutes=60)
         closing = asyncio.create_task(s.handle(ADMIN, api.CloseRound()))
-        s.deadlines.run_due()
+        s.service.deadlines.run_due()
         reply = await closing
-        await s.deadlines.idle()
-        assert len(await room.repo.chapters("g1")) == 1
+        await s.service.deadlines.idle()
+        assert len(await room.repo.book.chapters("g1")) == 1
         announced = []
         while not room.announced.empty():
             announced.append((await room.announced.get())[1].plain())

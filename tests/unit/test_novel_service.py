@@ -73,7 +73,7 @@ async def test_whole_round_with_deadlines(tmp_path: Path) -> None:
         assert not chapter.is_error, chapter.plain()
         assert "寻师这一夜" in chapter.plain() and "情节记忆" in chapter.plain()
 
-        hits = await s.memory.search("g1", "寻师 林远 渡口")
+        hits = await s.service.memory.search("g1", "寻师 林远 渡口")
         assert hits and hits[0].chapter_no == 1 and hits[0].title == "寻师"
         # The prompt carried the layers.
         write_prompt = next(q for q in room.llm.requests if q.system != SUMMARY_SYSTEM)  # type: ignore[union-attr]
@@ -108,7 +108,7 @@ async def test_deadline_fires_after_restart(tmp_path: Path) -> None:
         _, result = await room.next_announcement()
         assert "胜出：《夜渡》" in result.plain() and "无人投票" in result.plain()
         await room.wait_for(lambda r: "第 1 章" in r.plain() and "正在" not in r.plain())
-        assert (await room.service.repo.chapters("g1"))[0].title == "夜渡"
+        assert (await room.novel.repo.book.chapters("g1"))[0].title == "夜渡"
 
 
 async def test_concurrency_one_round_many_votes(room: Room) -> None:
@@ -125,7 +125,9 @@ async def test_concurrency_one_round_many_votes(room: Room) -> None:
         *(s.handle(member(i), api.Vote(1 + i % 2, rid)) for i in range(40))
     )
     assert not any(r.is_error for r in replies)
-    assert await s.repo.tally(rid) == {p.id: 20 for p in await s.repo.proposals(rid)}
+    assert await s.service.repo.rounds.tally(rid) == {
+        p.id: 20 for p in await s.service.repo.rounds.proposals(rid)
+    }
     # Admin closes the vote early: result + chapter in one reply, progress streamed.
     seen: list[str] = []
 
@@ -143,7 +145,7 @@ async def test_empty_round_and_permissions(room: Room) -> None:
     assert (await s.handle(member(1), api.CloseRound())).is_error
     closed = await s.handle(ADMIN, api.CloseRound())
     assert "没有收到任何提议" in closed.plain() and closed.poll is None
-    assert await s.repo.chapters("g1") == []
+    assert await s.service.repo.book.chapters("g1") == []
     assert (await s.handle(member(1), api.Propose("迟到"))).is_error
     for req in (
         api.ReviseChapter(1, text="x"),
@@ -213,7 +215,8 @@ async def _write_chapters(s: NovelService, titles: list[str]) -> None:
 
 async def _titles(s: NovelService, query: str) -> set[tuple[int, int, str]]:
     return {
-        (h.chapter_no, h.version, h.title) for h in await s.memory.search("g1", query, limit=50)
+        (h.chapter_no, h.version, h.title)
+        for h in await s.service.memory.search("g1", query, limit=50)
     }
 
 
@@ -230,12 +233,12 @@ async def test_revise_rollback_delete_history(room: Room) -> None:
     lines = hist.plain()
     assert "v1" in lines and "v2" in lines and "v3" in lines and "← 当前" in lines
     assert "上传文本" in lines and "让结尾更有悬念" in lines
-    chunks = await s.memory.chunks_of("g1", (await s.repo.chapter("g1", 2)).id)  # type: ignore[union-attr]
+    chunks = await s.service.memory.chunks_of("g1", (await s.service.repo.book.chapter("g1", 2)).id)  # type: ignore[union-attr]
     assert {c.extra["version"] for c in chunks} == {3}
 
     rb = await s.handle(ADMIN, api.RollbackChapter(2, 2))
     assert "回滚到第 2 版" in rb.plain()
-    hits = await s.memory.search("g1", "苏晴独自留在渡口等消息", limit=50)
+    hits = await s.service.memory.search("g1", "苏晴独自留在渡口等消息", limit=50)
     assert any(h.chapter_no == 2 and h.version == 2 for h in hits)
     assert all(h.version == 1 for h in hits if h.chapter_no != 2)
     assert (await s.handle(ADMIN, api.RollbackChapter(2, 9))).is_error
@@ -265,12 +268,12 @@ async def test_generation_failure_saves_nothing_and_retries(tmp_path: Path) -> N
             and "没有保存任何内容" in failed.plain()
             and "/chapter next" in failed.plain()
         )
-        assert await s.repo.chapters("g1") == []
+        assert await s.service.repo.book.chapters("g1") == []
         assert await room.store.count() == 0
         llm.push(fake_model)
         retry = await s.handle(ADMIN, api.NextRound())
         assert not retry.is_error and "夜渡这一夜" in retry.plain()
-        assert len(await s.repo.chapters("g1")) == 1
+        assert len(await s.service.repo.book.chapters("g1")) == 1
 
 
 async def test_without_model_pending_then_upload(tmp_path: Path) -> None:
@@ -316,14 +319,12 @@ async def test_one_generation_at_a_time(tmp_path: Path) -> None:
 
 
 def test_only_the_presenter_builds_replies() -> None:
-    """The services return typed results; every Reply of the writers' room is built in
-    novel/presenter.py (the service facade only joins and passes them on)."""
+    """The services return typed results; no Reply of the writers' room is built in novel/
+    (bot/presenters/novel.py builds them all)."""
     import ast
 
     root = Path(__file__).resolve().parents[2] / "novel"
     for path in sorted(root.glob("*.py")):
-        if path.name == "presenter.py":
-            continue
         tree = ast.parse(path.read_text(encoding="utf-8"))
         built = [
             node.lineno
@@ -354,13 +355,15 @@ async def test_a_change_that_no_longer_applies_is_worded_by_the_presenter(tmp_pa
         await s.handle(ADMIN, api.CloseRound())
         text = "霍三死了。一个名叫钱七的老船夫说：“漕帮今夜要封江。”钱七解开缆绳。"
         assert not (await s.handle(member(1), api.SubmitChapter(text))).is_error
-        newcomer = next(c for c in await room.repo.pending_changes("g1") if c.kind == "character")
+        newcomer = next(
+            c for c in await room.repo.world.pending_changes("g1") if c.kind == "character"
+        )
         # meanwhile an admin adds the newcomer by hand: the proposal no longer applies
         bp = default_blueprint().model_dump()
         bp["characters"].append({"name": newcomer.payload["name"], "description": "老船夫"})
         uploaded = await s.handle(ADMIN, api.BlueprintSet(json.dumps(bp).encode()))
         assert not uploaded.is_error, uploaded.plain()
-        decided = await s.world.decide(ADMIN, (newcomer.id,), True)
+        decided = await s.service.world.decide(ADMIN, (newcomer.id,), True)
         assert [c.id for c, _ in decided.skipped] == [newcomer.id]
         zh = s.present.reply(decided, "zh").plain()
         en = s.present.reply(decided, "en").plain()

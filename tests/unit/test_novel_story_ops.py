@@ -37,7 +37,7 @@ def _known(state: StoryState) -> set[str]:
 async def _seed(room: Room) -> None:
     bp = default_blueprint()
     for i, text in enumerate((CH1, FILLER, CH3), start=1):
-        await room.service.memory.add_chapter(
+        await room.novel.memory.add_chapter(
             chat_id="g1",
             chapter_id=f"c{i}",
             title=f"第{i}章",
@@ -51,7 +51,7 @@ async def _seed(room: Room) -> None:
 
 async def _pending_names(room: Room) -> dict[str, set[str]]:
     out: dict[str, set[str]] = {}
-    for c in await room.repo.pending_changes("g1"):
+    for c in await room.repo.world.pending_changes("g1"):
         if c.kind == "character":
             out.setdefault(c.chapter_id, set()).add(str(c.payload.get("name")))
     return out
@@ -62,21 +62,21 @@ async def test_revise_rollback_and_delete_recompute_the_story_state(tmp_path: Pa
         s = room.service
         await s.handle(ADMIN, api.NextRound())  # the novel exists (its blueprint)
         await _seed(room)
-        bp = await s.chapters.blueprint("g1")
-        state = await s.chapters.story_state("g1")
+        bp = await s.service.chapters.blueprint("g1")
+        state = await s.service.chapters.story_state("g1")
         assert _facts(state) == _facts(replay(bp, [CH1, FILLER, CH3]))
         assert state.character("林远").seen.chapter == 1  # type: ignore[union-attr]
 
         # revise chapter 2: 霍三 hurt, a new face (钱七) proposed for the blueprint
         assert not (await s.handle(ADMIN, api.ReviseChapter(2, text=HURT))).is_error
-        state = await s.chapters.story_state("g1")
+        state = await s.service.chapters.story_state("g1")
         assert _facts(state) == _facts(replay(bp, [CH1, HURT, CH3]))
         assert _facts(state)["霍三"] == (("hurt", 2), ("江心岛", 2))
         assert "钱七" in _known(state) and await _pending_names(room) == {"c2": {"钱七"}}
 
         # revise it again: 霍三 dies instead, and 钱七 was never in the story
         assert not (await s.handle(ADMIN, api.ReviseChapter(2, text=DEAD))).is_error
-        state = await s.chapters.story_state("g1")
+        state = await s.service.chapters.story_state("g1")
         assert _facts(state) == _facts(replay(bp, [CH1, DEAD, CH3]))
         assert state.dead() == {"霍三": "已死亡（第2章）"}
         assert _facts(state)["林远"][1] == ("听潮阁", 2)
@@ -84,7 +84,7 @@ async def test_revise_rollback_and_delete_recompute_the_story_state(tmp_path: Pa
 
         # roll back to version 2: the wound, 钱七 and his proposal are back
         assert not (await s.handle(ADMIN, api.RollbackChapter(2, 2))).is_error
-        state = await s.chapters.story_state("g1")
+        state = await s.service.chapters.story_state("g1")
         assert _facts(state) == _facts(replay(bp, [CH1, HURT, CH3]))
         assert state.dead() == {} and _facts(state)["林远"][1] == ("青岚渡口", 1)
         assert "钱七" in _known(state) and await _pending_names(room) == {"c2": {"钱七"}}
@@ -94,13 +94,13 @@ async def test_revise_rollback_and_delete_recompute_the_story_state(tmp_path: Pa
         assert await _pending_names(room) == {"c2": {"钱七"}, "c3": {"孟青山"}}
         deleted = await s.handle(ADMIN, api.DeleteChapter(2, confirm=True))
         assert not deleted.is_error, deleted.plain()
-        state = await s.chapters.story_state("g1")
+        state = await s.service.chapters.story_state("g1")
         assert state.chapters == 2
         assert _facts(state) == _facts(replay(bp, [CH1, STRANGER]))
         assert _facts(state)["霍三"] == (None, None) and _facts(state)["苏晴"][1] == ("漕帮总舵", 2)
         assert "钱七" not in _known(state) and "孟青山" in _known(state)
         assert await _pending_names(room) == {"c3": {"孟青山"}}
-        assert {c.chapter_no for c in await room.repo.pending_changes("g1")} == {2}
+        assert {c.chapter_no for c in await room.repo.world.pending_changes("g1")} == {2}
 
 
 async def test_an_undone_revision_keeps_the_old_versions_proposals(tmp_path: Path) -> None:
@@ -123,10 +123,10 @@ async def test_an_undone_revision_keeps_the_old_versions_proposals(tmp_path: Pat
         stores[0].fail = {"set_extra": 1}  # activation, after the flip
         failed = await s.handle(ADMIN, api.ReviseChapter(2, text=DEAD))
         assert failed.is_error and stores[0].fail == {"set_extra": 0}
-        assert (await room.repo.current_map("g1"))["c2"] == (2, 2)
+        assert (await room.repo.book.current_map("g1"))["c2"] == (2, 2)
         assert await _pending_names(room) == {"c2": {"钱七"}}
-        bp = await s.chapters.blueprint("g1")
-        state = await s.chapters.story_state("g1")
+        bp = await s.service.chapters.blueprint("g1")
+        state = await s.service.chapters.story_state("g1")
         assert _facts(state) == _facts(replay(bp, [CH1, HURT, CH3])) and state.dead() == {}
 
 
@@ -142,8 +142,8 @@ async def test_killed_between_the_flip_and_the_review_the_old_proposals_are_gone
         await _seed(room)
         assert not (await s.handle(ADMIN, api.ReviseChapter(2, text=HURT))).is_error
         assert await _pending_names(room) == {"c2": {"钱七"}}
-        bp = await s.chapters.blueprint("g1")
-        await s.memory.add_version(  # the revision up to its commit point, no review after
+        bp = await s.service.chapters.blueprint("g1")
+        await s.service.memory.add_version(  # the revision up to its commit point, no review after
             chat_id="g1",
             chapter_id="c2",
             chapter_no=2,
@@ -155,5 +155,5 @@ async def test_killed_between_the_flip_and_the_review_the_old_proposals_are_gone
             now=room.clock(),
         )
         assert await _pending_names(room) == {}
-        state = await s.chapters.story_state("g1")
+        state = await s.service.chapters.story_state("g1")
         assert "钱七" not in _known(state) and state.dead() == {"霍三": "已死亡（第2章）"}

@@ -94,7 +94,7 @@ def test_the_goal_is_tagged_by_the_same_rules() -> None:
 async def memory(tmp_path: Path) -> AsyncIterator[PlotMemory]:
     repo = await NovelRepo.open(tmp_path / "novel.sqlite3")
     store = await EdgeStore.open(tmp_path / "qdrant", 64)
-    await repo.ensure_novel("g1", BP.to_json(), NOW)
+    await repo.world.ensure_novel("g1", BP.to_json(), NOW)
     yield PlotMemory(repo, store, HashEmbedder(64), sparse)
     await store.close()
     await repo.close()

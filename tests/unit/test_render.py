@@ -320,8 +320,8 @@ async def test_editor_update_swallows_errors_but_finish_raises() -> None:
 def test_vote_actions_come_from_the_codec() -> None:
     """Every transport encodes a ballot option with novel.ballot.encode_vote(round, i) — the
     one codec the router decodes — and never appends to a prefix by hand."""
+    from bot.presenters.novel import decode_vote, encode_vote
     from bot.render import console as cr
-    from novel.ballot import decode_vote, encode_vote
 
     poll = Poll("下一章？", ("甲", "乙", "丙"), "", "r42")  # no hand-made prefix to lean on
     reply = Reply(lang="zh", blocks=[Block("投票")], poll=poll)

@@ -9,7 +9,7 @@ Opens the real storage stack (Qdrant Edge + SQLite) on DATA_DIR with the in-proc
   changes (each version written to `src/<doc>.v<k>.md`, so the registry's `path` names the
   version it believes current); now and then a document is deleted.
 - `novel`: the writers' room; chapter revisions (uploaded text) and rollbacks through
-  `NovelService.handle`, exactly as the router would call it.
+  `NovelService.handle` worded by `PresentedNovels`, exactly as the router would call it.
 - `story`: revisions of chapter 2 only, each version changing the story state its own way
   (`story_facts`: who is introduced, where 林远 goes, whether 霍三 is hurt or dies); `BEGIN <k>`
   is printed before each revision, so the parent knows which one the kill interrupted.
@@ -34,6 +34,7 @@ from retrieval.fakes import HashEmbedder
 from retrieval.types import SparseVector
 
 if TYPE_CHECKING:
+    from bot.presenters.novel import PresentedNovels
     from novel.service import NovelService
     from retrieval.store.edge import EdgeStore
 
@@ -168,6 +169,13 @@ async def novel_service(data: Path) -> AsyncIterator[tuple[NovelService, EdgeSto
         await store.close()
 
 
+def worded(service: NovelService) -> PresentedNovels:
+    """The service as the router calls it: an Actor in, a Reply out."""
+    from bot.presenters.novel import NovelPresenter, PresentedNovels
+
+    return PresentedNovels(service, NovelPresenter(service.settings))
+
+
 async def run_novel(data: Path, rng: random.Random) -> None:
     from novel import api
     from retrieval.requests import Actor
@@ -179,16 +187,16 @@ async def run_novel(data: Path, rng: random.Random) -> None:
         while True:
             _write_atomically(data / "next_k", str(k + 1))
             number = rng.randint(1, CHAPTERS)
-            chapter = await service.repo.chapter(CHAT, number)
+            chapter = await service.repo.book.chapter(CHAT, number)
             versions = (
-                [v.version for v in await service.repo.versions(chapter.id)] if chapter else []
+                [v.version for v in await service.repo.book.versions(chapter.id)] if chapter else []
             )
             if chapter is not None and len(versions) > 1 and rng.random() < 0.3:
                 target = rng.choice([v for v in versions if v != chapter.current_version])
-                reply = await service.handle(admin, api.RollbackChapter(number, target))
+                reply = await worded(service).handle(admin, api.RollbackChapter(number, target))
             else:
                 text = chapter_text(DOCS[number - 1], k, rng.randint(2, 12))
-                reply = await service.handle(admin, api.ReviseChapter(number, text=text))
+                reply = await worded(service).handle(admin, api.ReviseChapter(number, text=text))
             if reply.is_error:
                 print("ERROR", reply.plain(), flush=True)
             print("OP", k, flush=True)
@@ -207,7 +215,7 @@ async def run_story(data: Path, rng: random.Random) -> None:
             _write_atomically(data / "next_k", str(k + 1))
             text = story_text(k, rng.randint(2, 12))
             print("BEGIN", k, flush=True)
-            reply = await service.handle(admin, api.ReviseChapter(2, text=text))
+            reply = await worded(service).handle(admin, api.ReviseChapter(2, text=text))
             if reply.is_error:
                 print("ERROR", reply.plain(), flush=True)
             print("OP", k, flush=True)

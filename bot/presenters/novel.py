@@ -1,19 +1,26 @@
-"""The one place the writers' room turns results into `Reply`s: wording (via the catalog in
-`novel.messages`), layout, ballots and polls, attachments for long chapters.
+"""The one place the writers' room's results become `Reply`s: wording (via the catalogue in
+`bot.presenters.novel_messages`), layout, ballots and polls, attachments for long chapters; the
+vote codec (the ballot's buttons are encoded here, and decoded by `bot.commands.novel` with the
+same functions); and `PresentedNovels`, the room as the router sees it (an `Actor` in, a `Reply`
+out) over `novel.service.NovelService` (a `Member` in, a typed result out).
 
-`Presenter.reply(result, lang, admin=...)` covers every result type of the round, chapter and
-blueprint services; `refusal` covers `Refused`.
+`NovelPresenter.reply(result, lang, admin=...)` covers every `novel.results.Result` (the match
+ends in `assert_never`, so mypy checks it is complete); `refusal` covers `Refused`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import asdict, dataclass
+from typing import Protocol, assert_never
 
-from novel.ballot import native_ballot, vote_prefix
+from bot.presenters.novel_messages import T
+from novel import api
+from novel.ballot import BallotEditor, BallotPost, native_ballot
 from novel.blueprint import BlueprintError
 from novel.consistency import Finding
 from novel.evolve import BlueprintChange
-from novel.messages import T
+from novel.member import Member
 from novel.repo import ChangeRow
 from novel.results import (
     Abandoned,
@@ -23,50 +30,72 @@ from novel.results import (
     BlueprintSaved,
     BlueprintShown,
     ChangesDecided,
+    ChapterResult,
     ChapterSaved,
     ChapterView,
+    ClosedAndWritten,
     Deleted,
     Exported,
     History,
     ProposalSaved,
     Refused,
+    Result,
+    Revising,
     RolledBack,
     RoundEmpty,
     RoundOpened,
+    RoundResult,
     SettingsSaved,
     VoteCast,
     VoteRetracted,
     VotesClosed,
+    WorldResult,
     WriteStalled,
+    Writing,
 )
+from novel.service import Announcement, FindBallot, NovelService
 from novel.settings import NovelSettings
 from novel.tally import option_label, tally_lines
 from retrieval.i18n import Lang
-from retrieval.reply import Attachment, Block, Poll, Reply
+from retrieval.reply import Attachment, Block, Poll, Progress, Reply
+from retrieval.requests import Actor
 
-Result = (
-    RoundOpened
-    | ProposalSaved
-    | BallotView
-    | VoteCast
-    | VoteRetracted
-    | RoundEmpty
-    | VotesClosed
-    | Abandoned
-    | SettingsSaved
-    | ChapterSaved
-    | WriteStalled
-    | ChapterView
-    | History
-    | RolledBack
-    | Deleted
-    | Exported
-    | BlueprintShown
-    | BlueprintSaved
-    | BlueprintEdited
-    | ChangesDecided
-    | BlueprintHistoryView
-)
+# ---- the vote codec ---------------------------------------------------------------------------
+# A vote button (or keyboard key) carries `vote:<round id>:<option>`.
+
+VOTE = "vote"  # the action prefix of vote buttons
+
+
+@dataclass(frozen=True, slots=True)
+class VoteAction:
+    round_id: str
+    option: int  # 1-based, as printed on the ballot
+
+
+def vote_prefix(round_id: str) -> str:
+    """What a ballot option's action starts with; option i appends `i` (1-based)."""
+    return f"{VOTE}:{round_id}:"
+
+
+def encode_vote(round_id: str, option: int) -> str:
+    return f"{vote_prefix(round_id)}{option}"
+
+
+def decode_vote(action: str) -> VoteAction | None:
+    """`vote:<round>:<n>` → VoteAction; None for anything else (another action, garbage)."""
+    kind, _, payload = action.partition(":")
+    return decode_vote_payload(payload) if kind == VOTE else None
+
+
+def decode_vote_payload(payload: str) -> VoteAction | None:
+    """`<round>:<n>` (what follows the `vote:` prefix) → VoteAction, or None."""
+    round_id, _, option = payload.rpartition(":")
+    if not option.isascii() or not option.isdigit() or not 0 < int(option) <= 1000:
+        return None
+    return VoteAction(round_id, int(option))
+
+
+# ---- replies ----------------------------------------------------------------------------------
 
 
 def join(*replies: Reply) -> Reply:
@@ -79,7 +108,11 @@ def join(*replies: Reply) -> Reply:
     )
 
 
-class Presenter:
+def _lang(value: str) -> Lang:
+    return "en" if value == "en" else "zh"
+
+
+class NovelPresenter:
     def __init__(self, settings: NovelSettings) -> None:
         self._settings = settings
 
@@ -94,6 +127,42 @@ class Presenter:
 
     def reply(self, result: Result, lang: Lang, *, admin: bool = False) -> Reply:
         match result:
+            case (
+                RoundOpened()
+                | ProposalSaved()
+                | BallotView()
+                | VoteCast()
+                | VoteRetracted()
+                | RoundEmpty()
+                | VotesClosed()
+                | Abandoned()
+                | SettingsSaved()
+            ):
+                return self._round_reply(result, lang, admin)
+            case (
+                ChapterSaved()
+                | WriteStalled()
+                | ChapterView()
+                | History()
+                | RolledBack()
+                | Deleted()
+                | Exported()
+                | ClosedAndWritten()
+            ):
+                return self._chapter_reply(result, lang, admin)
+            case (
+                BlueprintShown()
+                | BlueprintSaved()
+                | BlueprintEdited()
+                | ChangesDecided()
+                | BlueprintHistoryView()
+            ):
+                return self._world_reply(result, lang)
+            case _:
+                assert_never(result)
+
+    def _round_reply(self, result: RoundResult, lang: Lang, admin: bool) -> Reply:
+        match result:
             case RoundOpened():
                 return self._opened(result, lang, admin)
             case ProposalSaved():
@@ -103,8 +172,8 @@ class Presenter:
                     T(lang, "proposal_count", n=result.count, minutes=result.minutes),
                     lang=lang,
                 )
-            case BallotView():
-                return self.ballot(result, lang)
+            case BallotView():  # said in the round's language, wherever it is shown
+                return self.ballot(result, _lang(result.round.lang))
             case VoteCast():
                 said = {"new": "voted", "same": "vote_same", "changed": "vote_changed"}
                 head = T(lang, said[result.change], n=result.option, title=result.title)
@@ -112,25 +181,23 @@ class Presenter:
                     head, "\n".join(tally_lines(result.outcome.counts, lang)), lang=lang
                 )
             case VoteRetracted():
-                return Reply.text(
-                    T(lang, "vote_retracted" if result.removed else "vote_not_retracted"), lang=lang
-                )
-            case RoundEmpty():
-                return Reply.text(T(lang, "round_empty"), lang=lang)
+                key = "vote_retracted" if result.removed else "vote_not_retracted"
+                return Reply.text(T(lang, key), lang=lang)
+            case RoundEmpty():  # said in the round's language
+                return Reply.text(T(_lang(result.lang), "round_empty"), lang=_lang(result.lang))
             case VotesClosed():
                 return self._result(result, lang, admin)
             case Abandoned():
                 return Reply.text(T(lang, "pending_abandoned"), lang=lang)
             case SettingsSaved():
-                return Reply.text(
-                    T(
-                        lang,
-                        "ballot_settings",
-                        style=T(lang, f"style_{result.style}"),
-                        voters=T(lang, "voters_shown" if result.show_voters else "voters_hidden"),
-                    ),
-                    lang=lang,
-                )
+                style = T(lang, f"style_{result.style}")
+                voters = T(lang, "voters_shown" if result.show_voters else "voters_hidden")
+                return Reply.text(T(lang, "ballot_settings", style=style, voters=voters), lang=lang)
+            case _:
+                assert_never(result)
+
+    def _chapter_reply(self, result: ChapterResult, lang: Lang, admin: bool) -> Reply:
+        match result:
             case ChapterSaved():
                 return self._saved(result, lang)
             case WriteStalled():
@@ -148,27 +215,21 @@ class Presenter:
                 )
             case Deleted():
                 if result.renumbered:
-                    return Reply.text(
-                        T(lang, "deleted_renumbered", n=result.number, count=result.renumbered),
-                        lang=lang,
-                    )
+                    said = T(lang, "deleted_renumbered", n=result.number, count=result.renumbered)
+                    return Reply.text(said, lang=lang)
                 return Reply.text(T(lang, "deleted", n=result.number), lang=lang)
             case Exported():
-                return Reply(
-                    blocks=(
-                        Block(
-                            T(
-                                lang,
-                                "exported",
-                                title=result.title,
-                                n=result.chapters,
-                                chars=result.chars,
-                            )
-                        ),
-                    ),
-                    attachments=(Attachment(result.filename, result.data, result.mime),),
-                    lang=lang,
+                return self._exported(result, lang)
+            case ClosedAndWritten():
+                return join(
+                    self._result(result.closed, lang, admin),
+                    self._chapter_reply(result.written, lang, admin),
                 )
+            case _:
+                assert_never(result)
+
+    def _world_reply(self, result: WorldResult, lang: Lang) -> Reply:
+        match result:
             case BlueprintShown():
                 return self._blueprint(result, lang)
             case BlueprintSaved():
@@ -184,7 +245,16 @@ class Presenter:
                 return self._decided(result, lang)
             case BlueprintHistoryView():
                 return self._blueprint_history(result, lang)
-        raise TypeError(f"no presentation for {type(result).__name__}")
+            case _:
+                assert_never(result)
+
+    def _exported(self, result: Exported, lang: Lang) -> Reply:
+        said = T(lang, "exported", title=result.title, n=result.chapters, chars=result.chars)
+        return Reply(
+            blocks=(Block(said),),
+            attachments=(Attachment(result.filename, result.data, result.mime),),
+            lang=lang,
+        )
 
     # ---- rounds --------------------------------------------------------------------------------
 
@@ -258,18 +328,27 @@ class Presenter:
             blocks.append(Block(wanted + (T(lang, "admin_setting") if admin else "")))
         return Reply(blocks=tuple(blocks), lang=lang)
 
-    def writing(self, lang: Lang, number: int, *, resumed: bool = False) -> str:
-        return T(lang, "writing_resumed" if resumed else "writing_progress", n=number)
+    def writing(self, lang: Lang, step: Writing) -> str:
+        return T(lang, "writing_resumed" if step.resumed else "writing_progress", n=step.number)
 
-    def writing_notice(self, lang: Lang, number: int, *, resumed: bool = False) -> Reply:
+    def writing_notice(self, lang: Lang, step: Writing) -> Reply:
         """The "writing chapter N…" message announced to the chat (no caller to stream to)."""
-        return Reply.text(self.writing(lang, number, resumed=resumed), lang=lang)
+        return Reply.text(self.writing(lang, step), lang=lang)
 
     def blueprint_error(self, lang: Lang, err: BlueprintError) -> Reply:
         return Reply.error(err.text(lang), lang=lang)
 
-    def revising(self, lang: Lang, number: int) -> str:
-        return T(lang, "revising_progress", n=number)
+    def progress(self, lang: Lang, step: Writing | Revising | str) -> str:
+        """A step of a long request as the caller's progress line (a draft streams as is)."""
+        match step:
+            case Writing():
+                return self.writing(lang, step)
+            case Revising():
+                return T(lang, "revising_progress", n=step.number)
+            case str():
+                return step
+            case _:
+                assert_never(step)
 
     def stalled(self, r: WriteStalled, lang: Lang, *, admin: bool = False) -> Reply:
         if r.reason == "no_model":
@@ -484,3 +563,105 @@ def _reason(lang: Lang, reason: str) -> str:
 
 def _one_line(text: str) -> str:
     return " ".join(text.split())[:300]
+
+
+# ---- the room as the router sees it --------------------------------------------------------
+
+
+def member_of(actor: Actor) -> Member:
+    """The chat's person as the writers' room sees one (the router decided `is_admin`)."""
+    return Member(
+        platform=actor.platform,
+        chat_id=actor.chat_id,
+        user_id=actor.user_id,
+        user_name=actor.user_name,
+        channel_id=actor.channel_id,
+        is_admin=actor.is_admin,
+        lang=actor.lang,
+    )
+
+
+def actor_of(member: Member) -> Actor:
+    return Actor(**asdict(member))  # a Member's fields are an Actor's, roles aside
+
+
+AnnounceReply = Callable[[Actor, Reply], Awaitable[None]]
+EditBallotReply = Callable[[BallotPost, Reply], Awaitable[None]]
+
+
+def announcer(
+    presenter: NovelPresenter, announce: AnnounceReply
+) -> Callable[[Member, Announcement], Awaitable[None]]:
+    """The service's `announce`: each announcement worded for the round's chat."""
+
+    async def say(target: Member, said: Announcement) -> None:
+        if isinstance(said, Writing):
+            reply = presenter.writing_notice(target.lang, said)
+        else:
+            reply = presenter.reply(said, target.lang, admin=target.is_admin)
+        await announce(actor_of(target), reply)
+
+    return say
+
+
+def ballot_editor(
+    presenter: NovelPresenter,
+    edit: EditBallotReply,
+    interval_s: float,
+    *,
+    now: Callable[[], float],
+    sleep: Callable[[float], Awaitable[object]],
+) -> Callable[[FindBallot], BallotEditor[Reply]]:
+    """The service's `ballots`: posted ballots edited with the presented running count."""
+
+    def build(find: FindBallot) -> BallotEditor[Reply]:
+        async def render(round_id: str) -> tuple[BallotPost, Reply] | None:
+            found = await find(round_id)
+            if found is None:
+                return None
+            post, view = found
+            return post, presenter.ballot(view, _lang(view.round.lang))
+
+        return BallotEditor(render, edit, interval_s, now=now, sleep=sleep)
+
+    return build
+
+
+class NovelReplies(Protocol):
+    """The writers' room as the commands call it (tests record the calls with a plain class)."""
+
+    async def handle(
+        self, actor: Actor, request: api.NovelRequest, progress: Progress | None = None
+    ) -> Reply: ...
+
+
+class PresentedNovels:
+    """`novel.api.Novels` for the router: an `Actor` in, the service's result worded out."""
+
+    def __init__(self, service: NovelService, presenter: NovelPresenter) -> None:
+        self.service = service
+        self.present = presenter
+
+    async def handle(
+        self, actor: Actor, request: api.NovelRequest, progress: Progress | None = None
+    ) -> Reply:
+        lang = actor.lang
+        steps = None if progress is None else self._steps(lang, progress)
+        try:
+            result = await self.service.handle(member_of(actor), request, steps)
+        except Refused as refused:
+            return self.present.refusal(lang, refused, admin=actor.is_admin)
+        except BlueprintError as err:
+            return self.present.blueprint_error(lang, err)
+        return self.present.reply(result, lang, admin=actor.is_admin)
+
+    def _steps(
+        self, lang: Lang, progress: Progress
+    ) -> Callable[[Writing | Revising | str], Awaitable[None]]:
+        async def step(said: Writing | Revising | str) -> None:
+            await progress(self.present.progress(lang, said))
+
+        return step
+
+    async def ballot_posted(self, post: BallotPost) -> None:
+        await self.service.ballot_posted(post)

@@ -16,17 +16,17 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from bot.actor import Actor
 from bot.admin import AdminPolicy
 from bot.chats import ChatSettings
 from bot.commands import scholar_registry, standard_registry
 from bot.lock import DataDirLock
 from bot.ratelimit import RateLimiter
+from bot.reply import Reply
 from bot.router import Router
 from bot.settings import Settings
 from retrieval.clock import SYSTEM_CLOCK, Clock
 from retrieval.ports import LLM, Embedder, VectorStore
-from retrieval.reply import Reply
-from retrieval.requests import Actor
 
 if TYPE_CHECKING:
     from bot.transports.base import BallotPosted, ChatTransport

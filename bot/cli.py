@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Any
 from bot.settings import Settings, SettingsError, load_settings
 
 if TYPE_CHECKING:
+    from bot.actor import Actor
     from bot.app import App, Startup
-    from retrieval.requests import Actor
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -143,8 +143,8 @@ async def _prepare(app: App) -> None:
 
 
 async def _one_shot(app: App, args: argparse.Namespace) -> int:
+    from bot.actor import Actor
     from bot.render.console import render
-    from retrieval.requests import Actor
 
     actor = Actor(
         "console", "console", "cli", "cli", is_admin=True, lang=app.settings.default_language
@@ -164,8 +164,8 @@ async def _ask_json(app: App, actor: Actor, words: str) -> int:
     go through the /ask command's own parsing (length limit, filters, types), so bad input
     gets the same usage message as in a chat (on stderr, exit status 2)."""
     from bot.render.console import render
+    from bot.reply import Reply
     from retrieval.answer import answer_reply
-    from retrieval.reply import Reply
     from retrieval.requests import AskRequest
     from retrieval.scholar import UnknownFilter
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
+from bot.actor import Actor
+from bot.reply import Progress, Reply
 from novel.cast import CastMap, CastView, Recap
-from retrieval.reply import Progress, Reply
-from retrieval.requests import Actor
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,7 +15,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
-from retrieval.reply import Reply
+from bot.reply import Reply
 
 log = logging.getLogger(__name__)
 

@@ -13,6 +13,8 @@ import logging
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
 
+from bot.actor import Actor
+from bot.reply import Progress
 from novel import consistency, evolve
 from novel.blueprint import Blueprint, default_blueprint, validate
 from novel.consistency import Finding
@@ -49,8 +51,6 @@ from novel.writer import (
     within_budget,
 )
 from retrieval.ports import LLM, LLMError
-from retrieval.reply import Progress
-from retrieval.requests import Actor
 
 log = logging.getLogger(__name__)
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from bot.reply import Attachment, Block, Poll, Reply
 from novel.ballot import native_ballot, vote_prefix
 from novel.blueprint import BlueprintError
 from novel.consistency import Finding
@@ -42,7 +43,6 @@ from novel.results import (
 from novel.settings import NovelSettings
 from novel.tally import option_label, tally_lines
 from retrieval.i18n import Lang
-from retrieval.reply import Attachment, Block, Poll, Reply
 
 Result = (
     RoundOpened

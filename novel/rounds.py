@@ -8,6 +8,7 @@ from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Literal
 
+from bot.actor import Actor
 from novel.ballot import BALLOT_STYLES, BallotPost, BallotStyle
 from novel.phase import Event, Phase
 from novel.repo import NovelRepo, RoundRow, VoteSource
@@ -25,7 +26,6 @@ from novel.results import (
 from novel.schedule import Now
 from novel.settings import NovelSettings
 from novel.tally import Outcome, decide
-from retrieval.requests import Actor
 
 STYLE_KEY = "ballot_style"
 VOTERS_KEY = "ballot_voters"

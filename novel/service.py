@@ -17,6 +17,8 @@ from collections.abc import Awaitable, Callable
 from datetime import datetime
 from types import TracebackType
 
+from bot.actor import Actor
+from bot.reply import Progress, Reply
 from novel import api
 from novel.ballot import BallotEditor, BallotPost, EditBallot
 from novel.blueprint import BlueprintError, default_blueprint
@@ -34,8 +36,6 @@ from novel.world import WorldService
 from retrieval.clock import SYSTEM_CLOCK, Clock
 from retrieval.i18n import Lang
 from retrieval.ports import LLM
-from retrieval.reply import Progress, Reply
-from retrieval.requests import Actor
 
 log = logging.getLogger(__name__)
 

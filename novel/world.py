@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+from bot.actor import Actor
 from novel.blueprint import (
     Blueprint,
     default_blueprint,
@@ -25,7 +26,6 @@ from novel.results import (
 )
 from novel.schedule import Now
 from novel.settings import NovelSettings
-from retrieval.requests import Actor
 
 
 class WorldService:

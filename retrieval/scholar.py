@@ -17,6 +17,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from bot.actor import Actor
+from bot.reply import Attachment, Block, Progress, Reply
 from retrieval import scripture
 from retrieval.answer import (
     Answer,
@@ -38,8 +40,7 @@ from retrieval.answer.replies import T as REPLY_T
 from retrieval.i18n import Catalog, Lang
 from retrieval.labels import CitationLabel
 from retrieval.ports import LLM, CitationStats, LLMError, OnDelta, VectorStore
-from retrieval.reply import Attachment, Block, Progress, Reply
-from retrieval.requests import Actor, AskRequest, CiteRequest, Script
+from retrieval.requests import AskRequest, CiteRequest, Script
 from retrieval.search import SearchResult
 from retrieval.text import in_script, reader_script, search_form, to_simplified
 from retrieval.types import CORPUS_NAMESPACE, Chunk, Filter, GraphPath, Hit

@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import Any, Protocol
 
 from bot.registry import Call, Command, Help, Param, UsageError, Values
+from bot.reply import Reply
 from retrieval.i18n import Lang
-from retrieval.reply import Reply
 
 MAX_CONCEPT = 100
 

@@ -19,8 +19,8 @@ from telegram import InlineKeyboardButton, InlineKeyboardMarkup
 
 from bot.render import fitting, join_pieces, short_label, split_message
 from bot.render.stream import ActionTable
+from bot.reply import Block, Reply
 from novel.ballot import encode_vote
-from retrieval.reply import Block, Reply
 
 LIMIT = 4096
 MAX_PIECES = 6

@@ -13,11 +13,11 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from bot.reply import Block, Citation, Reply
 from retrieval.answer.quotes import verify_form
 from retrieval.answer.result import Answer, Cited
 from retrieval.answer.verify import SECTION_TITLES
 from retrieval.i18n import Catalog, Lang
-from retrieval.reply import Block, Citation, Reply
 from retrieval.types import GraphPath
 
 T = Catalog(

@@ -6,13 +6,13 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 
+from bot.reply import Attachment, Block, Reply
 from retrieval.graph.core import KnowledgeGraph
 from retrieval.graph.draw import DrawEdge, DrawNode, draw_png, source_note
 from retrieval.graph.linking import fold, term_key
 from retrieval.graph.model import RELATION_INFO
 from retrieval.graph.storage import GraphEdge
 from retrieval.i18n import Lang
-from retrieval.reply import Attachment, Block, Reply
 from retrieval.types import GraphPath
 
 NEIGHBOURS = 16  # nodes around the centre in a picture

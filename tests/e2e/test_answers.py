@@ -14,13 +14,14 @@ import re
 import shutil
 from pathlib import Path
 
+from bot.actor import Actor
 from bot.app import App
 from bot.transports.telegram import TelegramTransport
 from ingest.pipeline import Pipeline
 from ingest.samples import SAMPLES_DIR
 from retrieval.answer.result import Answer, Cited
 from retrieval.fakes import HashEmbedder
-from retrieval.requests import Actor, AskRequest
+from retrieval.requests import AskRequest
 from tests.discord_sim import answer_text, discord_app
 from tests.e2e.test_full_stack import DIM, _console, _settings, data_dir, prepared
 from tests.stubs.fixtures import telegram_settings

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from bot.actor import Actor
 from bot.commands import standard_registry
 from bot.ratelimit import RateLimiter
 from bot.router import Router
@@ -19,7 +20,6 @@ from bot.transports.discord import DiscordTransport
 from bot.transports.telegram import TelegramTransport
 from retrieval.graph import KnowledgeGraph
 from retrieval.graph.view import GraphViewer
-from retrieval.requests import Actor
 from tests.discord_sim import VirtualTime, app_settings, simulated
 from tests.service_fakes import RecordingNovels, RecordingScholar
 from tests.stubs.fixtures import telegram_settings

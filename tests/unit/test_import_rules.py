@@ -15,6 +15,22 @@ ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("bot", "retrieval", "novel", "ingest")
 DOMAIN = ("retrieval", "novel")
 CHAT_SDKS = ("discord", "telegram")
+# Modules still speaking the chat layer's `Reply`/`Actor` while issue 22 moves them out (the
+# writers' room: branch i22-novel; the /graph view: branch i22-graph). Only ever shrinks.
+LEAVING_CHAT = frozenset(
+    {
+        "novel.api",
+        "novel.ballot",
+        "novel.chapters",
+        "novel.presenter",
+        "novel.rounds",
+        "novel.service",
+        "novel.world",
+        "retrieval.graph.view",
+        "retrieval.scholar",
+        "retrieval.answer.replies",
+    }
+)
 
 
 def _module_name(path: Path) -> str:
@@ -116,7 +132,7 @@ def test_no_import_cycles_among_product_modules() -> None:
 def test_domain_packages_import_no_chat_layer() -> None:
     offending: list[str] = []
     for name, path in product_modules().items():
-        if name.split(".")[0] not in DOMAIN:
+        if name.split(".")[0] not in DOMAIN or name in LEAVING_CHAT:
             continue
         tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
         for target in _imported(tree, name, path.name == "__init__.py"):

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from bot.actor import Actor
 from retrieval.fakes import HashEmbedder
 from retrieval.graph import KnowledgeGraph
 from retrieval.index import DocumentRecord, Indexer, VerseRow
@@ -18,7 +19,7 @@ from retrieval.llm.anthropic import ClaudeLLM
 from retrieval.llm.base import RetryPolicy
 from retrieval.llm.scripted import ScriptedLLM
 from retrieval.ports import LLM, LLMError, LLMRequest, LLMResponse, ModelCitation, TextSegment
-from retrieval.requests import Actor, AskRequest, CiteRequest
+from retrieval.requests import AskRequest, CiteRequest
 from retrieval.scholar import Scholar, one_per_source_first
 from retrieval.search import HybridSearch
 from retrieval.store.edge import EdgeStore

@@ -169,8 +169,8 @@ async def novel_service(data: Path) -> AsyncIterator[tuple[NovelService, EdgeSto
 
 
 async def run_novel(data: Path, rng: random.Random) -> None:
+    from bot.actor import Actor
     from novel import api
-    from retrieval.requests import Actor
 
     admin = Actor("console", CHAT, "admin", "管理员", is_admin=True)
     async with novel_service(data) as (service, _):
@@ -196,8 +196,8 @@ async def run_novel(data: Path, rng: random.Random) -> None:
 
 
 async def run_story(data: Path, rng: random.Random) -> None:
+    from bot.actor import Actor
     from novel import api
-    from retrieval.requests import Actor
 
     admin = Actor("console", CHAT, "admin", "管理员", is_admin=True)
     async with novel_service(data) as (service, _):

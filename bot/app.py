@@ -192,6 +192,7 @@ class App:
     async def _open_rooms(self) -> None:
         """The scholar, the writers' room (when the command needs it), the chat settings and
         the command router."""
+        from bot.presenters.scholar import ScholarPresenter
         from ingest.uploads import CorpusUploads
         from retrieval.graph.view import GraphViewer
         from retrieval.relevance import RelevanceGate
@@ -199,15 +200,15 @@ class App:
 
         s = self.settings
         viewer = GraphViewer(self.graph)
-        self.scholar = scholar = Scholar(
+        self.scholar = Scholar(
             self.search,
             self.indexer,
             self.graph,
             self.llm,
-            pictures=viewer,
             gate=RelevanceGate.for_embedder(self.embedder.model_id),
         )
-        await scholar.refresh_sources()  # /ask source autocomplete
+        await self.scholar.refresh_sources()  # /ask source autocomplete
+        scholar = ScholarPresenter(self.scholar, pictures=viewer)
         limiter = RateLimiter(
             s.rate_limit_user_per_min, s.rate_limit_chat_per_min, clock=self.clock.monotonic
         )

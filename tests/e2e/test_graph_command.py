@@ -13,6 +13,7 @@ import pytest
 
 from bot.actor import Actor
 from bot.commands import standard_registry
+from bot.presenters.scholar import ScholarPresenter
 from bot.ratelimit import RateLimiter
 from bot.router import Router
 from bot.transports.console import ConsoleTransport
@@ -112,13 +113,13 @@ async def test_ask_attaches_the_picture_of_the_path_it_used(tmp_path: Path) -> N
             await Pipeline(ix).ingest_paths([text], manifest)
             search = HybridSearch(store, embedder, encoder, graph, SynonymTable.load())
             viewer = GraphViewer(graph)
-            scholar = Scholar(search, ix, graph, None, pictures=viewer)
+            scholar = ScholarPresenter(Scholar(search, ix, graph, None), pictures=viewer)
             actor = Actor("console", "c", "u", lang="zh")
             reply = await scholar.ask(actor, AskRequest("帐幕和召会是什么关系？"))
             assert "知识图谱路径" in reply.plain() and "帐幕" in reply.plain()
             [picture] = [a for a in reply.attachments if a.mime == "image/png"]
             assert picture.filename == "graph-path.png" and picture.data.startswith(PNG)
-            plain = Scholar(search, ix, graph, None)  # no pictures wired: none attached
+            plain = ScholarPresenter(Scholar(search, ix, graph, None))  # no pictures: none attached
             assert not (await plain.ask(actor, AskRequest("帐幕和召会是什么关系？"))).attachments
     finally:
         await store.close()

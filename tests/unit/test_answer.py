@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import pytest
 
+from bot.presenters.answer import answer_reply
 from bot.reply import Reply
 from retrieval.answer import (
     SYSTEM_PROMPT_ZH,
     Passage,
-    answer_reply,
     build_prompt,
     excerpt,
     extractive_answer,

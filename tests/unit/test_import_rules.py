@@ -27,8 +27,6 @@ LEAVING_CHAT = frozenset(
         "novel.service",
         "novel.world",
         "retrieval.graph.view",
-        "retrieval.scholar",
-        "retrieval.answer.replies",
     }
 )
 

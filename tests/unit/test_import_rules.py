@@ -2,12 +2,15 @@
 
 - no import cycle among the product's modules (every import counts, deferred ones inside
   functions too: a cycle there is still two modules that each need the other);
-- the domain packages (`retrieval`, `novel`) import nothing from `bot` and no chat SDK.
+- the domain packages (`retrieval`, `novel`) import nothing from `bot` and no chat SDK;
+- `retrieval` defines no chat concept (a reply, a chat identity, a button, a poll …) and never
+  names a chat platform: the chat layer (`bot/`) presents its typed results.
 """
 
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Collection, Iterator
 from pathlib import Path
 
@@ -15,6 +18,12 @@ ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("bot", "retrieval", "novel", "ingest")
 DOMAIN = ("retrieval", "novel")
 CHAT_SDKS = ("discord", "telegram")
+# What only the chat layer may define (`bot/reply.py`, `bot/actor.py`, the ballot protocol).
+CHAT_CONCEPTS = frozenset(
+    {"Reply", "Actor", "Block", "Button", "Poll", "Attachment", "Citation"}
+    | {"POLL_ANSWER", "BALLOT_POSTED", "poll_answer_action"}
+)
+PLATFORM_NAMES = re.compile(r"discord|telegram", re.IGNORECASE)
 # Modules still speaking the chat layer's `Reply`/`Actor` while issue 22 moves them out (the
 # writers' room: branch i22-novel; the /graph view: branch i22-graph). Only ever shrinks.
 LEAVING_CHAT = frozenset(
@@ -138,3 +147,35 @@ def test_domain_packages_import_no_chat_layer() -> None:
             if top == "bot" or top in CHAT_SDKS:
                 offending.append(f"{name} imports {target}")
     assert offending == []
+
+
+def _defined_names(tree: ast.Module) -> Iterator[str]:
+    """The names a module defines at its top level (classes, functions, assignments)."""
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
+            yield node.name
+        elif isinstance(node, ast.Assign):
+            yield from (t.id for t in node.targets if isinstance(t, ast.Name))
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            yield node.target.id
+
+
+def test_the_definition_finder_sees_classes_and_constants() -> None:
+    tree = ast.parse("class Reply: ...\nPOLL_ANSWER = 'poll'\nx: int = 1\ndef f(): ...")
+    assert set(_defined_names(tree)) == {"Reply", "POLL_ANSWER", "x", "f"}
+
+
+def test_retrieval_defines_no_chat_concept_and_names_no_platform() -> None:
+    defined: list[str] = []
+    named: list[str] = []
+    for name, path in product_modules().items():
+        if name.split(".")[0] != "retrieval":
+            continue
+        text = path.read_text(encoding="utf-8")
+        tree = ast.parse(text, str(path))
+        defined += [f"{name}.{n}" for n in _defined_names(tree) if n in CHAT_CONCEPTS]
+        named += [
+            f"{name}:{text.count(chr(10), 0, m.start()) + 1}" for m in PLATFORM_NAMES.finditer(text)
+        ]
+    assert defined == []
+    assert named == []

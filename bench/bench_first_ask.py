@@ -33,8 +33,8 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from bench.eval_quality import _settings, corpus_dir, make_embedder  # noqa: E402
+from bot.actor import Actor  # noqa: E402
 from bot.app import App  # noqa: E402
-from retrieval.requests import Actor  # noqa: E402
 
 MODES = ("cold", "warmed", "racing")
 FIRST = "/ask 神圣的分赐是什么意思？"  # the process's first question, in Chinese

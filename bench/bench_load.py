@@ -23,12 +23,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.measure import percentile as pct
 from bench.measure import rss_mb
+from bot.actor import Actor
 from bot.app import App
 from bot.settings import Settings
 from retrieval.fakes import HashEmbedder
 from retrieval.llm.scripted import ScriptedLLM
 from retrieval.ports import LLMRequest, LLMResponse, OnDelta
-from retrieval.requests import Actor
 
 QUESTIONS = [
     "神圣的分赐与召会有什么关系？",

@@ -16,17 +16,17 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from bot.actor import Actor
 from bot.admin import AdminPolicy
 from bot.chats import ChatSettings
 from bot.commands import scholar_registry, standard_registry
 from bot.lock import DataDirLock
 from bot.ratelimit import RateLimiter
+from bot.reply import Reply
 from bot.router import Router
 from bot.settings import Settings
 from retrieval.clock import SYSTEM_CLOCK, Clock
 from retrieval.ports import LLM, Embedder, VectorStore
-from retrieval.reply import Reply
-from retrieval.requests import Actor
 
 if TYPE_CHECKING:
     from bot.presenters.novel import PresentedNovels
@@ -193,6 +193,7 @@ class App:
         """The scholar, the writers' room (when the command needs it), the chat settings and
         the command router."""
         from bot.presenters.graph import PathPictures
+        from bot.presenters.scholar import ScholarPresenter
         from ingest.uploads import CorpusUploads
         from retrieval.graph.view import GraphViewer
         from retrieval.relevance import RelevanceGate
@@ -200,15 +201,15 @@ class App:
 
         s = self.settings
         viewer = GraphViewer(self.graph.query)
-        self.scholar = scholar = Scholar(
+        self.scholar = Scholar(
             self.search,
             self.indexer,
             self.graph.query,
             self.llm,
-            pictures=PathPictures(viewer),
             gate=RelevanceGate.for_embedder(self.embedder.model_id),
         )
-        await scholar.refresh_sources()  # /ask source autocomplete
+        await self.scholar.refresh_sources()  # /ask source autocomplete
+        scholar = ScholarPresenter(self.scholar, pictures=PathPictures(viewer))
         limiter = RateLimiter(
             s.rate_limit_user_per_min, s.rate_limit_chat_per_min, clock=self.clock.monotonic
         )

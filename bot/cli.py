@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Any
 from bot.settings import Settings, SettingsError, load_settings
 
 if TYPE_CHECKING:
+    from bot.actor import Actor
     from bot.app import App, Startup
-    from retrieval.requests import Actor
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -143,8 +143,8 @@ async def _prepare(app: App) -> None:
 
 
 async def _one_shot(app: App, args: argparse.Namespace) -> int:
+    from bot.actor import Actor
     from bot.render.console import render
-    from retrieval.requests import Actor
 
     actor = Actor(
         "console", "console", "cli", "cli", is_admin=True, lang=app.settings.default_language
@@ -163,9 +163,10 @@ async def _ask_json(app: App, actor: Actor, words: str) -> int:
     """`baibao ask --json`: the structured answer, for integrations and evaluation. The words
     go through the /ask command's own parsing (length limit, filters, types), so bad input
     gets the same usage message as in a chat (on stderr, exit status 2)."""
+    from bot.presenters.answer import answer_reply
+    from bot.presenters.scholar import filter_error
     from bot.render.console import render
-    from retrieval.answer import answer_reply
-    from retrieval.reply import Reply
+    from bot.reply import Reply
     from retrieval.requests import AskRequest
     from retrieval.scholar import UnknownFilter
 
@@ -179,9 +180,9 @@ async def _ask_json(app: App, actor: Actor, words: str) -> int:
     try:
         request = await app.scholar.resolve_filters(request)
     except UnknownFilter as err:
-        print(err.message(actor.lang), file=sys.stderr)
+        print(filter_error(err, actor.lang), file=sys.stderr)
         return 2
-    answer = await app.scholar.answer(actor, request)
+    answer = await app.scholar.answer(actor.lang, request)
     shown = "\n\n".join(b.text for b in answer_reply(answer).blocks)
     print(json.dumps(answer.as_json(shown), ensure_ascii=False, indent=2))
     return 0

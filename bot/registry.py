@@ -22,9 +22,9 @@ from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, Literal, TypeVar
 
+from bot.actor import Actor
+from bot.reply import Progress, Reply
 from retrieval.i18n import Lang
-from retrieval.reply import Progress, Reply
-from retrieval.requests import Actor
 
 A = TypeVar("A")
 

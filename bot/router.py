@@ -27,6 +27,7 @@ import uuid
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Protocol
 
+from bot.actor import Actor
 from bot.admin import AdminPolicy, AdminUnknown, MemberLookup
 from bot.i18n import T
 from bot.parsing import (
@@ -52,9 +53,8 @@ from bot.registry import (
     UsageError,
     Values,
 )
+from bot.reply import Progress, Reply
 from retrieval.i18n import Lang, detect_language
-from retrieval.reply import Progress, Reply
-from retrieval.requests import Actor
 
 log = logging.getLogger(__name__)
 

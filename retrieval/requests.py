@@ -5,8 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-from retrieval.i18n import Lang
-
 Script = Literal["simplified", "traditional"]
 # What a user may type for a script (the /cite option, `/settings script`).
 SCRIPT_NAMES: dict[str, Script] = {
@@ -15,20 +13,6 @@ SCRIPT_NAMES: dict[str, Script] = {
     "simplified": "simplified",
     "traditional": "traditional",
 }
-
-
-@dataclass(frozen=True, slots=True)
-class Actor:
-    """Who is asking, where, and in which language the reply should be."""
-
-    platform: str  # discord | telegram | console
-    chat_id: str  # guild id / group id / "console": the unit that owns a novel
-    user_id: str
-    user_name: str = ""
-    channel_id: str = ""
-    is_admin: bool = False
-    roles: tuple[str, ...] = ()
-    lang: Lang = "zh"
 
 
 @dataclass(frozen=True, slots=True)

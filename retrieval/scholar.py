@@ -1,29 +1,32 @@
 """The /ask and /cite service.
 
-`ask`: hybrid search → (model answer, streamed to `progress`) → citation verification → Reply.
-Without a model, or when the model fails, the reply is extractive: retrieved passages verbatim
-with their citation labels, clearly labelled as such.
+`ask`: hybrid search → (model answer, its text so far streamed to `progress`) → citation
+verification → an `Answer`. Without a model, or when the model fails, the answer is extractive:
+retrieved passages verbatim with their citation labels, clearly labelled as such.
 
 `cite`: for each requested range, the verse text (as stored: the bundled CUV is Traditional),
 its footnotes, the ministry passages whose `scripture_refs` include it (one per source first,
-then the rest), and the concepts the knowledge graph grounds in it.
+then the rest), and the concepts the knowledge graph grounds in it: a `CiteResult`.
+
+A request the scholar will not run comes back as a `Refusal`. Results are typed and carry their
+language; `bot.presenters` words them for the chat.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import logging
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Literal, Protocol
 
 from retrieval import scripture
 from retrieval.answer import (
     Answer,
     Mode,
     RelevanceGate,
-    answer_reply,
     build_prompt,
+    empty_answer_notice,
     excerpt,
     extractive_answer,
     failure_notice,
@@ -34,60 +37,66 @@ from retrieval.answer import (
     quote_at,
     verify,
 )
-from retrieval.answer.replies import T as REPLY_T
-from retrieval.i18n import Catalog, Lang
+from retrieval.i18n import Lang
 from retrieval.labels import CitationLabel
 from retrieval.ports import LLM, CitationStats, LLMError, OnDelta, VectorStore
-from retrieval.reply import Attachment, Block, Progress, Reply
-from retrieval.requests import Actor, AskRequest, CiteRequest, Script
+from retrieval.requests import AskRequest, CiteRequest
 from retrieval.search import SearchResult
 from retrieval.text import in_script, reader_script, search_form, to_simplified
-from retrieval.types import CORPUS_NAMESPACE, Chunk, Filter, GraphPath, Hit
+from retrieval.types import CORPUS_NAMESPACE, Chunk, Filter, Hit
 
 log = logging.getLogger(__name__)
-
-T = Catalog(
-    {
-        "empty_question": ("请在 /ask 后面写下问题。", "Please write a question after /ask."),
-        "no_refs": ("请给出经文出处，例如 /cite 弗1:10", "Give a reference, e.g. /cite Eph 1:10"),
-        "bad_ref": ("无法识别的经文出处：{ref}", "Unrecognised reference: {ref}"),
-        "no_bible": (
-            "尚未导入圣经经文，无法显示经文本文（可用 baibao ingest 导入圣经）。",
-            "No Bible text has been ingested, so the verse text cannot be shown "
-            "(ingest one with `baibao ingest`).",
-        ),
-        "verse_missing": (
-            "已导入的圣经中没有这处经文的本文（可能只导入了部分书卷）。",
-            "The ingested Bible does not include this passage (perhaps only some books "
-            "were ingested).",
-        ),
-        "verses_truncated": (
-            "……（共 {n} 节，只显示前 {shown} 节）",
-            "… ({n} verses; showing the first {shown})",
-        ),
-        "unknown_source": (
-            "语料中没有「{value}」这本书。已收录：{known}（用 /sources 查看全部）",
-            "The corpus holds no source “{value}”. It holds: {known} (see /sources)",
-        ),
-        "unknown_era": (
-            "语料中没有「{value}」这个时代。已有：{known}",
-            "The corpus holds no era “{value}”. It has: {known}",
-        ),
-        "footnotes": ("注解", "Footnotes"),
-        "related_notes": ("相关注解", "Related notes"),
-        "passages": ("阐述这处经文的职事段落", "Ministry passages on this passage"),
-        "no_passages": (
-            "语料中没有找到引用这处经文的职事段落。",
-            "No ministry passage in the corpus references this passage.",
-        ),
-        "concepts": ("相关概念：{concepts}", "Related concepts: {concepts}"),
-    }
-)
 
 MAX_VERSES = 30
 MAX_FOOTNOTES = 6
 NON_MINISTRY = ("footnote", "bible")
 FILTER_KEYS = frozenset({"source", "type", "era", "language", "topic_tags", "doc_id"})
+
+# Receives the answer so far while the model writes it (the chat shows it as a growing message).
+Preview = Callable[[str], Awaitable[None]]
+
+RefusalReason = Literal["empty_question", "unknown_source", "unknown_era", "no_refs", "bad_ref"]
+
+
+@dataclass(frozen=True, slots=True)
+class Refusal:
+    """A request the scholar will not run, and why."""
+
+    reason: RefusalReason
+    lang: Lang
+    value: str = ""  # the filter value or the reference at fault
+    known: tuple[str, ...] = ()  # what the corpus does hold (unknown_source / unknown_era)
+
+
+@dataclass(frozen=True, slots=True)
+class VerseLine:
+    chapter: int
+    verse: int
+    text: str  # in the reader's script
+    version: str
+
+
+@dataclass(frozen=True, slots=True)
+class CitedText:
+    """A note or passage /cite shows: the text as shown and the label of where it is from."""
+
+    text: str
+    label: CitationLabel
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CiteResult:
+    """What /cite found for its ranges; nothing in it appears twice."""
+
+    lang: Lang
+    ranges: tuple[scripture.RefRange, ...]
+    has_bible: bool
+    verses: tuple[VerseLine, ...]  # at most MAX_VERSES, in the reader's script
+    requested: int  # how many verses the ranges hold (more than MAX_VERSES: only the first shown)
+    footnotes: tuple[CitedText, ...] = ()  # notes on these verses, without the verse again
+    related_notes: tuple[CitedText, ...] = ()  # notes on other verses that mention them
+    passages: tuple[CitedText, ...] = ()  # ministry passages citing them
+    concepts: tuple[str, ...] = ()  # knowledge-graph concepts grounded in them
 
 
 class UnknownFilter(ValueError):
@@ -98,11 +107,6 @@ class UnknownFilter(ValueError):
         self.key = key
         self.value = value
         self.known = known
-
-    def message(self, lang: Lang) -> str:
-        shown = "、".join(self.known[:8]) if lang == "zh" else ", ".join(self.known[:8])
-        more = "…" if len(self.known) > 8 else ""
-        return T(lang, f"unknown_{self.key}", value=self.value[:60], known=shown + more)
 
 
 class Searcher(Protocol):
@@ -181,15 +185,8 @@ def one_per_source_first(chunks: Sequence[Chunk]) -> list[Chunk]:
     return firsts + rest
 
 
-class PathPictures(Protocol):
-    """Draws the graph paths an answer used (`retrieval.graph.view.GraphViewer`)."""
-
-    async def picture(self, paths: Sequence[GraphPath], lang: Lang) -> Attachment | None: ...
-
-
 class Scholar:
-    """`ask` and `cite` over the ministry corpus. `llm=None` → extractive answers;
-    `pictures`: attach a picture of the knowledge-graph path an answer shows."""
+    """`ask` and `cite` over the ministry corpus. `llm=None` → extractive answers."""
 
     def __init__(
         self,
@@ -199,11 +196,9 @@ class Scholar:
         llm: LLM | None,
         *,
         passages: int = 6,
-        pictures: PathPictures | None = None,
         gate: RelevanceGate | None = None,
     ) -> None:
         self._search = search
-        self._pictures = pictures
         self._indexer = indexer
         self._graph = graph
         self._llm = llm
@@ -217,23 +212,16 @@ class Scholar:
     # ---- /ask ---------------------------------------------------------------------------
 
     async def ask(
-        self, actor: Actor, request: AskRequest, progress: Progress | None = None
-    ) -> Reply:
+        self, lang: Lang, request: AskRequest, progress: Preview | None = None
+    ) -> Answer | Refusal:
         if not request.question.strip():
-            return Reply.error(T(actor.lang, "empty_question"), lang=actor.lang)
+            return Refusal("empty_question", lang)
         try:
             request = await self.resolve_filters(request)
         except UnknownFilter as err:
-            return Reply.error(err.message(actor.lang), lang=actor.lang)
-        answer = await self.answer(actor, request, progress)
-        reply = answer_reply(answer)
-        if self._pictures is None or not (answer.addressed and answer.graph_helped):
-            return reply
-        # The answer showed a knowledge-graph path: attach its picture too.
-        picture = await self._pictures.picture(answer.graph_paths, actor.lang)
-        if picture is None:
-            return reply
-        return dataclasses.replace(reply, attachments=(*reply.attachments, picture))
+            reason: RefusalReason = "unknown_source" if err.key == "source" else "unknown_era"
+            return Refusal(reason, lang, err.value, err.known)
+        return await self.answer(lang, request, progress)
 
     # ---- the corpus: /ask filters ---------------------------------------------------------
 
@@ -275,11 +263,10 @@ class Scholar:
         return dataclasses.replace(request, filters=filters)
 
     async def answer(
-        self, actor: Actor, request: AskRequest, progress: Progress | None = None
+        self, lang: Lang, request: AskRequest, progress: Preview | None = None
     ) -> Answer:
         """Search, decide whether the corpus addresses the question, then answer from the
         passages: with the model when there is one, else (or when it fails) extractively."""
-        lang = actor.lang
         question = request.question.strip()
         if not question:
             raise ValueError("empty question")
@@ -321,13 +308,13 @@ class Scholar:
                 question, related, lang, "llm", graph_paths=paths, script=script
             )
         if not verified.text.strip():
-            notice = REPLY_T(lang, "empty_answer")
+            notice = empty_answer_notice(lang)
             return extractive_answer(
                 question, hits, lang, graph_paths=paths, notice=notice, script=script
             )
         return model_answer(question, lang, verified, prompt.passages, paths, script=script)
 
-    def _streamer(self, progress: Progress | None) -> OnDelta | None:
+    def _streamer(self, progress: Preview | None) -> OnDelta | None:
         if progress is None:
             return None
         parts: list[str] = []
@@ -367,84 +354,43 @@ class Scholar:
 
     # ---- /cite --------------------------------------------------------------------------
 
-    async def cite(self, actor: Actor, request: CiteRequest) -> Reply:
-        """The verse once (in the reader's script, the version named); under 注解 the notes on
-        that verse — the note text, not the verse again; under 相关注解 notes on other verses
-        that mention it; then the ministry passages that cite it. Nothing is shown twice."""
-        lang = actor.lang
+    async def cite(self, lang: Lang, request: CiteRequest) -> CiteResult | Refusal:
+        """The verse once (in the reader's script, the version named); the notes on that verse
+        — the note text, not the verse again; notes on other verses that mention it; then the
+        ministry passages that cite it. Nothing is shown twice."""
         if not request.refs:
-            return Reply.error(T(lang, "no_refs"), lang=lang)
+            return Refusal("no_refs", lang)
         ranges: list[_Range] = []
         for start, end in request.refs:
             try:
                 ref = scripture.RefRange(_verse_ref(start), _verse_ref(end))
-                ids = tuple(scripture.expand(ref))
+                ranges.append(_Range(ref, ref.osis(), tuple(scripture.expand(ref))))
             except (ValueError, KeyError):
-                return Reply.error(T(lang, "bad_ref", ref=f"{start}-{end}"), lang=lang)
-            ranges.append(_Range(ref, ref.osis(), ids))
+                return Refusal("bad_ref", lang, f"{start}-{end}")
         ids = tuple(dict.fromkeys(i for r in ranges for i in r.ids))
-        render = scripture.render_en if lang == "en" else scripture.render_zh
-        sep = "；" if lang == "zh" else "; "
-        blocks: list[Block] = [Block(sep.join(render(r.ref) for r in ranges), "heading")]
+        has_bible = await self._indexer.has_bible()
+        rows = list(await self._indexer.verses(ids[:MAX_VERSES])) if has_bible else []
         script = reader_script(request.script, request.text)
-        verse_text = await self._verse_blocks(ids, lang, script, blocks)
-
-        shown: set[str] = set()
+        verse_text = to_simplified(" ".join(r.text for r in rows))  # for matching
         own, related = await self._notes(ids)
-        if own:
-            blocks.append(Block(T(lang, "footnotes"), "heading"))
-            for chunk in own:
-                label = CitationLabel.of(chunk).text(lang)
-                blocks.append(Block(f"{note_text(chunk)}【{label}】", "item"))
-                shown.add(chunk.id)
-        if related:
-            blocks.append(Block(T(lang, "related_notes"), "heading"))
-            focus = " ".join(scripture.render_zh(r.ref) for r in ranges)
-            for chunk in related:
-                label = CitationLabel.of(chunk).text(lang)
-                blocks.append(Block(f"{quote_at(note_text(chunk), focus)}【{label}】", "item"))
-                shown.add(chunk.id)
-        passages = [
-            c
-            for c in await self._passages_for(ids, verse_text or request.text)
-            if c.id not in shown
-        ]
-        if passages:
-            blocks.append(Block(T(lang, "passages"), "heading"))
-            focus = " ".join([verse_text, *(scripture.render_zh(r.ref) for r in ranges)])
-            for chunk in passages:
-                label = CitationLabel.of(chunk).text(lang)
-                blocks.append(Block(f"{excerpt(chunk.text, focus)}【{label}】", "quote"))
-        elif not own and not related:
-            blocks.append(Block(T(lang, "no_passages"), "note"))
-        concepts = self._concepts(ranges)
-        if concepts:
-            blocks.append(Block(T(lang, "concepts", concepts=" · ".join(concepts)), "note"))
-        return Reply(blocks=tuple(blocks), lang=lang)
-
-    async def _verse_blocks(
-        self, ids: tuple[str, ...], lang: Lang, script: Script, blocks: list[Block]
-    ) -> str:
-        """Add the verse block — in `script`, its version named — or say why there is none;
-        return the verse text (Simplified, for matching)."""
-        if not await self._indexer.has_bible():
-            blocks.append(Block(T(lang, "no_bible"), "note"))
-            return ""
-        rows = list(await self._indexer.verses(ids[:MAX_VERSES]))
-        if not rows:
-            blocks.append(Block(T(lang, "verse_missing"), "note"))
-            return ""
-        versions = list(dict.fromkeys(r.version for r in rows))
-        lines = []
-        for row in rows:
-            tag = f"（{version_name(row.version, lang)}）" if len(versions) > 1 else ""
-            lines.append(f"{row.chapter}:{row.verse} {in_script(row.text, script)}{tag}")
-        blocks.append(Block("\n".join(lines), "quote"))
-        if len(versions) == 1:
-            blocks.append(Block(version_name(versions[0], lang), "note"))
-        if len(ids) > MAX_VERSES:
-            blocks.append(Block(T(lang, "verses_truncated", n=len(ids), shown=MAX_VERSES), "note"))
-        return to_simplified(" ".join(r.text for r in rows))
+        focus = " ".join(scripture.render_zh(r.ref) for r in ranges)
+        shown = {c.id for c in own + related}
+        found = await self._passages_for(ids, verse_text or request.text)
+        passages = [c for c in found if c.id not in shown]
+        passage_focus = " ".join([verse_text, focus])
+        return CiteResult(
+            lang=lang,
+            ranges=tuple(r.ref for r in ranges),
+            has_bible=has_bible,
+            verses=tuple(
+                VerseLine(r.chapter, r.verse, in_script(r.text, script), r.version) for r in rows
+            ),
+            requested=len(ids),
+            footnotes=tuple(_cited(note_text(c), c) for c in own),
+            related_notes=tuple(_cited(quote_at(note_text(c), focus), c) for c in related),
+            passages=tuple(_cited(excerpt(c.text, passage_focus), c) for c in passages),
+            concepts=tuple(self._concepts(ranges)),
+        )
 
     async def _notes(self, ids: tuple[str, ...]) -> tuple[list[Chunk], list[Chunk]]:
         """Footnotes mentioning the verses: those whose own verse is one of them, and the rest."""
@@ -487,14 +433,6 @@ class Scholar:
         return list(labels)[:12]
 
 
-VERSION_NAMES = {"cuv1919": ("和合本（1919）", "Chinese Union Version (1919)")}
-
-
-def version_name(version: str, lang: Lang) -> str:
-    zh, en = VERSION_NAMES.get(version, (version, version))
-    return en if lang == "en" else zh
-
-
 def note_text(chunk: Chunk) -> str:
     """A footnote chunk without its first line, the verse it annotates (shown once above)."""
     head, _, notes = chunk.text.partition("\n")
@@ -502,6 +440,10 @@ def note_text(chunk: Chunk) -> str:
     if notes.strip() and isinstance(heading, str) and head.startswith(heading):
         return notes.strip()
     return chunk.text
+
+
+def _cited(text: str, chunk: Chunk) -> CitedText:
+    return CitedText(text, CitationLabel.of(chunk))
 
 
 def _unique(chunks: Sequence[Chunk]) -> list[Chunk]:

@@ -12,7 +12,9 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from types import TracebackType
 
+from bot.actor import Actor
 from bot.presenters.novel import NovelPresenter, PresentedNovels, announcer, ballot_editor
+from bot.reply import Reply
 from novel.ballot import BallotPost
 from novel.memory import PlotMemory
 from novel.repo import NovelRepo
@@ -22,8 +24,6 @@ from novel.summary import SUMMARY_SYSTEM
 from retrieval.clock import Clock
 from retrieval.fakes import HashEmbedder
 from retrieval.ports import LLM, LLMRequest
-from retrieval.reply import Reply
-from retrieval.requests import Actor
 from retrieval.store.edge import EdgeStore
 from retrieval.types import SparseVector
 

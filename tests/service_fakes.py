@@ -6,13 +6,14 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 
+from bot.actor import Actor
 from bot.chats import ChatSettings
 from bot.commands import standard_registry
 from bot.ratelimit import RateLimiter
+from bot.reply import Progress, Reply
 from bot.router import Router
 from novel import api as novel_api
-from retrieval.reply import Progress, Reply
-from retrieval.requests import Actor, AskRequest, CiteRequest
+from retrieval.requests import AskRequest, CiteRequest
 
 
 class _Recorder:

@@ -13,12 +13,12 @@ from dataclasses import dataclass
 from typing import Any, Protocol, cast
 
 from bot.registry import Call, Command, Group, Help, Param, UsageError, Values
+from bot.reply import Block, Reply
 from ingest.manifest import DocMeta
 from ingest.pipeline import IngestProgress, OnProgress
 from ingest.uploads import IngestBusy, UploadResult
 from retrieval.i18n import Catalog, Lang
 from retrieval.index import DocumentRecord
-from retrieval.reply import Block, Reply
 from retrieval.types import ChunkType
 
 # .doc is taken so that it gets the loader's message saying how to convert it.

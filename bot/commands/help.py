@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from bot.i18n import T
 from bot.registry import Call, Command, Group, Help, Param, Registry
-from retrieval.reply import Block, Reply
+from bot.reply import Block, Reply
 
 
 def start_reply(registry: Registry, call: Call) -> Reply:

@@ -9,11 +9,11 @@ from typing import Any, Literal
 from bot.presenters.cast import cast_reply, map_reply, recap_reply
 from bot.presenters.novel import VOTE, NovelReplies, decode_vote_payload
 from bot.registry import Action, Call, Command, Group, Help, Param, Permission, UsageError, Values
+from bot.reply import POLL_ANSWER, Reply
 from novel import api as novel_api
 from novel.api import NovelRequest, Story
 from novel.cast import RECAP_DEFAULT, RECAP_MAX
 from novel.settings import MAX_CHAPTER_CHARS
-from retrieval.reply import POLL_ANSWER, Reply
 
 _CH = Param("chapter", "章节号", "chapter number", "int")
 _OPEN_DENIED = ("只有管理员可以开启新一轮。", "Only admins can open a round.")
@@ -109,7 +109,7 @@ def decode_vote(payload: str) -> novel_api.Vote | None:
 
 
 def decode_poll_answer(payload: str) -> novel_api.PollAnswer | None:
-    """`{poll id}:{1,2}` (see `retrieval.reply.poll_answer_action`) → the answer."""
+    """`{poll id}:{1,2}` (see `bot.reply.poll_answer_action`) → the answer."""
     poll_id, _, options = payload.rpartition(":")
     parts = [o for o in options.split(",") if o]
     if not poll_id or not all(o.isascii() and o.isdigit() for o in parts):

@@ -7,10 +7,11 @@ import re
 from collections.abc import Callable
 from typing import Any, Protocol
 
+from bot.actor import Actor
 from bot.registry import Call, Command, Help, Param, Suggest, UsageError, Values
+from bot.reply import Progress, Reply
 from retrieval import scripture
-from retrieval.reply import Progress, Reply
-from retrieval.requests import SCRIPT_NAMES, Actor, AskRequest, CiteRequest, Script
+from retrieval.requests import SCRIPT_NAMES, AskRequest, CiteRequest, Script
 from retrieval.text import is_traditional
 
 MAX_QUESTION = 1000

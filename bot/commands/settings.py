@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import Any, Protocol
 
 from bot.registry import Call, Command, Group, Help, Param, Permission, Values
+from bot.reply import Reply
 from retrieval.i18n import Catalog, Lang
-from retrieval.reply import Reply
 from retrieval.requests import SCRIPT_NAMES, Script
 
 T = Catalog(

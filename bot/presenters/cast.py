@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import asyncio
 
+from bot.reply import Attachment, Block, Reply
 from novel.cast import CastMap, CastMember, CastView, MapEdge, Recap, Standing
 from retrieval.graph.draw import DrawEdge, DrawNode, draw_png
 from retrieval.i18n import Catalog, Lang
-from retrieval.reply import Attachment, Block, Reply
 
 QUOTE_CHARS = 60
 MAP_LISTED = 12  # relations listed under the picture

@@ -6,10 +6,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol, assert_never
 
+from bot.reply import Attachment, Block, Reply
 from retrieval.graph.draw import source_note
 from retrieval.graph.view import GraphLookup, NodeView, NotInGraph, RelationView
 from retrieval.i18n import Catalog, Lang
-from retrieval.reply import Attachment, Block, Reply
 from retrieval.types import GraphPath
 
 T = Catalog(

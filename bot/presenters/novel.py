@@ -14,7 +14,9 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Protocol, assert_never
 
+from bot.actor import Actor
 from bot.presenters.novel_messages import T
+from bot.reply import Attachment, Block, Poll, Progress, Reply
 from novel import api
 from novel.ballot import BallotEditor, BallotPost, native_ballot
 from novel.blueprint import BlueprintError
@@ -57,8 +59,6 @@ from novel.service import Announcement, FindBallot, NovelService
 from novel.settings import NovelSettings
 from novel.tally import option_label, tally_lines
 from retrieval.i18n import Lang
-from retrieval.reply import Attachment, Block, Poll, Progress, Reply
-from retrieval.requests import Actor
 
 # ---- the vote codec ---------------------------------------------------------------------------
 # A vote button (or keyboard key) carries `vote:<round id>:<option>`.

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from bot.presenters.novel import encode_vote
+from bot.reply import Reply
 from retrieval.i18n import Lang
-from retrieval.reply import Reply
 
 _SOURCES = {"zh": "出处", "en": "Sources"}
 _CHOOSE = {"zh": "（输入 /press 编号 选择）", "en": "(type /press N to choose)"}

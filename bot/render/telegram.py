@@ -20,7 +20,7 @@ from telegram import InlineKeyboardButton, InlineKeyboardMarkup
 from bot.presenters.novel import encode_vote
 from bot.render import fitting, join_pieces, short_label, split_message
 from bot.render.stream import ActionTable
-from retrieval.reply import Block, Reply
+from bot.reply import Block, Reply
 
 LIMIT = 4096
 MAX_PIECES = 6

@@ -17,10 +17,10 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import Generic, TypeVar
 
+from bot.actor import Actor
+from bot.reply import Reply
 from bot.router import Router
 from retrieval.clock import SYSTEM_CLOCK, Clock
-from retrieval.reply import Reply
-from retrieval.requests import Actor
 
 log = logging.getLogger(__name__)
 

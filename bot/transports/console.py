@@ -9,12 +9,12 @@ import tempfile
 from pathlib import Path
 from typing import TextIO
 
+from bot.actor import Actor
 from bot.render.console import actions, render
+from bot.reply import Attachment, Reply
 from bot.router import Router
 from bot.transports.base import ChatTransport, Posted
 from retrieval.i18n import Lang
-from retrieval.reply import Attachment, Reply
-from retrieval.requests import Actor
 
 PROMPT = "百宝箱> "
 _BYE = {"zh": "再见。", "en": "Bye."}

@@ -19,6 +19,7 @@ from typing import Any, Optional
 import discord
 from discord import app_commands
 
+from bot.actor import Actor
 from bot.admin import Member
 from bot.registry import Command, Entry, Group, Param, Suggest, Upload, UploadFailed
 from bot.render.discord import (
@@ -31,13 +32,12 @@ from bot.render.discord import (
     render,
 )
 from bot.render.stream import DISCORD_EDIT_INTERVAL_S, ActionTable, StreamingEditor
+from bot.reply import Reply
 from bot.router import Router
 from bot.settings import Settings
 from bot.transports.base import ChatTransport, OnBallot, Posted
 from retrieval.clock import SYSTEM_CLOCK, Clock
 from retrieval.i18n import Catalog, Lang
-from retrieval.reply import Reply
-from retrieval.requests import Actor
 
 log = logging.getLogger(__name__)
 

@@ -25,18 +25,18 @@ from telegram.ext import (
 )
 from telegram.request import BaseRequest
 
+from bot.actor import Actor
 from bot.admin import AdminCache, AdminUnknown, Member
 from bot.registry import Upload, UploadFailed
 from bot.render.stream import TELEGRAM_EDIT_INTERVAL_S, ActionTable, StreamingEditor
 from bot.render.telegram import CALLBACK_LIMIT, TelegramMessage, plain_preview, render
+from bot.reply import Reply, poll_answer_action
 from bot.router import Router
 from bot.settings import Settings
 from bot.transports.base import ChatTransport, OnBallot, Posted
 from bot.transports.telegram_flood import FloodControl
 from retrieval.clock import SYSTEM_CLOCK, Clock
 from retrieval.i18n import Lang
-from retrieval.reply import Reply, poll_answer_action
-from retrieval.requests import Actor
 
 log = logging.getLogger(__name__)
 

@@ -7,12 +7,15 @@
                as small named steps (read markers → check native citations → check quotations
                → rewrite);
 - `result`   — `Answer`: what `/ask` found, for the reply and for `baibao ask --json`;
-- `replies`  — `Answer` → `Reply`.
+- `notices`  — why an answer fell back to the passages (the model failed or said nothing).
+
+`Answer` → `Reply` is the chat layer's job (`bot.presenters.answer`).
 
 Labels come from `retrieval.labels.CitationLabel`; whether the corpus addresses a question from
 `retrieval.relevance`.
 """
 
+from retrieval.answer.notices import empty_answer_notice, failure_notice
 from retrieval.answer.prompt import (
     DECLINE_MARKER,
     NOT_ADDRESSED,
@@ -31,7 +34,6 @@ from retrieval.answer.quotes import (
     split_sentences,
     verify_form,
 )
-from retrieval.answer.replies import answer_reply, failure_notice, graph_block
 from retrieval.answer.result import (
     Answer,
     Cited,
@@ -55,12 +57,11 @@ __all__ = [
     "Prompt",
     "RelevanceGate",
     "Verified",
-    "answer_reply",
     "build_prompt",
+    "empty_answer_notice",
     "excerpt",
     "extractive_answer",
     "failure_notice",
-    "graph_block",
     "model_answer",
     "model_declined",
     "not_addressed_answer",

@@ -14,13 +14,14 @@ import re
 import shutil
 from pathlib import Path
 
+from bot.actor import Actor
 from bot.app import App
 from bot.transports.telegram import TelegramTransport
 from ingest.pipeline import Pipeline
 from ingest.samples import SAMPLES_DIR
 from retrieval.answer.result import Answer, Cited
 from retrieval.fakes import HashEmbedder
-from retrieval.requests import Actor, AskRequest
+from retrieval.requests import AskRequest
 from tests.discord_sim import answer_text, discord_app
 from tests.e2e.test_full_stack import DIM, _console, _settings, data_dir, prepared
 from tests.stubs.fixtures import telegram_settings
@@ -64,7 +65,9 @@ async def test_unaddressed_questions_are_declined_with_related_reading(data_dir:
 async def test_bible_hits_are_cited_with_the_verse_in_the_reply_language(data_dir: Path) -> None:
     async with App(_settings(data_dir), embedder=HashEmbedder(DIM), llm=None) as app:
         zh = await app.router.handle_text(ZH, "/ask 弗1:10 在日期满足的时候同归于一是什么意思？")
-        en = await app.scholar.answer(EN, AskRequest("What does Eph. 1:10 say about all things?"))
+        en = await app.scholar.answer(
+            EN.lang, AskRequest("What does Eph. 1:10 say about all things?")
+        )
     assert zh is not None
     labels = [c.label for c in zh.citations]
     assert "和合本，弗1:10" in labels, labels
@@ -82,9 +85,9 @@ async def test_a_new_users_books_are_labelled_true_to_the_document(tmp_path: Pat
     async with App(_settings(tmp_path / "data"), embedder=HashEmbedder(DIM), llm=None) as app:
         summary = await Pipeline(app.indexer).ingest_paths([folder])
         assert summary.skipped == [] and summary.documents == 3
-        economy = await app.scholar.answer(ZH, AskRequest("神的经纶与人的灵有什么关系？"))
-        share = await app.scholar.answer(ZH, AskRequest("今日对新约职事的有分是什么意思？"))
-        life = await app.scholar.answer(ZH, AskRequest("生命长大的条件有哪些？"))
+        economy = await app.scholar.answer(ZH.lang, AskRequest("神的经纶与人的灵有什么关系？"))
+        share = await app.scholar.answer(ZH.lang, AskRequest("今日对新约职事的有分是什么意思？"))
+        life = await app.scholar.answer(ZH.lang, AskRequest("生命长大的条件有哪些？"))
     headings = {
         "神的经纶": {
             "第一章 神的经纶的意义",
@@ -199,10 +202,10 @@ async def test_book_files_built_from_the_cuv_are_labelled_true_to_the_file(
         summary = await Pipeline(app.indexer).ingest_paths([folder])
         assert summary.skipped == [] and summary.documents == 2
         shepherd = await app.scholar.answer(
-            ZH, AskRequest("耶和华是我的牧者，我必不致缺乏，这是什么意思？")
+            ZH.lang, AskRequest("耶和华是我的牧者，我必不致缺乏，这是什么意思？")
         )
         wisdom = await app.scholar.answer(
-            ZH, AskRequest("敬畏耶和华是知识的开端，这句话怎么理解？")
+            ZH.lang, AskRequest("敬畏耶和华是知识的开端，这句话怎么理解？")
         )
     assert {d for d in ("诗篇", "箴言")} == {
         c.label.title for a in (shepherd, wisdom) for c in a.citations
@@ -290,7 +293,7 @@ async def test_an_english_book_is_labelled_and_quoted_true_to_the_file(tmp_path:
             "How is a believer born of God and how does this new life grow?",
             "What does it mean to walk by the Spirit?",
         )
-        answers = [await app.scholar.answer(EN, AskRequest(q)) for q in questions]
+        answers = [await app.scholar.answer(EN.lang, AskRequest(q)) for q in questions]
         shown = await _console(app, f"/ask {questions[0]}")
     assert "【The Experience of Life, Chapter 2 Abiding】" in shown
     labels = {c.label.text("en") for a in answers for c in a.citations}
@@ -357,12 +360,12 @@ async def test_bible_passages_in_an_answer_follow_the_readers_script(
 
     async with App(_settings(data_dir), embedder=HashEmbedder(DIM), llm=None) as app:
         simplified = await app.scholar.answer(
-            ZH, AskRequest("弗1:10 在日期满足的时候同归于一是什么意思？")
+            ZH.lang, AskRequest("弗1:10 在日期满足的时候同归于一是什么意思？")
         )
         traditional = await app.scholar.answer(
-            ZH, AskRequest("弗1:10 在日期滿足的時候同歸於一是什麼意思？")
+            ZH.lang, AskRequest("弗1:10 在日期滿足的時候同歸於一是什麼意思？")
         )
-        declined = await app.scholar.answer(ZH, AskRequest("弗6:12 我们与什么争战？"))
+        declined = await app.scholar.answer(ZH.lang, AskRequest("弗6:12 我们与什么争战？"))
         transport = TelegramTransport(
             app.router,
             telegram_settings(telegram_wire),

@@ -11,13 +11,13 @@ from pathlib import Path
 
 import pytest
 
+from bot.actor import Actor
 from bot.app import App
 from bot.registry import Upload
 from bot.settings import load_settings
 from bot.transports.telegram import TelegramTransport
 from ingest.uploads import safe_filename
 from retrieval.fakes import HashEmbedder
-from retrieval.requests import Actor
 from retrieval.types import Filter
 from tests.discord_sim import answer_text, discord_app
 from tests.reliability.helpers.stack import DIM, DOC, open_app, settings

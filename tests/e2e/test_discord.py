@@ -15,15 +15,16 @@ from typing import Any
 
 import pytest
 
+from bot.actor import Actor
 from bot.chats import ChatSettings
 from bot.commands.scholar import book_suggestions
 from bot.ratelimit import RateLimiter
+from bot.reply import Attachment, Block, Button, Poll, Reply
 from bot.router import Router
 from bot.transports.base import BallotPosted
 from bot.transports.discord import DiscordTransport
 from novel import api as novel_api
-from retrieval.reply import Attachment, Block, Button, Poll, Reply
-from retrieval.requests import Actor, AskRequest
+from retrieval.requests import AskRequest
 from tests.discord_sim import Server, VirtualTime, answer_text, app_settings, buttons, simulated
 from tests.service_fakes import RecordingNovels, RecordingScholar, fake_router
 

@@ -13,11 +13,11 @@ from typing import Any
 
 import pytest
 
+from bot.actor import Actor
 from bot.chats import ChatSettings
 from bot.ratelimit import RateLimiter
+from bot.reply import Reply
 from bot.transports.discord import DiscordTransport
-from retrieval.reply import Reply
-from retrieval.requests import Actor
 from tests.service_fakes import RecordingNovels, RecordingScholar, fake_router
 from tests.stubs.discord_server import (
     APP_ID,

@@ -343,9 +343,9 @@ async def test_novel_round_through_telegram_with_a_native_poll(
 async def test_prompt_injection_in_corpus_and_question_changes_no_rule(
     data_dir: Path, llm_wire: LLMStubServer, tmp_path: Path
 ) -> None:
+    from bot.actor import Actor
     from ingest.pipeline import Pipeline
     from retrieval.answer import SYSTEM_PROMPT_ZH
-    from retrieval.requests import Actor
     from tests.stubs.llm_server import OPENAI_PATH, openai_completion
 
     evil = tmp_path / "evil" / "注入测试.md"

@@ -11,8 +11,10 @@ from pathlib import Path
 
 import pytest
 
+from bot.actor import Actor
 from bot.commands import standard_registry
 from bot.presenters.graph import PathPictures
+from bot.presenters.scholar import ScholarPresenter
 from bot.ratelimit import RateLimiter
 from bot.router import Router
 from bot.transports.console import ConsoleTransport
@@ -20,7 +22,6 @@ from bot.transports.discord import DiscordTransport
 from bot.transports.telegram import TelegramTransport
 from retrieval.graph import KnowledgeGraph
 from retrieval.graph.view import GraphViewer
-from retrieval.requests import Actor
 from tests.discord_sim import VirtualTime, app_settings, simulated
 from tests.service_fakes import RecordingNovels, RecordingScholar
 from tests.stubs.fixtures import telegram_settings
@@ -115,13 +116,15 @@ async def test_ask_attaches_the_picture_of_the_path_it_used(tmp_path: Path) -> N
             await Pipeline(ix).ingest_paths([text], manifest)
             search = HybridSearch(store, embedder, encoder, graph.query, SynonymTable.load())
             viewer = GraphViewer(graph.query)
-            scholar = Scholar(search, ix, graph.query, None, pictures=PathPictures(viewer))
+            scholar = ScholarPresenter(
+                Scholar(search, ix, graph.query, None), pictures=PathPictures(viewer)
+            )
             actor = Actor("console", "c", "u", lang="zh")
             reply = await scholar.ask(actor, AskRequest("帐幕和召会是什么关系？"))
             assert "知识图谱路径" in reply.plain() and "帐幕" in reply.plain()
             [picture] = [a for a in reply.attachments if a.mime == "image/png"]
             assert picture.filename == "graph-path.png" and picture.data.startswith(PNG)
-            plain = Scholar(search, ix, graph.query, None)  # no pictures wired: none attached
+            plain = ScholarPresenter(Scholar(search, ix, graph.query, None))  # no pictures: none
             assert not (await plain.ask(actor, AskRequest("帐幕和召会是什么关系？"))).attachments
     finally:
         await store.close()

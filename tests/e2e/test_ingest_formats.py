@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
+from bot.actor import Actor
 from bot.registry import Upload
 from ingest.cli import add_ingest_arguments, run_ingest
 from ingest.loaders.ocr import tesseract_path
-from retrieval.requests import Actor
 from retrieval.types import Chunk, Filter
 from tests.e2e.test_ingest import Env, env_fixture  # noqa: F401  (the real stack: `env`)
 from tests.reliability.helpers.stack import open_app

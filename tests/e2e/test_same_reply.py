@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 
 from bot.ratelimit import RateLimiter
+from bot.reply import Block, Citation, Poll, Reply
 from bot.router import Router
 from bot.transports.console import ConsoleTransport
 from bot.transports.discord import DiscordTransport
 from bot.transports.telegram import TelegramTransport
-from retrieval.reply import Block, Citation, Poll, Reply
 from retrieval.requests import AskRequest
 from tests.discord_sim import VirtualTime, app_settings, simulated
 from tests.service_fakes import RecordingNovels, RecordingScholar, fake_router

@@ -7,10 +7,10 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from bot.actor import Actor
 from bot.app import FULL, LOOKUP, QUERY, RECORDS, App, Startup
 from bot.cli import _parser, startup_for
 from retrieval.embed.offline import E5Embedder
-from retrieval.requests import Actor
 from retrieval.store.edge import EdgeStore
 from retrieval.store.edge_process import EdgeProcessStore
 from retrieval.text import Tokenizer

@@ -13,13 +13,14 @@ from pathlib import Path
 
 import pytest
 
+from bot.actor import Actor
 from bot.chats import ChatSettings
 from bot.ratelimit import RateLimiter
+from bot.reply import Block, Button, Poll, Reply
 from bot.transports.base import BallotPosted
 from bot.transports.telegram import TelegramTransport
 from novel import api as novel_api
-from retrieval.reply import Block, Button, Poll, Reply
-from retrieval.requests import Actor, AskRequest
+from retrieval.requests import AskRequest
 from tests.service_fakes import RecordingNovels, RecordingScholar, fake_router
 from tests.stubs.fixtures import telegram_settings
 from tests.stubs.telegram_server import TelegramServer

@@ -13,13 +13,13 @@ from pathlib import Path
 
 import pytest
 
+from bot.actor import Actor
 from bot.app import App
 from bot.chats import ChatSettings
 from bot.ratelimit import RateLimiter
+from bot.reply import Attachment, Block, Button, Poll, Reply
 from bot.transports.telegram import TelegramTransport
 from retrieval.fakes import HashEmbedder
-from retrieval.reply import Attachment, Block, Button, Poll, Reply
-from retrieval.requests import Actor
 from tests.reliability.helpers.stack import DIM, settings
 from tests.service_fakes import RecordingNovels, RecordingScholar, fake_router
 from tests.stubs.fixtures import telegram_settings

@@ -14,12 +14,12 @@ from pathlib import Path
 
 import pytest
 
+from bot.actor import Actor
 from bot.chats import ChatSettings
 from bot.ratelimit import RateLimiter
 from bot.render.telegram import units
+from bot.reply import Block, Citation, Reply
 from bot.transports.telegram import TelegramTransport
-from retrieval.reply import Block, Citation, Reply
-from retrieval.requests import Actor
 from tests.service_fakes import RecordingNovels, RecordingScholar, fake_router
 from tests.stubs.fixtures import telegram_settings
 from tests.stubs.telegram_rules import MESSAGE_METHODS

@@ -11,16 +11,16 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from bot.actor import Actor
 from bot.app import App
 from bot.commands import standard_registry
 from bot.registry import Upload
 from bot.render import discord as dr
 from bot.render import telegram as tr
+from bot.reply import Block, Button, Citation, Reply
 from novel import api as novel_api
 from novel.blueprint import default_blueprint, parse_upload, validate
 from retrieval import scripture
-from retrieval.reply import Block, Button, Citation, Reply
-from retrieval.requests import Actor
 from retrieval.types import Filter
 from tests.reliability.helpers.stack import Loop, with_app
 from tests.service_fakes import RecordingNovels, RecordingScholar

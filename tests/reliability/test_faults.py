@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
+from bot.actor import Actor
 from bot.app import App
 from ingest.pipeline import Pipeline
 from retrieval.answer import failure_notice
 from retrieval.fakes import HashEmbedder
-from retrieval.requests import Actor
 from retrieval.types import Filter
 from tests.reliability.helpers.stack import DOC, open_app, settings
 from tests.stubs.embeddings_server import EmbeddingsServer

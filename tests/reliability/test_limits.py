@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from bot.actor import Actor
 from bot.app import App
 from retrieval.fakes import HashEmbedder
-from retrieval.requests import Actor
 from tests.reliability.helpers.stack import open_app, settings
 from tests.stubs.llm_server import LLMStubServer, Scripted, openai_completion
 

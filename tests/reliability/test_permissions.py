@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 
+from bot.actor import Actor
 from bot.registry import Upload
 from novel.blueprint import default_blueprint
 from retrieval.llm.base import RetryPolicy
 from retrieval.llm.openai import OpenAICompatLLM
-from retrieval.requests import Actor
 from tests.reliability.helpers.stack import open_app
 from tests.stubs.llm_server import LLMStubServer, Scripted, openai_completion, openai_stream
 

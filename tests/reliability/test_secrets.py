@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from bot.actor import Actor
 from bot.app import App
 from bot.logs import configure_logging
 from retrieval.fakes import HashEmbedder
-from retrieval.requests import Actor
 from tests.reliability.helpers.stack import DOC, settings
 from tests.stubs.llm_server import LLMStubServer, Scripted, openai_error
 

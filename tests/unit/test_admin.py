@@ -8,9 +8,9 @@ from collections.abc import Mapping
 
 import pytest
 
+from bot.actor import Actor
 from bot.admin import AdminCache, AdminPolicy, AdminUnknown, Member
 from bot.ratelimit import RateLimiter
-from retrieval.requests import Actor
 from tests.service_fakes import RecordingNovels, RecordingScholar, fake_router
 
 

@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import pytest
 
+from bot.presenters.answer import answer_reply
+from bot.reply import Reply
 from retrieval.answer import (
     SYSTEM_PROMPT_ZH,
     Passage,
-    answer_reply,
     build_prompt,
     excerpt,
     extractive_answer,
@@ -38,7 +39,6 @@ from retrieval.llm.base import (
     with_retries,
 )
 from retrieval.ports import LLMError, LLMResponse, ModelCitation, TextSegment
-from retrieval.reply import Reply
 from retrieval.types import Chunk, GraphPath, Hit, PathStep
 
 A = "神圣的分赐是神把祂自己一点一点供应到人里面。这供应不是外面的改良，乃是里面的长大。"

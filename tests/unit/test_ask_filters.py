@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from retrieval.requests import Actor, AskRequest, CiteRequest
+from bot.actor import Actor
+from retrieval.requests import AskRequest, CiteRequest
 from tests.service_fakes import RecordingNovels, RecordingScholar, fake_router
 
 ZH = Actor("console", "console", "u1")

@@ -4,11 +4,14 @@
   functions too: a cycle there is still two modules that each need the other);
 - the domain packages (`retrieval`, `novel`) import nothing from `bot` and no chat SDK;
 - `novel` imports no chat concept either (replies, actors: `bot/` presents its typed results).
+- `retrieval` defines no chat concept (a reply, a chat identity, a button, a poll …) and never
+  names a chat platform: the chat layer (`bot/`) presents its typed results.
 """
 
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Collection, Iterator
 from pathlib import Path
 
@@ -17,7 +20,13 @@ PACKAGES = ("bot", "retrieval", "novel", "ingest")
 DOMAIN = ("retrieval", "novel")
 CHAT_SDKS = ("discord", "telegram")
 # Modules that speak chat (what a reply looks like, who asks on which platform).
-CHAT_CONCEPTS = ("retrieval.reply", "retrieval.requests", "bot.reply")
+CHAT_MODULES = ("retrieval.reply", "retrieval.requests", "bot.reply", "bot.actor")
+# What only the chat layer may define (`bot/reply.py`, `bot/actor.py`, the ballot protocol).
+CHAT_CONCEPTS = frozenset(
+    {"Reply", "Actor", "Block", "Button", "Poll", "Attachment", "Citation"}
+    | {"POLL_ANSWER", "BALLOT_POSTED", "poll_answer_action"}
+)
+PLATFORM_NAMES = re.compile(r"discord|telegram", re.IGNORECASE)
 
 
 def _module_name(path: Path) -> str:
@@ -136,6 +145,38 @@ def test_the_writers_room_imports_no_chat_concept() -> None:
             continue
         tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
         for target in _imported(tree, name, path.name == "__init__.py"):
-            if any(target == c or target.startswith(c + ".") for c in CHAT_CONCEPTS):
+            if any(target == c or target.startswith(c + ".") for c in CHAT_MODULES):
                 offending.append(f"{name} imports {target}")
     assert offending == []
+
+
+def _defined_names(tree: ast.Module) -> Iterator[str]:
+    """The names a module defines at its top level (classes, functions, assignments)."""
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
+            yield node.name
+        elif isinstance(node, ast.Assign):
+            yield from (t.id for t in node.targets if isinstance(t, ast.Name))
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            yield node.target.id
+
+
+def test_the_definition_finder_sees_classes_and_constants() -> None:
+    tree = ast.parse("class Reply: ...\nPOLL_ANSWER = 'poll'\nx: int = 1\ndef f(): ...")
+    assert set(_defined_names(tree)) == {"Reply", "POLL_ANSWER", "x", "f"}
+
+
+def test_retrieval_defines_no_chat_concept_and_names_no_platform() -> None:
+    defined: list[str] = []
+    named: list[str] = []
+    for name, path in product_modules().items():
+        if name.split(".")[0] != "retrieval":
+            continue
+        text = path.read_text(encoding="utf-8")
+        tree = ast.parse(text, str(path))
+        defined += [f"{name}.{n}" for n in _defined_names(tree) if n in CHAT_CONCEPTS]
+        named += [
+            f"{name}:{text.count(chr(10), 0, m.start()) + 1}" for m in PLATFORM_NAMES.finditer(text)
+        ]
+    assert defined == []
+    assert named == []

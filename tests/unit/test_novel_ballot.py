@@ -8,9 +8,9 @@ import asyncio
 import pytest
 
 from bot.presenters.novel import decode_vote, encode_vote, vote_prefix
+from bot.reply import Reply
 from novel.ballot import BallotEditor, BallotPost
 from novel.phase import Event, IllegalMove, Phase, sources, transition
-from retrieval.reply import Reply
 
 
 def test_vote_codec_round_trips_and_rejects_garbage() -> None:

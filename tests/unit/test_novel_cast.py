@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from bot.actor import Actor
 from bot.presenters.cast import COLOURS, cast_reply, map_drawing, map_reply, recap_reply
 from novel.blueprint import Blueprint, Character, default_blueprint
 from novel.cast import (
@@ -25,7 +26,6 @@ from novel.cast import (
 from novel.story_state import StoryState, replay
 from retrieval.llm.scripted import ScriptedLLM
 from retrieval.ports import LLMError
-from retrieval.requests import Actor
 from tests.novel_room import Room
 from tests.story_seed import CHAPTERS, seed
 

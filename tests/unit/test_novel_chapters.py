@@ -8,6 +8,7 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
+from bot.actor import Actor
 from novel import api
 from novel.consistency import JUDGE_SYSTEM
 from novel.settings import NovelSettings
@@ -15,7 +16,6 @@ from novel.summary import SUMMARY_SYSTEM
 from novel.writer import Goal
 from retrieval.llm.scripted import ScriptedLLM
 from retrieval.ports import LLMError, LLMRequest
-from retrieval.requests import Actor
 from retrieval.store.edge import EdgeStore
 from retrieval.types import Chunk, Filter, IndexedChunk, ScoredChunk, SparseVector
 from tests.novel_room import ADMIN, Room, fake_model, member

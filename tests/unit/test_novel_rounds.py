@@ -8,13 +8,13 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+from bot.actor import Actor
 from novel import api
 from novel.ballot import BallotPost
 from novel.settings import NovelSettings
 from novel.summary import SUMMARY_SYSTEM
 from retrieval.llm.scripted import ScriptedLLM
 from retrieval.ports import LLMRequest, LLMResponse, OnDelta
-from retrieval.requests import Actor
 from tests.novel_room import ADMIN, SLOW, FakeClock, Room, fake_model, member
 
 TG = Actor("telegram", "-100", "admin", "管理员", is_admin=True)

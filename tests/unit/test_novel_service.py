@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 
+from bot.actor import Actor
 from novel import api
 from novel.service import NovelService
 from novel.summary import SUMMARY_SYSTEM
 from retrieval.llm.scripted import ScriptedLLM
 from retrieval.ports import LLMError
-from retrieval.requests import Actor
 from tests.novel_room import ADMIN, SLOW, FakeClock, Room, fake_model, member
 
 

@@ -11,12 +11,12 @@ import pytest
 
 from bot.commands import standard_registry
 from bot.registry import Command, Group, Help, Registry
+from bot.reply import Reply
 from retrieval.embed.cache import CachedEmbedder
 from retrieval.fakes import HashEmbedder
 from retrieval.llm import build_llm
 from retrieval.llm.scripted import ScriptedLLM
 from retrieval.ports import LLM, Embedder
-from retrieval.reply import Reply
 from tests.reliability.helpers.stack import open_app
 from tests.service_fakes import RecordingNovels, RecordingScholar
 
@@ -58,7 +58,7 @@ def test_a_name_is_registered_once() -> None:
 def test_transports_hold_no_domain_rules() -> None:
     """Only the shared reply/request model (and the injected clock) comes from `retrieval/`;
     no service, no parser, no copied admin policy."""
-    allowed = {"retrieval.reply", "retrieval.requests", "retrieval.i18n", "retrieval.clock"}
+    allowed = {"retrieval.requests", "retrieval.i18n", "retrieval.clock"}
     for path in (ROOT / "bot" / "transports").glob("*.py"):
         text = path.read_text(encoding="utf-8")
         used = {m for m in _imports(path) if m.startswith(("retrieval", "novel", "ingest"))}

@@ -13,10 +13,10 @@ from telegram.error import RetryAfter
 from bot.render import discord as dr
 from bot.render import telegram as tr
 from bot.render.stream import ActionTable, StreamingEditor
+from bot.reply import Attachment, Block, Button, Citation, Poll, Reply
 from bot.transports.telegram_flood import FloodControl
 from novel.ballot import native_ballot
 from retrieval.clock import Clock as ProductClock
-from retrieval.reply import Attachment, Block, Button, Citation, Poll, Reply
 
 # ---- Discord ---------------------------------------------------------------------------------
 

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from bot.render import fitting, split_message
 from bot.render import telegram as tr
-from retrieval.reply import Block, Citation, Reply
+from bot.reply import Block, Citation, Reply
 from tests.stubs.telegram_rules import parse_html
 from tests.unit.test_render import balanced
 

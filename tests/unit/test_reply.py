@@ -6,7 +6,7 @@ import dataclasses
 
 import pytest
 
-from retrieval.reply import Block, Reply
+from bot.reply import Block, Reply
 
 
 def test_reply_is_frozen_with_tuples() -> None:

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import pytest
 
+from bot.actor import Actor
 from bot.commands import standard_registry
 from bot.parsing import parse_args, split_text_command
 from bot.ratelimit import RateLimiter
 from bot.registry import Command, Group, Help, Param, Registry, Upload
+from bot.reply import Progress, Reply
 from bot.router import Router
 from novel import api as novel_api
-from retrieval.reply import Progress, Reply
-from retrieval.requests import Actor, AskRequest
+from retrieval.requests import AskRequest
 from tests.service_fakes import RecordingNovels, RecordingScholar, fake_router
 
 

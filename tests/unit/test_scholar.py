@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from bot.actor import Actor
+from bot.presenters.scholar import ScholarPresenter
 from retrieval.fakes import HashEmbedder
 from retrieval.graph import KnowledgeGraph
 from retrieval.index import DocumentRecord, Indexer, VerseRow
@@ -18,7 +20,7 @@ from retrieval.llm.anthropic import ClaudeLLM
 from retrieval.llm.base import RetryPolicy
 from retrieval.llm.scripted import ScriptedLLM
 from retrieval.ports import LLM, LLMError, LLMRequest, LLMResponse, ModelCitation, TextSegment
-from retrieval.requests import Actor, AskRequest, CiteRequest
+from retrieval.requests import AskRequest, CiteRequest
 from retrieval.scholar import Scholar, one_per_source_first
 from retrieval.search import HybridSearch
 from retrieval.store.edge import EdgeStore
@@ -77,8 +79,12 @@ class Env:
     indexer: Indexer
     graph: KnowledgeGraph
 
-    def scholar(self, llm: LLM | None) -> Scholar:
+    def core(self, llm: LLM | None) -> Scholar:
         return Scholar(self.search, self.indexer, self.graph.query, llm)
+
+    def scholar(self, llm: LLM | None) -> ScholarPresenter:
+        """The scholar as the chat sees it: replies, as the commands get them."""
+        return ScholarPresenter(self.core(llm))
 
 
 ERAS = {"m1": "sample-1960s", "m2": "sample-1980s"}  # the footnotes have none
@@ -156,7 +162,8 @@ async def test_ask_with_model_verifies_citations(env: Env) -> None:
     assert "〔未经证实〕" in text  # the made-up [n+3] marker
     assert reply.blocks[0] == reply.blocks[0].__class__("职事明确教导", "heading")
     assert [c.source for c in reply.citations] == ["经纶的异象"]
-    assert scholar.citation_stats.shown == 1 and scholar.citation_stats.removed == 1
+    stats = scholar.scholar.citation_stats
+    assert stats.shown == 1 and stats.removed == 1
     (request,) = llm.requests
     assert request.documents and len(request.documents) <= 6
 
@@ -290,9 +297,9 @@ async def test_an_unknown_era_is_refused_naming_the_eras_the_corpus_has(env: Env
         "The corpus holds no era “1850s”. It has: sample-1960s, sample-1980s"
     )
     assert not llm.requests  # refused before any search or model call
-    offline = env.scholar(None)
+    offline = env.core(None)
     request = await offline.resolve_filters(AskRequest("神的经纶？", {"era": "sample-1960s"}))
-    known = await offline.answer(ZH, request)
+    known = await offline.answer(ZH.lang, request)
     assert known.addressed and known.citations
     assert {c.chunk.doc_id for c in known.citations} == {"m1"}  # the era filter held
 
@@ -312,8 +319,8 @@ async def test_nothing_retrieved(env: Env) -> None:
     assert llm.requests == []  # no model call when there is nothing to ground an answer in
     en = await env.scholar(llm).ask(EN, AskRequest("economy?", filters={"era": "1066"}))
     assert en.is_error and "no era “1066”" in en.plain()
-    narrowed = await env.scholar(None).answer(
-        ZH, await env.scholar(None).resolve_filters(AskRequest("神的经纶？", {"source": "召会"}))
+    narrowed = await env.core(None).answer(
+        ZH.lang, await env.core(None).resolve_filters(AskRequest("神的经纶？", {"source": "召会"}))
     )
     assert {c.chunk.source for c in narrowed.citations} <= {"召会的奥秘"}
     assert (await env.scholar(None).ask(ZH, AskRequest("   "))).is_error

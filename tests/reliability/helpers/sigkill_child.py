@@ -177,8 +177,8 @@ def worded(service: NovelService) -> PresentedNovels:
 
 
 async def run_novel(data: Path, rng: random.Random) -> None:
+    from bot.actor import Actor
     from novel import api
-    from retrieval.requests import Actor
 
     admin = Actor("console", CHAT, "admin", "管理员", is_admin=True)
     async with novel_service(data) as (service, _):
@@ -204,8 +204,8 @@ async def run_novel(data: Path, rng: random.Random) -> None:
 
 
 async def run_story(data: Path, rng: random.Random) -> None:
+    from bot.actor import Actor
     from novel import api
-    from retrieval.requests import Actor
 
     admin = Actor("console", CHAT, "admin", "管理员", is_admin=True)
     async with novel_service(data) as (service, _):

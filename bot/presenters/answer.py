@@ -1,4 +1,4 @@
-"""Reply building: an `Answer` becomes the `Reply` every transport renders.
+"""An `Answer` (`retrieval.answer.result`) worded as the `Reply` every transport renders.
 
 - addressed, with a model: the verified answer in its two sections, its sources, a note when
   citations were removed, the graph path when the graph helped;
@@ -13,11 +13,11 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from bot.reply import Block, Citation, Reply
 from retrieval.answer.quotes import verify_form
 from retrieval.answer.result import Answer, Cited
 from retrieval.answer.verify import SECTION_TITLES
 from retrieval.i18n import Catalog, Lang
-from retrieval.reply import Block, Citation, Reply
 from retrieval.types import GraphPath
 
 T = Catalog(
@@ -26,14 +26,6 @@ T = Catalog(
             "（未使用语言模型：以下为检索到的原文摘录）",
             "(No language model used: below are excerpts of the retrieved passages)",
         ),
-        "llm_failed": (
-            "语言模型暂时无法回答（{reason}），以下改为列出检索到的原文摘录。",
-            "The language model could not answer ({reason}); here are the retrieved passages instead.",
-        ),
-        "reason_timeout": ("超时", "timed out"),
-        "reason_rate_limited": ("请求过多，已被限流", "rate limited"),
-        "reason_unavailable": ("服务不可用", "service unavailable"),
-        "reason_malformed": ("返回格式错误", "malformed response"),
         "not_addressed": (
             "职事语料中没有直接论及「{question}」的内容，所以这里不作回答。",
             "The ministry corpus does not directly address “{question}”, so there is no "
@@ -54,20 +46,10 @@ T = Catalog(
             "{n} citation(s) could not be verified against the retrieved text and were removed; "
             "the claims are marked [unsupported].",
         ),
-        "empty_answer": (
-            "语言模型没有给出回答，以下为检索到的原文摘录。",
-            "The language model returned no answer; here are the retrieved passages.",
-        ),
     }
 )
 
 QUESTION_IN_REPLY = 60  # characters of the question repeated in a not-addressed reply
-
-
-def failure_notice(kind: str, lang: Lang) -> str:
-    key = f"reason_{kind}"
-    reason = T(lang, key) if key in T.keys() else T(lang, "reason_unavailable")
-    return T(lang, "llm_failed", reason=reason)
 
 
 def citation(cited: Cited, lang: Lang) -> Citation:

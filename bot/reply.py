@@ -1,7 +1,8 @@
-"""The typed reply model every service returns and every transport renders.
+"""The typed reply model every presenter builds and every transport renders.
 
-Services describe *what* to say (blocks, citations, buttons, a poll, attachments); the renderers
-in `bot/render` decide *how* each platform shows it (Discord Markdown, Telegram HTML, console).
+Presenters (`bot/presenters`, the commands) describe *what* to say (blocks, citations, buttons,
+a poll, attachments) from the domain's typed results; the renderers in `bot/render` decide *how*
+each platform shows it (Discord Markdown, Telegram HTML, console).
 Text inside blocks is plain: renderers escape it.
 """
 

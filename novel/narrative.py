@@ -15,6 +15,7 @@ import functools
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 # ---- sentences and scenes ---------------------------------------------------------------------
 
@@ -255,12 +256,37 @@ def common_word(word: str) -> bool:
     return int(freq.get(word, 0) or 0) >= 30
 
 
+class TagMemo(Protocol):
+    """Where cuts outlive the process (`novel.tag_cache`): None when it has none for a text."""
+
+    def get(self, text: str) -> tuple[tuple[str, str], ...] | None: ...
+
+    def put(self, text: str, tags: tuple[tuple[str, str], ...]) -> None: ...
+
+
+class _Memo:
+    current: TagMemo | None = None
+
+
+def remember_tags_in(memo: TagMemo | None) -> None:
+    """Let `tagged` read and keep its cuts in `memo` (None: in this process only)."""
+    _Memo.current = memo
+
+
 @functools.lru_cache(maxsize=512)
 def tagged(text: str) -> tuple[tuple[str, str], ...]:
     """jieba's (word, part of speech) for `text`, cached: replaying a story's state reads every
-    earlier chapter again, and the cut is the expensive part."""
+    earlier chapter again, and the cut is the expensive part (kept across restarts too when a
+    `TagMemo` is installed)."""
+    memo = _Memo.current
+    kept = memo.get(text) if memo is not None else None
+    if kept is not None:
+        return kept
     pos, _ = _jieba()
-    return tuple((w, str(f)) for w, f in pos.cut(text))  # type: ignore[attr-defined]
+    cut = tuple((w, str(f)) for w, f in pos.cut(text))  # type: ignore[attr-defined]
+    if memo is not None:
+        memo.put(text, cut)
+    return cut
 
 
 @dataclass(frozen=True, slots=True)

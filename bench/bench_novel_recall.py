@@ -246,7 +246,7 @@ def make_embedder(name: str) -> Embedder:
     return HashEmbedder(384)
 
 
-async def run(chapters: int, embedder_name: str) -> str:
+async def run(chapters: int, embedder_name: str, partial: Path | None = None) -> str:
     rng = random.Random(7)
     tmp = Path(tempfile.mkdtemp(prefix="bench-recall-"))
     embedder = make_embedder(embedder_name)
@@ -344,6 +344,13 @@ async def run(chapters: int, embedder_name: str) -> str:
                     sum(estimate_tokens(h.text) for h in plot)
                     + sum(estimate_tokens(str(p.summary.get("summary", ""))) for p in summaries)
                 )
+        if due.get(n) and partial is not None:
+            # A long run (e5 on a loaded machine) leaves its tallies so far if it is stopped.
+            done = [c for c in cbs if c.recalled <= n]
+            _write_partial(
+                partial, n, embedder_name, done, len(cbs), (hits, tokens, query_ms, index_ms)
+            )
+            print(f"[chapter {n}] {len(done)}/{len(cbs)} callbacks measured", file=sys.stderr)
         plant = plants.get(n)
         text = chapter_text(rng, n, plant.sentence if plant else None)
         title = f"第{n}回"
@@ -411,6 +418,25 @@ async def _context_before(
     return plot, _old_pick_summaries(prior[:-1], plot) if prior else []
 
 
+def _write_partial(
+    path: Path,
+    chapter: int,
+    embedder: str,
+    done: list[Callback],
+    total: int,
+    tallies: tuple[
+        dict[str, dict[str, list[tuple[bool, bool]]]],
+        dict[str, list[int]],
+        list[float],
+        list[float],
+    ],
+) -> None:
+    hits, tokens, query_ms, index_ms = tallies
+    note = f"PARTIAL: {len(done)} of {total} callbacks, through chapter {chapter}.\n\n"
+    body = _report(chapter, embedder, done, hits, tokens, list(query_ms), list(index_ms) or [0.0])
+    path.write_text(note + body, encoding="utf-8")
+
+
 def _report(
     chapters: int,
     embedder: str,
@@ -472,8 +498,10 @@ if __name__ == "__main__":
     parser.add_argument("--embedder", choices=("use", "e5", "hash"), default="use")
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args()
-    report = asyncio.run(run(args.chapters, args.embedder))
     out = args.out or Path(f"bench/results/novel-recall-{args.embedder}.md")
     out.parent.mkdir(parents=True, exist_ok=True)
+    partial = out.with_name(out.stem + ".partial.md")
+    report = asyncio.run(run(args.chapters, args.embedder, partial))
+    partial.unlink(missing_ok=True)
     out.write_text(report, encoding="utf-8")
     print(report)

@@ -249,9 +249,12 @@ class App:
         from novel.repo import NovelRepo
         from novel.service import NovelService
         from novel.settings import NovelSettings
+        from novel.tag_cache import use_tag_cache
 
         s = self.settings
         novel_repo = await self._stack.enter_async_context(await NovelRepo.open(self.db_path))
+        # jieba's cuts kept across restarts: the story-state replay reads every chapter again
+        self._stack.enter_context(use_tag_cache(self.db_path))
         plot_memory = PlotMemory(
             novel_repo,
             self.store,

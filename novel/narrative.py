@@ -15,6 +15,7 @@ import functools
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 # ---- sentences and scenes ---------------------------------------------------------------------
 
@@ -255,12 +256,37 @@ def common_word(word: str) -> bool:
     return int(freq.get(word, 0) or 0) >= 30
 
 
+class TagMemo(Protocol):
+    """Where cuts outlive the process (`novel.tag_cache`): None when it has none for a text."""
+
+    def get(self, text: str) -> tuple[tuple[str, str], ...] | None: ...
+
+    def put(self, text: str, tags: tuple[tuple[str, str], ...]) -> None: ...
+
+
+class _Memo:
+    current: TagMemo | None = None
+
+
+def remember_tags_in(memo: TagMemo | None) -> None:
+    """Let `tagged` read and keep its cuts in `memo` (None: in this process only)."""
+    _Memo.current = memo
+
+
 @functools.lru_cache(maxsize=512)
 def tagged(text: str) -> tuple[tuple[str, str], ...]:
     """jieba's (word, part of speech) for `text`, cached: replaying a story's state reads every
-    earlier chapter again, and the cut is the expensive part."""
+    earlier chapter again, and the cut is the expensive part (kept across restarts too when a
+    `TagMemo` is installed)."""
+    memo = _Memo.current
+    kept = memo.get(text) if memo is not None else None
+    if kept is not None:
+        return kept
     pos, _ = _jieba()
-    return tuple((w, str(f)) for w, f in pos.cut(text))  # type: ignore[attr-defined]
+    cut = tuple((w, str(f)) for w, f in pos.cut(text))  # type: ignore[attr-defined]
+    if memo is not None:
+        memo.put(text, cut)
+    return cut
 
 
 @dataclass(frozen=True, slots=True)
@@ -680,9 +706,32 @@ class Location:
     part: str | None = None
 
 
+# After a place word, the side of it (岛边, 岸边, 山下, 城外): where someone is, by that place.
+_SIDE = ("边", "旁", "畔", "头", "前", "后", "外", "下", "脚")
+# A verb with an aspect particle (守着, 睡了, 守过) starts what someone does there.
+_VERB_ASPECT = re.compile(r"[\u4e00-\u9fff][着了过]")
+
+
+def _before_verb(words: str) -> str:
+    """`words` up to the first verb with an aspect particle: 岛边守着船 → 岛边 (what someone does
+    at a place is never part of its name)."""
+    m = _VERB_ASPECT.search(words, 1)
+    return words[: m.start()] if m else words
+
+
+def _beside(phrase: str) -> str:
+    """The place word of 岛边 / 河畔 / 桥旁 (being beside it is being there), else the phrase."""
+    if len(phrase) == 2 and phrase[1] in "边旁畔" and phrase[0] in PLACE_SUFFIXES:
+        return phrase[0]
+    return phrase
+
+
 def same_place(a: str, b: str) -> bool:
-    """One place named twice (渡口 / 青岚渡口), or a town and a place in it (雁回城 / 福来客栈)."""
+    """One place named twice (渡口 / 青岚渡口), or a town and a place in it (雁回城 / 福来客栈),
+    or the side of a place and the place (岛边 / 江心岛)."""
     if a == b or a in b or b in a:
+        return True
+    if b.endswith(_beside(a)) or a.endswith(_beside(b)):
         return True
     return a.endswith(_SETTLEMENT) != b.endswith(_SETTLEMENT)
 
@@ -714,12 +763,18 @@ def locate(rest: str, known_places: Sequence[str]) -> Location | None:
             if inner and not part:
                 return Location(f"{place}的{inner}")  # 县城的俱乐部: a building in the town
             return Location(place + tail, part.group(0) if part else None)  # 青岚渡 + 口
+    rest = _before_verb(rest)
     owner = _OWNER.match(rest)
     part = _PART.match(rest, owner.end() if owner else 0)
     if part:
         return Location(None, part.group(0))  # 窗边 / 她身后
     if rest[:1] in PLACE_SUFFIXES and rest[1:2] in ("里", "中", "内", "上"):
         return Location(rest[:1])  # 在监里, 在坑中, 在船上
+    return _phrase_place(rest)
+
+
+def _phrase_place(rest: str) -> Location | None:
+    """The place a phrase with no known place names (`rest` stops before any verb)."""
     # the shortest phrase (≤ 6 characters, no punctuation) that ends in a place word; a part
     # after it (医院的门口, 住院部楼下) is where in that place
     for end in range(2, min(len(rest), 6) + 1):
@@ -735,6 +790,8 @@ def locate(rest: str, known_places: Sequence[str]) -> Location | None:
                 end += 1  # 住院 → 住院部
             after = _PART.match(rest[end:].lstrip("的"))
             return Location(rest[:end], after.group(0) if after else None)
+    if rest[:1] in PLACE_SUFFIXES and rest[1:2] and rest[1] in _SIDE:
+        return Location(rest[:2])  # 在岛边守着船: 岛边
     return None
 
 
@@ -787,6 +844,8 @@ def places_in(text: str, known_places: Iterable[str]) -> list[str]:
     )
     for m in pattern.finditer(text):
         place = m.group(1)
+        if _before_verb(place) != place:
+            continue  # 岛边守着船 is no place's name
         if len(place) >= 2 and place not in out and not place.startswith(("这", "那", "哪")):
             if not common_word(place):
                 out.append(place)

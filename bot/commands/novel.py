@@ -71,8 +71,24 @@ def _blueprint_request(values: Values) -> NovelRequest:
     return novel_api.BlueprintEdit(values.text("field"), values.text("value"))
 
 
+def _by_rule(kind: type) -> Permission:
+    """The permission the writers' room's one admin rule (`novel.api.ADMIN_ONLY`) gives a kind
+    of request, asked before the command is parsed."""
+    return "admins" if issubclass(kind, novel_api.ADMIN_ONLY) else "anyone"
+
+
+# What each /novel blueprint action asks (anything else is an edit of a field).
+_BLUEPRINT_KINDS: dict[str, type] = {
+    "show": novel_api.BlueprintShow,
+    "history": novel_api.BlueprintHistory,
+    "accept": novel_api.BlueprintAccept,
+    "reject": novel_api.BlueprintReject,
+    "set": novel_api.BlueprintSet,
+}
+
+
 def _blueprint_permission(values: Values) -> Permission:
-    return "anyone" if values.text("action") in ("show", "history") else "admins"
+    return _by_rule(_BLUEPRINT_KINDS.get(values.text("action"), novel_api.BlueprintEdit))
 
 
 def _submission(values: Values) -> NovelRequest:
@@ -99,7 +115,12 @@ def _ballot_settings(values: Values) -> NovelRequest:
 
 
 def _ballot_permission(values: Values) -> Permission:
-    return "admins" if values.has("setting") or values.has("setting2") else "anyone"
+    """Showing the settings is anyone's; changing either is what `needs_admin` says."""
+    asked = novel_api.BallotSettings(
+        values.text("setting") if values.has("setting") else None,
+        values.text("setting2") if values.has("setting2") else None,
+    )
+    return "admins" if novel_api.needs_admin(asked) else "anyone"
 
 
 def decode_vote(payload: str) -> novel_api.Vote | None:
@@ -316,7 +337,7 @@ def novel_commands(
                     ),
                     Param("file", "替换文本", "replacement text", "file", required=False),
                 ),
-                permission="admins",
+                permission=_by_rule(novel_api.ReviseChapter),
             ),
             command(
                 Help(
@@ -335,7 +356,7 @@ def novel_commands(
                 ),
                 lambda v: novel_api.RollbackChapter(v.number("chapter"), v.number("version")),
                 (_CH, Param("version", "版本号", "version", "int")),
-                permission="admins",
+                permission=_by_rule(novel_api.RollbackChapter),
             ),
             command(
                 Help(
@@ -357,7 +378,7 @@ def novel_commands(
                         choices=("confirm", "确认"),
                     ),
                 ),
-                permission="admins",
+                permission=_by_rule(novel_api.DeleteChapter),
             ),
             command(
                 Help(
@@ -367,7 +388,7 @@ def novel_commands(
                     "/chapter close",
                 ),
                 lambda v: novel_api.CloseRound(),
-                permission="admins",
+                permission=_by_rule(novel_api.CloseRound),
             ),
         ),
     )

@@ -1,0 +1,270 @@
+"""Contract tests for the writers' room's stores (`novel.repo`): one store per concern on one
+SQLite connection (`RoundStore`, `ChapterStore`, `BlueprintStore`, `SettingsStore`), each
+tested on its own through its public methods on a real SQLite file — what a service may rely
+on whatever it does with the rows. Phase moves follow `novel.phase`'s table; a move the
+table does not allow is refused as a compare-and-set (False or LookupError), never applied.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from novel.ballot import BallotPost
+from novel.phase import Event, Phase
+from novel.repo import NovelRepo
+
+NOW = datetime(2026, 12, 3, 8, 0, tzinfo=UTC)
+CHAT = "tg:-100"
+
+
+@pytest.fixture
+async def repo(tmp_path: Path) -> AsyncIterator[NovelRepo]:
+    async with await NovelRepo.open(tmp_path / "novel.db") as opened:
+        await opened.world.ensure_novel(CHAT, "{}", NOW)
+        yield opened
+
+
+async def _open(repo: NovelRepo, round_id: str = "r1", chat_id: str = CHAT) -> bool:
+    return await repo.rounds.insert_round(
+        round_id=round_id,
+        chat_id=chat_id,
+        platform="telegram",
+        channel_id="c",
+        opener_id="u1",
+        opener_name="甲",
+        lang="zh",
+        now=NOW,
+        proposal_deadline=NOW + timedelta(hours=1),
+    )
+
+
+# ---- RoundStore -------------------------------------------------------------------------------
+
+
+async def test_a_novel_has_at_most_one_open_round(repo: NovelRepo) -> None:
+    assert await _open(repo, "r1")
+    assert not await _open(repo, "r2")  # the partial unique index
+    opened = await repo.rounds.open_round(CHAT)
+    assert opened is not None and opened.id == "r1" and opened.phase is Phase.PROPOSAL
+    assert [r.id for r in await repo.rounds.open_rounds()] == ["r1"]
+    assert await repo.rounds.get_round("nope") is None
+
+
+async def test_phase_moves_are_compare_and_set_by_the_phase_table(repo: NovelRepo) -> None:
+    await _open(repo)
+    assert not await repo.rounds.advance("r1", Event.CLOSE_VOTES)  # not voting yet
+    deadline = NOW + timedelta(hours=2)
+    assert await repo.rounds.advance("r1", Event.CLOSE_PROPOSALS, vote_deadline=deadline)
+    assert not await repo.rounds.advance("r1", Event.CLOSE_PROPOSALS)  # someone moved it first
+    row = await repo.rounds.get_round("r1")
+    assert row is not None and row.phase is Phase.VOTING and row.vote_deadline == deadline
+    assert await repo.rounds.advance("r1", Event.CLOSE_VOTES)
+    assert await repo.rounds.advance("r1", Event.STALL)
+    assert await repo.rounds.advance("r1", Event.ABANDON)
+    assert await repo.rounds.open_round(CHAT) is None  # a closed round frees the novel
+    assert await _open(repo, "r2")
+
+
+async def test_proposals_are_one_per_member_and_only_while_proposing(repo: NovelRepo) -> None:
+    await _open(repo)
+    assert await repo.rounds.upsert_proposal("r1", "u1", "甲", "目标一", "摘要", "", NOW)
+    assert await repo.rounds.upsert_proposal("r1", "u2", "乙", "目标二", "摘要", "", NOW)
+    assert not await repo.rounds.upsert_proposal("r1", "u1", "甲", "目标一改", "摘要", "", NOW)
+    proposals = await repo.rounds.proposals("r1")
+    assert [(p.user_id, p.title) for p in proposals] == [("u1", "目标一改"), ("u2", "目标二")]
+    await repo.rounds.advance("r1", Event.CLOSE_PROPOSALS)
+    with pytest.raises(LookupError):
+        await repo.rounds.upsert_proposal("r1", "u3", "丙", "迟到", "", "", NOW)
+
+
+async def test_votes_change_retract_by_source_and_tally(repo: NovelRepo) -> None:
+    await _open(repo)
+    await repo.rounds.upsert_proposal("r1", "u1", "甲", "一", "", "", NOW)
+    await repo.rounds.upsert_proposal("r1", "u2", "乙", "二", "", "", NOW)
+    first, second = (p.id for p in await repo.rounds.proposals("r1"))
+    with pytest.raises(LookupError):  # not voting yet
+        await repo.rounds.vote("r1", "u1", first, NOW)
+    await repo.rounds.advance("r1", Event.CLOSE_PROPOSALS)
+    assert await repo.rounds.vote("r1", "u1", first, NOW, source="button") is None
+    assert await repo.rounds.vote("r1", "u1", second, NOW, source="poll") == first
+    assert await repo.rounds.vote("r1", "u2", second, NOW, user_name="乙") is None
+    assert await repo.rounds.tally("r1") == {second: 2}
+    assert not await repo.rounds.retract_vote("r1", "u1", source="button")  # cast by poll now
+    assert await repo.rounds.retract_vote("r1", "u1", source="poll")
+    assert [(v.user_id, v.user_name, v.source) for v in await repo.rounds.votes("r1")] == [
+        ("u2", "乙", "command")
+    ]
+    await repo.rounds.advance("r1", Event.CLOSE_VOTES)
+    with pytest.raises(LookupError):
+        await repo.rounds.retract_vote("r1", "u2", source="command")
+    await repo.rounds.set_winner("r1", second, "voted")
+    row = await repo.rounds.get_round("r1")
+    assert row is not None and row.winner_id == second and row.outcome == "voted"
+
+
+async def test_a_ballot_post_is_kept_per_round_and_found_by_its_poll(repo: NovelRepo) -> None:
+    await _open(repo)
+    post = BallotPost("r1", "telegram", CHAT, "c", "m1", poll_id="p1", poll_message_id="m2")
+    await repo.rounds.save_ballot(post, NOW)
+    moved = BallotPost("r1", "telegram", CHAT, "c", "m9", poll_id="p9")
+    await repo.rounds.save_ballot(moved, NOW)  # reposted: one row per round
+    assert await repo.rounds.ballot("r1") == moved
+    assert await repo.rounds.ballot_by_poll("p9") == moved
+    assert await repo.rounds.ballot_by_poll("p1") is None
+    assert await repo.rounds.ballot_by_poll("") is None  # a button ballot has no poll
+
+
+# ---- ChapterStore -----------------------------------------------------------------------------
+
+
+async def _chapter(repo: NovelRepo, chapter_id: str, title: str) -> int:
+    return await repo.book.add_chapter(
+        chat_id=CHAT,
+        chapter_id=chapter_id,
+        title=title,
+        text=f"{title}的正文。",
+        summary={"summary": title},
+        author="u1",
+        reason="",
+        now=NOW,
+    )
+
+
+async def test_chapters_number_in_order_and_a_round_is_saved_with_its_chapter(
+    repo: NovelRepo,
+) -> None:
+    assert await _chapter(repo, "c1", "第一章") == 1
+    await _open(repo)
+    with pytest.raises(LookupError):  # the round is not being written
+        await repo.book.add_chapter(
+            chat_id=CHAT,
+            chapter_id="c2",
+            title="第二章",
+            text="正文。",
+            summary={},
+            author="u1",
+            reason="",
+            now=NOW,
+            round_id="r1",
+        )
+    assert [c.chapter_no for c in await repo.book.chapters(CHAT)] == [1]  # nothing half-saved
+    for event in (Event.CLOSE_PROPOSALS, Event.CLOSE_VOTES):
+        await repo.rounds.advance("r1", event)
+    number = await repo.book.add_chapter(
+        chat_id=CHAT,
+        chapter_id="c2",
+        title="第二章",
+        text="正文。",
+        summary={"summary": "二"},
+        author="u1",
+        reason="",
+        now=NOW,
+        round_id="r1",
+    )
+    assert number == 2
+    row = await repo.rounds.get_round("r1")
+    assert row is not None and row.phase is Phase.DONE and row.chapter_id == "c2"
+
+
+async def test_versions_become_current_and_a_failed_revision_is_undone(repo: NovelRepo) -> None:
+    await _chapter(repo, "c1", "第一章")
+    assert await repo.book.next_version("c1") == 2
+    await repo.book.add_version(
+        chapter_id="c1",
+        version=2,
+        title="第一章（改）",
+        text="改写的正文。",
+        summary={"summary": "改"},
+        author="u2",
+        reason="修订",
+        now=NOW,
+    )
+    chapter = await repo.book.chapter(CHAT, 1)
+    assert chapter is not None and chapter.current_version == 2 and chapter.title == "第一章（改）"
+    version = await repo.book.version("c1", 2)
+    assert version is not None and version.summary == {"summary": "改"} and version.reason == "修订"
+    assert [v.version for v in await repo.book.versions("c1")] == [1, 2]
+    await repo.book.set_current("c1", 1)  # rollback
+    assert await repo.book.current_map(CHAT) == {"c1": (1, 1)}
+    await repo.book.drop_version("c1", 2, current=1)
+    assert [v.version for v in await repo.book.versions("c1")] == [1]
+    assert [(n, v.version) for n, v in await repo.book.current_versions(CHAT)] == [(1, 1)]
+
+
+async def test_deleting_a_chapter_renumbers_the_later_ones(repo: NovelRepo) -> None:
+    for i, cid in enumerate(("c1", "c2", "c3"), start=1):
+        await _chapter(repo, cid, f"第{i}章")
+    await repo.world.propose_changes(CHAT, "c3", 3, [("character", {"name": "钱七"})], NOW)
+    assert sorted(await repo.book.delete_chapter(CHAT, "c1")) == [("c2", 1), ("c3", 2)]
+    assert await repo.book.current_map(CHAT) == {"c2": (1, 1), "c3": (2, 1)}
+    assert [c.chapter_no for c in await repo.world.pending_changes(CHAT)] == [2]
+    assert await repo.book.delete_chapter(CHAT, "gone") == []
+
+
+# ---- BlueprintStore ---------------------------------------------------------------------------
+
+
+async def test_the_blueprint_keeps_its_history_newest_first(repo: NovelRepo) -> None:
+    await repo.world.ensure_novel(CHAT, '{"ignored": 1}', NOW)  # already there: kept
+    assert await repo.world.blueprint_json(CHAT) == "{}"
+    assert await repo.world.chats() == [CHAT]
+    await repo.world.set_blueprint(CHAT, '{"v": 1}', "u1", NOW, "上传")
+    await repo.world.set_blueprint(CHAT, '{"v": 2}', "u2", NOW + timedelta(minutes=1), "编辑")
+    assert await repo.world.blueprint_json(CHAT) == '{"v": 2}'
+    history = await repo.world.blueprint_history(CHAT)
+    assert [(h.data, h.changed_by, h.reason) for h in history] == [
+        ('{"v": 2}', "u2", "编辑"),
+        ('{"v": 1}', "u1", "上传"),
+    ]
+    assert await repo.world.blueprint_json("nobody") is None
+
+
+async def test_changes_are_proposed_superseded_and_decided_once(repo: NovelRepo) -> None:
+    await _chapter(repo, "c1", "第一章")
+    old = await repo.world.propose_changes(CHAT, "c1", 1, [("character", {"name": "甲"})], NOW)
+    new = await repo.world.propose_changes(
+        CHAT, "c1", 1, [("character", {"name": "乙"}), ("place", {"name": "岛"})], NOW
+    )
+    pending = await repo.world.pending_changes(CHAT)
+    assert [c.id for c in pending] == [c.id for c in new] and old[0].id not in [
+        c.id for c in pending
+    ]
+    assert [c.payload for c in pending] == [{"name": "乙"}, {"name": "岛"}]
+    accepted = await repo.world.decide_changes(
+        CHAT, [new[0].id], "accepted", "u1", NOW, blueprint='{"v": 3}', reason="接受"
+    )
+    assert accepted == 1 and await repo.world.blueprint_json(CHAT) == '{"v": 3}'
+    with pytest.raises(LookupError):  # decided already
+        await repo.world.decide_changes(CHAT, [new[0].id], "rejected", "u2", NOW)
+    assert await repo.world.decide_changes(CHAT, [], "rejected", "u2", NOW) == 0
+    decided = await repo.world.decided_changes(CHAT)
+    assert [(c.id, c.status, c.decided_by) for c in decided] == [(new[0].id, "accepted", "u1")]
+    await repo.world.supersede_changes(CHAT, "c1", NOW)
+    assert await repo.world.pending_changes(CHAT) == []
+
+
+# ---- SettingsStore ----------------------------------------------------------------------------
+
+
+async def test_settings_are_per_chat_and_overwritten(repo: NovelRepo) -> None:
+    assert await repo.chat_settings.setting(CHAT, "ballot_style") is None
+    await repo.chat_settings.set_setting(CHAT, "ballot_style", "buttons")
+    await repo.chat_settings.set_setting(CHAT, "ballot_style", "poll")
+    await repo.chat_settings.set_setting("dc:1", "ballot_style", "buttons")
+    assert await repo.chat_settings.setting(CHAT, "ballot_style") == "poll"
+    assert await repo.chat_settings.setting("dc:1", "ballot_style") == "buttons"
+
+
+async def test_the_stores_share_one_connection_and_survive_a_reopen(tmp_path: Path) -> None:
+    path = tmp_path / "novel.db"
+    async with await NovelRepo.open(path) as first:
+        await first.world.ensure_novel(CHAT, "{}", NOW)
+        await first.chat_settings.set_setting(CHAT, "voters", "shown")
+        await _chapter(first, "c1", "第一章")
+    async with await NovelRepo.open(path) as again:
+        assert await again.chat_settings.setting(CHAT, "voters") == "shown"
+        assert [c.chapter_id for _, c in await again.book.current_versions(CHAT)] == ["c1"]

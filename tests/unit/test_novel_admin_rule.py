@@ -1,0 +1,72 @@
+"""The writers' room's admin rule is written once (`novel.api.ADMIN_ONLY` / `needs_admin`):
+every /chapter and /novel command the router checks before parsing asks for an admin exactly
+when the request it parses is one the service would refuse a member."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from bot.commands.novel import ballot_setting, novel_commands
+from bot.registry import Command, File, Group, Values
+from novel import api as novel_api
+
+BLUEPRINT = File("world.yaml", b"title: t\n")
+
+# (group, command, arguments): one invocation per request kind, admin-only ones included.
+CALLS: list[tuple[str, str, dict[str, Any]]] = [
+    ("chapter", "next", {}),
+    ("chapter", "propose", {"title": "目标", "summary": "摘要"}),
+    ("chapter", "show", {"chapter": 1}),
+    ("chapter", "history", {"chapter": 1}),
+    ("chapter", "revise", {"chapter": 1, "instructions": "更紧凑"}),
+    ("chapter", "rollback", {"chapter": 1, "version": 1}),
+    ("chapter", "delete", {}),
+    ("chapter", "close", {}),
+    ("novel", "blueprint", {"action": "show"}),
+    ("novel", "blueprint", {"action": "history"}),
+    ("novel", "blueprint", {"action": "accept", "field": "3"}),
+    ("novel", "blueprint", {"action": "reject", "field": "3"}),
+    ("novel", "blueprint", {"action": "set", "file": BLUEPRINT}),
+    ("novel", "blueprint", {"action": "edit", "field": "title", "value": "新书名"}),
+    ("settings", "ballot", {}),
+    ("settings", "ballot", {"setting": "poll"}),
+    ("settings", "ballot", {"setting": "keyboard", "setting2": "hidden"}),
+]
+
+
+def _leaves(
+    node: Command[Any] | Group, path: tuple[str, ...] = ()
+) -> Iterator[tuple[tuple[str, ...], Command[Any]]]:
+    if isinstance(node, Group):
+        for child in node.children:
+            yield from _leaves(child, (*path, node.name))
+    else:
+        yield (*path, node.name), node
+
+
+# Who may open a round is a deployment setting on top of the rule (`openers`); with members
+# allowed, /chapter next is the room's rule alone. The replies are never run: parse only.
+COMMANDS = {
+    path: command
+    for group in novel_commands(None, openers="members")  # type: ignore[arg-type]
+    for path, command in _leaves(group)
+}
+COMMANDS[("settings", "ballot")] = ballot_setting(None)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(("group", "name", "arguments"), CALLS)
+def test_a_command_asks_an_admin_exactly_when_the_service_would(
+    group: str, name: str, arguments: dict[str, Any]
+) -> None:
+    command = COMMANDS[(group, name)]
+    values = Values(arguments)
+    request = command.parse(values)
+    assert command.needs_admin(values) is novel_api.needs_admin(request), request
+
+
+def test_the_calls_cover_every_admin_only_kind() -> None:
+    kinds = {type(COMMANDS[(g, n)].parse(Values(a))) for g, n, a in CALLS}
+    assert set(novel_api.ADMIN_ONLY) <= kinds

@@ -14,9 +14,27 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeGuard
+
+import anthropic
+from anthropic.types import (
+    CitationCharLocation,
+    CitationContentBlockLocation,
+    CitationPageLocation,
+    Message,
+    MessageDeltaUsage,
+    RawContentBlockDeltaEvent,
+    RawContentBlockStartEvent,
+    RawMessageDeltaEvent,
+    RawMessageStartEvent,
+    RawMessageStreamEvent,
+    TextBlock,
+    TextCitation,
+    Usage,
+)
+from anthropic.types.raw_message_delta_event import Delta
 
 from retrieval.llm.base import (
     RetryingLLM,
@@ -68,9 +86,6 @@ class ClaudeLLM(RetryingLLM):
         policy: RetryPolicy | None = None,
         sleep: Sleep = asyncio.sleep,
     ) -> None:
-        import anthropic  # lazy: only this module knows the SDK
-
-        self._sdk = anthropic
         self._client = anthropic.AsyncAnthropic(
             api_key=api_key, base_url=base_url, max_retries=0, timeout=timeout_s
         )
@@ -152,9 +167,9 @@ class ClaudeLLM(RetryingLLM):
             raise failure from err
         blocks, meta = state.blocks, state.meta
         segments = tuple(
-            TextSegment("".join(b["text"]), _citations(b["citations"], documents))
+            TextSegment("".join(b.text), _citations(b.citations, documents))
             for _, b in sorted(blocks.items())
-            if b["type"] == "text"
+            if b.is_text
         )
         if not segments:
             raise LLMError("malformed", "stream ended without a text block")
@@ -174,21 +189,20 @@ class ClaudeLLM(RetryingLLM):
 
         Once text has reached the caller a retry would repeat it, so every failure is final.
         """
-        sdk = self._sdk
         kind: str | None
         retry_after: float | None = None
-        if isinstance(err, sdk.APITimeoutError):
+        if isinstance(err, anthropic.APITimeoutError):
             kind = "timeout"
-        elif isinstance(err, sdk.APIConnectionError):
+        elif isinstance(err, anthropic.APIConnectionError):
             kind = "unavailable"
-        elif isinstance(err, sdk.APIStatusError):
+        elif isinstance(err, anthropic.APIStatusError):
             kind = kind_for_status(err.status_code)
             if kind is None:
-                kind = _kind_for_error_type(getattr(err, "type", None))
+                kind = _kind_for_error_type(err.type)
             retry_after = retry_after_seconds(dict(err.response.headers))
             if kind is None:
                 return LLMError("unavailable", f"HTTP {err.status_code}: {err.message}"[:300])
-        elif isinstance(err, sdk.APIResponseValidationError | ValueError | KeyError):
+        elif isinstance(err, anthropic.APIResponseValidationError | ValueError | KeyError):
             return LLMError("malformed", f"{type(err).__name__}: {err}"[:300])
         else:
             return None  # a bug, not a model failure: let it surface as it is
@@ -216,54 +230,83 @@ def _document_block(doc: SourceDocument) -> dict[str, Any]:
     }
 
 
-def _citations(raw: list[Any], documents: Sequence[SourceDocument]) -> tuple[ModelCitation, ...]:
+# The citation kinds that point at a document of the request.
+_DOCUMENT_CITATIONS = (CitationCharLocation, CitationPageLocation, CitationContentBlockLocation)
+
+
+def _citations(
+    raw: Iterable[TextCitation], documents: Sequence[SourceDocument]
+) -> tuple[ModelCitation, ...]:
     out: list[ModelCitation] = []
     docs = list(documents)
     for c in raw:
-        index = getattr(c, "document_index", None)
-        if index is None and isinstance(c, dict):
-            index = c.get("document_index")
-        if not isinstance(index, int):
+        if not isinstance(c, _DOCUMENT_CITATIONS):
             continue  # search-result / web citations do not point at our documents
-        cited = getattr(c, "cited_text", None)
-        if cited is None and isinstance(c, dict):
-            cited = c.get("cited_text")
+        index = c.document_index
+        if not isinstance(index, int):
+            continue  # the field was missing or not a number
+        cited = c.cited_text
         # Out-of-range indexes keep a number no passage has, so the verifier rejects them.
         number = docs[index].index if 0 <= index < len(docs) else len(docs) + 1 + abs(index)
         out.append(ModelCitation(document_index=number, cited_text=str(cited or "")))
     return tuple(out)
 
 
-def _parse_message(message: Any, documents: Sequence[SourceDocument]) -> LLMResponse:
+def _parse_message(message: Message, documents: Sequence[SourceDocument]) -> LLMResponse:
+    # The SDK builds its models without validation: a field the body lacks is None, one of
+    # the wrong shape is left as it came, and a block of unknown type becomes the union's
+    # first member; so each level is checked by its class and its `type`.
     if isinstance(message, str | bytes):
         raise LLMError("malformed", "response is not a JSON message")
-    content = getattr(message, "content", None)
-    if not isinstance(content, list):
+    if not isinstance(message, Message) or not isinstance(message.content, list):
         raise LLMError("malformed", "message without a content list")
     segments: list[TextSegment] = []
-    for block in content:
-        if getattr(block, "type", None) != "text":
+    for block in message.content:
+        if not _is_text(block):
             continue  # thinking blocks and the like carry no answer text
-        text = getattr(block, "text", None)
-        if not isinstance(text, str):
+        if not isinstance(block.text, str):
             raise LLMError("malformed", "text block without text")
-        segments.append(
-            TextSegment(text, _citations(getattr(block, "citations", None) or [], documents))
-        )
+        segments.append(TextSegment(block.text, _citations(block.citations or [], documents)))
     if not segments:
         raise LLMError("malformed", "no text block in the reply")
-    usage = getattr(message, "usage", None)
+    input_tokens, output_tokens = _usage_counts(message.usage)
     return LLMResponse(
         segments=tuple(segments),
-        model=str(getattr(message, "model", "") or ""),
-        stop_reason=str(getattr(message, "stop_reason", "") or ""),
-        input_tokens=int(getattr(usage, "input_tokens", 0) or 0),
-        output_tokens=int(getattr(usage, "output_tokens", 0) or 0),
+        model=str(message.model or ""),
+        stop_reason=str(message.stop_reason or ""),
+        input_tokens=input_tokens,
+        output_tokens=output_tokens,
         native_citations=True,
     )
 
 
+def _is_text(block: object) -> TypeGuard[TextBlock]:
+    return isinstance(block, TextBlock) and block.type == "text"
+
+
+def _usage_counts(usage: Usage | None) -> tuple[int, int]:
+    """(input, output) tokens; 0 for whatever the server did not count."""
+    if not isinstance(usage, Usage):
+        return 0, 0
+    return int(usage.input_tokens or 0), int(usage.output_tokens or 0)
+
+
 __all__ = ["DEFAULT_MODEL", "ClaudeLLM", "context_window"]
+
+
+@dataclass
+class _Block:
+    """One content block of a streamed answer; only text blocks become segments."""
+
+    is_text: bool = True
+    text: list[str] = field(default_factory=list)
+    citations: list[TextCitation] = field(default_factory=list)
+
+    @classmethod
+    def opened(cls, block: object) -> _Block:
+        if not _is_text(block):
+            return cls(is_text=False, text=[""])
+        return cls(text=[block.text or ""], citations=list(block.citations or []))
 
 
 @dataclass
@@ -271,40 +314,43 @@ class _StreamState:
     """What a streamed answer has said so far: its content blocks by index, the model, stop
     reason and token counts, and whether any text went out to `on_delta` yet."""
 
-    blocks: dict[int, dict[str, Any]] = field(default_factory=dict)
+    blocks: dict[int, _Block] = field(default_factory=dict)
     meta: dict[str, Any] = field(
         default_factory=lambda: {"model": "", "stop_reason": "", "input": 0, "output": 0}
     )
     emitted: bool = False
 
-    async def take(self, event: Any, on_delta: OnDelta) -> None:
-        kind = getattr(event, "type", "")
-        if kind == "message_start":
-            message = event.message
-            self.meta["model"] = getattr(message, "model", "") or ""
-            usage = getattr(message, "usage", None)
-            self.meta["input"] = int(getattr(usage, "input_tokens", 0) or 0)
-        elif kind == "content_block_start":
-            block = event.content_block
-            self.blocks[event.index] = {
-                "type": getattr(block, "type", ""),
-                "text": [getattr(block, "text", "") or ""],
-                "citations": list(getattr(block, "citations", None) or []),
-            }
-        elif kind == "content_block_delta":
-            await self._delta(event, on_delta)
-        elif kind == "message_delta":
-            self.meta["stop_reason"] = getattr(event.delta, "stop_reason", "") or ""
-            usage = getattr(event, "usage", None)
-            self.meta["output"] = int(getattr(usage, "output_tokens", 0) or 0)
+    async def take(self, event: RawMessageStreamEvent, on_delta: OnDelta) -> None:
+        # Matched on `type` as well as the class: the SDK builds an event of a type it does
+        # not know as the union's first member.
+        match event:
+            case RawMessageStartEvent(type="message_start"):
+                message = event.message if isinstance(event.message, Message) else None
+                self.meta["model"] = (message.model if message is not None else "") or ""
+                usage = message.usage if message is not None else None
+                self.meta["input"] = _usage_counts(usage)[0]
+            case RawContentBlockStartEvent(type="content_block_start"):
+                self.blocks[event.index] = _Block.opened(event.content_block)
+            case RawContentBlockDeltaEvent(type="content_block_delta"):
+                await self._delta(event, on_delta)
+            case RawMessageDeltaEvent(type="message_delta"):
+                delta = event.delta
+                stop_reason = delta.stop_reason if isinstance(delta, Delta) else None
+                self.meta["stop_reason"] = stop_reason or ""
+                usage_delta = event.usage
+                self.meta["output"] = (
+                    int(usage_delta.output_tokens or 0)
+                    if isinstance(usage_delta, MessageDeltaUsage)
+                    else 0
+                )
 
-    async def _delta(self, event: Any, on_delta: OnDelta) -> None:
+    async def _delta(self, event: RawContentBlockDeltaEvent, on_delta: OnDelta) -> None:
         delta = event.delta
-        slot = self.blocks.setdefault(event.index, {"type": "text", "text": [], "citations": []})
+        slot = self.blocks.setdefault(event.index, _Block())
         if delta.type == "text_delta":
-            slot["text"].append(delta.text)
-            if slot["type"] == "text" and delta.text:
+            slot.text.append(delta.text)
+            if slot.is_text and delta.text:
                 self.emitted = True
                 await on_delta(delta.text)
         elif delta.type == "citations_delta":
-            slot["citations"].append(delta.citation)
+            slot.citations.append(delta.citation)

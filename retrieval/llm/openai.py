@@ -13,6 +13,13 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+import openai
+from openai.types import CompletionUsage
+from openai.types.chat import ChatCompletion, ChatCompletionChunk, ChatCompletionMessage
+from openai.types.chat.chat_completion import Choice
+from openai.types.chat.chat_completion_chunk import Choice as ChunkChoice
+from openai.types.chat.chat_completion_chunk import ChoiceDelta
+
 from retrieval.llm.base import (
     RetryingLLM,
     RetryPolicy,
@@ -86,9 +93,6 @@ class OpenAICompatLLM(RetryingLLM):
         policy: RetryPolicy | None = None,
         sleep: Sleep = asyncio.sleep,
     ) -> None:
-        import openai  # lazy: only this module knows the SDK
-
-        self._sdk = openai
         # Self-hosted servers often need no key, but the SDK insists on one.
         self._client = openai.AsyncOpenAI(
             api_key=api_key or "not-needed", base_url=base_url, max_retries=0, timeout=timeout_s
@@ -152,22 +156,24 @@ class OpenAICompatLLM(RetryingLLM):
             raise failure from err
         if isinstance(completion, str | bytes):
             raise LLMError("malformed", "response is not a JSON completion")
-        choices = getattr(completion, "choices", None)
+        # The SDK builds its models without validation: a field the body lacks is None, and
+        # one of the wrong shape is left as it came, so every level is checked by its class.
+        if not isinstance(completion, ChatCompletion):
+            raise LLMError("malformed", "completion without choices")
+        choices = completion.choices
         if not isinstance(choices, list) or not choices:
             raise LLMError("malformed", "completion without choices")
-        message = getattr(choices[0], "message", None)
-        text = getattr(message, "content", None)
-        if text is None:
-            text = getattr(message, "refusal", None)
+        choice = choices[0]
+        text = _message_text(choice.message) if isinstance(choice, Choice) else None
         if not isinstance(text, str):
             raise LLMError("malformed", "choice without text content")
-        usage = getattr(completion, "usage", None)
+        input_tokens, output_tokens = _token_counts(completion.usage)
         return LLMResponse(
             segments=(TextSegment(text),),
-            model=str(getattr(completion, "model", "") or self.model),
-            stop_reason=str(getattr(choices[0], "finish_reason", "") or ""),
-            input_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
-            output_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
+            model=str(completion.model or self.model),
+            stop_reason=str(choice.finish_reason or ""),
+            input_tokens=input_tokens,
+            output_tokens=output_tokens,
         )
 
     async def _streamed(self, params: dict[str, Any], on_delta: OnDelta) -> LLMResponse:
@@ -180,18 +186,18 @@ class OpenAICompatLLM(RetryingLLM):
         try:
             stream = await self._client.chat.completions.create(**params, stream=True, **extra)
             async for chunk in stream:
-                meta["model"] = meta["model"] or getattr(chunk, "model", "") or ""
-                usage = getattr(chunk, "usage", None)
-                if usage is not None:
-                    meta["input"] = int(getattr(usage, "prompt_tokens", 0) or 0)
-                    meta["output"] = int(getattr(usage, "completion_tokens", 0) or 0)
-                for choice in getattr(chunk, "choices", None) or []:
-                    if getattr(choice, "index", 0) != 0:
+                if not isinstance(chunk, ChatCompletionChunk):
+                    continue  # a bare JSON value, not an object: nothing to read
+                meta["model"] = meta["model"] or chunk.model or ""
+                if chunk.usage is not None:
+                    meta["input"], meta["output"] = _token_counts(chunk.usage)
+                for choice in chunk.choices or []:
+                    if not isinstance(choice, ChunkChoice) or choice.index != 0:
                         continue
-                    if getattr(choice, "finish_reason", None):
+                    if choice.finish_reason:
                         meta["stop"] = choice.finish_reason
-                    delta = getattr(choice, "delta", None)
-                    text = getattr(delta, "content", None)
+                    delta = choice.delta
+                    text = delta.content if isinstance(delta, ChoiceDelta) else None
                     if isinstance(text, str) and text:
                         pieces.append(text)
                         emitted = True
@@ -216,21 +222,20 @@ class OpenAICompatLLM(RetryingLLM):
     # ---- errors -------------------------------------------------------------------------
 
     def _failure(self, err: Exception, *, emitted: bool) -> Exception | None:
-        sdk = self._sdk
         kind: str | None
         retry_after: float | None = None
-        if isinstance(err, sdk.APITimeoutError):
+        if isinstance(err, openai.APITimeoutError):
             kind = "timeout"
-        elif isinstance(err, sdk.APIConnectionError):
+        elif isinstance(err, openai.APIConnectionError):
             kind = "unavailable"
-        elif isinstance(err, sdk.APIStatusError):
+        elif isinstance(err, openai.APIStatusError):
             kind = kind_for_status(err.status_code)
             retry_after = retry_after_seconds(dict(err.response.headers))
             if kind is None:
                 return LLMError("unavailable", f"HTTP {err.status_code}: {err.message}"[:300])
-        elif isinstance(err, sdk.APIResponseValidationError | ValueError | KeyError):
+        elif isinstance(err, openai.APIResponseValidationError | ValueError | KeyError):
             return LLMError("malformed", f"{type(err).__name__}: {err}"[:300])
-        elif isinstance(err, sdk.APIError):
+        elif isinstance(err, openai.APIError):
             # An error object inside an SSE stream (HTTP 200): the server gave up mid-answer.
             kind = "unavailable"
         else:
@@ -238,3 +243,17 @@ class OpenAICompatLLM(RetryingLLM):
         if emitted:
             return LLMError(kind, "failed mid-stream")
         return Transient(kind, str(err)[:200], retry_after)
+
+
+def _message_text(message: ChatCompletionMessage | None) -> str | None:
+    """The answer's text, or the refusal the model gave instead of one."""
+    if not isinstance(message, ChatCompletionMessage):
+        return None
+    return message.content if message.content is not None else message.refusal
+
+
+def _token_counts(usage: CompletionUsage | None) -> tuple[int, int]:
+    """(prompt, completion) tokens; 0 for whatever the server did not count."""
+    if not isinstance(usage, CompletionUsage):
+        return 0, 0
+    return int(usage.prompt_tokens or 0), int(usage.completion_tokens or 0)

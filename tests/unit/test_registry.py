@@ -74,21 +74,14 @@ def test_the_router_and_commands_hold_no_platform_code() -> None:
         assert not sdks, (path.name, sdks)
 
 
-# The model adapters still read the SDKs' response objects defensively (a field a
-# compatible server leaves out); they are the only files left to move to typed access.
-_PROBING_LEFT = {"retrieval/llm/openai.py", "retrieval/llm/anthropic.py"}
-
-
 def test_seams_are_declared_not_probed() -> None:
     probing = []
     for package in ("bot", "retrieval", "novel", "ingest"):
         for path in sorted((ROOT / package).rglob("*.py")):
-            name = path.relative_to(ROOT).as_posix()
             text = path.read_text(encoding="utf-8")
-            if ("getattr(" in text or "hasattr(" in text) and name not in _PROBING_LEFT:
-                probing.append(name)
+            if "getattr(" in text or "hasattr(" in text:
+                probing.append(path.relative_to(ROOT).as_posix())
     assert probing == []
-    assert all((ROOT / name).is_file() for name in _PROBING_LEFT)
 
 
 async def test_every_llm_and_embedder_declares_aclose(tmp_path: Path) -> None:

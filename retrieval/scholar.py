@@ -23,13 +23,13 @@ from typing import Literal, Protocol
 from retrieval import scripture
 from retrieval.answer import (
     Answer,
+    EmptyModelAnswer,
     Mode,
+    ModelFailed,
     RelevanceGate,
     build_prompt,
-    empty_answer_notice,
     excerpt,
     extractive_answer,
-    failure_notice,
     model_answer,
     model_declined,
     not_addressed_answer,
@@ -297,9 +297,8 @@ class Scholar:
             response = await self._llm.complete(prompt.request, self._streamer(progress))
         except LLMError as err:
             log.warning("model failed (%s); answering extractively", err)
-            notice = failure_notice(err.kind, lang)
             return extractive_answer(
-                question, hits, lang, graph_paths=paths, notice=notice, script=script
+                question, hits, lang, graph_paths=paths, notice=ModelFailed(err.kind), script=script
             )
         verified = verify(response, prompt.passages, lang)
         self._tally(verified.stats)
@@ -308,9 +307,8 @@ class Scholar:
                 question, related, lang, "llm", graph_paths=paths, script=script
             )
         if not verified.text.strip():
-            notice = empty_answer_notice(lang)
             return extractive_answer(
-                question, hits, lang, graph_paths=paths, notice=notice, script=script
+                question, hits, lang, graph_paths=paths, notice=EmptyModelAnswer(), script=script
             )
         return model_answer(question, lang, verified, prompt.passages, paths, script=script)
 

@@ -2,7 +2,8 @@
 
 - addressed, with a model: the verified answer in its two sections, its sources, a note when
   citations were removed, the graph path when the graph helped;
-- addressed, without a model (or when it failed): the passages verbatim, each labelled;
+- addressed, without a model (or when it failed): the passages verbatim, each labelled, under
+  the notice that says why the model's answer fell back (`notice_text`);
 - not addressed: said plainly, then the nearest passages as related reading — never as the
   answer — whether the relevance gate or the model decided it; when they share no meaning with
   the question (`RelevanceGate.related`), that the corpus has nothing near it.
@@ -12,8 +13,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from typing import assert_never
 
 from bot.reply import Block, Citation, Reply
+from retrieval.answer.notices import EmptyModelAnswer, ModelFailed, Notice
 from retrieval.answer.quotes import verify_form
 from retrieval.answer.result import Answer, Cited
 from retrieval.answer.verify import SECTION_TITLES
@@ -46,6 +49,23 @@ T = Catalog(
             "{n} citation(s) could not be verified against the retrieved text and were removed; "
             "the claims are marked [unsupported].",
         ),
+        "llm_failed": (
+            "语言模型暂时无法回答（{reason}），以下改为列出检索到的原文摘录。",
+            "The language model could not answer ({reason}); here are the retrieved passages instead.",
+        ),
+        "empty_answer": (
+            "语言模型没有给出回答，以下为检索到的原文摘录。",
+            "The language model returned no answer; here are the retrieved passages.",
+        ),
+    }
+)
+# Why the model failed (`LLMError.kind`); a kind not listed reads as "unavailable".
+REASONS = Catalog(
+    {
+        "timeout": ("超时", "timed out"),
+        "rate_limited": ("请求过多，已被限流", "rate limited"),
+        "unavailable": ("服务不可用", "service unavailable"),
+        "malformed": ("返回格式错误", "malformed response"),
     }
 )
 
@@ -68,6 +88,19 @@ def graph_block(paths: Sequence[GraphPath], lang: Lang, limit: int = 2) -> Block
         return None
     joined = "；".join(shown) if lang == "zh" else "; ".join(shown)
     return Block(T(lang, "graph_path", path=joined), "note")
+
+
+def notice_text(notice: Notice, lang: Lang) -> str:
+    """Why an answer fell back to the passages: the model failed (naming the reason), or it
+    said nothing."""
+    match notice:
+        case ModelFailed():
+            kind = notice.kind if notice.kind in REASONS.keys() else "unavailable"
+            return T(lang, "llm_failed", reason=REASONS(lang, kind))
+        case EmptyModelAnswer():
+            return T(lang, "empty_answer")
+        case _:
+            assert_never(notice)
 
 
 def _heading_key(paragraph: str) -> str:
@@ -119,7 +152,7 @@ def _model_answer(answer: Answer) -> Reply:
 
 def _extractive(answer: Answer) -> Reply:
     lang = answer.lang
-    blocks = [Block(answer.notice, "note")] if answer.notice else []
+    blocks = [Block(notice_text(answer.notice, lang), "note")] if answer.notice else []
     blocks.append(Block(T(lang, "offline_header"), "heading"))
     blocks += [Block(f"{c.excerpt}【{c.label.text(lang)}】", "quote") for c in answer.citations]
     return _with_graph(blocks, answer, [citation(c, lang) for c in answer.citations])

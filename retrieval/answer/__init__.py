@@ -7,7 +7,8 @@
                as small named steps (read markers → check native citations → check quotations
                → rewrite);
 - `result`   — `Answer`: what `/ask` found, for the reply and for `baibao ask --json`;
-- `notices`  — why an answer fell back to the passages (the model failed or said nothing).
+- `notices`  — why an answer fell back to the passages (the model failed or said nothing),
+               as typed facts the chat layer words.
 
 `Answer` → `Reply` is the chat layer's job (`bot.presenters.answer`).
 
@@ -15,7 +16,7 @@ Labels come from `retrieval.labels.CitationLabel`; whether the corpus addresses 
 `retrieval.relevance`.
 """
 
-from retrieval.answer.notices import empty_answer_notice, failure_notice
+from retrieval.answer.notices import EmptyModelAnswer, ModelFailed, Notice
 from retrieval.answer.prompt import (
     DECLINE_MARKER,
     NOT_ADDRESSED,
@@ -51,17 +52,18 @@ __all__ = [
     "SYSTEM_PROMPT_ZH",
     "Answer",
     "Cited",
+    "EmptyModelAnswer",
     "Evidence",
     "Mode",
+    "ModelFailed",
+    "Notice",
     "Passage",
     "Prompt",
     "RelevanceGate",
     "Verified",
     "build_prompt",
-    "empty_answer_notice",
     "excerpt",
     "extractive_answer",
-    "failure_notice",
     "model_answer",
     "model_declined",
     "not_addressed_answer",

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from retrieval.answer.notices import Notice
 from retrieval.answer.prompt import Passage
 from retrieval.answer.quotes import excerpt, quote_at
 from retrieval.answer.verify import Verified
@@ -61,7 +62,7 @@ class Answer:
     citations: tuple[Cited, ...] = ()
     related: tuple[Cited, ...] = ()
     graph_paths: tuple[GraphPath, ...] = ()
-    notice: str = ""
+    notice: Notice | None = None
     removed: int = 0  # citations the verifier removed
     graph_helped: bool = False  # a passage shown came from the graph track
 
@@ -159,7 +160,7 @@ def extractive_answer(
     lang: Lang,
     *,
     graph_paths: Paths = (),
-    notice: str = "",
+    notice: Notice | None = None,
     limit: int = EXTRACTIVE_PASSAGES,
     script: Script = "simplified",
 ) -> Answer:

@@ -12,8 +12,9 @@ import pytest
 
 from bot.actor import Actor
 from bot.app import App
+from bot.presenters.answer import notice_text
 from ingest.pipeline import Pipeline
-from retrieval.answer import failure_notice
+from retrieval.answer import ModelFailed
 from retrieval.fakes import HashEmbedder
 from retrieval.types import Filter
 from tests.reliability.helpers.stack import DOC, open_app, settings
@@ -77,14 +78,14 @@ async def test_model_failure_gives_a_clear_answer_in_the_users_language(
             server.openai.extend(scripts)
             zh = await app.router.handle_text(USER, "/ask 什么是神圣的分赐？")
             late.set()
-            assert zh is not None and failure_notice(kind, "zh") in zh.plain()
+            assert zh is not None and notice_text(ModelFailed(kind), "zh") in zh.plain()
             assert "迟到的回答" not in zh.plain()
             assert len(server.requests_to("/v1/chat/completions")) == 3  # 1 + 2 retries
             late.clear()
             server.openai.extend(scripts)
             en = await app.router.handle_text(USER, "/ask What is the divine dispensing?")
             late.set()
-            assert en is not None and failure_notice(kind, "en") in en.plain()
+            assert en is not None and notice_text(ModelFailed(kind), "en") in en.plain()
         finally:
             await app.__aexit__(None, None, None)
 

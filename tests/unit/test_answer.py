@@ -7,10 +7,12 @@ from __future__ import annotations
 
 import pytest
 
-from bot.presenters.answer import answer_reply
+from bot.presenters.answer import answer_reply, notice_text
 from bot.reply import Reply
 from retrieval.answer import (
     SYSTEM_PROMPT_ZH,
+    EmptyModelAnswer,
+    ModelFailed,
     Passage,
     build_prompt,
     excerpt,
@@ -385,8 +387,23 @@ def test_extractive_reply_shows_only_retrieved_text() -> None:
         assert body in hit.chunk.text  # verbatim
     assert [c.chunk_id for c in reply.citations] == ["c1", "c2", "c3"]
     assert reply.blocks[-1].kind == "note" and "甲 —包含→ 乙" in reply.blocks[-1].text
-    en = extractive_reply("What is the economy?", HITS, "en", notice="x")
-    assert en.blocks[0].text == "x" and en.blocks[1].text.startswith("(No language model used")
+    en = extractive_reply("What is the economy?", HITS, "en", notice=EmptyModelAnswer())
+    assert en.blocks[0].text == notice_text(EmptyModelAnswer(), "en")
+    assert en.blocks[1].text.startswith("(No language model used")
+
+
+def test_fallback_notices_are_worded_in_the_readers_language() -> None:
+    """The answer carries why it fell back as a typed fact; the presenter words it."""
+    assert notice_text(EmptyModelAnswer(), "en") == (
+        "The language model returned no answer; here are the retrieved passages."
+    )
+    assert notice_text(EmptyModelAnswer(), "zh") == "语言模型没有给出回答，以下为检索到的原文摘录。"
+    assert notice_text(ModelFailed("timeout"), "zh") == (
+        "语言模型暂时无法回答（超时），以下改为列出检索到的原文摘录。"
+    )
+    assert "(rate limited)" in notice_text(ModelFailed("rate_limited"), "en")
+    # a kind the catalogue does not name reads as "unavailable"
+    assert "(service unavailable)" in notice_text(ModelFailed("boom"), "en")
 
 
 def test_excerpt_starts_near_the_question() -> None:

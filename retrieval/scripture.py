@@ -7,7 +7,7 @@ once from the bundled CUV table with `build_versification()` (see its docstring)
 
 Two entry points:
 - `parse_reference(text)`: strict, for commands. The whole input must be references; anything
-  else raises `ScriptureError` with a reason in Chinese and English.
+  else raises `ScriptureError` naming the reason (typed: the chat layer words it).
 - `find_references(text)`: lenient, for prose. Finds what is clearly a reference, silently skips
   what is not or cannot exist, never raises. Single-character Chinese abbreviations (来, 加, 出 …)
   only count when a chapter number follows them, so ordinary words are not mistaken for books.
@@ -21,8 +21,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-
-from retrieval.i18n import Catalog
+from typing import Literal
 
 DATA_DIR = Path(__file__).parent / "data"
 BOOKS_FILE = DATA_DIR / "books.json"
@@ -32,6 +31,7 @@ __all__ = [
     "Book",
     "RefRange",
     "ScriptureError",
+    "ScriptureReason",
     "VerseRef",
     "book",
     "book_choices",
@@ -52,35 +52,51 @@ __all__ = [
 ]
 
 
+# Why a reference cannot be read, with the fields of `ScriptureError` each one sets.
+ScriptureReason = Literal[
+    "empty",  # nothing was given
+    "unknown",  # `text`: a fragment that reads as no reference
+    "unknown_book",  # `text`: a name no book has
+    "no_chapter",  # `text`: a book's name with no chapter after it
+    "zero",  # `text`: the reference (book abbreviation and numbers) with a 0 in it
+    "chapters",  # `book` has only `count` chapters
+    "verses",  # `book`'s chapter `chapter` has only `count` verses
+    "backwards",  # `refs`: a range that ends before it starts
+    "cross_book",  # `text`: a range from one book into another
+]
+
+
 class ScriptureError(ValueError):
-    """A reference that cannot exist or cannot be read; `zh`/`en` say why to a user."""
+    """A reference that cannot exist or cannot be read: `reason` names the rule it breaks,
+    the other fields hold what a message about it needs (see `ScriptureReason`). The chat layer
+    words it for a user (`bot.presenters.scripture`); `str(err)` is a developer's summary."""
 
-    def __init__(self, zh: str, en: str) -> None:
-        super().__init__(en)
-        self.zh = zh
-        self.en = en
+    def __init__(
+        self,
+        reason: ScriptureReason,
+        *,
+        text: str = "",
+        book: Book | None = None,
+        chapter: int = 0,
+        count: int = 0,
+        refs: RefRange | None = None,
+    ) -> None:
+        self.reason: ScriptureReason = reason
+        self.text = text
+        self.book = book
+        self.chapter = chapter
+        self.count = count
+        self.refs = refs
+        super().__init__(self._summary())
 
-
-_MSG = Catalog(
-    {
-        "empty": ("请输入经文出处，例如 弗1:10", "Give a scripture reference, e.g. Eph 1:10"),
-        "unknown": (
-            "无法识别的经文出处：「{frag}」",
-            "Not a scripture reference I can read: “{frag}”",
-        ),
-        "unknown_book": ("没有这卷书：「{name}」", "No such book of the Bible: “{name}”"),
-        "no_chapter": ("「{name}」后面缺少章号", "“{name}” needs a chapter number"),
-        "zero": ("章和节从 1 开始：{ref}", "Chapters and verses start at 1: {ref}"),
-        "chapters": ("{book}只有 {n} 章", "{book} has {n} {unit}"),
-        "verses": ("{book}第 {c} 章只有 {n} 节", "{book} {c} has {n} {unit}"),
-        "backwards": ("范围前后颠倒：{ref}", "The range runs backwards: {ref}"),
-        "cross_book": ("不支持跨卷的范围：{ref}", "Ranges across books are not supported: {ref}"),
-    }
-)
-
-
-def _error(key: str, **fields: object) -> ScriptureError:
-    return ScriptureError(_MSG("zh", key, **fields), _MSG("en", key, **fields))
+    def _summary(self) -> str:
+        if self.book is not None:
+            where = f"{self.book.en} {self.chapter}" if self.reason == "verses" else self.book.en
+            unit = self.reason if self.count != 1 else self.reason.removesuffix("s")
+            return f"{where} has {self.count} {unit}"
+        if self.refs is not None:
+            return f"{self.reason}: {render_en(self.refs)}"
+        return f"{self.reason}: {self.text}" if self.text else self.reason
 
 
 # ---- references ---------------------------------------------------------------------------
@@ -202,7 +218,7 @@ def book(name: str) -> Book:
         osis = _en_lookup(m) if m else None
         found = _BY_OSIS.get(osis) if osis else None
     if found is None:
-        raise _error("unknown_book", name=name[:40])
+        raise ScriptureError("unknown_book", text=name[:40])
     return found
 
 
@@ -569,7 +585,7 @@ class _Spec:
                 if again[0][1] != b.osis:
                     if self.strict:
                         ref = _fragment(self.s, self.origin).split("-")[0]
-                        raise _error("cross_book", ref=f"{ref}-{_fragment(self.s, q)}")
+                        raise ScriptureError("cross_book", text=f"{ref}-{_fragment(self.s, q)}")
                     return raw, end
                 q = _skip(self.s, q + again[0][0])
             tail = _point(self.s, q)
@@ -616,33 +632,25 @@ def _en_lookup(m: re.Match[str]) -> str | None:
 
 def _check_chapter(b: Book, chapter: int) -> None:
     if chapter < 1:
-        raise _error("zero", ref=f"{b.zh_short}{chapter}")
+        raise ScriptureError("zero", text=f"{b.zh_short}{chapter}")
     if chapter > b.chapters:
-        unit = "chapter" if b.chapters == 1 else "chapters"
-        raise ScriptureError(
-            _MSG("zh", "chapters", book=b.zh, n=b.chapters),
-            _MSG("en", "chapters", book=b.en, n=b.chapters, unit=unit),
-        )
+        raise ScriptureError("chapters", book=b, count=b.chapters)
 
 
 def _check(b: Book, chapter: int, verse: int | None) -> None:
     _check_chapter(b, chapter)
     if verse is not None:
         if verse < 1:
-            raise _error("zero", ref=f"{b.zh_short}{chapter}:{verse}")
+            raise ScriptureError("zero", text=f"{b.zh_short}{chapter}:{verse}")
         n = b.verses[chapter - 1]
         if verse > n:
-            unit = "verse" if n == 1 else "verses"
-            raise ScriptureError(
-                _MSG("zh", "verses", book=b.zh, c=chapter, n=n),
-                _MSG("en", "verses", book=b.en, c=chapter, n=n, unit=unit),
-            )
+            raise ScriptureError("verses", book=b, chapter=chapter, count=n)
 
 
 def _validate(b: Book, raw: _Raw) -> RefRange:
     """Numbers → a RefRange that exists, or ScriptureError saying why not."""
     if raw.chapter is None:
-        raise _error("unknown", frag=b.zh_short)
+        raise ScriptureError("unknown", text=b.zh_short)
     _check(b, raw.chapter, raw.verse)
     start = VerseRef(b.osis, raw.chapter, raw.verse)
     end_chapter = raw.end_chapter if raw.end_chapter is not None else raw.chapter
@@ -652,7 +660,7 @@ def _validate(b: Book, raw: _Raw) -> RefRange:
     if raw.end_chapter is None and raw.end_verse is None:
         return RefRange(start, start)
     if end_chapter is None:
-        raise _error("unknown", frag=b.zh_short)
+        raise ScriptureError("unknown", text=b.zh_short)
     _check(b, end_chapter, end_verse)
     if start.verse is None and end_verse is not None:
         start = VerseRef(b.osis, start.chapter, 1)
@@ -660,10 +668,7 @@ def _validate(b: Book, raw: _Raw) -> RefRange:
         end_verse = b.verses[end_chapter - 1]
     end = VerseRef(b.osis, end_chapter, end_verse)
     if (end.chapter, end.verse or 0) < (start.chapter, start.verse or 0):
-        r = RefRange(start, end)
-        raise ScriptureError(
-            _MSG("zh", "backwards", ref=render_zh(r)), _MSG("en", "backwards", ref=render_en(r))
-        )
+        raise ScriptureError("backwards", refs=RefRange(start, end))
     return RefRange(start, end)
 
 
@@ -683,7 +688,7 @@ def _parse_at(
             raws, end = spec.parse(start)
             if not raws:
                 if first_error is None:
-                    first_error = _error("no_chapter", name=s[pos:start])
+                    first_error = ScriptureError("no_chapter", text=s[pos:start])
                 continue
             if i > 0 and s[end : end + 1] in tuple("0123456789:."):
                 continue
@@ -721,19 +726,19 @@ def parse_reference(text: str) -> list[RefRange]:
     s = _translate(text)
     pos = _skip_separators(s, 0)
     if pos >= len(s):
-        raise _error("empty")
+        raise ScriptureError("empty")
     out: list[RefRange] = []
     while pos < len(s):
         candidates = _candidates(s, pos, None)
         if not candidates:
-            raise _error("unknown", frag=_fragment(text, pos))
+            raise ScriptureError("unknown", text=_fragment(text, pos))
         found, end = _parse_at(s, pos, candidates, strict=True)
         if not found:
-            raise _error("no_chapter", name=text[pos : pos + candidates[0][0]].strip())
+            raise ScriptureError("no_chapter", text=text[pos : pos + candidates[0][0]].strip())
         out.extend(found)
         nxt = _skip_separators(s, end)
         if nxt == end and end < len(s) and not _candidates(s, end, None):
-            raise _error("unknown", frag=_fragment(text, end))
+            raise ScriptureError("unknown", text=_fragment(text, end))
         pos = nxt
     return _unique(out)
 

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 from bot.actor import Actor
+from bot.presenters.scripture import scripture_error_text
 from bot.registry import Call, Command, Help, Param, Suggest, UsageError, Values
 from bot.reply import Progress, Reply
 from retrieval import scripture
@@ -125,7 +126,9 @@ def _cite_request(values: Values) -> CiteRequest:
     try:
         ranges = scripture.parse_reference(text)
     except scripture.ScriptureError as err:
-        raise UsageError.say(err.zh, err.en) from None
+        raise UsageError.say(
+            scripture_error_text(err, "zh"), scripture_error_text(err, "en")
+        ) from None
     refs = tuple((r.start.osis(), r.end.osis()) for r in ranges)
     return CiteRequest(text, refs, SCRIPT_NAMES.get(values.text("script")))
 

@@ -108,7 +108,7 @@ def _seed_end(
         ranges = scripture.parse_reference(name)
     except scripture.ScriptureError as err:
         raise fail(
-            f"{name!r} is neither a node in this file nor a scripture reference ({err.en})"
+            f"{name!r} is neither a node in this file nor a scripture reference ({err})"
         ) from None
     ids: list[str] = []
     for r in ranges:

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from bot.actor import Actor
 from bot.app import App
 from bot.commands import standard_registry
+from bot.presenters.scripture import scripture_error_text
 from bot.registry import Upload
 from bot.render import discord as dr
 from bot.render import telegram as tr
@@ -137,7 +138,7 @@ def test_scripture_normalise_and_parse_never_break(text: str) -> None:
         try:
             scripture.parse_reference(probe)
         except scripture.ScriptureError as err:
-            assert err.zh and err.en
+            assert scripture_error_text(err, "zh") and scripture_error_text(err, "en")
 
 
 JSONISH = st.recursive(

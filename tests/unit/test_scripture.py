@@ -6,6 +6,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from bot.presenters.scripture import scripture_error_text
 from retrieval import scripture as sc
 from retrieval.scripture import RefRange, ScriptureError, VerseRef
 
@@ -188,8 +189,35 @@ def test_ranges_lists_and_numerals(text: str, expected: list[str]) -> None:
 def test_strict_rejects_with_reasons(text: str, zh: str, en: str) -> None:
     with pytest.raises(ScriptureError) as info:
         sc.parse_reference(text)
-    assert zh in info.value.zh
-    assert en in info.value.en
+    assert zh in scripture_error_text(info.value, "zh")
+    assert en in scripture_error_text(info.value, "en")
+
+
+@pytest.mark.parametrize(
+    ("text", "reason", "zh", "en"),
+    [
+        ("弗1:99", "verses", "以弗所书第 1 章只有 23 节", "Ephesians 1 has 23 verses"),
+        ("俄2:1", "chapters", "俄巴底亚书只有 1 章", "Obadiah has 1 chapter"),
+        (
+            "弗1:12-10",
+            "backwards",
+            "范围前后颠倒：弗1:12-10",
+            "The range runs backwards: Eph 1:12-10",
+        ),
+        ("弗0:1", "zero", "章和节从 1 开始：弗0", "Chapters and verses start at 1: 弗0"),
+        ("", "empty", "请输入经文出处，例如 弗1:10", "Give a scripture reference, e.g. Eph 1:10"),
+    ],
+)
+def test_the_error_is_a_typed_reason_the_chat_layer_words(
+    text: str, reason: str, zh: str, en: str
+) -> None:
+    """The parser names the rule broken; `bot.presenters.scripture` words it (book names and
+    ranges in the reader's language)."""
+    with pytest.raises(ScriptureError) as info:
+        sc.parse_reference(text)
+    assert info.value.reason == reason
+    assert scripture_error_text(info.value, "zh") == zh
+    assert scripture_error_text(info.value, "en") == en
 
 
 # ---- prose --------------------------------------------------------------------------------
@@ -380,6 +408,6 @@ def test_arbitrary_text_never_breaks(text: str) -> None:
     try:
         parsed = sc.parse_reference(text)
     except ScriptureError as err:
-        assert err.zh and err.en
+        assert scripture_error_text(err, "zh") and scripture_error_text(err, "en")
     else:
         assert parsed

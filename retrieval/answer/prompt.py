@@ -115,7 +115,7 @@ _DECLINED = frozenset(verify_form(s) for s in NOT_ADDRESSED.values())
 # The marker as models write it: [NOT_ADDRESSED], [NOT ADDRESSED], **NOT_ADDRESSED**, 【…】.
 _MARKER = re.compile(r"^[\[【(（〔<]?\s*not[\s_-]*addressed\s*[\]】)）〕>:：]?", re.IGNORECASE)
 _OPENING_NOISE = re.compile(r"^[\s*_#>\"'“”‘’「」『』:：-]+")
-_UNSUPPORTED = re.compile(r"〔未经证实〕|\[unsupported\]")
+_UNSUPPORTED = re.compile(r"〔未经证实〕|\[unsupported\]")  # `verify.UNSUPPORTED`
 _CITED = re.compile(r"【[^【】\n]+】|\[\d[\d,，、\s]*\]")
 _FIRST_SENTENCE = re.compile(r"^.*?(?:[。！？!?]|\.(?=\s|$)|\n|$)", re.DOTALL)
 # A reworded decline, in the first sentence. Chinese: the material (资料/职事/语料/摘录/原文)

@@ -10,7 +10,12 @@ it). Each claim goes through four small steps, none of which changes its inputs:
 3. `check_quotations` — every 「quotation」 in the claim is in a passage the claim cites, else
    none of its citations holds;
 4. `rewrite` — valid markers become 【label】 (in the reply's language), invalid ones vanish,
-   and a claim left with nothing valid is marked 〔未经证实〕 / [unsupported].
+   and a claim left with nothing valid is marked 〔未经证实〕 / [unsupported] (`UNSUPPORTED`).
+
+The mark is part of the verified answer, not a message about it: `rewrite` alone knows where
+it goes (in place of the claim's first invalid marker, else before the closing stop, after any
+labels), and readers of the verified text rely on it (`model_declined` skips it), as they rely
+on the 【label】s written in the reader's language next to it.
 
 `verify` runs them over the whole answer and sums what was shown and removed.
 """
@@ -24,13 +29,14 @@ from dataclasses import dataclass, field
 
 from retrieval.answer.prompt import Passage
 from retrieval.answer.quotes import quote_found, split_sentences, verify_form
-from retrieval.i18n import Catalog, Lang
+from retrieval.i18n import Lang
 from retrieval.labels import label_key
 from retrieval.ports import CitationStats, LLMResponse, ModelCitation
 
 log = logging.getLogger(__name__)
 
-T = Catalog({"unsupported": ("〔未经证实〕", "[unsupported]")})
+# The mark on a claim none of whose citations holds, in the answer's language.
+UNSUPPORTED: Mapping[Lang, str] = {"zh": "〔未经证实〕", "en": "[unsupported]"}
 
 MIN_QUOTE_CHARS = 6  # shorter quoted strings are terms, not quotations
 SECTION_TITLES = frozenset(
@@ -41,7 +47,7 @@ _MARKER = re.compile(rf"\[({_NUMBERS})\]|【([^【】\n]{{1,160}})】")
 _LEADING_MARKERS = re.compile(rf"^(?:[ \t]*(?:\[{_NUMBERS}\]|【[^【】\n]{{1,160}}】))+")
 _QUOTE = re.compile(r"「([^「」\n]{1,400})」|“([^“”\n]{1,400})”|\"([^\"\n]{1,400})\"")
 _TERMINAL_TAIL = re.compile(r"[。！？!?；;.…]+$")
-_MARK_AFTER_STOP = re.compile(
+_MARK_AFTER_STOP = re.compile(  # labels and `UNSUPPORTED` marks after a stop
     r"([。！？!?；;.]+)[ \t]*((?:【[^【】]+】|〔未经证实〕|\[unsupported\])+)"
 )
 _DUPLICATE_LABELS = re.compile(r"(【[^【】]+】)(?:\s*\1)+")
@@ -226,7 +232,7 @@ def _labels(passages: Sequence[Passage], lang: Lang) -> str:
 
 def rewrite(sentence: str, verdict: Verdict, lang: Lang) -> str:
     """Step 4: the claim as shown."""
-    unsupported = T(lang, "unsupported") if verdict.removed and not verdict.supported else ""
+    unsupported = UNSUPPORTED[lang] if verdict.removed and not verdict.supported else ""
     pieces: list[str] = []
     cursor = 0
     for m in verdict.markers:

@@ -6,6 +6,8 @@
 - `novel` imports no chat concept either (replies, actors: `bot/` presents its typed results).
 - `retrieval` defines no chat concept (a reply, a chat identity, a button, a poll …) and never
   names a chat platform: the chat layer (`bot/`) presents its typed results.
+- the domain packages build no `Catalog` of user messages: they return typed facts (a reason
+  and its fields) and `bot/` words them.
 """
 
 from __future__ import annotations
@@ -180,3 +182,29 @@ def test_retrieval_defines_no_chat_concept_and_names_no_platform() -> None:
         ]
     assert defined == []
     assert named == []
+
+
+def _catalogues(tree: ast.AST) -> Iterator[int]:
+    """The lines where a module builds a `Catalog(...)` (by name or as `i18n.Catalog`)."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            func = node.func
+            if isinstance(func, ast.Name) and func.id == "Catalog":
+                yield node.lineno
+            elif isinstance(func, ast.Attribute) and func.attr == "Catalog":
+                yield node.lineno
+
+
+def test_the_catalogue_finder_sees_both_spellings() -> None:
+    tree = ast.parse("T = Catalog({})\nU = i18n.Catalog({})\nV = dict(Catalog=1)")
+    assert list(_catalogues(tree)) == [1, 2]
+
+
+def test_the_domain_packages_build_no_catalogue_of_user_messages() -> None:
+    built: list[str] = []
+    for name, path in product_modules().items():
+        if name.split(".")[0] not in DOMAIN:
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+        built += [f"{name}:{line}" for line in _catalogues(tree)]
+    assert built == []

@@ -152,7 +152,7 @@ def _model_answer(answer: Answer) -> Reply:
 
 def _extractive(answer: Answer) -> Reply:
     lang = answer.lang
-    blocks = [Block(notice_text(answer.notice, lang), "note")] if answer.notice else []
+    blocks = [Block(notice_text(answer.notice, lang), "note")] if answer.notice is not None else []
     blocks.append(Block(T(lang, "offline_header"), "heading"))
     blocks += [Block(f"{c.excerpt}【{c.label.text(lang)}】", "quote") for c in answer.citations]
     return _with_graph(blocks, answer, [citation(c, lang) for c in answer.citations])

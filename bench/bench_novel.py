@@ -29,6 +29,7 @@ from bench.measure import percentile as pct
 from novel.blueprint import default_blueprint
 from novel.memory import PlotMemory
 from novel.repo import NovelRepo
+from novel.summary import ChapterSummary
 from retrieval.fakes import HashEmbedder
 from retrieval.keyword import Bm25Encoder
 from retrieval.store.edge import EdgeStore
@@ -71,7 +72,7 @@ async def run(chapters: int) -> str:
             chapter_id=uuid.uuid4().hex,
             title=f"第{n}回",
             text=text,
-            summary={"summary": text[:100], "scenes": ["渡口"]},
+            summary=ChapterSummary(summary=text[:100], scenes=["渡口"]),
             author="bench",
             reason="bench",
             now=now,
@@ -86,7 +87,7 @@ async def run(chapters: int) -> str:
             chapter_id=uuid.uuid4().hex,
             title=f"外{n}",
             text=chapter(rng, n),
-            summary={"summary": "x"},
+            summary=ChapterSummary(summary="x"),
             author="bench",
             reason="bench",
             now=now,
@@ -101,7 +102,7 @@ async def run(chapters: int) -> str:
             chapter_no=c.chapter_no,
             title=c.title,
             text=chapter(rng, c.chapter_no),
-            summary={"summary": "v2"},
+            summary=ChapterSummary(summary="v2"),
             author="b",
             reason="b",
             now=now,

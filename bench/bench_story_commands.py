@@ -27,6 +27,7 @@ from novel.blueprint import Blueprint, default_blueprint
 from novel.cast import StoryService, appearances, cast_of, map_of
 from novel.repo import NovelRepo
 from novel.story_state import REPLAYS, replay
+from novel.summary import ChapterSummary
 from tests.story_seed import CHAPTERS
 
 OUT = Path(__file__).parent / "results" / "story-commands.md"
@@ -50,7 +51,7 @@ async def served(n: int, text: str) -> tuple[float, float]:
                 chapter_id=uuid.uuid4().hex,
                 title=f"第{i + 1}章",
                 text=text,
-                summary={"summary": "林远与苏晴过江。", "characters": ["林远", "苏晴"]},
+                summary=ChapterSummary(summary="林远与苏晴过江。", characters=["林远", "苏晴"]),
                 author="bench",
                 reason="submitted",
                 now=now,

@@ -36,7 +36,7 @@ from novel.results import (
 from novel.schedule import Now
 from novel.settings import NovelSettings
 from novel.story_state import Status, StoryState, replay
-from novel.summary import ChapterSummary, load, summarise
+from novel.summary import ChapterSummary, summarise
 from novel.writer import (
     BRIDGE_CHARS,
     Context,
@@ -180,7 +180,7 @@ class ChapterService:
             chapter_id=chapter_id,
             title=title,
             text=text,
-            summary=summary.model_dump(),
+            summary=summary,
             author=author,
             reason=how,
             now=self._clock(),
@@ -200,7 +200,7 @@ class ChapterService:
     async def _known_places(self, chat_id: str) -> list[str]:
         places: list[str] = []
         for _, v in await self._repo.book.current_versions(chat_id):
-            places.extend(str(p) for p in v.summary.get("scenes") or () if isinstance(p, str))
+            places.extend(v.summary.scenes)
         return list(dict.fromkeys(places))
 
     # ---- the prompt ----------------------------------------------------------------------------
@@ -221,9 +221,7 @@ class ChapterService:
         prior = [(n, v) for n, v in current if n < number]
         query = memory_query(bp, goal)
         tags = goal_characters(bp, goal) + _story_names_in(current, goal, bp)
-        scenes = [
-            s for _, v in current for s in v.summary.get("scenes") or () if isinstance(s, str)
-        ]
+        scenes = [s for _, v in current for s in v.summary.scenes]
         k = top_k(len(current))
         plot = await self._memory.search(
             chat_id, query, limit=k + 2, tags=tags + goal_tags(bp, goal, scenes)
@@ -278,7 +276,7 @@ class ChapterService:
             pending = await self._repo.world.pending_changes(chat_id)
             state = await asyncio.to_thread(_story_state, bp, others, pending, number)
             earlier = [
-                f"第{n}章《{v.title}》：{str(v.summary.get('summary', '')).strip()}"
+                f"第{n}章《{v.title}》：{v.summary.summary.strip()}"
                 for n, v in others
                 if n < number
             ]
@@ -325,9 +323,7 @@ class ChapterService:
             assert row is not None
             bp = await self.blueprint(chat_id)
             pending = await self._repo.world.pending_changes(chat_id)
-            await self._propose(
-                chat_id, chapter_id, number, load(row.summary, row.title), bp, pending
-            )
+            await self._propose(chat_id, chapter_id, number, row.summary, bp, pending)
         except Exception:
             log.exception("re-proposing the changes of chapter %s of %s failed", number, chat_id)
 
@@ -368,7 +364,7 @@ class ChapterService:
                     assert self._llm is not None
                     if started is not None:
                         await started()
-                    goal = Goal(row.title, str(row.summary.get("summary", "")))
+                    goal = Goal(row.title, row.summary.summary)
                     ctx = await self.context(
                         member.chat_id, bp, goal, number, instructions, row.text
                     )
@@ -390,7 +386,7 @@ class ChapterService:
                     chapter_no=number,
                     title=row.title,
                     text=text,
-                    summary=summary.model_dump(),
+                    summary=summary,
                     author=member.user_name or member.user_id,
                     reason=(reason or how)[:200],
                     now=self._clock(),
@@ -490,12 +486,11 @@ def _story_state(
     places: list[str] = []
     noted: list[tuple[str, Status]] = []
     for n, v in others:
-        summary = load(v.summary, v.title)
-        names.extend(summary.characters)
-        names.extend(nc.name for nc in summary.new_characters)
-        places.extend(summary.scenes)
+        names.extend(v.summary.characters)
+        names.extend(nc.name for nc in v.summary.new_characters)
+        places.extend(v.summary.scenes)
         if n == number - 1:
-            noted += [(c.name, "hurt") for c in summary.status_changes if "伤" in c.status]
+            noted += [(c.name, "hurt") for c in v.summary.status_changes if "伤" in c.status]
     names.extend(str(c.payload.get("name", "")) for c in pending if c.kind == "character")
     earlier = [v.text for n, v in sorted(others, key=lambda nv: nv[0]) if n < number]
     state = replay(bp, earlier, known=names).seeing(places)
@@ -511,8 +506,8 @@ def _story_names_in(
     text = f"{goal.title}\n{goal.summary}\n{goal.notes}"
     found: list[str] = []
     for _, v in current:
-        for name in v.summary.get("characters") or ():
-            if isinstance(name, str) and len(name) >= 2 and name in text:
+        for name in v.summary.characters:
+            if len(name) >= 2 and name in text:
                 if bp.character(name) is None and name not in found:
                     found.append(name)
     return found

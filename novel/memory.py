@@ -27,6 +27,7 @@ from typing import Any, Literal
 from novel.blueprint import default_blueprint, validate
 from novel.repo import NovelRepo
 from novel.splitter import SplitConfig, UnitSplitter, split_text
+from novel.summary import ChapterSummary
 from novel.tags import EVENT, blueprint_places, known_places, text_tags
 from retrieval.ports import Embedder, VectorStore
 from retrieval.types import (
@@ -102,7 +103,7 @@ def _bigrams(text: str) -> set[str]:
 
 
 def chunk_tags(
-    pieces: Sequence[str], names: Mapping[str, str], summary: Mapping[str, Any]
+    pieces: Sequence[str], names: Mapping[str, str], summary: ChapterSummary
 ) -> list[list[str]]:
     """Tags for each chunk of a chapter: the characters it names (aliases → canonical names),
     then the summary's scenes and events it carries.
@@ -120,29 +121,33 @@ def chunk_tags(
             if alias in piece and names[alias] not in found:
                 found.append(names[alias])
         tags.append(found)
-    for key in ("scenes", "events"):
-        for item in summary.get(key) or ():
-            if not isinstance(item, str) or not item.strip():
-                continue
-            item = item.strip()[:60]
-            wanted = _bigrams(item)
-            shares = [len(wanted & g) / len(wanted) for g in grams]
-            chosen = [i for i, share in enumerate(shares) if share >= 0.6]
-            if not chosen and shares:
-                best = max(range(len(shares)), key=lambda i: shares[i])
-                if shares[best] >= 0.3:
-                    chosen = [best]
-            for i in chosen:
-                if item not in tags[i]:
-                    tags[i].append(item)
+    for item in (*summary.scenes, *summary.events):
+        if not item.strip():
+            continue
+        item = item.strip()[:60]
+        wanted = _bigrams(item)
+        shares = [len(wanted & g) / len(wanted) for g in grams]
+        chosen = [i for i, share in enumerate(shares) if share >= 0.6]
+        if not chosen and shares:
+            best = max(range(len(shares)), key=lambda i: shares[i])
+            if shares[best] >= 0.3:
+                chosen = [best]
+        for i in chosen:
+            if item not in tags[i]:
+                tags[i].append(item)
     return tags
 
 
-def summary_text(title: str, summary: Mapping[str, Any]) -> str:
+def summary_text(title: str, summary: ChapterSummary) -> str:
     """What L3 indexes for a chapter: its title, summary line, characters, scenes, events."""
-    parts = [f"《{title}》{str(summary.get('summary') or '').strip()}"]
-    for key, label in (("characters", "人物"), ("scenes", "场景"), ("events", "事件")):
-        items = [str(i) for i in summary.get(key) or () if isinstance(i, str) and i]
+    parts = [f"《{title}》{summary.summary.strip()}"]
+    labelled = (
+        (summary.characters, "人物"),
+        (summary.scenes, "场景"),
+        (summary.events, "事件"),
+    )
+    for listed, label in labelled:
+        items = [i for i in listed if i]
         if items:
             parts.append(f"{label}：{'、'.join(items)}")
     return "\n".join(parts)
@@ -192,7 +197,7 @@ class PlotMemory:
         version: int,
         title: str,
         text: str,
-        summary: Mapping[str, Any],
+        summary: ChapterSummary,
         names: Mapping[str, str],
         places: Sequence[str] = (),
     ) -> list[Chunk]:
@@ -203,9 +208,9 @@ class PlotMemory:
         now = datetime.now(UTC).isoformat()
         pieces = split_text(text, self._split, self._units)
         # characters the summary names but the blueprint does not know yet (a new face) tag too
-        extra = [c for c in summary.get("characters") or () if isinstance(c, str) and len(c) >= 2]
+        extra = [c for c in summary.characters if len(c) >= 2]
         names = {**{c: c for c in extra}, **names}
-        scenes = [s for s in summary.get("scenes") or () if isinstance(s, str)]
+        scenes = list(summary.scenes)
         places = known_places(places, scenes)
         out: list[Chunk] = []
 
@@ -241,8 +246,7 @@ class PlotMemory:
         ):
             out.append(point(position, piece, PLOT, tags + text_tags(piece, places)))
         if pieces:
-            characters = [str(c) for c in summary.get("characters") or () if isinstance(c, str)]
-            canon = list(dict.fromkeys(names.get(c, c) for c in characters))
+            canon = list(dict.fromkeys(names.get(c, c) for c in summary.characters))
             line = summary_text(title, summary)
             out.append(
                 point(SUMMARY_POSITION, line, SUMMARY, canon + scenes + text_tags(line, places))
@@ -258,7 +262,7 @@ class PlotMemory:
         version: int,
         title: str,
         text: str,
-        summary: Mapping[str, Any],
+        summary: ChapterSummary,
         names: Mapping[str, str] | None = None,
         places: Sequence[str] | None = None,
     ) -> int:
@@ -309,7 +313,7 @@ class PlotMemory:
         chapter_id: str,
         title: str,
         text: str,
-        summary: dict[str, Any],
+        summary: ChapterSummary,
         author: str,
         reason: str,
         now: datetime,
@@ -352,7 +356,7 @@ class PlotMemory:
         chapter_no: int,
         title: str,
         text: str,
-        summary: dict[str, Any],
+        summary: ChapterSummary,
         author: str,
         reason: str,
         now: datetime,

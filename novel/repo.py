@@ -20,6 +20,7 @@ import aiosqlite
 
 from novel.ballot import BallotPost
 from novel.phase import OPEN_PHASES, Event, Phase, sources, transition
+from novel.summary import ChapterSummary, load
 from retrieval.sqlite import open_sqlite
 
 _OPEN = ", ".join(f"'{p}'" for p in OPEN_PHASES)
@@ -195,7 +196,7 @@ class VersionRow:
     version: int
     title: str
     text: str
-    summary: dict[str, Any]
+    summary: ChapterSummary
     created_at: datetime
     author: str
     reason: str
@@ -258,11 +259,21 @@ def _version(row: sqlite3.Row) -> VersionRow:
         version=row["version"],
         title=row["title"],
         text=row["text"],
-        summary=json.loads(row["summary"]),
+        summary=_summary(row["summary"], row["title"]),
         created_at=datetime.fromisoformat(row["created_at"]),
         author=row["author"],
         reason=row["reason"],
     )
+
+
+def _summary(stored: str, title: str) -> ChapterSummary:
+    """A version's summary column → ChapterSummary: the JSON of any shape written so far
+    (`novel.summary.load`), or plain text."""
+    try:
+        data: object = json.loads(stored)
+    except ValueError:
+        data = stored
+    return load(data, title)
 
 
 def _ballot(row: sqlite3.Row) -> BallotPost:
@@ -607,7 +618,7 @@ class ChapterStore(_Store):
         chapter_id: str,
         title: str,
         text: str,
-        summary: dict[str, Any],
+        summary: ChapterSummary,
         author: str,
         reason: str,
         now: datetime,
@@ -641,7 +652,7 @@ class ChapterStore(_Store):
         version: int,
         title: str,
         text: str,
-        summary: dict[str, Any],
+        summary: ChapterSummary,
         author: str,
         reason: str,
         now: datetime,
@@ -679,7 +690,7 @@ class ChapterStore(_Store):
         version: int,
         title: str,
         text: str,
-        summary: dict[str, Any],
+        summary: ChapterSummary,
         author: str,
         reason: str,
         now: datetime,
@@ -692,7 +703,7 @@ class ChapterStore(_Store):
                 version,
                 title,
                 text,
-                json.dumps(summary, ensure_ascii=False),
+                summary.model_dump_json(),
                 _ts(now),
                 author,
                 reason,

@@ -44,7 +44,7 @@ async def seed(
             chapter_id=uuid.uuid4().hex,
             title=title,
             text=text,
-            summary=summary.model_dump(),
+            summary=summary,
             author="测试",
             reason="submitted",
             now=WHEN,

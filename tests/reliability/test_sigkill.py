@@ -185,6 +185,7 @@ async def _seed_novel(
     from novel.blueprint import default_blueprint
     from novel.memory import PlotMemory
     from novel.repo import NovelRepo
+    from novel.summary import ChapterSummary
     from retrieval.fakes import HashEmbedder
     from retrieval.store.edge import EdgeStore
 
@@ -202,7 +203,7 @@ async def _seed_novel(
                 chapter_id=f"ch{i + 1}",
                 title=f"第{i + 1}章",
                 text=text,
-                summary=said,
+                summary=ChapterSummary.model_validate(said),
                 author="seed",
                 reason="seed",
                 now=now,

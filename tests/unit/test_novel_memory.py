@@ -12,6 +12,7 @@ import pytest
 from novel.blueprint import default_blueprint
 from novel.memory import PlotMemory, namespace
 from novel.repo import NovelRepo
+from novel.summary import ChapterSummary
 from retrieval.fakes import HashEmbedder
 from retrieval.store.edge import EdgeStore
 from retrieval.types import Filter, IndexedChunk, SparseVector
@@ -81,7 +82,7 @@ async def add(memory: PlotMemory, chat: str, cid: str, marker: str) -> int:
         chapter_id=cid,
         title=marker,
         text=chapter_text(marker),
-        summary={"summary": marker, "scenes": ["青岚渡口"]},
+        summary=ChapterSummary(summary=marker, scenes=["青岚渡口"]),
         author="t",
         reason="test",
         now=NOW,
@@ -132,7 +133,7 @@ async def test_revise_rollback_delete_never_stale(
         chapter_no=2,
         title="乙二",
         text=chapter_text("乙二"),
-        summary={"summary": "x"},
+        summary=ChapterSummary(summary="x"),
         author="t",
         reason="r",
         now=NOW,
@@ -187,7 +188,7 @@ async def test_crash_between_steps_then_reconcile(
             chapter_no=1,
             title="甲二",
             text=chapter_text("甲二"),
-            summary={"summary": "x"},
+            summary=ChapterSummary(summary="x"),
             author="t",
             reason="r",
             now=NOW,
@@ -232,7 +233,7 @@ async def _chapter(memory: PlotMemory, cid: str, text: str, summary: dict[str, o
         chapter_id=cid,
         title=cid,
         text=text,
-        summary=summary,
+        summary=ChapterSummary.model_validate(summary),
         author="t",
         reason="test",
         now=NOW,
@@ -273,10 +274,11 @@ def test_scene_and_event_tags_match_a_paraphrase_by_bigrams() -> None:
         "夜里，林远把小船系在青岚江边的老渡口，江水拍着石阶。",
         "苏晴提着灯笼在船头等他，风把火苗吹得很低。",
     ]
-    summary = {
-        "scenes": ["老渡口的江边"],  # reordered: not a substring of either chunk
-        "events": ["苏晴提灯笼等他", "船头的苏晴举灯", "霍三封锁江面"],
-    }
+    summary = ChapterSummary(
+        summary="系船",
+        scenes=["老渡口的江边"],  # reordered: not a substring of either chunk
+        events=["苏晴提灯笼等他", "船头的苏晴举灯", "霍三封锁江面"],
+    )
     for phrase in ("老渡口的江边", "苏晴提灯笼等他", "船头的苏晴举灯"):
         assert all(phrase not in p for p in pieces)
     tags = chunk_tags(pieces, {"林远": "林远", "苏晴": "苏晴", "阿远": "林远"}, summary)

@@ -46,7 +46,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from novel.blueprint import Blueprint, Character
 from novel.chapters import ChapterService, _story_names_in
 from novel.memory import Merge, PlotHit, PlotMemory
-from novel.repo import NovelRepo
+from novel.repo import Draft, NovelRepo
 from novel.settings import NovelSettings
 from novel.summary import ChapterSummary, extractive_summary
 from novel.writer import (
@@ -359,12 +359,14 @@ async def run(chapters: int, embedder_name: str, partial: Path | None = None) ->
         await memory.add_chapter(
             chat_id="bench",
             chapter_id=uuid.uuid4().hex,
-            title=title,
-            text=text,
-            summary=summary,
-            author="bench",
-            reason="bench",
-            now=now,
+            draft=Draft(
+                title=title,
+                text=text,
+                summary=summary,
+                author="bench",
+                reason="bench",
+                now=now,
+            ),
         )
         index_ms.append((time.perf_counter() - t0) * 1000)
     await store.close()

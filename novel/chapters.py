@@ -20,7 +20,7 @@ from novel.export import ExportChapter, to_epub, to_markdown
 from novel.member import Member
 from novel.memory import PlotMemory
 from novel.phase import Event
-from novel.repo import ChangeRow, NovelRepo, ProposalRow, RoundRow, VersionRow
+from novel.repo import ChangeRow, Draft, NovelRepo, ProposalRow, RoundRow, VersionRow
 from novel.results import (
     ChapterSaved,
     ChapterView,
@@ -178,12 +178,14 @@ class ChapterService:
         number, chunks = await self._memory.add_chapter(
             chat_id=chat_id,
             chapter_id=chapter_id,
-            title=title,
-            text=text,
-            summary=summary,
-            author=author,
-            reason=how,
-            now=self._clock(),
+            draft=Draft(
+                title=title,
+                text=text,
+                summary=summary,
+                author=author,
+                reason=how,
+                now=self._clock(),
+            ),
             round_id=round_id,
         )
         findings, changes = await self.review(chat_id, chapter_id, number, text, summary, bp)
@@ -384,12 +386,14 @@ class ChapterService:
                     chat_id=member.chat_id,
                     chapter_id=chapter_id,
                     chapter_no=number,
-                    title=row.title,
-                    text=text,
-                    summary=summary,
-                    author=member.user_name or member.user_id,
-                    reason=(reason or how)[:200],
-                    now=self._clock(),
+                    draft=Draft(
+                        title=row.title,
+                        text=text,
+                        summary=summary,
+                        author=member.user_name or member.user_id,
+                        reason=(reason or how)[:200],
+                        now=self._clock(),
+                    ),
                 )
             except LLMError as err:
                 raise Refused("llm_failed", kind=err.kind) from None

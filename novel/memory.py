@@ -22,10 +22,10 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from novel.blueprint import default_blueprint, validate
-from novel.repo import NovelRepo
+from novel.repo import Draft, NovelRepo
 from novel.splitter import SplitConfig, UnitSplitter, split_text
 from novel.summary import ChapterSummary
 from novel.tags import EVENT, blueprint_places, known_places, text_tags
@@ -86,6 +86,28 @@ def fuse_hits(
             hits.setdefault(key, hit)
     ordered = sorted(score, key=lambda k: (-round(score[k], 12), first[k]))
     return [hits[k] for k in ordered[:limit]]
+
+
+@dataclass(frozen=True, slots=True)
+class VersionAt:
+    """Where a chapter version's chunks go: its novel, chapter, number and version."""
+
+    chat_id: str
+    chapter_id: str
+    chapter_no: int
+    version: int
+
+
+class Written(Protocol):
+    """A chapter version's words and summary: a `Draft` about to be stored, or a stored
+    `VersionRow`."""
+
+    @property
+    def title(self) -> str: ...
+    @property
+    def text(self) -> str: ...
+    @property
+    def summary(self) -> ChapterSummary: ...
 
 
 @dataclass(slots=True)
@@ -190,23 +212,19 @@ class PlotMemory:
 
     def chunks_for(
         self,
-        *,
-        chat_id: str,
-        chapter_id: str,
-        chapter_no: int,
-        version: int,
-        title: str,
-        text: str,
-        summary: ChapterSummary,
+        at: VersionAt,
+        written: Written,
         names: Mapping[str, str],
         places: Sequence[str] = (),
     ) -> list[Chunk]:
         """The plot chunks of a version, then one point for its summary (L3). A chunk's tags:
         the characters it names, the summary's scene and event phrases it carries (by bigrams),
         then its scene and event tags (`novel.tags`: one name per place and kind of event)."""
+        chat_id, chapter_id, version = at.chat_id, at.chapter_id, at.version
+        title, summary = written.title, written.summary
         ns = namespace(chat_id)
         now = datetime.now(UTC).isoformat()
-        pieces = split_text(text, self._split, self._units)
+        pieces = split_text(written.text, self._split, self._units)
         # characters the summary names but the blueprint does not know yet (a new face) tag too
         extra = [c for c in summary.characters if len(c) >= 2]
         names = {**{c: c for c in extra}, **names}
@@ -231,7 +249,7 @@ class PlotMemory:
                 extra={
                     "novel": chat_id,
                     "chapter_id": chapter_id,
-                    "chapter_no": chapter_no,
+                    "chapter_no": at.chapter_no,
                     "title": title,
                     "chunk_id": f"{chapter_id}:v{version}:{position}",
                     "kind": kind,
@@ -255,32 +273,16 @@ class PlotMemory:
 
     async def index_version(
         self,
-        *,
-        chat_id: str,
-        chapter_id: str,
-        chapter_no: int,
-        version: int,
-        title: str,
-        text: str,
-        summary: ChapterSummary,
+        at: VersionAt,
+        written: Written,
         names: Mapping[str, str] | None = None,
         places: Sequence[str] | None = None,
     ) -> int:
         """Step 1: embed and upsert a version's chunks and summary point, invisible
         (`x_current=false`); returns the number of plot chunks."""
         if names is None or places is None:
-            names, places = await self._names(chat_id)
-        chunks = self.chunks_for(
-            chat_id=chat_id,
-            chapter_id=chapter_id,
-            chapter_no=chapter_no,
-            version=version,
-            title=title,
-            text=text,
-            summary=summary,
-            names=names,
-            places=places,
-        )
+            names, places = await self._names(at.chat_id)
+        chunks = self.chunks_for(at, written, names, places)
         if not chunks:
             return 0
         dense = await self._embedder.embed_passages([c.search_text for c in chunks])
@@ -307,40 +309,12 @@ class PlotMemory:
     # ---- versioned operations ----------------------------------------------------------------
 
     async def add_chapter(
-        self,
-        *,
-        chat_id: str,
-        chapter_id: str,
-        title: str,
-        text: str,
-        summary: ChapterSummary,
-        author: str,
-        reason: str,
-        now: datetime,
-        round_id: str | None = None,
+        self, chat_id: str, chapter_id: str, draft: Draft, round_id: str | None = None
     ) -> tuple[int, int]:
         """A new last chapter (version 1); returns (chapter number, chunk count)."""
         expected = len(await self._repo.book.chapters(chat_id)) + 1
-        count = await self.index_version(
-            chat_id=chat_id,
-            chapter_id=chapter_id,
-            chapter_no=expected,
-            version=1,
-            title=title,
-            text=text,
-            summary=summary,
-        )
-        number = await self._repo.book.add_chapter(
-            chat_id=chat_id,
-            chapter_id=chapter_id,
-            title=title,
-            text=text,
-            summary=summary,
-            author=author,
-            reason=reason,
-            now=now,
-            round_id=round_id,
-        )
+        count = await self.index_version(VersionAt(chat_id, chapter_id, expected, 1), draft)
+        number = await self._repo.book.add_chapter(chat_id, chapter_id, draft, round_id)
         if number != expected:
             await self._store.set_extra(
                 self._flt(chat_id, doc_id=chapter_id), {"chapter_no": number}
@@ -349,39 +323,12 @@ class PlotMemory:
         return number, count
 
     async def add_version(
-        self,
-        *,
-        chat_id: str,
-        chapter_id: str,
-        chapter_no: int,
-        title: str,
-        text: str,
-        summary: ChapterSummary,
-        author: str,
-        reason: str,
-        now: datetime,
+        self, chat_id: str, chapter_id: str, chapter_no: int, draft: Draft
     ) -> tuple[int, int]:
         """A new current version of an existing chapter; returns (version, chunk count)."""
         version = await self._repo.book.next_version(chapter_id)
-        count = await self.index_version(
-            chat_id=chat_id,
-            chapter_id=chapter_id,
-            chapter_no=chapter_no,
-            version=version,
-            title=title,
-            text=text,
-            summary=summary,
-        )
-        await self._repo.book.add_version(
-            chapter_id=chapter_id,
-            version=version,
-            title=title,
-            text=text,
-            summary=summary,
-            author=author,
-            reason=reason,
-            now=now,
-        )
+        count = await self.index_version(VersionAt(chat_id, chapter_id, chapter_no, version), draft)
+        await self._repo.book.add_version(chapter_id, version, draft)
         await self.activate(chat_id, chapter_id, version)
         return version, count
 
@@ -411,15 +358,7 @@ class PlotMemory:
         row = await self._repo.book.version(chapter_id, version)
         if row is None:
             raise LookupError(version)
-        count = await self.index_version(
-            chat_id=chat_id,
-            chapter_id=chapter_id,
-            chapter_no=chapter_no,
-            version=version,
-            title=row.title,
-            text=row.text,
-            summary=row.summary,
-        )
+        count = await self.index_version(VersionAt(chat_id, chapter_id, chapter_no, version), row)
         await self._repo.book.set_current(chapter_id, version)
         await self.activate(chat_id, chapter_id, version)
         return count
@@ -604,17 +543,8 @@ class PlotMemory:
             expected = pieces + 1 if pieces else 0  # the chunks and the summary point
             if len(chunks) != expected:
                 await self._store.delete(self._flt(chat_id, doc_id=chapter_id, x_version=version))
-                await self.index_version(
-                    chat_id=chat_id,
-                    chapter_id=chapter_id,
-                    chapter_no=number,
-                    version=version,
-                    title=row.title,
-                    text=row.text,
-                    summary=row.summary,
-                    names=names,
-                    places=places,
-                )
+                at = VersionAt(chat_id, chapter_id, number, version)
+                await self.index_version(at, row, names, places)
                 await self.activate(chat_id, chapter_id, version)
                 report.reindexed += 1
                 report.chapters.append(chapter_id)

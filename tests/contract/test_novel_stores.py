@@ -17,7 +17,7 @@ import pytest
 
 from novel.ballot import BallotPost
 from novel.phase import Event, Phase
-from novel.repo import NovelRepo
+from novel.repo import Draft, NovelRepo
 from novel.summary import ChapterSummary, NewCharacter, RelationChange, StatusChange
 
 NOW = datetime(2026, 12, 3, 8, 0, tzinfo=UTC)
@@ -128,12 +128,14 @@ async def _chapter(repo: NovelRepo, chapter_id: str, title: str) -> int:
     return await repo.book.add_chapter(
         chat_id=CHAT,
         chapter_id=chapter_id,
-        title=title,
-        text=f"{title}的正文。",
-        summary=ChapterSummary(summary=title),
-        author="u1",
-        reason="",
-        now=NOW,
+        draft=Draft(
+            title=title,
+            text=f"{title}的正文。",
+            summary=ChapterSummary(summary=title),
+            author="u1",
+            reason="",
+            now=NOW,
+        ),
     )
 
 
@@ -146,12 +148,14 @@ async def test_chapters_number_in_order_and_a_round_is_saved_with_its_chapter(
         await repo.book.add_chapter(
             chat_id=CHAT,
             chapter_id="c2",
-            title="第二章",
-            text="正文。",
-            summary=ChapterSummary(summary="二"),
-            author="u1",
-            reason="",
-            now=NOW,
+            draft=Draft(
+                title="第二章",
+                text="正文。",
+                summary=ChapterSummary(summary="二"),
+                author="u1",
+                reason="",
+                now=NOW,
+            ),
             round_id="r1",
         )
     assert [c.chapter_no for c in await repo.book.chapters(CHAT)] == [1]  # nothing half-saved
@@ -160,12 +164,14 @@ async def test_chapters_number_in_order_and_a_round_is_saved_with_its_chapter(
     number = await repo.book.add_chapter(
         chat_id=CHAT,
         chapter_id="c2",
-        title="第二章",
-        text="正文。",
-        summary=ChapterSummary(summary="二"),
-        author="u1",
-        reason="",
-        now=NOW,
+        draft=Draft(
+            title="第二章",
+            text="正文。",
+            summary=ChapterSummary(summary="二"),
+            author="u1",
+            reason="",
+            now=NOW,
+        ),
         round_id="r1",
     )
     assert number == 2
@@ -179,12 +185,14 @@ async def test_versions_become_current_and_a_failed_revision_is_undone(repo: Nov
     await repo.book.add_version(
         chapter_id="c1",
         version=2,
-        title="第一章（改）",
-        text="改写的正文。",
-        summary=ChapterSummary(summary="改"),
-        author="u2",
-        reason="修订",
-        now=NOW,
+        draft=Draft(
+            title="第一章（改）",
+            text="改写的正文。",
+            summary=ChapterSummary(summary="改"),
+            author="u2",
+            reason="修订",
+            now=NOW,
+        ),
     )
     chapter = await repo.book.chapter(CHAT, 1)
     assert chapter is not None and chapter.current_version == 2 and chapter.title == "第一章（改）"
@@ -219,12 +227,14 @@ async def test_a_summary_round_trips_typed(repo: NovelRepo) -> None:
     await repo.book.add_chapter(
         chat_id=CHAT,
         chapter_id="c1",
-        title="夜渡",
-        text="正文。",
-        summary=summary,
-        author="u1",
-        reason="",
-        now=NOW,
+        draft=Draft(
+            title="夜渡",
+            text="正文。",
+            summary=summary,
+            author="u1",
+            reason="",
+            now=NOW,
+        ),
     )
     version = await repo.book.version("c1", 1)
     assert version is not None and version.summary == summary

@@ -11,7 +11,7 @@ import pytest
 
 from novel.blueprint import default_blueprint
 from novel.memory import PlotMemory, namespace
-from novel.repo import NovelRepo
+from novel.repo import Draft, NovelRepo
 from novel.summary import ChapterSummary
 from retrieval.fakes import HashEmbedder
 from retrieval.store.edge import EdgeStore
@@ -80,12 +80,14 @@ async def add(memory: PlotMemory, chat: str, cid: str, marker: str) -> int:
     number, _ = await memory.add_chapter(
         chat_id=chat,
         chapter_id=cid,
-        title=marker,
-        text=chapter_text(marker),
-        summary=ChapterSummary(summary=marker, scenes=["青岚渡口"]),
-        author="t",
-        reason="test",
-        now=NOW,
+        draft=Draft(
+            title=marker,
+            text=chapter_text(marker),
+            summary=ChapterSummary(summary=marker, scenes=["青岚渡口"]),
+            author="t",
+            reason="test",
+            now=NOW,
+        ),
     )
     return number
 
@@ -131,12 +133,14 @@ async def test_revise_rollback_delete_never_stale(
         chat_id="g1",
         chapter_id="c2",
         chapter_no=2,
-        title="乙二",
-        text=chapter_text("乙二"),
-        summary=ChapterSummary(summary="x"),
-        author="t",
-        reason="r",
-        now=NOW,
+        draft=Draft(
+            title="乙二",
+            text=chapter_text("乙二"),
+            summary=ChapterSummary(summary="x"),
+            author="t",
+            reason="r",
+            now=NOW,
+        ),
     )
     assert v == 2
     assert await stored_versions(store, "g1", "c2") == {2: {True}}
@@ -186,12 +190,14 @@ async def test_crash_between_steps_then_reconcile(
             chat_id="g1",
             chapter_id="c1",
             chapter_no=1,
-            title="甲二",
-            text=chapter_text("甲二"),
-            summary=ChapterSummary(summary="x"),
-            author="t",
-            reason="r",
-            now=NOW,
+            draft=Draft(
+                title="甲二",
+                text=chapter_text("甲二"),
+                summary=ChapterSummary(summary="x"),
+                author="t",
+                reason="r",
+                now=NOW,
+            ),
         )
     store.fail = {}
     truth = await repo.book.current_map("g1")
@@ -231,12 +237,14 @@ async def _chapter(memory: PlotMemory, cid: str, text: str, summary: dict[str, o
     await memory.add_chapter(
         chat_id="g1",
         chapter_id=cid,
-        title=cid,
-        text=text,
-        summary=ChapterSummary.model_validate(summary),
-        author="t",
-        reason="test",
-        now=NOW,
+        draft=Draft(
+            title=cid,
+            text=text,
+            summary=ChapterSummary.model_validate(summary),
+            author="t",
+            reason="test",
+            now=NOW,
+        ),
     )
 
 

@@ -11,7 +11,7 @@ import pytest
 
 from novel.blueprint import default_blueprint
 from novel.memory import MIN_FILTERED, SELECTIVE, PlotHit, PlotMemory, chunk_tags, fuse_hits
-from novel.repo import NovelRepo
+from novel.repo import Draft, NovelRepo
 from novel.summary import ChapterSummary
 from novel.tags import EVENT, SCENE, event_tags, known_places, scene_name, scene_tags
 from novel.writer import Goal, goal_tags
@@ -110,12 +110,14 @@ async def _novel(memory: PlotMemory, chapters: int, vows: int) -> None:
         await memory.add_chapter(
             chat_id="g1",
             chapter_id=f"c{n}",
-            title=f"第{n}回",
-            text=text,
-            summary=ChapterSummary(summary=f"第{n}回"),
-            author="t",
-            reason="test",
-            now=NOW,
+            draft=Draft(
+                title=f"第{n}回",
+                text=text,
+                summary=ChapterSummary(summary=f"第{n}回"),
+                author="t",
+                reason="test",
+                now=NOW,
+            ),
         )
 
 

@@ -88,6 +88,12 @@ class ChapterService:
     def model_writes(self) -> bool:
         return self._llm is not None
 
+    def _draft(
+        self, title: str, text: str, summary: ChapterSummary, author: str, reason: str
+    ) -> Draft:
+        """A version to store, stamped with the service's clock."""
+        return Draft(title, text, summary, author, reason, self._clock())
+
     def lock(self, chat_id: str) -> asyncio.Lock:
         return self._locks.setdefault(chat_id, asyncio.Lock())
 
@@ -191,14 +197,7 @@ class ChapterService:
         number, chunks = await self._memory.add_chapter(
             chat_id=chat_id,
             chapter_id=chapter_id,
-            draft=Draft(
-                title=title,
-                text=text,
-                summary=summary,
-                author=author,
-                reason=how,
-                now=self._clock(),
-            ),
+            draft=self._draft(title, text, summary, author, how),
             round_id=round_id,
         )
         findings, changes = await self.review(chat_id, chapter_id, number, text, summary, bp)
@@ -399,13 +398,12 @@ class ChapterService:
                     chat_id=member.chat_id,
                     chapter_id=chapter_id,
                     chapter_no=number,
-                    draft=Draft(
-                        title=row.title,
-                        text=text,
-                        summary=summary,
-                        author=member.user_name or member.user_id,
-                        reason=(reason or how)[:200],
-                        now=self._clock(),
+                    draft=self._draft(
+                        row.title,
+                        text,
+                        summary,
+                        member.user_name or member.user_id,
+                        (reason or how)[:200],
                     ),
                 )
             except LLMError as err:

@@ -22,10 +22,10 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, Literal, Protocol
+from typing import Any, Literal
 
 from novel.blueprint import default_blueprint, validate
-from novel.repo import Draft, NovelRepo
+from novel.repo import Draft, NovelRepo, VersionRow
 from novel.splitter import SplitConfig, UnitSplitter, split_text
 from novel.summary import ChapterSummary
 from novel.tags import EVENT, blueprint_places, known_places, text_tags
@@ -98,16 +98,8 @@ class VersionAt:
     version: int
 
 
-class Written(Protocol):
-    """A chapter version's words and summary: a `Draft` about to be stored, or a stored
-    `VersionRow`."""
-
-    @property
-    def title(self) -> str: ...
-    @property
-    def text(self) -> str: ...
-    @property
-    def summary(self) -> ChapterSummary: ...
+# A chapter version's words and summary: a `Draft` about to be stored, or a stored `VersionRow`.
+Written = Draft | VersionRow
 
 
 @dataclass(slots=True)

@@ -144,36 +144,13 @@ async def test_chapters_number_in_order_and_a_round_is_saved_with_its_chapter(
 ) -> None:
     assert await _chapter(repo, "c1", "第一章") == 1
     await _open(repo)
+    second = Draft("第二章", "正文。", ChapterSummary(summary="二"), "u1", "", NOW)
     with pytest.raises(LookupError):  # the round is not being written
-        await repo.book.add_chapter(
-            chat_id=CHAT,
-            chapter_id="c2",
-            draft=Draft(
-                title="第二章",
-                text="正文。",
-                summary=ChapterSummary(summary="二"),
-                author="u1",
-                reason="",
-                now=NOW,
-            ),
-            round_id="r1",
-        )
+        await repo.book.add_chapter(chat_id=CHAT, chapter_id="c2", draft=second, round_id="r1")
     assert [c.chapter_no for c in await repo.book.chapters(CHAT)] == [1]  # nothing half-saved
     for event in (Event.CLOSE_PROPOSALS, Event.CLOSE_VOTES):
         await repo.rounds.advance("r1", event)
-    number = await repo.book.add_chapter(
-        chat_id=CHAT,
-        chapter_id="c2",
-        draft=Draft(
-            title="第二章",
-            text="正文。",
-            summary=ChapterSummary(summary="二"),
-            author="u1",
-            reason="",
-            now=NOW,
-        ),
-        round_id="r1",
-    )
+    number = await repo.book.add_chapter(chat_id=CHAT, chapter_id="c2", draft=second, round_id="r1")
     assert number == 2
     row = await repo.rounds.get_round("r1")
     assert row is not None and row.phase is Phase.DONE and row.chapter_id == "c2"

@@ -28,7 +28,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.measure import percentile as pct
 from novel.blueprint import default_blueprint
 from novel.memory import PlotMemory
-from novel.repo import NovelRepo
+from novel.repo import Draft, NovelRepo
+from novel.summary import ChapterSummary
 from retrieval.fakes import HashEmbedder
 from retrieval.keyword import Bm25Encoder
 from retrieval.store.edge import EdgeStore
@@ -69,12 +70,14 @@ async def run(chapters: int) -> str:
         _, count = await memory.add_chapter(
             chat_id="bench",
             chapter_id=uuid.uuid4().hex,
-            title=f"第{n}回",
-            text=text,
-            summary={"summary": text[:100], "scenes": ["渡口"]},
-            author="bench",
-            reason="bench",
-            now=now,
+            draft=Draft(
+                title=f"第{n}回",
+                text=text,
+                summary=ChapterSummary(summary=text[:100], scenes=["渡口"]),
+                author="bench",
+                reason="bench",
+                now=now,
+            ),
         )
         index_ms.append((time.perf_counter() - t0) * 1000)
         chunks_total += count
@@ -84,12 +87,14 @@ async def run(chapters: int) -> str:
         await memory.add_chapter(
             chat_id="other",
             chapter_id=uuid.uuid4().hex,
-            title=f"外{n}",
-            text=chapter(rng, n),
-            summary={"summary": "x"},
-            author="bench",
-            reason="bench",
-            now=now,
+            draft=Draft(
+                title=f"外{n}",
+                text=chapter(rng, n),
+                summary=ChapterSummary(summary="x"),
+                author="bench",
+                reason="bench",
+                now=now,
+            ),
         )
     # revise 30 chapters so superseded versions have existed
     rev_ms: list[float] = []
@@ -99,12 +104,14 @@ async def run(chapters: int) -> str:
             chat_id="bench",
             chapter_id=c.id,
             chapter_no=c.chapter_no,
-            title=c.title,
-            text=chapter(rng, c.chapter_no),
-            summary={"summary": "v2"},
-            author="b",
-            reason="b",
-            now=now,
+            draft=Draft(
+                title=c.title,
+                text=chapter(rng, c.chapter_no),
+                summary=ChapterSummary(summary="v2"),
+                author="b",
+                reason="b",
+                now=now,
+            ),
         )
         rev_ms.append((time.perf_counter() - t0) * 1000)
     queries = [f"{rng.choice(WORDS)} {rng.choice(WORDS)} {rng.choice(WORDS)}" for _ in range(200)]

@@ -40,16 +40,15 @@ import uuid
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from novel.blueprint import Blueprint, Character
 from novel.chapters import ChapterService, _story_names_in
 from novel.memory import Merge, PlotHit, PlotMemory
-from novel.repo import NovelRepo
+from novel.repo import Draft, NovelRepo
 from novel.settings import NovelSettings
-from novel.summary import extractive_summary
+from novel.summary import ChapterSummary, extractive_summary
 from novel.writer import (
     Goal,
     PriorChapter,
@@ -257,7 +256,9 @@ async def run(chapters: int, embedder_name: str, partial: Path | None = None) ->
         repo, store, embedder, encoder.encode_document, encode_query_sparse=encoder.encode_query
     )
     settings = NovelSettings()
-    service = ChapterService(repo, memory, None, settings, lambda: datetime.now(UTC))
+    service = ChapterService(
+        repo.rounds, repo.book, repo.world, memory, None, settings, lambda: datetime.now(UTC)
+    )
     bp = blueprint()
     now = datetime.now(UTC)
     await repo.ensure_novel("bench", bp.to_json(), now)
@@ -279,7 +280,7 @@ async def run(chapters: int, embedder_name: str, partial: Path | None = None) ->
     tokens: dict[str, list[int]] = {m: [] for m in modes}
     query_ms: list[float] = []
     index_ms: list[float] = []
-    first_200: dict[int, dict[str, Any]] = {}
+    first_200: dict[int, ChapterSummary] = {}
     for n in range(1, chapters + 1):
         for cb in due.get(n, []):
             t0 = time.perf_counter()
@@ -289,7 +290,7 @@ async def run(chapters: int, embedder_name: str, partial: Path | None = None) ->
             variants = [("before", before)]
             current = await repo.current_versions("bench")
             people = goal_characters(bp, cb.goal) + _story_names_in(current, cb.goal, bp)
-            scenes = [s for _, v in current for s in v.summary.get("scenes") or ()]
+            scenes = [s for _, v in current for s in v.summary.scenes]
             for mode, tags in (
                 ("no tags", []),
                 ("character boost, no filter", people),
@@ -342,7 +343,7 @@ async def run(chapters: int, embedder_name: str, partial: Path | None = None) ->
                 hits[mode].setdefault(cb.kind, []).append((chunk, summary))
                 tokens[mode].append(
                     sum(estimate_tokens(h.text) for h in plot)
-                    + sum(estimate_tokens(str(p.summary.get("summary", ""))) for p in summaries)
+                    + sum(estimate_tokens(p.summary.summary) for p in summaries)
                 )
         if due.get(n) and partial is not None:
             # A long run (e5 on a loaded machine) leaves its tallies so far if it is stopped.
@@ -355,17 +356,19 @@ async def run(chapters: int, embedder_name: str, partial: Path | None = None) ->
         text = chapter_text(rng, n, plant.sentence if plant else None)
         title = f"第{n}回"
         summary = extractive_summary(text, title, bp)
-        first_200[n] = {"summary": text.strip()[:200]}
+        first_200[n] = ChapterSummary(summary=text.strip()[:200] or "…")
         t0 = time.perf_counter()
         await memory.add_chapter(
             chat_id="bench",
             chapter_id=uuid.uuid4().hex,
-            title=title,
-            text=text,
-            summary=summary.model_dump(),
-            author="bench",
-            reason="bench",
-            now=now,
+            draft=Draft(
+                title=title,
+                text=text,
+                summary=summary,
+                author="bench",
+                reason="bench",
+                now=now,
+            ),
         )
         index_ms.append((time.perf_counter() - t0) * 1000)
     await store.close()
@@ -407,7 +410,7 @@ async def _context_before(
     goal: Goal,
     number: int,
     settings: NovelSettings,
-    first_200: dict[int, dict[str, Any]],
+    first_200: dict[int, ChapterSummary],
 ) -> tuple[list[PlotHit], list[PriorChapter]]:
     k = top_k(number - 1)
     plot = await memory.search("bench", memory_query(bp, goal), limit=k + 2)

@@ -25,8 +25,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from novel.blueprint import Blueprint, default_blueprint
 from novel.cast import StoryService, appearances, cast_of, map_of
-from novel.repo import NovelRepo
+from novel.repo import Draft, NovelRepo
 from novel.story_state import REPLAYS, replay
+from novel.summary import ChapterSummary
 from tests.story_seed import CHAPTERS
 
 OUT = Path(__file__).parent / "results" / "story-commands.md"
@@ -48,12 +49,14 @@ async def served(n: int, text: str) -> tuple[float, float]:
             await repo.add_chapter(
                 chat_id="c",
                 chapter_id=uuid.uuid4().hex,
-                title=f"第{i + 1}章",
-                text=text,
-                summary={"summary": "林远与苏晴过江。", "characters": ["林远", "苏晴"]},
-                author="bench",
-                reason="submitted",
-                now=now,
+                draft=Draft(
+                    title=f"第{i + 1}章",
+                    text=text,
+                    summary=ChapterSummary(summary="林远与苏晴过江。", characters=["林远", "苏晴"]),
+                    author="bench",
+                    reason="submitted",
+                    now=now,
+                ),
             )
 
         async def blueprint(chat_id: str) -> Blueprint:

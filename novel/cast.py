@@ -29,7 +29,6 @@ from novel.blueprint import Blueprint
 from novel.chapters import _story_state
 from novel.repo import ChangeRow, NovelRepo, VersionRow
 from novel.story_state import Mark, Sighting, StoryState
-from novel.summary import load
 from retrieval.ports import LLM, LLMError
 
 log = logging.getLogger(__name__)
@@ -224,9 +223,7 @@ def _prompt(state: StoryState, chapters: Sequence[tuple[int, VersionRow]]) -> st
             + list(state.known)
         )
     )
-    body = "\n".join(
-        f"第{n}章《{v.title}》：{load(v.summary, v.title).summary.strip()}" for n, v in chapters
-    )
+    body = "\n".join(f"第{n}章《{v.title}》：{v.summary.summary.strip()}" for n, v in chapters)
     return f"{_RECAP_ASK}\n\n人物表：{cast or '（无）'}\n\n{body}"
 
 
@@ -262,7 +259,7 @@ def recap_chapters(
 ) -> tuple[RecapChapter, ...]:
     out: list[RecapChapter] = []
     for n, v in chapters:
-        fallback = extractive_lines(load(v.summary, v.title).summary)
+        fallback = extractive_lines(v.summary.summary)
         lines = written.get(n)
         if not lines:
             out.append(RecapChapter(n, v.title, fallback))

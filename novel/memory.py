@@ -25,8 +25,9 @@ from datetime import UTC, datetime
 from typing import Any, Literal
 
 from novel.blueprint import default_blueprint, validate
-from novel.repo import NovelRepo
+from novel.repo import Draft, NovelRepo, VersionRow
 from novel.splitter import SplitConfig, UnitSplitter, split_text
+from novel.summary import ChapterSummary
 from novel.tags import EVENT, blueprint_places, known_places, text_tags
 from retrieval.ports import Embedder, VectorStore
 from retrieval.types import (
@@ -87,6 +88,20 @@ def fuse_hits(
     return [hits[k] for k in ordered[:limit]]
 
 
+@dataclass(frozen=True, slots=True)
+class VersionAt:
+    """Where a chapter version's chunks go: its novel, chapter, number and version."""
+
+    chat_id: str
+    chapter_id: str
+    chapter_no: int
+    version: int
+
+
+# A chapter version's words and summary: a `Draft` about to be stored, or a stored `VersionRow`.
+Written = Draft | VersionRow
+
+
 @dataclass(slots=True)
 class ReconcileReport:
     removed: int = 0  # chunks of versions SQLite does not call current (or of deleted chapters)
@@ -102,7 +117,7 @@ def _bigrams(text: str) -> set[str]:
 
 
 def chunk_tags(
-    pieces: Sequence[str], names: Mapping[str, str], summary: Mapping[str, Any]
+    pieces: Sequence[str], names: Mapping[str, str], summary: ChapterSummary
 ) -> list[list[str]]:
     """Tags for each chunk of a chapter: the characters it names (aliases → canonical names),
     then the summary's scenes and events it carries.
@@ -120,29 +135,33 @@ def chunk_tags(
             if alias in piece and names[alias] not in found:
                 found.append(names[alias])
         tags.append(found)
-    for key in ("scenes", "events"):
-        for item in summary.get(key) or ():
-            if not isinstance(item, str) or not item.strip():
-                continue
-            item = item.strip()[:60]
-            wanted = _bigrams(item)
-            shares = [len(wanted & g) / len(wanted) for g in grams]
-            chosen = [i for i, share in enumerate(shares) if share >= 0.6]
-            if not chosen and shares:
-                best = max(range(len(shares)), key=lambda i: shares[i])
-                if shares[best] >= 0.3:
-                    chosen = [best]
-            for i in chosen:
-                if item not in tags[i]:
-                    tags[i].append(item)
+    for item in (*summary.scenes, *summary.events):
+        if not item.strip():
+            continue
+        item = item.strip()[:60]
+        wanted = _bigrams(item)
+        shares = [len(wanted & g) / len(wanted) for g in grams]
+        chosen = [i for i, share in enumerate(shares) if share >= 0.6]
+        if not chosen and shares:
+            best = max(range(len(shares)), key=lambda i: shares[i])
+            if shares[best] >= 0.3:
+                chosen = [best]
+        for i in chosen:
+            if item not in tags[i]:
+                tags[i].append(item)
     return tags
 
 
-def summary_text(title: str, summary: Mapping[str, Any]) -> str:
+def summary_text(title: str, summary: ChapterSummary) -> str:
     """What L3 indexes for a chapter: its title, summary line, characters, scenes, events."""
-    parts = [f"《{title}》{str(summary.get('summary') or '').strip()}"]
-    for key, label in (("characters", "人物"), ("scenes", "场景"), ("events", "事件")):
-        items = [str(i) for i in summary.get(key) or () if isinstance(i, str) and i]
+    parts = [f"《{title}》{summary.summary.strip()}"]
+    labelled = (
+        (summary.characters, "人物"),
+        (summary.scenes, "场景"),
+        (summary.events, "事件"),
+    )
+    for listed, label in labelled:
+        items = [i for i in listed if i]
         if items:
             parts.append(f"{label}：{'、'.join(items)}")
     return "\n".join(parts)
@@ -185,27 +204,23 @@ class PlotMemory:
 
     def chunks_for(
         self,
-        *,
-        chat_id: str,
-        chapter_id: str,
-        chapter_no: int,
-        version: int,
-        title: str,
-        text: str,
-        summary: Mapping[str, Any],
+        at: VersionAt,
+        written: Written,
         names: Mapping[str, str],
         places: Sequence[str] = (),
     ) -> list[Chunk]:
         """The plot chunks of a version, then one point for its summary (L3). A chunk's tags:
         the characters it names, the summary's scene and event phrases it carries (by bigrams),
         then its scene and event tags (`novel.tags`: one name per place and kind of event)."""
+        chat_id, chapter_id, version = at.chat_id, at.chapter_id, at.version
+        title, summary = written.title, written.summary
         ns = namespace(chat_id)
         now = datetime.now(UTC).isoformat()
-        pieces = split_text(text, self._split, self._units)
+        pieces = split_text(written.text, self._split, self._units)
         # characters the summary names but the blueprint does not know yet (a new face) tag too
-        extra = [c for c in summary.get("characters") or () if isinstance(c, str) and len(c) >= 2]
+        extra = [c for c in summary.characters if len(c) >= 2]
         names = {**{c: c for c in extra}, **names}
-        scenes = [s for s in summary.get("scenes") or () if isinstance(s, str)]
+        scenes = list(summary.scenes)
         places = known_places(places, scenes)
         out: list[Chunk] = []
 
@@ -226,7 +241,7 @@ class PlotMemory:
                 extra={
                     "novel": chat_id,
                     "chapter_id": chapter_id,
-                    "chapter_no": chapter_no,
+                    "chapter_no": at.chapter_no,
                     "title": title,
                     "chunk_id": f"{chapter_id}:v{version}:{position}",
                     "kind": kind,
@@ -241,8 +256,7 @@ class PlotMemory:
         ):
             out.append(point(position, piece, PLOT, tags + text_tags(piece, places)))
         if pieces:
-            characters = [str(c) for c in summary.get("characters") or () if isinstance(c, str)]
-            canon = list(dict.fromkeys(names.get(c, c) for c in characters))
+            canon = list(dict.fromkeys(names.get(c, c) for c in summary.characters))
             line = summary_text(title, summary)
             out.append(
                 point(SUMMARY_POSITION, line, SUMMARY, canon + scenes + text_tags(line, places))
@@ -251,32 +265,16 @@ class PlotMemory:
 
     async def index_version(
         self,
-        *,
-        chat_id: str,
-        chapter_id: str,
-        chapter_no: int,
-        version: int,
-        title: str,
-        text: str,
-        summary: Mapping[str, Any],
+        at: VersionAt,
+        written: Written,
         names: Mapping[str, str] | None = None,
         places: Sequence[str] | None = None,
     ) -> int:
         """Step 1: embed and upsert a version's chunks and summary point, invisible
         (`x_current=false`); returns the number of plot chunks."""
         if names is None or places is None:
-            names, places = await self._names(chat_id)
-        chunks = self.chunks_for(
-            chat_id=chat_id,
-            chapter_id=chapter_id,
-            chapter_no=chapter_no,
-            version=version,
-            title=title,
-            text=text,
-            summary=summary,
-            names=names,
-            places=places,
-        )
+            names, places = await self._names(at.chat_id)
+        chunks = self.chunks_for(at, written, names, places)
         if not chunks:
             return 0
         dense = await self._embedder.embed_passages([c.search_text for c in chunks])
@@ -303,40 +301,12 @@ class PlotMemory:
     # ---- versioned operations ----------------------------------------------------------------
 
     async def add_chapter(
-        self,
-        *,
-        chat_id: str,
-        chapter_id: str,
-        title: str,
-        text: str,
-        summary: dict[str, Any],
-        author: str,
-        reason: str,
-        now: datetime,
-        round_id: str | None = None,
+        self, chat_id: str, chapter_id: str, draft: Draft, round_id: str | None = None
     ) -> tuple[int, int]:
         """A new last chapter (version 1); returns (chapter number, chunk count)."""
         expected = len(await self._repo.book.chapters(chat_id)) + 1
-        count = await self.index_version(
-            chat_id=chat_id,
-            chapter_id=chapter_id,
-            chapter_no=expected,
-            version=1,
-            title=title,
-            text=text,
-            summary=summary,
-        )
-        number = await self._repo.book.add_chapter(
-            chat_id=chat_id,
-            chapter_id=chapter_id,
-            title=title,
-            text=text,
-            summary=summary,
-            author=author,
-            reason=reason,
-            now=now,
-            round_id=round_id,
-        )
+        count = await self.index_version(VersionAt(chat_id, chapter_id, expected, 1), draft)
+        number = await self._repo.book.add_chapter(chat_id, chapter_id, draft, round_id)
         if number != expected:
             await self._store.set_extra(
                 self._flt(chat_id, doc_id=chapter_id), {"chapter_no": number}
@@ -345,39 +315,12 @@ class PlotMemory:
         return number, count
 
     async def add_version(
-        self,
-        *,
-        chat_id: str,
-        chapter_id: str,
-        chapter_no: int,
-        title: str,
-        text: str,
-        summary: dict[str, Any],
-        author: str,
-        reason: str,
-        now: datetime,
+        self, chat_id: str, chapter_id: str, chapter_no: int, draft: Draft
     ) -> tuple[int, int]:
         """A new current version of an existing chapter; returns (version, chunk count)."""
         version = await self._repo.book.next_version(chapter_id)
-        count = await self.index_version(
-            chat_id=chat_id,
-            chapter_id=chapter_id,
-            chapter_no=chapter_no,
-            version=version,
-            title=title,
-            text=text,
-            summary=summary,
-        )
-        await self._repo.book.add_version(
-            chapter_id=chapter_id,
-            version=version,
-            title=title,
-            text=text,
-            summary=summary,
-            author=author,
-            reason=reason,
-            now=now,
-        )
+        count = await self.index_version(VersionAt(chat_id, chapter_id, chapter_no, version), draft)
+        await self._repo.book.add_version(chapter_id, version, draft)
         await self.activate(chat_id, chapter_id, version)
         return version, count
 
@@ -407,15 +350,7 @@ class PlotMemory:
         row = await self._repo.book.version(chapter_id, version)
         if row is None:
             raise LookupError(version)
-        count = await self.index_version(
-            chat_id=chat_id,
-            chapter_id=chapter_id,
-            chapter_no=chapter_no,
-            version=version,
-            title=row.title,
-            text=row.text,
-            summary=row.summary,
-        )
+        count = await self.index_version(VersionAt(chat_id, chapter_id, chapter_no, version), row)
         await self._repo.book.set_current(chapter_id, version)
         await self.activate(chat_id, chapter_id, version)
         return count
@@ -600,17 +535,8 @@ class PlotMemory:
             expected = pieces + 1 if pieces else 0  # the chunks and the summary point
             if len(chunks) != expected:
                 await self._store.delete(self._flt(chat_id, doc_id=chapter_id, x_version=version))
-                await self.index_version(
-                    chat_id=chat_id,
-                    chapter_id=chapter_id,
-                    chapter_no=number,
-                    version=version,
-                    title=row.title,
-                    text=row.text,
-                    summary=row.summary,
-                    names=names,
-                    places=places,
-                )
+                at = VersionAt(chat_id, chapter_id, number, version)
+                await self.index_version(at, row, names, places)
                 await self.activate(chat_id, chapter_id, version)
                 report.reindexed += 1
                 report.chapters.append(chapter_id)

@@ -11,7 +11,7 @@ import json
 import sqlite3
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -20,6 +20,7 @@ import aiosqlite
 
 from novel.ballot import BallotPost
 from novel.phase import OPEN_PHASES, Event, Phase, sources, transition
+from novel.summary import ChapterSummary, load
 from retrieval.sqlite import open_sqlite
 
 _OPEN = ", ".join(f"'{p}'" for p in OPEN_PHASES)
@@ -195,10 +196,22 @@ class VersionRow:
     version: int
     title: str
     text: str
-    summary: dict[str, Any]
+    summary: ChapterSummary
     created_at: datetime
     author: str
     reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Draft:
+    """A chapter version to store: its words and their summary, who wrote it, why and when."""
+
+    title: str
+    text: str
+    summary: ChapterSummary
+    author: str
+    reason: str
+    now: datetime
 
 
 @dataclass(frozen=True, slots=True)
@@ -233,61 +246,59 @@ def _dt(value: str | None) -> datetime | None:
     return datetime.fromisoformat(value) if value else None
 
 
+def _columns(cls: type[Any], row: sqlite3.Row, **read: object) -> dict[str, Any]:
+    """The row dataclass `cls`'s fields from the row's columns of the same names; `read` has
+    the ones not stored as they are used (times, phases, JSON)."""
+    return {f.name: read[f.name] if f.name in read else row[f.name] for f in fields(cls)}
+
+
 def _round(row: sqlite3.Row) -> RoundRow:
     return RoundRow(
-        id=row["id"],
-        chat_id=row["chat_id"],
-        phase=Phase(row["phase"]),
-        platform=row["platform"],
-        channel_id=row["channel_id"],
-        opener_id=row["opener_id"],
-        opener_name=row["opener_name"],
-        lang=row["lang"],
-        opened_at=datetime.fromisoformat(row["opened_at"]),
-        proposal_deadline=datetime.fromisoformat(row["proposal_deadline"]),
-        vote_deadline=_dt(row["vote_deadline"]),
-        winner_id=row["winner_id"],
-        outcome=row["outcome"],
-        chapter_id=row["chapter_id"],
+        **_columns(
+            RoundRow,
+            row,
+            phase=Phase(row["phase"]),
+            opened_at=datetime.fromisoformat(row["opened_at"]),
+            proposal_deadline=datetime.fromisoformat(row["proposal_deadline"]),
+            vote_deadline=_dt(row["vote_deadline"]),
+        )
     )
 
 
 def _version(row: sqlite3.Row) -> VersionRow:
     return VersionRow(
-        chapter_id=row["chapter_id"],
-        version=row["version"],
-        title=row["title"],
-        text=row["text"],
-        summary=json.loads(row["summary"]),
-        created_at=datetime.fromisoformat(row["created_at"]),
-        author=row["author"],
-        reason=row["reason"],
+        **_columns(
+            VersionRow,
+            row,
+            summary=_summary(row["summary"], row["title"]),
+            created_at=datetime.fromisoformat(row["created_at"]),
+        )
     )
+
+
+def _summary(stored: str, title: str) -> ChapterSummary:
+    """A version's summary column → ChapterSummary: the JSON of any shape written so far
+    (`novel.summary.load`), or plain text."""
+    try:
+        data: object = json.loads(stored)
+    except ValueError:
+        data = stored
+    return load(data, title)
 
 
 def _ballot(row: sqlite3.Row) -> BallotPost:
-    return BallotPost(
-        round_id=row["round_id"],
-        platform=row["platform"],
-        chat_id=row["chat_id"],
-        channel_id=row["channel_id"],
-        message_id=row["message_id"],
-        poll_id=row["poll_id"],
-        poll_message_id=row["poll_message_id"],
-    )
+    return BallotPost(**_columns(BallotPost, row))
 
 
 def _change(row: sqlite3.Row) -> ChangeRow:
     return ChangeRow(
-        id=int(row["id"]),
-        chapter_id=row["chapter_id"],
-        chapter_no=int(row["chapter_no"]),
-        kind=row["kind"],
-        payload=json.loads(row["payload"]),
-        status=row["status"],
-        created_at=datetime.fromisoformat(row["created_at"]),
-        decided_at=_dt(row["decided_at"]),
-        decided_by=row["decided_by"],
+        **_columns(
+            ChangeRow,
+            row,
+            payload=json.loads(row["payload"]),
+            created_at=datetime.fromisoformat(row["created_at"]),
+            decided_at=_dt(row["decided_at"]),
+        )
     )
 
 
@@ -449,18 +460,7 @@ class RoundStore(_Store):
         rows = await self._all(
             "SELECT * FROM novel_proposals WHERE round_id = ? ORDER BY id", (round_id,)
         )
-        return [
-            ProposalRow(
-                r["id"],
-                r["round_id"],
-                r["user_id"],
-                r["user_name"],
-                r["title"],
-                r["summary"],
-                r["notes"],
-            )
-            for r in rows
-        ]
+        return [ProposalRow(**_columns(ProposalRow, r)) for r in rows]
 
     async def vote(
         self,
@@ -601,22 +601,12 @@ class ChapterStore(_Store):
         return [(int(r["chapter_no"]), _version(r)) for r in rows]
 
     async def add_chapter(
-        self,
-        *,
-        chat_id: str,
-        chapter_id: str,
-        title: str,
-        text: str,
-        summary: dict[str, Any],
-        author: str,
-        reason: str,
-        now: datetime,
-        round_id: str | None = None,
+        self, chat_id: str, chapter_id: str, draft: Draft, round_id: str | None = None
     ) -> int:
         """Insert a chapter at the end with version 1 (and `save` its round) in one transaction;
         returns the chapter number. LookupError when the round is no longer being written."""
         async with self._tx() as db:
-            saved = {"closed_at": now, "chapter_id": chapter_id}
+            saved = {"closed_at": draft.now, "chapter_id": chapter_id}
             if round_id is not None and not await _advance_in(db, round_id, Event.SAVE, saved):
                 raise LookupError(round_id)
             cur = await db.execute(
@@ -629,29 +619,16 @@ class ChapterStore(_Store):
             await db.execute(
                 "INSERT INTO novel_chapters(id, chat_id, chapter_no, current_version, created_at)"
                 " VALUES (?, ?, ?, 1, ?)",
-                (chapter_id, chat_id, number, _ts(now)),
+                (chapter_id, chat_id, number, _ts(draft.now)),
             )
-            await self._insert_version(db, chapter_id, 1, title, text, summary, author, reason, now)
+            await self._insert_version(db, chapter_id, 1, draft)
             return number
 
-    async def add_version(
-        self,
-        *,
-        chapter_id: str,
-        version: int,
-        title: str,
-        text: str,
-        summary: dict[str, Any],
-        author: str,
-        reason: str,
-        now: datetime,
-    ) -> None:
+    async def add_version(self, chapter_id: str, version: int, draft: Draft) -> None:
         """Insert version `version` and make it current, in one transaction (the chapter's
         pending blueprint changes, the old version's, are superseded in it)."""
         async with self._tx() as db:
-            await self._insert_version(
-                db, chapter_id, version, title, text, summary, author, reason, now
-            )
+            await self._insert_version(db, chapter_id, version, draft)
             await self._make_current(db, chapter_id, version)
 
     async def drop_version(self, chapter_id: str, version: int, current: int) -> None:
@@ -674,15 +651,7 @@ class ChapterStore(_Store):
 
     @staticmethod
     async def _insert_version(
-        db: aiosqlite.Connection,
-        chapter_id: str,
-        version: int,
-        title: str,
-        text: str,
-        summary: dict[str, Any],
-        author: str,
-        reason: str,
-        now: datetime,
+        db: aiosqlite.Connection, chapter_id: str, version: int, draft: Draft
     ) -> None:
         await db.execute(
             "INSERT INTO novel_chapter_versions(chapter_id, version, title, text, summary,"
@@ -690,12 +659,12 @@ class ChapterStore(_Store):
             (
                 chapter_id,
                 version,
-                title,
-                text,
-                json.dumps(summary, ensure_ascii=False),
-                _ts(now),
-                author,
-                reason,
+                draft.title,
+                draft.text,
+                draft.summary.model_dump_json(),
+                _ts(draft.now),
+                draft.author,
+                draft.reason,
             ),
         )
 

@@ -91,7 +91,9 @@ class NovelService:
             self._cancel,
             model_writes=llm is not None,
         )
-        self.chapters = ChapterService(repo, memory, llm, settings, clock.now)
+        self.chapters = ChapterService(
+            repo.rounds, repo.book, repo.world, memory, llm, settings, clock.now
+        )
         self.world = WorldService(repo.world, settings, clock.now)
         self.story = StoryService(repo, llm, self.chapters.blueprint)  # /novel characters …
         self.ballots: BallotBoard = ballots(self.ballot) if ballots is not None else NoBallotEdits()

@@ -49,12 +49,28 @@ class ChapterSummary(BaseModel):
     extractive: bool = False  # written without a model
 
 
-def load(summary: dict[str, Any], title: str = "") -> ChapterSummary:
-    """A stored summary (older ones lack the newer keys) → ChapterSummary."""
+def load(stored: object, title: str = "") -> ChapterSummary:
+    """A stored summary of any shape so far → ChapterSummary. Older ones lack the newer keys;
+    a looser one keeps what validates (`_cleaned`) with at least its summary line (else the
+    chapter's title); plain text is the summary line."""
+    if not isinstance(stored, dict):
+        stored = {"summary": stored} if isinstance(stored, str) else {}
     try:
-        return ChapterSummary.model_validate(summary)
+        return ChapterSummary.model_validate(stored)
     except ValidationError:
-        return ChapterSummary(title=title, summary=str(summary.get("summary") or title or "…"))
+        pass
+    line = str(stored.get("summary") or title or "…")
+    try:
+        return ChapterSummary.model_validate(
+            {
+                **_cleaned(dict(stored)),
+                "title": title,
+                "summary": line,
+                "extractive": stored.get("extractive") is True,
+            }
+        )
+    except ValidationError:
+        return ChapterSummary(title=title, summary=line)
 
 
 SUMMARY_SYSTEM = "你是小说编辑，负责为章节写结构化摘要。只输出 JSON。"
@@ -84,19 +100,17 @@ def _listify(data: dict[str, Any]) -> None:
             data[key] = [v for v in value if isinstance(v, dict)]
 
 
-def parse_summary(raw: str) -> ChapterSummary | None:
-    """Tolerant: code fences, text around the object, trailing commas, malformed list items."""
-    data = loose_object(raw)
-    if data is None:
-        return None
+_ITEMS: dict[str, type[BaseModel]] = {
+    "status_changes": StatusChange,
+    "new_characters": NewCharacter,
+    "relationships": RelationChange,
+}
+
+
+def _cleaned(data: dict[str, Any]) -> dict[str, Any]:
+    """`data` with its lists as lists of strings and its malformed list items dropped."""
     _listify(data)
-    data.pop("extractive", None)
-    items: dict[str, type[BaseModel]] = {
-        "status_changes": StatusChange,
-        "new_characters": NewCharacter,
-        "relationships": RelationChange,
-    }
-    for key, model in items.items():
+    for key, model in _ITEMS.items():
         kept = []
         for item in data[key]:
             try:
@@ -104,6 +118,16 @@ def parse_summary(raw: str) -> ChapterSummary | None:
             except ValidationError:
                 continue
         data[key] = kept
+    return data
+
+
+def parse_summary(raw: str) -> ChapterSummary | None:
+    """Tolerant: code fences, text around the object, trailing commas, malformed list items."""
+    data = loose_object(raw)
+    if data is None:
+        return None
+    data = _cleaned(data)
+    data.pop("extractive", None)
     try:
         return ChapterSummary.model_validate(data)
     except ValidationError:

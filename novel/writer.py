@@ -15,10 +15,10 @@ from __future__ import annotations
 import re
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from novel.blueprint import Blueprint
 from novel.memory import PlotHit
+from novel.summary import ChapterSummary
 from novel.tags import blueprint_places, known_places, text_tags
 from retrieval.ports import LLM, LLMError, LLMRequest, Message
 
@@ -38,7 +38,7 @@ class Goal:
 class PriorChapter:
     number: int
     title: str
-    summary: dict[str, Any]
+    summary: ChapterSummary
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,7 +46,7 @@ class Context:
     blueprint: Blueprint
     goal: Goal
     number: int  # the chapter being written
-    previous_summary: dict[str, Any] | None = None
+    previous_summary: ChapterSummary | None = None
     previous_tail: str = ""
     plot: Sequence[PlotHit] = ()
     summaries: Sequence[PriorChapter] = ()  # L3: similar earlier chapters (not the previous)
@@ -132,10 +132,6 @@ SYSTEM = (
 )
 
 
-def _summary_line(s: dict[str, Any]) -> str:
-    return str(s.get("summary", "")).strip()
-
-
 def _md(text: str) -> str:
     """Plain text inside a Markdown block quote (each line quoted; no heading injection)."""
     return "\n".join("> " + line.lstrip("#") for line in text.strip().splitlines() if line.strip())
@@ -147,7 +143,7 @@ def retrieved_markdown(ctx: Context) -> str:
     if ctx.summaries:
         parts.append("## 相关章节摘要")
         parts += [
-            f"- 第{p.number}章《{p.title}》：{_summary_line(p.summary)}" for p in ctx.summaries
+            f"- 第{p.number}章《{p.title}》：{p.summary.summary.strip()}" for p in ctx.summaries
         ]
     if ctx.plot:
         parts.append("## 相关情节片段（供保持一致，勿照抄）")
@@ -161,7 +157,7 @@ def build_request(ctx: Context, max_tokens: int = 4096) -> LLMRequest:
     bp_json = ctx.blueprint.model_dump_json(indent=None)
     parts: list[str] = [f"【世界设定（L1）】\n{bp_json}"]
     if ctx.previous_summary is not None:
-        parts.append(f"【上一章摘要（L4）】\n{_summary_line(ctx.previous_summary)}")
+        parts.append(f"【上一章摘要（L4）】\n{ctx.previous_summary.summary.strip()}")
         parts.append(f"【上一章结尾（L4）】\n……{ctx.previous_tail}")
     memory = retrieved_markdown(ctx)
     if memory:

@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 
 from novel.blueprint import default_blueprint
 from novel.memory import PlotMemory
-from novel.repo import NovelRepo
+from novel.repo import Draft, NovelRepo
 from novel.summary import summarise
 
 CHAPTERS = (
@@ -42,10 +42,12 @@ async def seed(
         await memory.add_chapter(
             chat_id=chat_id,
             chapter_id=uuid.uuid4().hex,
-            title=title,
-            text=text,
-            summary=summary.model_dump(),
-            author="测试",
-            reason="submitted",
-            now=WHEN,
+            draft=Draft(
+                title=title,
+                text=text,
+                summary=summary,
+                author="测试",
+                reason="submitted",
+                now=WHEN,
+            ),
         )

@@ -7,7 +7,9 @@ table does not allow is refused as a compare-and-set (False or LookupError), nev
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import AsyncIterator
+from contextlib import closing
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -15,7 +17,8 @@ import pytest
 
 from novel.ballot import BallotPost
 from novel.phase import Event, Phase
-from novel.repo import NovelRepo
+from novel.repo import Draft, NovelRepo
+from novel.summary import ChapterSummary, NewCharacter, RelationChange, StatusChange
 
 NOW = datetime(2026, 12, 3, 8, 0, tzinfo=UTC)
 CHAT = "tg:-100"
@@ -125,12 +128,14 @@ async def _chapter(repo: NovelRepo, chapter_id: str, title: str) -> int:
     return await repo.book.add_chapter(
         chat_id=CHAT,
         chapter_id=chapter_id,
-        title=title,
-        text=f"{title}的正文。",
-        summary={"summary": title},
-        author="u1",
-        reason="",
-        now=NOW,
+        draft=Draft(
+            title=title,
+            text=f"{title}的正文。",
+            summary=ChapterSummary(summary=title),
+            author="u1",
+            reason="",
+            now=NOW,
+        ),
     )
 
 
@@ -139,32 +144,13 @@ async def test_chapters_number_in_order_and_a_round_is_saved_with_its_chapter(
 ) -> None:
     assert await _chapter(repo, "c1", "第一章") == 1
     await _open(repo)
+    second = Draft("第二章", "正文。", ChapterSummary(summary="二"), "u1", "", NOW)
     with pytest.raises(LookupError):  # the round is not being written
-        await repo.book.add_chapter(
-            chat_id=CHAT,
-            chapter_id="c2",
-            title="第二章",
-            text="正文。",
-            summary={},
-            author="u1",
-            reason="",
-            now=NOW,
-            round_id="r1",
-        )
+        await repo.book.add_chapter(chat_id=CHAT, chapter_id="c2", draft=second, round_id="r1")
     assert [c.chapter_no for c in await repo.book.chapters(CHAT)] == [1]  # nothing half-saved
     for event in (Event.CLOSE_PROPOSALS, Event.CLOSE_VOTES):
         await repo.rounds.advance("r1", event)
-    number = await repo.book.add_chapter(
-        chat_id=CHAT,
-        chapter_id="c2",
-        title="第二章",
-        text="正文。",
-        summary={"summary": "二"},
-        author="u1",
-        reason="",
-        now=NOW,
-        round_id="r1",
-    )
+    number = await repo.book.add_chapter(chat_id=CHAT, chapter_id="c2", draft=second, round_id="r1")
     assert number == 2
     row = await repo.rounds.get_round("r1")
     assert row is not None and row.phase is Phase.DONE and row.chapter_id == "c2"
@@ -176,23 +162,107 @@ async def test_versions_become_current_and_a_failed_revision_is_undone(repo: Nov
     await repo.book.add_version(
         chapter_id="c1",
         version=2,
-        title="第一章（改）",
-        text="改写的正文。",
-        summary={"summary": "改"},
-        author="u2",
-        reason="修订",
-        now=NOW,
+        draft=Draft(
+            title="第一章（改）",
+            text="改写的正文。",
+            summary=ChapterSummary(summary="改"),
+            author="u2",
+            reason="修订",
+            now=NOW,
+        ),
     )
     chapter = await repo.book.chapter(CHAT, 1)
     assert chapter is not None and chapter.current_version == 2 and chapter.title == "第一章（改）"
     version = await repo.book.version("c1", 2)
-    assert version is not None and version.summary == {"summary": "改"} and version.reason == "修订"
+    assert (
+        version is not None
+        and version.summary == ChapterSummary(summary="改")
+        and version.reason == "修订"
+    )
     assert [v.version for v in await repo.book.versions("c1")] == [1, 2]
     await repo.book.set_current("c1", 1)  # rollback
     assert await repo.book.current_map(CHAT) == {"c1": (1, 1)}
     await repo.book.drop_version("c1", 2, current=1)
     assert [v.version for v in await repo.book.versions("c1")] == [1]
     assert [(n, v.version) for n, v in await repo.book.current_versions(CHAT)] == [(1, 1)]
+
+
+async def test_a_summary_round_trips_typed(repo: NovelRepo) -> None:
+    """What the summariser made is what every read returns: the same `ChapterSummary`, its
+    nested status changes, new characters and relationships included."""
+    summary = ChapterSummary(
+        title="夜渡",
+        summary="林远夜渡青岚江，霍三中箭。",
+        characters=["林远", "霍三"],
+        scenes=["青岚渡口"],
+        events=["夜渡青岚江"],
+        status_changes=[StatusChange(name="霍三", status="受伤")],
+        new_characters=[NewCharacter(name="钱七", description="船夫")],
+        relationships=[RelationChange(a="林远", b="钱七", relation="船夫")],
+        extractive=True,
+    )
+    await repo.book.add_chapter(
+        chat_id=CHAT,
+        chapter_id="c1",
+        draft=Draft(
+            title="夜渡",
+            text="正文。",
+            summary=summary,
+            author="u1",
+            reason="",
+            now=NOW,
+        ),
+    )
+    version = await repo.book.version("c1", 1)
+    assert version is not None and version.summary == summary
+    assert [v.summary for v in await repo.book.versions("c1")] == [summary]
+    assert [v.summary for _, v in await repo.book.current_versions(CHAT)] == [summary]
+
+
+# Summary columns as older releases (or hands) wrote them, and what each reads back as.
+_OLD_SHAPES: tuple[tuple[str, ChapterSummary], ...] = (
+    (  # before the world-change keys existed
+        '{"summary": "旧摘要", "characters": ["林远"], "scenes": ["渡口"]}',
+        ChapterSummary(summary="旧摘要", characters=["林远"], scenes=["渡口"]),
+    ),
+    (  # looser: a comma list, a malformed item; what validates is kept
+        '{"summary": "松散", "characters": "林远，苏晴", "status_changes":'
+        ' [{"name": "霍三"}, {"name": "霍三", "status": "受伤"}], "extractive": "maybe"}',
+        ChapterSummary(
+            title="第1章",
+            summary="松散",
+            characters=["林远", "苏晴"],
+            status_changes=[StatusChange(name="霍三", status="受伤")],
+        ),
+    ),
+    ("{}", ChapterSummary(title="第1章", summary="第1章")),  # no line: the chapter's title
+    ("[]", ChapterSummary(title="第1章", summary="第1章")),
+    ("旧的纯文本摘要", ChapterSummary(summary="旧的纯文本摘要")),  # not JSON at all
+)
+
+
+@pytest.mark.parametrize(("stored", "expected"), _OLD_SHAPES)
+async def test_an_old_shape_summary_row_still_loads(
+    tmp_path: Path, stored: str, expected: ChapterSummary
+) -> None:
+    path = tmp_path / "old.db"
+    async with await NovelRepo.open(path) as made:  # today's schema
+        await made.world.ensure_novel(CHAT, "{}", NOW)
+    with closing(sqlite3.connect(path)) as db, db:  # rows written as an older release did
+        db.execute(
+            "INSERT INTO novel_chapters(id, chat_id, chapter_no, current_version, created_at)"
+            " VALUES ('c1', ?, 1, 1, ?)",
+            (CHAT, NOW.isoformat()),
+        )
+        db.execute(
+            "INSERT INTO novel_chapter_versions(chapter_id, version, title, text, summary,"
+            " created_at) VALUES ('c1', 1, '第1章', '正文。', ?, ?)",
+            (stored, NOW.isoformat()),
+        )
+    async with await NovelRepo.open(path) as repo:
+        version = await repo.book.version("c1", 1)
+        assert version is not None and version.summary == expected
+        assert [v.summary for _, v in await repo.book.current_versions(CHAT)] == [expected]
 
 
 async def test_deleting_a_chapter_renumbers_the_later_ones(repo: NovelRepo) -> None:

@@ -262,7 +262,7 @@ async def test_telegram_relay_without_a_model_submit_long_chapter_and_blueprint(
     assert "全文较长" in reply  # … with its opening in the chat
     assert "霍三：状态 存活 → 已死亡" in reply and "新人物：钱七" in reply
     chapters = await tg.app.novels.service.repo.book.current_versions(str(GROUP))
-    assert chapters[0][1].summary["extractive"] is True
+    assert chapters[0][1].summary.extractive is True
     hits = await tg.app.novels.service.memory.search(str(GROUP), "钱七 老船夫")
     assert hits and hits[0].chapter_no == 1 and "钱七" in {t for h in hits for t in h.tags}
     pending = await tg.app.novels.service.repo.world.pending_changes(str(GROUP))
@@ -359,7 +359,7 @@ async def test_discord_relay_without_a_model_vote_close_and_submit_a_file(tmp_pa
         assert "霍三：状态 存活 → 已死亡" in reply and "新人物：钱七" in reply  # from its summary
         guild = str(server.guild.id)
         [(number, version)] = await app.novels.service.repo.book.current_versions(guild)
-        assert number == 1 and version.summary["extractive"] is True
+        assert number == 1 and version.summary.extractive is True
         assert version.text == body
         hits = await app.novels.service.memory.search(guild, "钱七 老船夫 封江")
         assert hits and hits[0].chapter_no == 1 and "钱七" in {t for h in hits for t in h.tags}

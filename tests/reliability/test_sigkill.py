@@ -184,7 +184,8 @@ async def _seed_novel(
     `chapter_text`."""
     from novel.blueprint import default_blueprint
     from novel.memory import PlotMemory
-    from novel.repo import NovelRepo
+    from novel.repo import Draft, NovelRepo
+    from novel.summary import ChapterSummary
     from retrieval.fakes import HashEmbedder
     from retrieval.store.edge import EdgeStore
 
@@ -200,12 +201,14 @@ async def _seed_novel(
             await memory.add_chapter(
                 chat_id=CHAT,
                 chapter_id=f"ch{i + 1}",
-                title=f"第{i + 1}章",
-                text=text,
-                summary=said,
-                author="seed",
-                reason="seed",
-                now=now,
+                draft=Draft(
+                    title=f"第{i + 1}章",
+                    text=text,
+                    summary=ChapterSummary.model_validate(said),
+                    author="seed",
+                    reason="seed",
+                    now=now,
+                ),
             )
     finally:
         await store.close()

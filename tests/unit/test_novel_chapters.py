@@ -58,8 +58,8 @@ async def test_no_model_says_so_at_once_and_members_submit_the_chapter(tmp_path:
         assert "已收到第 1 章正文" in early.plain() and "情节记忆" in early.plain()
         # indexed, summarised extractively, tagged — exactly like a generated chapter
         [(number, version)] = await room.repo.book.current_versions("g1")
-        assert number == 1 and version.summary["extractive"] is True
-        assert "钱七" in version.summary["characters"]
+        assert number == 1 and version.summary.extractive is True
+        assert "钱七" in version.summary.characters
         chunks = await s.service.memory.chunks_of("g1", version.chapter_id)
         assert chunks and {"林远", "苏晴"} <= {t for c in chunks for t in c.extra["tags"]}
         [l3] = await s.service.memory.summaries("g1", "夜渡 林远 钱七")

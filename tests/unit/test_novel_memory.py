@@ -11,7 +11,8 @@ import pytest
 
 from novel.blueprint import default_blueprint
 from novel.memory import PlotMemory, namespace
-from novel.repo import NovelRepo
+from novel.repo import Draft, NovelRepo
+from novel.summary import ChapterSummary
 from retrieval.fakes import HashEmbedder
 from retrieval.store.edge import EdgeStore
 from retrieval.types import Filter, IndexedChunk, SparseVector
@@ -79,12 +80,14 @@ async def add(memory: PlotMemory, chat: str, cid: str, marker: str) -> int:
     number, _ = await memory.add_chapter(
         chat_id=chat,
         chapter_id=cid,
-        title=marker,
-        text=chapter_text(marker),
-        summary={"summary": marker, "scenes": ["青岚渡口"]},
-        author="t",
-        reason="test",
-        now=NOW,
+        draft=Draft(
+            title=marker,
+            text=chapter_text(marker),
+            summary=ChapterSummary(summary=marker, scenes=["青岚渡口"]),
+            author="t",
+            reason="test",
+            now=NOW,
+        ),
     )
     return number
 
@@ -130,12 +133,14 @@ async def test_revise_rollback_delete_never_stale(
         chat_id="g1",
         chapter_id="c2",
         chapter_no=2,
-        title="乙二",
-        text=chapter_text("乙二"),
-        summary={"summary": "x"},
-        author="t",
-        reason="r",
-        now=NOW,
+        draft=Draft(
+            title="乙二",
+            text=chapter_text("乙二"),
+            summary=ChapterSummary(summary="x"),
+            author="t",
+            reason="r",
+            now=NOW,
+        ),
     )
     assert v == 2
     assert await stored_versions(store, "g1", "c2") == {2: {True}}
@@ -185,12 +190,14 @@ async def test_crash_between_steps_then_reconcile(
             chat_id="g1",
             chapter_id="c1",
             chapter_no=1,
-            title="甲二",
-            text=chapter_text("甲二"),
-            summary={"summary": "x"},
-            author="t",
-            reason="r",
-            now=NOW,
+            draft=Draft(
+                title="甲二",
+                text=chapter_text("甲二"),
+                summary=ChapterSummary(summary="x"),
+                author="t",
+                reason="r",
+                now=NOW,
+            ),
         )
     store.fail = {}
     truth = await repo.book.current_map("g1")
@@ -230,12 +237,14 @@ async def _chapter(memory: PlotMemory, cid: str, text: str, summary: dict[str, o
     await memory.add_chapter(
         chat_id="g1",
         chapter_id=cid,
-        title=cid,
-        text=text,
-        summary=summary,
-        author="t",
-        reason="test",
-        now=NOW,
+        draft=Draft(
+            title=cid,
+            text=text,
+            summary=ChapterSummary.model_validate(summary),
+            author="t",
+            reason="test",
+            now=NOW,
+        ),
     )
 
 
@@ -273,10 +282,11 @@ def test_scene_and_event_tags_match_a_paraphrase_by_bigrams() -> None:
         "夜里，林远把小船系在青岚江边的老渡口，江水拍着石阶。",
         "苏晴提着灯笼在船头等他，风把火苗吹得很低。",
     ]
-    summary = {
-        "scenes": ["老渡口的江边"],  # reordered: not a substring of either chunk
-        "events": ["苏晴提灯笼等他", "船头的苏晴举灯", "霍三封锁江面"],
-    }
+    summary = ChapterSummary(
+        summary="系船",
+        scenes=["老渡口的江边"],  # reordered: not a substring of either chunk
+        events=["苏晴提灯笼等他", "船头的苏晴举灯", "霍三封锁江面"],
+    )
     for phrase in ("老渡口的江边", "苏晴提灯笼等他", "船头的苏晴举灯"):
         assert all(phrase not in p for p in pieces)
     tags = chunk_tags(pieces, {"林远": "林远", "苏晴": "苏晴", "阿远": "林远"}, summary)

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from novel import api
 from novel.blueprint import default_blueprint
+from novel.repo import Draft
 from novel.story_state import StoryState, replay
 from novel.summary import extractive_summary
 from tests.novel_room import ADMIN, Room
@@ -40,12 +41,14 @@ async def _seed(room: Room) -> None:
         await room.novel.memory.add_chapter(
             chat_id="g1",
             chapter_id=f"c{i}",
-            title=f"第{i}章",
-            text=text,
-            summary=extractive_summary(text, f"第{i}章", bp).model_dump(),
-            author="t",
-            reason="test",
-            now=room.clock(),
+            draft=Draft(
+                title=f"第{i}章",
+                text=text,
+                summary=extractive_summary(text, f"第{i}章", bp),
+                author="t",
+                reason="test",
+                now=room.clock(),
+            ),
         )
 
 
@@ -147,12 +150,14 @@ async def test_killed_between_the_flip_and_the_review_the_old_proposals_are_gone
             chat_id="g1",
             chapter_id="c2",
             chapter_no=2,
-            title="第2章",
-            text=DEAD,
-            summary=extractive_summary(DEAD, "第2章", bp).model_dump(),
-            author="t",
-            reason="test",
-            now=room.clock(),
+            draft=Draft(
+                title="第2章",
+                text=DEAD,
+                summary=extractive_summary(DEAD, "第2章", bp),
+                author="t",
+                reason="test",
+                now=room.clock(),
+            ),
         )
         assert await _pending_names(room) == {}
         state = await s.service.chapters.story_state("g1")

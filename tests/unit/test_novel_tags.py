@@ -11,7 +11,8 @@ import pytest
 
 from novel.blueprint import default_blueprint
 from novel.memory import MIN_FILTERED, SELECTIVE, PlotHit, PlotMemory, chunk_tags, fuse_hits
-from novel.repo import NovelRepo
+from novel.repo import Draft, NovelRepo
+from novel.summary import ChapterSummary
 from novel.tags import EVENT, SCENE, event_tags, known_places, scene_name, scene_tags
 from novel.writer import Goal, goal_tags
 from retrieval.fakes import HashEmbedder
@@ -46,7 +47,7 @@ CHAPTERS = [
 
 def _chapter_tags(text: str, summary: dict[str, list[str]], *, new: bool) -> set[str]:
     if not new:  # issue 12's: the summary's own phrases, matched by bigrams
-        return set(chunk_tags([text], {}, summary)[0])
+        return set(chunk_tags([text], {}, ChapterSummary(summary="…", **summary))[0])
     places = known_places(BP.places, summary["scenes"])
     return set(scene_tags(text, places) + event_tags(text))
 
@@ -109,12 +110,14 @@ async def _novel(memory: PlotMemory, chapters: int, vows: int) -> None:
         await memory.add_chapter(
             chat_id="g1",
             chapter_id=f"c{n}",
-            title=f"第{n}回",
-            text=text,
-            summary={"summary": f"第{n}回"},
-            author="t",
-            reason="test",
-            now=NOW,
+            draft=Draft(
+                title=f"第{n}回",
+                text=text,
+                summary=ChapterSummary(summary=f"第{n}回"),
+                author="t",
+                reason="test",
+                now=NOW,
+            ),
         )
 
 

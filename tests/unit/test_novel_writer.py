@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from novel.blueprint import default_blueprint
 from novel.memory import PlotHit
-from novel.summary import parse_summary, summarise
+from novel.summary import ChapterSummary, parse_summary, summarise
 from novel.writer import (
     Context,
     Goal,
@@ -42,10 +42,10 @@ def test_prompt_layers_in_order() -> None:
         blueprint=default_blueprint(),
         goal=Goal("夜渡", "过江", "多写环境"),
         number=3,
-        previous_summary={"summary": "上一章摘要"},
+        previous_summary=ChapterSummary(summary="上一章摘要"),
         previous_tail="上一章结尾",
         plot=[hit(1, "旧情节")],
-        summaries=[PriorChapter(1, "起", {"summary": "第一章摘要"})],
+        summaries=[PriorChapter(1, "起", ChapterSummary(summary="第一章摘要"))],
     )
     text = build_request(ctx).messages[0].content
     # The seed's order: blueprint → previous summary → previous ending → retrieved (L3 + L2,

@@ -147,10 +147,12 @@ def test_the_review_replays_only_the_chapters_before_the_one_judged() -> None:
 
     from novel.chapters import _story_state
     from novel.repo import VersionRow
+    from novel.summary import ChapterSummary
 
     def row(n: int, text: str) -> tuple[int, VersionRow]:
         when = datetime(2026, 1, n, tzinfo=UTC)
-        return n, VersionRow(f"c{n}", 1, f"第{n}章", text, {}, when, "u", "write")
+        said = ChapterSummary(summary=f"第{n}章")
+        return n, VersionRow(f"c{n}", 1, f"第{n}章", text, said, when, "u", "write")
 
     chapters = [row(1, CH1), row(2, CH2), row(3, CH3)]
     # judging chapter 3: chapters 1 and 2 are the story before it

@@ -59,8 +59,8 @@ async def run(chapters: int) -> str:
         repo, store, HashEmbedder(384), enc.encode_document, encode_query_sparse=enc.encode_query
     )
     now = datetime.now(UTC)
-    await repo.ensure_novel("bench", default_blueprint().to_json(), now)
-    await repo.ensure_novel("other", default_blueprint().to_json(), now)
+    await repo.world.ensure_novel("bench", default_blueprint().to_json(), now)
+    await repo.world.ensure_novel("other", default_blueprint().to_json(), now)
     index_ms: list[float] = []
     chunks_total = 0
     chars_total = 0
@@ -98,7 +98,7 @@ async def run(chapters: int) -> str:
         )
     # revise 30 chapters so superseded versions have existed
     rev_ms: list[float] = []
-    for c in (await repo.chapters("bench"))[:30]:
+    for c in (await repo.book.chapters("bench"))[:30]:
         t0 = time.perf_counter()
         await memory.add_version(
             chat_id="bench",

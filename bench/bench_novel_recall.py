@@ -37,6 +37,7 @@ import sys
 import tempfile
 import time
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -261,7 +262,7 @@ async def run(chapters: int, embedder_name: str, partial: Path | None = None) ->
     )
     bp = blueprint()
     now = datetime.now(UTC)
-    await repo.ensure_novel("bench", bp.to_json(), now)
+    await repo.world.ensure_novel("bench", bp.to_json(), now)
     cbs = callbacks(chapters)
     plants = {c.planted: c for c in cbs}
     due: dict[int, list[Callback]] = {}
@@ -287,8 +288,10 @@ async def run(chapters: int, embedder_name: str, partial: Path | None = None) ->
             after = await service.context("bench", bp, cb.goal, n)
             query_ms.append((time.perf_counter() - t0) * 1000)
             before = await _context_before(memory, repo, bp, cb.goal, n, settings, first_200)
-            variants = [("before", before)]
-            current = await repo.current_versions("bench")
+            variants: list[tuple[str, tuple[Sequence[PlotHit], Sequence[PriorChapter]]]] = [
+                ("before", before)
+            ]
+            current = await repo.book.current_versions("bench")
             people = goal_characters(bp, cb.goal) + _story_names_in(current, cb.goal, bp)
             scenes = [s for _, v in current for s in v.summary.scenes]
             for mode, tags in (
@@ -303,10 +306,11 @@ async def run(chapters: int, embedder_name: str, partial: Path | None = None) ->
                     )
                 )
             all_tags = people + goal_tags(bp, cb.goal, scenes)
-            for mode, tags, merge in (
+            merges: tuple[tuple[str, list[str], Merge], ...] = (
                 ("tag filter, fill-up (issue 23)", all_tags, "fill"),
                 ("tag filter, fused with unfiltered (RRF)", all_tags, "fuse"),
-            ):
+            )
+            for mode, tags, merge in merges:
                 variants.append(
                     (
                         mode,
@@ -339,8 +343,8 @@ async def run(chapters: int, embedder_name: str, partial: Path | None = None) ->
                     )
             for mode, (plot, summaries) in variants:
                 chunk = any(h.chapter_no == cb.planted and cb.marker in h.text for h in plot)
-                summary = any(p.number == cb.planted for p in summaries)
-                hits[mode].setdefault(cb.kind, []).append((chunk, summary))
+                in_summary = any(p.number == cb.planted for p in summaries)
+                hits[mode].setdefault(cb.kind, []).append((chunk, in_summary))
                 tokens[mode].append(
                     sum(estimate_tokens(h.text) for h in plot)
                     + sum(estimate_tokens(p.summary.summary) for p in summaries)

@@ -44,9 +44,9 @@ async def served(n: int, text: str) -> tuple[float, float]:
     with tempfile.TemporaryDirectory() as tmp:
         repo = await NovelRepo.open(Path(tmp) / "db.sqlite3")
         now = datetime(2026, 11, 1, tzinfo=UTC)
-        await repo.ensure_novel("c", bp.to_json(), now)
+        await repo.world.ensure_novel("c", bp.to_json(), now)
         for i in range(n):
-            await repo.add_chapter(
+            await repo.book.add_chapter(
                 chat_id="c",
                 chapter_id=uuid.uuid4().hex,
                 draft=Draft(

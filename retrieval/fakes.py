@@ -13,11 +13,12 @@ import struct
 from collections.abc import Sequence
 from typing import Any
 
+from retrieval.ports import VectorStore
 from retrieval.store import StoreUnavailable, schema
 from retrieval.types import Chunk, Filter, IndexedChunk, ScoredChunk, SparseVector
 
 
-class MemoryStore:
+class MemoryStore(VectorStore):
     """A VectorStore in a dict: exact cosine for dense vectors; for sparse vectors the dot
     product with Qdrant's IDF modifier (idf = ln((N - n + 0.5) / (n + 0.5) + 1), over the
     whole store), so BM25 rankings match Qdrant Edge's. Filters use `Filter.matches`."""
@@ -109,20 +110,6 @@ class MemoryStore:
     async def optimize(self) -> bool:
         self._check_open()
         return False  # nothing to index: every search reads every point
-
-    async def search_dense_and_sparse(
-        self,
-        dense: Sequence[float],
-        sparse: SparseVector,
-        *,
-        flt: Filter | None = None,
-        dense_limit: int = 10,
-        sparse_limit: int = 10,
-    ) -> tuple[list[ScoredChunk], list[ScoredChunk]]:
-        return (
-            await self.search_dense(dense, flt=flt, limit=dense_limit),
-            await self.search_sparse(sparse, flt=flt, limit=sparse_limit),
-        )
 
     async def scroll(
         self, flt: Filter | None = None, *, limit: int = 1000, fields: Sequence[str] | None = None

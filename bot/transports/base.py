@@ -14,13 +14,13 @@ import abc
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from types import TracebackType
-from typing import Generic, TypeVar
+from typing import Generic, Self, TypeVar
 
 from bot.actor import Actor
 from bot.reply import Reply
 from bot.router import Router
 from retrieval.clock import SYSTEM_CLOCK, Clock
+from retrieval.lifecycle import Closing
 
 log = logging.getLogger(__name__)
 
@@ -54,7 +54,7 @@ class BallotPosted:
 OnBallot = Callable[[BallotPosted], Awaitable[None]]
 
 
-class ChatTransport(abc.ABC, Generic[Outlet]):
+class ChatTransport(Closing, Generic[Outlet]):
     """Lifecycle through `async with`; `serve()` runs until `stop()` or cancellation.
 
     `on_ballot` is told where every ballot went (the composition root passes the writers'
@@ -121,14 +121,10 @@ class ChatTransport(abc.ABC, Generic[Outlet]):
         `poll_message_id` stops). A transport that cannot edit leaves the message as it is."""
         return None
 
-    async def __aenter__(self) -> ChatTransport[Outlet]:
+    async def __aenter__(self) -> Self:
         await self.start()
         return self
 
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    async def close(self) -> None:
+        """What `async with` ends with: `stop`."""
         await self.stop()

@@ -151,10 +151,7 @@ class ClaudeLLM(RetryingLLM[anthropic.AsyncAnthropic]):
     # ---- errors -------------------------------------------------------------------------
 
     def _classify(self, err: Exception) -> Transient | LLMError | None:
-        """SDK exception → Transient (retry) or LLMError (final).
-
-        Once text has reached the caller a retry would repeat it, so every failure is final.
-        """
+        """SDK exception → Transient (retry) or LLMError (final); None for anything else."""
         kind: str | None
         retry_after: float | None = None
         if isinstance(err, anthropic.APITimeoutError):

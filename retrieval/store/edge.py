@@ -14,12 +14,13 @@ thing its subclasses say (`_call`):
 from __future__ import annotations
 
 import asyncio
-from abc import ABC, abstractmethod
+from abc import abstractmethod
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, Literal, Self
+from typing import Any, Literal
 
+from retrieval.lifecycle import Closing
 from retrieval.store import StoreError, StoreUnavailable, schema
 from retrieval.store.edge_shard import IN_MEMORY, ON_DISK, Layout, Row, ShardOps
 from retrieval.types import Chunk, Filter, IndexedChunk, ScoredChunk, SparseVector
@@ -45,7 +46,7 @@ def _scored(rows: Sequence[Row]) -> list[ScoredChunk]:
     return [ScoredChunk(Chunk.from_payload(pid, payload), score) for pid, score, payload in rows]
 
 
-class ShardStore(ABC):
+class ShardStore(Closing):
     """VectorStore on one Qdrant Edge shard. Validates every argument and turns the shard's
     rows into chunks here, once; a subclass runs `ShardOps` methods where it keeps the shard
     (`_call`) and closes it (`close`)."""
@@ -76,12 +77,6 @@ class ShardStore(ABC):
     @abstractmethod
     async def close(self) -> None:
         """Flush and close; later calls raise StoreUnavailable. Idempotent."""
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.close()
 
     def _check_open(self) -> None:
         if self._closed:

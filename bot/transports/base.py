@@ -20,7 +20,6 @@ from bot.actor import Actor
 from bot.reply import Reply
 from bot.router import Router
 from retrieval.clock import SYSTEM_CLOCK, Clock
-from retrieval.lifecycle import Closing
 
 log = logging.getLogger(__name__)
 
@@ -54,7 +53,7 @@ class BallotPosted:
 OnBallot = Callable[[BallotPosted], Awaitable[None]]
 
 
-class ChatTransport(Closing, Generic[Outlet]):
+class ChatTransport(abc.ABC, Generic[Outlet]):
     """Lifecycle through `async with`; `serve()` runs until `stop()` or cancellation.
 
     `on_ballot` is told where every ballot went (the composition root passes the writers'
@@ -125,6 +124,5 @@ class ChatTransport(Closing, Generic[Outlet]):
         await self.start()
         return self
 
-    async def close(self) -> None:
-        """What `async with` ends with: `stop`."""
+    async def __aexit__(self, *exc_info: object) -> None:
         await self.stop()

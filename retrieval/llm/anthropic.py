@@ -37,9 +37,9 @@ from anthropic.types.raw_message_delta_event import Delta
 
 from retrieval.llm.base import (
     RetryingLLM,
-    Transient,
+    SdkErrors,
+    StatusError,
     kind_for_status,
-    retry_after_seconds,
 )
 from retrieval.ports import (
     LLMError,
@@ -70,6 +70,12 @@ class ClaudeLLM(RetryingLLM[anthropic.AsyncAnthropic]):
     native_citations = True
     name = "claude"
     default_model = DEFAULT_MODEL
+    errors = SdkErrors(
+        timeout=anthropic.APITimeoutError,
+        connection=anthropic.APIConnectionError,
+        status=anthropic.APIStatusError,
+        invalid_response=anthropic.APIResponseValidationError,
+    )
 
     def _open(
         self, api_key: str | None, base_url: str | None, timeout_s: float
@@ -150,26 +156,11 @@ class ClaudeLLM(RetryingLLM[anthropic.AsyncAnthropic]):
 
     # ---- errors -------------------------------------------------------------------------
 
-    def _classify(self, err: Exception) -> Transient | LLMError | None:
-        """SDK exception → Transient (retry) or LLMError (final); None for anything else."""
-        kind: str | None
-        retry_after: float | None = None
-        if isinstance(err, anthropic.APITimeoutError):
-            kind = "timeout"
-        elif isinstance(err, anthropic.APIConnectionError):
-            kind = "unavailable"
-        elif isinstance(err, anthropic.APIStatusError):
-            kind = kind_for_status(err.status_code)
-            if kind is None:
-                kind = _kind_for_error_type(err.type)
-            retry_after = retry_after_seconds(dict(err.response.headers))
-            if kind is None:
-                return LLMError("unavailable", f"HTTP {err.status_code}: {err.message}"[:300])
-        elif isinstance(err, anthropic.APIResponseValidationError | ValueError | KeyError):
-            return LLMError("malformed", f"{type(err).__name__}: {err}"[:300])
-        else:
-            return None  # a bug, not a model failure
-        return Transient(kind, str(err)[:200], retry_after)
+    def _status_kind(self, err: StatusError) -> str | None:
+        kind = kind_for_status(err.status_code)
+        if kind is None and isinstance(err, anthropic.APIStatusError):
+            kind = _kind_for_error_type(err.type)
+        return kind
 
 
 def _kind_for_error_type(error_type: object) -> str | None:

@@ -15,7 +15,7 @@ import random
 import re
 from collections.abc import Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Generic, Protocol, TypeVar
+from typing import ClassVar, Generic, Protocol, TypeVar
 
 from retrieval.ports import LLMError, LLMRequest, LLMResponse, OnDelta
 from retrieval.sentences import split_sentences
@@ -92,16 +92,50 @@ def kind_for_status(status: int) -> str | None:
     return None
 
 
+class _Response(Protocol):
+    @property
+    def headers(self) -> Mapping[str, str]: ...
+
+
+class StatusError(Protocol):
+    """An SDK's HTTP-status error, as far as the retry decision reads it."""
+
+    @property
+    def status_code(self) -> int: ...
+
+    @property
+    def message(self) -> str: ...
+
+    @property
+    def response(self) -> _Response: ...
+
+
+@dataclass(frozen=True, slots=True)
+class SdkErrors:
+    """What an SDK raises, by class (Anthropic's and OpenAI's SDKs share one hierarchy).
+
+    The order of the checks matters: a timeout is a connection error, and a status error and
+    an invalid response are both the SDK's base error, which `in_stream` names when the SDK
+    raises it for an error event inside a stream (HTTP 200)."""
+
+    timeout: type[Exception]
+    connection: type[Exception]
+    status: type[StatusError]
+    invalid_response: type[Exception]
+    in_stream: tuple[type[Exception], ...] = ()
+
+
 class RetryingLLM(abc.ABC, Generic[ClientT]):
     """The shared work of every model adapter: the SDK client's lifecycle, retries with jittered
     backoff, the per-attempt timeout, the process-wide concurrency cap, the context window and
-    the mapping of SDK failures. A subclass names its SDK client (`_open`), its models' windows
-    (`_context_window`), one attempt (`_attempt`, plain or streamed) and which SDK failures a
-    retry may fix (`_classify`)."""
+    the mapping of SDK failures. A subclass names its SDK client (`_open`) and the SDK's error
+    classes (`errors`), its models' windows (`_context_window`) and one attempt (`_attempt`,
+    plain or streamed)."""
 
     name = "llm"
     native_citations = False
     default_model = ""
+    errors: ClassVar[SdkErrors]
 
     def __init__(
         self,
@@ -171,9 +205,28 @@ class RetryingLLM(abc.ABC, Generic[ClientT]):
     async def _attempt(self, request: LLMRequest, on_delta: OnDelta | None) -> LLMResponse:
         """One call to the provider; raise `Transient` for what a retry may fix."""
 
-    @abc.abstractmethod
     def _classify(self, err: Exception) -> Transient | LLMError | None:
-        """An SDK failure as `Transient` or final `LLMError`; None for what is not the SDK's."""
+        """An SDK failure as `Transient` or final `LLMError`; None for what is not the SDK's
+        (a bug, not a model failure: it surfaces as it is)."""
+        sdk = self.errors
+        if isinstance(err, sdk.timeout):
+            return Transient("timeout", str(err)[:200])
+        if isinstance(err, sdk.connection):
+            return Transient("unavailable", str(err)[:200])
+        if isinstance(err, sdk.status):
+            kind = self._status_kind(err)
+            if kind is None:
+                return LLMError("unavailable", f"HTTP {err.status_code}: {err.message}"[:300])
+            return Transient(kind, str(err)[:200], retry_after_seconds(err.response.headers))
+        if isinstance(err, sdk.invalid_response | ValueError | KeyError):
+            return LLMError("malformed", f"{type(err).__name__}: {err}"[:300])
+        if isinstance(err, sdk.in_stream):
+            return Transient("unavailable", str(err)[:200])  # the server gave up mid-answer
+        return None
+
+    def _status_kind(self, err: StatusError) -> str | None:
+        """The transient kind of an HTTP error status; None when retrying cannot help."""
+        return kind_for_status(err.status_code)
 
 
 async def with_retries(

@@ -21,9 +21,7 @@ from openai.types.chat.chat_completion_chunk import ChoiceDelta
 
 from retrieval.llm.base import (
     RetryingLLM,
-    Transient,
-    kind_for_status,
-    retry_after_seconds,
+    SdkErrors,
 )
 from retrieval.ports import LLMError, LLMRequest, LLMResponse, OnDelta, SourceDocument, TextSegment
 
@@ -77,6 +75,13 @@ class OpenAICompatLLM(RetryingLLM[openai.AsyncOpenAI]):
     native_citations = False
     name = "openai"
     default_model = DEFAULT_MODEL
+    errors = SdkErrors(
+        timeout=openai.APITimeoutError,
+        connection=openai.APIConnectionError,
+        status=openai.APIStatusError,
+        invalid_response=openai.APIResponseValidationError,
+        in_stream=(openai.APIError,),
+    )
     _official: bool
 
     def _open(
@@ -186,29 +191,6 @@ class OpenAICompatLLM(RetryingLLM[openai.AsyncOpenAI]):
             input_tokens=meta["input"],
             output_tokens=meta["output"],
         )
-
-    # ---- errors -------------------------------------------------------------------------
-
-    def _classify(self, err: Exception) -> Transient | LLMError | None:
-        kind: str | None
-        retry_after: float | None = None
-        if isinstance(err, openai.APITimeoutError):
-            kind = "timeout"
-        elif isinstance(err, openai.APIConnectionError):
-            kind = "unavailable"
-        elif isinstance(err, openai.APIStatusError):
-            kind = kind_for_status(err.status_code)
-            retry_after = retry_after_seconds(dict(err.response.headers))
-            if kind is None:
-                return LLMError("unavailable", f"HTTP {err.status_code}: {err.message}"[:300])
-        elif isinstance(err, openai.APIResponseValidationError | ValueError | KeyError):
-            return LLMError("malformed", f"{type(err).__name__}: {err}"[:300])
-        elif isinstance(err, openai.APIError):
-            # An error object inside an SSE stream (HTTP 200): the server gave up mid-answer.
-            kind = "unavailable"
-        else:
-            return None  # a bug, not a model failure
-        return Transient(kind, str(err)[:200], retry_after)
 
 
 def _message_text(message: ChatCompletionMessage | None) -> str | None:

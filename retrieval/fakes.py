@@ -77,8 +77,7 @@ class MemoryStore(VectorStore):
         self, vector: Sequence[float], *, flt: Filter | None = None, limit: int = 10
     ) -> list[ScoredChunk]:
         self._check_open()
-        schema.check_limit(limit)
-        query = schema.dense_matrix([vector], self._dim)[0].tolist()
+        query = schema.dense_query(vector, self._dim, limit)
         norm = math.sqrt(sum(v * v for v in query))
         scored = []
         for pid, payload in self._select(flt):
@@ -91,8 +90,7 @@ class MemoryStore(VectorStore):
         self, vector: SparseVector, *, flt: Filter | None = None, limit: int = 10
     ) -> list[ScoredChunk]:
         self._check_open()
-        schema.check_limit(limit)
-        indices, values = schema.check_sparse(vector)
+        indices, values = schema.sparse_query(vector, limit)
         total = len(self._points)
         idf: dict[int, float] = {}
         for index in indices:

@@ -120,8 +120,7 @@ class ShardStore(Closing):
         exact: bool = False,
         hnsw_ef: int | None = None,
     ) -> list[ScoredChunk]:
-        schema.check_limit(limit)
-        query = schema.dense_matrix([vector], self._dim)[0].tolist()
+        query = schema.dense_query(vector, self._dim, limit)
         rows = await self._read(
             ShardOps.search_dense, query, schema.plan(flt), limit, exact, hnsw_ef
         )
@@ -130,8 +129,7 @@ class ShardStore(Closing):
     async def search_sparse(
         self, vector: SparseVector, *, flt: Filter | None = None, limit: int = 10
     ) -> list[ScoredChunk]:
-        schema.check_limit(limit)
-        indices, values = schema.check_sparse(vector)
+        indices, values = schema.sparse_query(vector, limit)
         plan = schema.plan(flt)
         if not indices:
             return []
@@ -192,8 +190,7 @@ class ShardStore(Closing):
         position p of a list as 1 / ((p + 1) / weight + k - 1): a weight stretches the rank
         scale rather than multiplying the contribution (unlike `retrieval.fuse`), so with the
         usual k = 60 weights barely change the order; use a small k to steer it."""
-        schema.check_limit(limit)
-        query = schema.dense_matrix([dense], self._dim)[0].tolist()
+        query = schema.dense_query(dense, self._dim, limit)
         indices, values = schema.check_sparse(sparse)
         plan = schema.plan(flt)
         depth = prefetch or max(50, 5 * limit)

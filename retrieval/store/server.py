@@ -238,16 +238,14 @@ class ServerStore(VectorStore):
         self, vector: Sequence[float], *, flt: Filter | None = None, limit: int = 10
     ) -> list[ScoredChunk]:
         self._check_open()
-        schema.check_limit(limit)
-        query = schema.dense_matrix([vector], self._dim)[0].tolist()
+        query = schema.dense_query(vector, self._dim, limit)
         return await self._query(query, schema.DENSE, flt, limit)
 
     async def search_sparse(
         self, vector: SparseVector, *, flt: Filter | None = None, limit: int = 10
     ) -> list[ScoredChunk]:
         self._check_open()
-        schema.check_limit(limit)
-        indices, values = schema.check_sparse(vector)
+        indices, values = schema.sparse_query(vector, limit)
         if not indices:
             return []
         sparse = models.SparseVector(indices=indices, values=values)

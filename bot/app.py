@@ -13,8 +13,7 @@ from collections.abc import Awaitable
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from pathlib import Path
-from types import TracebackType
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Self, TypeVar
 
 from bot.actor import Actor
 from bot.admin import AdminPolicy
@@ -26,6 +25,7 @@ from bot.reply import Reply
 from bot.router import Router
 from bot.settings import Settings
 from retrieval.clock import SYSTEM_CLOCK, Clock
+from retrieval.lifecycle import Closing
 from retrieval.ports import LLM, Embedder, VectorStore
 
 if TYPE_CHECKING:
@@ -88,7 +88,7 @@ LOOKUP = Startup(warm_embedder=False, store_process=False, writers_room=False)
 RECORDS = Startup(warm_embedder=False, warm_words=False, store_process=False, writers_room=False)
 
 
-class App:
+class App(Closing):
     """Everything the process owns, opened and closed together (`async with App(settings)`)."""
 
     def __init__(
@@ -127,7 +127,7 @@ class App:
     def db_path(self) -> Path:
         return self.settings.data_dir / "baibao.sqlite3"
 
-    async def __aenter__(self) -> App:
+    async def __aenter__(self) -> Self:
         try:
             await self._open()
         except BaseException:
@@ -446,10 +446,5 @@ class App:
         target = Actor(post.platform, post.chat_id, "", channel_id=post.channel_id, lang=reply.lang)
         await transport.edit(target, post.message_id, reply, poll_message_id=post.poll_message_id)
 
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    async def close(self) -> None:
         await self._stack.aclose()

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 from pathlib import Path
-from types import TracebackType
+from typing import Self
 
 import aiosqlite
 
 from retrieval.i18n import Lang
+from retrieval.lifecycle import Closing
 from retrieval.requests import Script
 from retrieval.sqlite import open_sqlite
 
@@ -37,7 +38,7 @@ CREATE TABLE IF NOT EXISTS bot_chat_scripts (
 """
 
 
-class ChatSettings:
+class ChatSettings(Closing):
     """`async with ChatSettings(db_path, default="zh") as chats:`; reads are cached."""
 
     def __init__(self, db_path: Path, default: Lang = "zh") -> None:
@@ -47,7 +48,7 @@ class ChatSettings:
         self._languages: dict[tuple[str, str], Lang] = {}
         self._scripts: dict[tuple[str, str], Script] = {}
 
-    async def __aenter__(self) -> ChatSettings:
+    async def __aenter__(self) -> Self:
         db = await open_sqlite(self._db_path, _SCHEMA)
         try:
             async with db.execute("SELECT platform, chat_id, language FROM bot_chat_settings") as c:
@@ -64,12 +65,7 @@ class ChatSettings:
         self._db = db
         return self
 
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    async def close(self) -> None:
         if self._db is not None:
             await self._db.close()
             self._db = None

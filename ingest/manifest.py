@@ -19,6 +19,7 @@ from dataclasses import asdict, astuple, dataclass, replace
 from pathlib import Path
 from typing import Any, cast, get_args
 
+from ingest.errors import BilingualError
 from retrieval.types import ChunkType
 
 MANIFEST_NAMES = ("manifest.toml", "manifest.yaml", "manifest.yml")
@@ -35,16 +36,14 @@ def infer_era(year: int | None) -> str | None:
     return f"{year // 10 * 10}s"
 
 
-class ManifestError(ValueError):
+class ManifestError(BilingualError, ValueError):
     def __init__(self, path: Path, reason_zh: str, reason_en: str) -> None:
-        super().__init__(f"{path}: {reason_en}")
+        super().__init__(reason_zh, reason_en, f"{path}: {reason_en}")
         self.path = path
-        self.zh = reason_zh
-        self.en = reason_en
 
     @property
     def reason(self) -> str:
-        return f"清单文件有误：{self.zh} ({self.en})"
+        return f"清单文件有误：{super().reason}"
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,11 +13,12 @@ import struct
 from collections.abc import Sequence
 from typing import Any
 
+from retrieval.ports import VectorStore
 from retrieval.store import StoreUnavailable, schema
 from retrieval.types import Chunk, Filter, IndexedChunk, ScoredChunk, SparseVector
 
 
-class MemoryStore:
+class MemoryStore(VectorStore):
     """A VectorStore in a dict: exact cosine for dense vectors; for sparse vectors the dot
     product with Qdrant's IDF modifier (idf = ln((N - n + 0.5) / (n + 0.5) + 1), over the
     whole store), so BM25 rankings match Qdrant Edge's. Filters use `Filter.matches`."""
@@ -76,8 +77,7 @@ class MemoryStore:
         self, vector: Sequence[float], *, flt: Filter | None = None, limit: int = 10
     ) -> list[ScoredChunk]:
         self._check_open()
-        schema.check_limit(limit)
-        query = schema.dense_matrix([vector], self._dim)[0].tolist()
+        query = schema.dense_query(vector, self._dim, limit)
         norm = math.sqrt(sum(v * v for v in query))
         scored = []
         for pid, payload in self._select(flt):
@@ -90,8 +90,7 @@ class MemoryStore:
         self, vector: SparseVector, *, flt: Filter | None = None, limit: int = 10
     ) -> list[ScoredChunk]:
         self._check_open()
-        schema.check_limit(limit)
-        indices, values = schema.check_sparse(vector)
+        indices, values = schema.sparse_query(vector, limit)
         total = len(self._points)
         idf: dict[int, float] = {}
         for index in indices:
@@ -109,20 +108,6 @@ class MemoryStore:
     async def optimize(self) -> bool:
         self._check_open()
         return False  # nothing to index: every search reads every point
-
-    async def search_dense_and_sparse(
-        self,
-        dense: Sequence[float],
-        sparse: SparseVector,
-        *,
-        flt: Filter | None = None,
-        dense_limit: int = 10,
-        sparse_limit: int = 10,
-    ) -> tuple[list[ScoredChunk], list[ScoredChunk]]:
-        return (
-            await self.search_dense(dense, flt=flt, limit=dense_limit),
-            await self.search_sparse(sparse, flt=flt, limit=sparse_limit),
-        )
 
     async def scroll(
         self, flt: Filter | None = None, *, limit: int = 1000, fields: Sequence[str] | None = None

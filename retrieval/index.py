@@ -35,13 +35,13 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import astuple, dataclass, fields, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from types import TracebackType
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, Self
 
 import aiosqlite
 
 from retrieval import termstats
 from retrieval.keyword import Bm25Encoder
+from retrieval.lifecycle import Closing
 from retrieval.ports import Embedder, VectorStore
 from retrieval.sqlite import open_sqlite
 from retrieval.text import search_form
@@ -209,7 +209,7 @@ async def _report(progress: Progress | None, done: int, total: int) -> None:
         await result
 
 
-class Indexer:
+class Indexer(Closing):
     def __init__(
         self,
         db_path: Path | str,
@@ -234,17 +234,9 @@ class Indexer:
 
     # ---- lifecycle ------------------------------------------------------------------------
 
-    async def __aenter__(self) -> Indexer:
+    async def __aenter__(self) -> Self:
         await self.open()
         return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.close()
 
     async def open(self) -> None:
         if self._db is not None:

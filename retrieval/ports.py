@@ -7,6 +7,7 @@ OpenAI-compatible models), an in-process fake in `retrieval.fakes`, and a contra
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal, Protocol, runtime_checkable
@@ -64,9 +65,15 @@ class VectorStore(Protocol):
         dense_limit: int = 10,
         sparse_limit: int = 10,
     ) -> tuple[list[ScoredChunk], list[ScoredChunk]]:
-        """`search_dense` and `search_sparse` of one query, at once: the same two rankings
-        (a store may answer both in one round trip and read a chunk in both once)."""
-        ...
+        """`search_dense` and `search_sparse` of one query, at once: the same two rankings.
+
+        This default runs the two searches side by side, for a store that subclasses the port;
+        a store that can answer both in one round trip (and read a chunk in both once) does."""
+        found = await asyncio.gather(
+            self.search_dense(dense, flt=flt, limit=dense_limit),
+            self.search_sparse(sparse, flt=flt, limit=sparse_limit),
+        )
+        return found[0], found[1]
 
     async def scroll(
         self, flt: Filter | None = None, *, limit: int = 1000, fields: Sequence[str] | None = None

@@ -14,8 +14,7 @@ import abc
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from types import TracebackType
-from typing import Generic, TypeVar
+from typing import Generic, Self, TypeVar
 
 from bot.actor import Actor
 from bot.reply import Reply
@@ -121,14 +120,9 @@ class ChatTransport(abc.ABC, Generic[Outlet]):
         `poll_message_id` stops). A transport that cannot edit leaves the message as it is."""
         return None
 
-    async def __aenter__(self) -> ChatTransport[Outlet]:
+    async def __aenter__(self) -> Self:
         await self.start()
         return self
 
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    async def __aexit__(self, *exc_info: object) -> None:
         await self.stop()

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from ingest.errors import BilingualError
 from retrieval.i18n import Lang, detect_language
 
 BlockKind = Literal["heading", "para", "quote", "point"]
@@ -25,17 +26,11 @@ class LoadOptions:
     ocr: str | None = None
 
 
-class LoadError(Exception):
+class LoadError(BilingualError):
     """A file is skipped: `zh` / `en` say why (one line, no traceback)."""
 
     def __init__(self, zh: str, en: str) -> None:
-        super().__init__(en)
-        self.zh = zh
-        self.en = en
-
-    @property
-    def reason(self) -> str:
-        return f"{self.zh} ({self.en})"
+        super().__init__(zh, en)
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,12 +12,13 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 from pathlib import Path
-from types import TracebackType
+from typing import Self
 
 import aiosqlite
 import numpy as np
 
 from retrieval.embed import DimProbe
+from retrieval.lifecycle import Closing
 from retrieval.ports import Embedder
 from retrieval.sqlite import open_sqlite
 
@@ -36,7 +37,7 @@ def _hash(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-class CachedEmbedder:
+class CachedEmbedder(Closing):
     """`async with CachedEmbedder(inner, db_path) as embedder:` — an Embedder."""
 
     def __init__(self, inner: Embedder, db_path: Path) -> None:
@@ -46,7 +47,7 @@ class CachedEmbedder:
         self.hits = 0
         self.misses = 0
 
-    async def __aenter__(self) -> CachedEmbedder:
+    async def __aenter__(self) -> Self:
         db = await open_sqlite(self._db_path, _SCHEMA)
         try:
             if isinstance(self._inner, DimProbe):
@@ -57,12 +58,8 @@ class CachedEmbedder:
         self._db = db
         return self
 
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    async def close(self) -> None:
+        """Close the cache's SQLite connection (`aclose` closes the inner embedder)."""
         if self._db is not None:
             await self._db.close()
             self._db = None

@@ -18,7 +18,6 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from types import TracebackType
 
 from retrieval.graph.extract_llm import AnswerCache, Extraction, MemoryAnswers, llm_doc
 from retrieval.graph.grow import Lexicon, default_lexicon, grow
@@ -46,10 +45,11 @@ from retrieval.graph.storage import (
     snapshot,
 )
 from retrieval.heap import release_free_memory
+from retrieval.lifecycle import Closing
 from retrieval.types import Chunk
 
 
-class KnowledgeGraph:
+class KnowledgeGraph(Closing):
     """Open with `await KnowledgeGraph.open(db_path, seed)`; `db_path=None` keeps everything
     in memory (the in-process fake for tests)."""
 
@@ -121,17 +121,6 @@ class KnowledgeGraph:
         finally:
             await self._db.close()
             self._db = None
-
-    async def __aenter__(self) -> KnowledgeGraph:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.close()
 
     async def _load(self, from_snapshot: bool) -> None:
         if self._db is None or self._snapshot_path is None:

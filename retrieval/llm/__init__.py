@@ -8,7 +8,9 @@ base URL → `None`: the services answer in their offline (extractive) mode.
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
+from retrieval.llm.base import RetryingLLM
 from retrieval.ports import LLM
 
 
@@ -29,35 +31,32 @@ def build_llm(
     provider = (provider or "none").lower()
     if provider == "none":
         return None
-    semaphore = asyncio.Semaphore(max(1, max_concurrency))
+    adapter = _adapter(provider, api_key, base_url)
+    return adapter(
+        api_key,
+        model,
+        base_url=base_url,
+        timeout_s=timeout_s,
+        max_retries=max_retries,
+        semaphore=asyncio.Semaphore(max(1, max_concurrency)),
+        context_tokens=context_tokens,
+    )
+
+
+def _adapter(provider: str, api_key: str | None, base_url: str | None) -> type[RetryingLLM[Any]]:
+    """The provider's adapter class, imported only when chosen (each pulls in its SDK)."""
     if provider == "anthropic":
         if not api_key:
             raise ValueError("the anthropic provider needs an API key (ANTHROPIC_API_KEY)")
         from retrieval.llm.anthropic import ClaudeLLM
 
-        return ClaudeLLM(
-            api_key,
-            model,
-            base_url=base_url,
-            timeout_s=timeout_s,
-            max_retries=max_retries,
-            semaphore=semaphore,
-            context_tokens=context_tokens,
-        )
+        return ClaudeLLM
     if provider == "openai":
         if not api_key and not base_url:
             raise ValueError("the openai provider needs OPENAI_API_KEY or LLM_BASE_URL")
         from retrieval.llm.openai import OpenAICompatLLM
 
-        return OpenAICompatLLM(
-            api_key,
-            model,
-            base_url=base_url,
-            timeout_s=timeout_s,
-            max_retries=max_retries,
-            semaphore=semaphore,
-            context_tokens=context_tokens,
-        )
+        return OpenAICompatLLM
     raise ValueError(f"unknown LLM provider: {provider!r} (anthropic | openai | none)")
 
 

@@ -12,7 +12,6 @@ every adapter the same way.
 
 from __future__ import annotations
 
-import asyncio
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -38,11 +37,9 @@ from anthropic.types.raw_message_delta_event import Delta
 
 from retrieval.llm.base import (
     RetryingLLM,
-    RetryPolicy,
-    Sleep,
-    Transient,
+    SdkErrors,
+    StatusError,
     kind_for_status,
-    retry_after_seconds,
 )
 from retrieval.ports import (
     LLMError,
@@ -67,41 +64,28 @@ def context_window(model: str) -> int:
     return 1_000_000 if _LARGE_WINDOW.match(model) else 200_000
 
 
-class ClaudeLLM(RetryingLLM):
+class ClaudeLLM(RetryingLLM[anthropic.AsyncAnthropic]):
     """`retrieval.ports.LLM` over Anthropic's Messages API (or any server speaking it)."""
 
     native_citations = True
     name = "claude"
+    default_model = DEFAULT_MODEL
+    errors = SdkErrors(
+        timeout=anthropic.APITimeoutError,
+        connection=anthropic.APIConnectionError,
+        status=anthropic.APIStatusError,
+        invalid_response=anthropic.APIResponseValidationError,
+    )
 
-    def __init__(
-        self,
-        api_key: str,
-        model: str = DEFAULT_MODEL,
-        *,
-        base_url: str | None = None,
-        timeout_s: float = 60.0,
-        max_retries: int = 3,
-        semaphore: asyncio.Semaphore | None = None,
-        context_tokens: int = 0,
-        policy: RetryPolicy | None = None,
-        sleep: Sleep = asyncio.sleep,
-    ) -> None:
-        self._client = anthropic.AsyncAnthropic(
+    def _open(
+        self, api_key: str | None, base_url: str | None, timeout_s: float
+    ) -> anthropic.AsyncAnthropic:
+        return anthropic.AsyncAnthropic(
             api_key=api_key, base_url=base_url, max_retries=0, timeout=timeout_s
         )
-        model = model or DEFAULT_MODEL
-        super().__init__(
-            model,
-            context_tokens=context_tokens or context_window(model),
-            timeout_s=timeout_s,
-            max_retries=max_retries,
-            semaphore=semaphore,
-            policy=policy,
-            sleep=sleep,
-        )
 
-    async def aclose(self) -> None:
-        await self._client.close()
+    def _context_window(self, model: str) -> int:
+        return context_window(model)
 
     async def _attempt(self, request: LLMRequest, on_delta: OnDelta | None) -> LLMResponse:
         params = self._params(request)
@@ -141,30 +125,18 @@ class ClaudeLLM(RetryingLLM):
     async def _once(
         self, params: dict[str, Any], documents: Sequence[SourceDocument]
     ) -> LLMResponse:
-        try:
+        with self._sdk_errors():
             message = await self._client.messages.create(**params)
-        except Exception as err:
-            failure = self._failure(err, emitted=False)
-            if failure is None:
-                raise
-            raise failure from err
         return _parse_message(message, documents)
 
     async def _streamed(
         self, params: dict[str, Any], documents: Sequence[SourceDocument], on_delta: OnDelta
     ) -> LLMResponse:
         state = _StreamState()
-        try:
+        with self._sdk_errors(lambda: state.emitted):
             stream = await self._client.messages.create(**params, stream=True)
             async for event in stream:
                 await state.take(event, on_delta)
-        except (Transient, LLMError):
-            raise
-        except Exception as err:
-            failure = self._failure(err, emitted=state.emitted)
-            if failure is None:
-                raise
-            raise failure from err
         blocks, meta = state.blocks, state.meta
         segments = tuple(
             TextSegment("".join(b.text), _citations(b.citations, documents))
@@ -184,31 +156,11 @@ class ClaudeLLM(RetryingLLM):
 
     # ---- errors -------------------------------------------------------------------------
 
-    def _failure(self, err: Exception, *, emitted: bool) -> Exception | None:
-        """SDK exception → Transient (retry) or LLMError (final).
-
-        Once text has reached the caller a retry would repeat it, so every failure is final.
-        """
-        kind: str | None
-        retry_after: float | None = None
-        if isinstance(err, anthropic.APITimeoutError):
-            kind = "timeout"
-        elif isinstance(err, anthropic.APIConnectionError):
-            kind = "unavailable"
-        elif isinstance(err, anthropic.APIStatusError):
-            kind = kind_for_status(err.status_code)
-            if kind is None:
-                kind = _kind_for_error_type(err.type)
-            retry_after = retry_after_seconds(dict(err.response.headers))
-            if kind is None:
-                return LLMError("unavailable", f"HTTP {err.status_code}: {err.message}"[:300])
-        elif isinstance(err, anthropic.APIResponseValidationError | ValueError | KeyError):
-            return LLMError("malformed", f"{type(err).__name__}: {err}"[:300])
-        else:
-            return None  # a bug, not a model failure: let it surface as it is
-        if emitted:
-            return LLMError(kind, "failed mid-stream")
-        return Transient(kind, str(err)[:200], retry_after)
+    def _status_kind(self, err: StatusError) -> str | None:
+        kind = kind_for_status(err.status_code)
+        if kind is None and isinstance(err, anthropic.APIStatusError):
+            kind = _kind_for_error_type(err.type)
+        return kind
 
 
 def _kind_for_error_type(error_type: object) -> str | None:

@@ -1,20 +1,21 @@
 """What every model adapter shares: retries, timeouts, a concurrency cap, token estimates.
 
-Adapters turn their SDK's failures into `Transient` (worth another attempt) or `LLMError`
-(final) and hand one attempt to `with_retries`, so Claude and OpenAI-compatible servers retry,
-back off and give up in exactly the same way.
+Adapters classify their SDK's failures as `Transient` (worth another attempt) or `LLMError`
+(final); `RetryingLLM` owns the client's lifecycle and hands one attempt to `with_retries`, so
+Claude and OpenAI-compatible servers retry, back off and give up in exactly the same way.
 """
 
 from __future__ import annotations
 
 import abc
 import asyncio
+import contextlib
 import logging
 import random
 import re
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import ClassVar, Generic, Protocol, TypeVar
 
 from retrieval.ports import LLMError, LLMRequest, LLMResponse, OnDelta
 from retrieval.sentences import split_sentences
@@ -24,6 +25,15 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 Sleep = Callable[[float], Awaitable[None]]
+
+
+class SdkClient(Protocol):
+    """What the base class needs of an SDK's async client: closing it."""
+
+    async def close(self) -> None: ...
+
+
+ClientT = TypeVar("ClientT", bound=SdkClient)
 
 
 class Transient(Exception):
@@ -82,27 +92,68 @@ def kind_for_status(status: int) -> str | None:
     return None
 
 
-class RetryingLLM(abc.ABC):
-    """The shared work of every model adapter: retries with jittered backoff, the per-attempt
-    timeout, the process-wide concurrency cap and the context window. A subclass fills in one
-    attempt (`_attempt`, plain or streamed) and `aclose`."""
+class _Response(Protocol):
+    @property
+    def headers(self) -> Mapping[str, str]: ...
+
+
+class StatusError(Protocol):
+    """An SDK's HTTP-status error, as far as the retry decision reads it."""
+
+    @property
+    def status_code(self) -> int: ...
+
+    @property
+    def message(self) -> str: ...
+
+    @property
+    def response(self) -> _Response: ...
+
+
+@dataclass(frozen=True, slots=True)
+class SdkErrors:
+    """What an SDK raises, by class (Anthropic's and OpenAI's SDKs share one hierarchy).
+
+    The order of the checks matters: a timeout is a connection error, and a status error and
+    an invalid response are both the SDK's base error, which `in_stream` names when the SDK
+    raises it for an error event inside a stream (HTTP 200)."""
+
+    timeout: type[Exception]
+    connection: type[Exception]
+    status: type[StatusError]
+    invalid_response: type[Exception]
+    in_stream: tuple[type[Exception], ...] = ()
+
+
+class RetryingLLM(abc.ABC, Generic[ClientT]):
+    """The shared work of every model adapter: the SDK client's lifecycle, retries with jittered
+    backoff, the per-attempt timeout, the process-wide concurrency cap, the context window and
+    the mapping of SDK failures. A subclass names its SDK client (`_open`) and the SDK's error
+    classes (`errors`), its models' windows (`_context_window`) and one attempt (`_attempt`,
+    plain or streamed)."""
 
     name = "llm"
+    native_citations = False
+    default_model = ""
+    errors: ClassVar[SdkErrors]
 
     def __init__(
         self,
-        model: str,
+        api_key: str | None,
+        model: str = "",
         *,
-        context_tokens: int,
-        timeout_s: float,
-        max_retries: int,
-        semaphore: asyncio.Semaphore | None,
-        policy: RetryPolicy | None,
+        base_url: str | None = None,
+        timeout_s: float = 60.0,
+        max_retries: int = 3,
+        semaphore: asyncio.Semaphore | None = None,
+        context_tokens: int = 0,
+        policy: RetryPolicy | None = None,
         sleep: Sleep = asyncio.sleep,
     ) -> None:
-        self.model = model
+        self._client = self._open(api_key, base_url, timeout_s)
+        self.model = model or self.default_model
         self._sleep = sleep
-        self._context_tokens = context_tokens
+        self._context_tokens = context_tokens or self._context_window(self.model)
         self._policy = policy or RetryPolicy(max_retries=max_retries, timeout_s=timeout_s)
         self._semaphore = semaphore
 
@@ -119,13 +170,63 @@ class RetryingLLM(abc.ABC):
             name=self.name,
         )
 
+    async def aclose(self) -> None:
+        """Release the SDK's HTTP client."""
+        await self._client.close()
+
+    @contextlib.contextmanager
+    def _sdk_errors(self, emitted: Callable[[], bool] = lambda: False) -> Iterator[None]:
+        """Map what the SDK raises inside the block into the error tree.
+
+        A transient failure after text was already streamed to the user is final: another
+        attempt would stream the answer twice.
+        """
+        try:
+            yield
+        except (Transient, LLMError):
+            raise
+        except Exception as err:
+            failure = self._classify(err)
+            if failure is None:
+                raise  # a bug, not a model failure: let it surface as it is
+            if isinstance(failure, Transient) and emitted():
+                failure = LLMError(failure.kind, "failed mid-stream")
+            raise failure from err
+
+    @abc.abstractmethod
+    def _open(self, api_key: str | None, base_url: str | None, timeout_s: float) -> ClientT:
+        """The SDK's client, with the SDK's own retries off (`with_retries` does them)."""
+
+    @abc.abstractmethod
+    def _context_window(self, model: str) -> int:
+        """The model's context window in tokens."""
+
     @abc.abstractmethod
     async def _attempt(self, request: LLMRequest, on_delta: OnDelta | None) -> LLMResponse:
         """One call to the provider; raise `Transient` for what a retry may fix."""
 
-    @abc.abstractmethod
-    async def aclose(self) -> None:
-        """Release the SDK's HTTP client."""
+    def _classify(self, err: Exception) -> Transient | LLMError | None:
+        """An SDK failure as `Transient` or final `LLMError`; None for what is not the SDK's
+        (a bug, not a model failure: it surfaces as it is)."""
+        sdk = self.errors
+        if isinstance(err, sdk.timeout):
+            return Transient("timeout", str(err)[:200])
+        if isinstance(err, sdk.connection):
+            return Transient("unavailable", str(err)[:200])
+        if isinstance(err, sdk.status):
+            kind = self._status_kind(err)
+            if kind is None:
+                return LLMError("unavailable", f"HTTP {err.status_code}: {err.message}"[:300])
+            return Transient(kind, str(err)[:200], retry_after_seconds(err.response.headers))
+        if isinstance(err, sdk.invalid_response | ValueError | KeyError):
+            return LLMError("malformed", f"{type(err).__name__}: {err}"[:300])
+        if isinstance(err, sdk.in_stream):
+            return Transient("unavailable", str(err)[:200])  # the server gave up mid-answer
+        return None
+
+    def _status_kind(self, err: StatusError) -> str | None:
+        """The transient kind of an HTTP error status; None when retrying cannot help."""
+        return kind_for_status(err.status_code)
 
 
 async def with_retries(

@@ -8,7 +8,6 @@ those markers stay in the text for `retrieval.answer` to verify.
 
 from __future__ import annotations
 
-import asyncio
 import re
 from collections.abc import Sequence
 from typing import Any
@@ -22,11 +21,7 @@ from openai.types.chat.chat_completion_chunk import ChoiceDelta
 
 from retrieval.llm.base import (
     RetryingLLM,
-    RetryPolicy,
-    Sleep,
-    Transient,
-    kind_for_status,
-    retry_after_seconds,
+    SdkErrors,
 )
 from retrieval.ports import LLMError, LLMRequest, LLMResponse, OnDelta, SourceDocument, TextSegment
 
@@ -74,43 +69,33 @@ def _defuse(text: str) -> str:
     return re.sub(r"<\s*(/?)\s*document", r"＜\1document", text, flags=re.IGNORECASE)
 
 
-class OpenAICompatLLM(RetryingLLM):
+class OpenAICompatLLM(RetryingLLM[openai.AsyncOpenAI]):
     """`retrieval.ports.LLM` over Chat Completions (OpenAI or a compatible server)."""
 
     native_citations = False
     name = "openai"
+    default_model = DEFAULT_MODEL
+    errors = SdkErrors(
+        timeout=openai.APITimeoutError,
+        connection=openai.APIConnectionError,
+        status=openai.APIStatusError,
+        invalid_response=openai.APIResponseValidationError,
+        in_stream=(openai.APIError,),
+    )
+    _official: bool
 
-    def __init__(
-        self,
-        api_key: str | None,
-        model: str = DEFAULT_MODEL,
-        *,
-        base_url: str | None = None,
-        timeout_s: float = 60.0,
-        max_retries: int = 3,
-        semaphore: asyncio.Semaphore | None = None,
-        context_tokens: int = 0,
-        policy: RetryPolicy | None = None,
-        sleep: Sleep = asyncio.sleep,
-    ) -> None:
+    def _open(
+        self, api_key: str | None, base_url: str | None, timeout_s: float
+    ) -> openai.AsyncOpenAI:
+        # OpenAI itself takes the reasoning models' parameters; compatible servers do not.
+        self._official = base_url is None or "api.openai.com" in base_url
         # Self-hosted servers often need no key, but the SDK insists on one.
-        self._client = openai.AsyncOpenAI(
+        return openai.AsyncOpenAI(
             api_key=api_key or "not-needed", base_url=base_url, max_retries=0, timeout=timeout_s
         )
-        self._official = base_url is None or "api.openai.com" in base_url
-        model = model or DEFAULT_MODEL
-        super().__init__(
-            model,
-            context_tokens=context_tokens or context_window(model),
-            timeout_s=timeout_s,
-            max_retries=max_retries,
-            semaphore=semaphore,
-            policy=policy,
-            sleep=sleep,
-        )
 
-    async def aclose(self) -> None:
-        await self._client.close()
+    def _context_window(self, model: str) -> int:
+        return context_window(model)
 
     async def _attempt(self, request: LLMRequest, on_delta: OnDelta | None) -> LLMResponse:
         params = self._params(request)
@@ -147,13 +132,8 @@ class OpenAICompatLLM(RetryingLLM):
     # ---- one attempt --------------------------------------------------------------------
 
     async def _once(self, params: dict[str, Any]) -> LLMResponse:
-        try:
+        with self._sdk_errors():
             completion = await self._client.chat.completions.create(**params)
-        except Exception as err:
-            failure = self._failure(err, emitted=False)
-            if failure is None:
-                raise
-            raise failure from err
         if isinstance(completion, str | bytes):
             raise LLMError("malformed", "response is not a JSON completion")
         # The SDK builds its models without validation: a field the body lacks is None, and
@@ -183,7 +163,7 @@ class OpenAICompatLLM(RetryingLLM):
         extra: dict[str, Any] = (
             {"stream_options": {"include_usage": True}} if self._official else {}
         )
-        try:
+        with self._sdk_errors(lambda: emitted):
             stream = await self._client.chat.completions.create(**params, stream=True, **extra)
             async for chunk in stream:
                 if not isinstance(chunk, ChatCompletionChunk):
@@ -202,13 +182,6 @@ class OpenAICompatLLM(RetryingLLM):
                         pieces.append(text)
                         emitted = True
                         await on_delta(text)
-        except (Transient, LLMError):
-            raise
-        except Exception as err:
-            failure = self._failure(err, emitted=emitted)
-            if failure is None:
-                raise
-            raise failure from err
         if not pieces and not meta["stop"]:
             raise LLMError("malformed", "stream ended without content")
         return LLMResponse(
@@ -218,31 +191,6 @@ class OpenAICompatLLM(RetryingLLM):
             input_tokens=meta["input"],
             output_tokens=meta["output"],
         )
-
-    # ---- errors -------------------------------------------------------------------------
-
-    def _failure(self, err: Exception, *, emitted: bool) -> Exception | None:
-        kind: str | None
-        retry_after: float | None = None
-        if isinstance(err, openai.APITimeoutError):
-            kind = "timeout"
-        elif isinstance(err, openai.APIConnectionError):
-            kind = "unavailable"
-        elif isinstance(err, openai.APIStatusError):
-            kind = kind_for_status(err.status_code)
-            retry_after = retry_after_seconds(dict(err.response.headers))
-            if kind is None:
-                return LLMError("unavailable", f"HTTP {err.status_code}: {err.message}"[:300])
-        elif isinstance(err, openai.APIResponseValidationError | ValueError | KeyError):
-            return LLMError("malformed", f"{type(err).__name__}: {err}"[:300])
-        elif isinstance(err, openai.APIError):
-            # An error object inside an SSE stream (HTTP 200): the server gave up mid-answer.
-            kind = "unavailable"
-        else:
-            return None  # a bug, not a model failure: let it surface as it is
-        if emitted:
-            return LLMError(kind, "failed mid-stream")
-        return Transient(kind, str(err)[:200], retry_after)
 
 
 def _message_text(message: ChatCompletionMessage | None) -> str | None:

@@ -14,12 +14,13 @@ thing its subclasses say (`_call`):
 from __future__ import annotations
 
 import asyncio
-from abc import ABC, abstractmethod
+from abc import abstractmethod
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, Literal, Self
+from typing import Any, Literal
 
+from retrieval.lifecycle import Closing
 from retrieval.store import StoreError, StoreUnavailable, schema
 from retrieval.store.edge_shard import IN_MEMORY, ON_DISK, Layout, Row, ShardOps
 from retrieval.types import Chunk, Filter, IndexedChunk, ScoredChunk, SparseVector
@@ -45,7 +46,7 @@ def _scored(rows: Sequence[Row]) -> list[ScoredChunk]:
     return [ScoredChunk(Chunk.from_payload(pid, payload), score) for pid, score, payload in rows]
 
 
-class ShardStore(ABC):
+class ShardStore(Closing):
     """VectorStore on one Qdrant Edge shard. Validates every argument and turns the shard's
     rows into chunks here, once; a subclass runs `ShardOps` methods where it keeps the shard
     (`_call`) and closes it (`close`)."""
@@ -76,12 +77,6 @@ class ShardStore(ABC):
     @abstractmethod
     async def close(self) -> None:
         """Flush and close; later calls raise StoreUnavailable. Idempotent."""
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.close()
 
     def _check_open(self) -> None:
         if self._closed:
@@ -125,8 +120,7 @@ class ShardStore(ABC):
         exact: bool = False,
         hnsw_ef: int | None = None,
     ) -> list[ScoredChunk]:
-        schema.check_limit(limit)
-        query = schema.dense_matrix([vector], self._dim)[0].tolist()
+        query = schema.dense_query(vector, self._dim, limit)
         rows = await self._read(
             ShardOps.search_dense, query, schema.plan(flt), limit, exact, hnsw_ef
         )
@@ -135,8 +129,7 @@ class ShardStore(ABC):
     async def search_sparse(
         self, vector: SparseVector, *, flt: Filter | None = None, limit: int = 10
     ) -> list[ScoredChunk]:
-        schema.check_limit(limit)
-        indices, values = schema.check_sparse(vector)
+        indices, values = schema.sparse_query(vector, limit)
         plan = schema.plan(flt)
         if not indices:
             return []
@@ -197,8 +190,7 @@ class ShardStore(ABC):
         position p of a list as 1 / ((p + 1) / weight + k - 1): a weight stretches the rank
         scale rather than multiplying the contribution (unlike `retrieval.fuse`), so with the
         usual k = 60 weights barely change the order; use a small k to steer it."""
-        schema.check_limit(limit)
-        query = schema.dense_matrix([dense], self._dim)[0].tolist()
+        query = schema.dense_query(dense, self._dim, limit)
         indices, values = schema.check_sparse(sparse)
         plan = schema.plan(flt)
         depth = prefetch or max(50, 5 * limit)

@@ -183,6 +183,19 @@ def dense_matrix(vectors: Sequence[Sequence[float]], dim: int) -> npt.NDArray[np
     return matrix
 
 
+def dense_query(vector: Sequence[float], dim: int, limit: int) -> list[float]:
+    """Validate one dense search, its limit and then its vector; the vector as a list."""
+    check_limit(limit)
+    row: list[float] = dense_matrix([vector], dim)[0].tolist()
+    return row
+
+
+def sparse_query(vector: SparseVector, limit: int) -> tuple[list[int], list[float]]:
+    """Validate one sparse search, its limit and then its vector."""
+    check_limit(limit)
+    return check_sparse(vector)
+
+
 def check_sparse(vector: SparseVector) -> tuple[list[int], list[float]]:
     indices = [int(i) for i in vector.indices]
     values = [float(v) for v in vector.values]

@@ -7,7 +7,6 @@ location ":memory:" runs qdrant-client's in-process imitation (brute force; test
 
 from __future__ import annotations
 
-import asyncio
 import warnings
 from collections.abc import Awaitable, Sequence
 from typing import Any, TypeVar
@@ -16,6 +15,7 @@ import httpx
 from qdrant_client import AsyncQdrantClient, models
 from qdrant_client.http.exceptions import ResponseHandlingException, UnexpectedResponse
 
+from retrieval.ports import VectorStore
 from retrieval.store import DimensionMismatch, StoreError, StoreUnavailable, schema
 from retrieval.types import Chunk, Filter, IndexedChunk, ScoredChunk, SparseVector
 
@@ -65,7 +65,7 @@ def _scored(points: Sequence[models.ScoredPoint]) -> list[ScoredChunk]:
     ]
 
 
-class ServerStore:
+class ServerStore(VectorStore):
     """VectorStore on one collection of a Qdrant server. Open with `await ServerStore.open(...)`."""
 
     def __init__(
@@ -238,34 +238,32 @@ class ServerStore:
         self, vector: Sequence[float], *, flt: Filter | None = None, limit: int = 10
     ) -> list[ScoredChunk]:
         self._check_open()
-        schema.check_limit(limit)
-        query = schema.dense_matrix([vector], self._dim)[0].tolist()
-        response = await self._call(
-            self._client.query_points(
-                self._collection,
-                query=query,
-                using=schema.DENSE,
-                query_filter=server_filter(flt),
-                limit=limit,
-                with_payload=True,
-                with_vectors=False,
-            )
-        )
-        return _scored(response.points)
+        query = schema.dense_query(vector, self._dim, limit)
+        return await self._query(query, schema.DENSE, flt, limit)
 
     async def search_sparse(
         self, vector: SparseVector, *, flt: Filter | None = None, limit: int = 10
     ) -> list[ScoredChunk]:
         self._check_open()
-        schema.check_limit(limit)
-        indices, values = schema.check_sparse(vector)
+        indices, values = schema.sparse_query(vector, limit)
         if not indices:
             return []
+        sparse = models.SparseVector(indices=indices, values=values)
+        return await self._query(sparse, schema.SPARSE, flt, limit)
+
+    async def _query(
+        self,
+        query: list[float] | models.SparseVector,
+        using: str,
+        flt: Filter | None,
+        limit: int,
+    ) -> list[ScoredChunk]:
+        """The best `limit` chunks for one named vector, payloads without vectors."""
         response = await self._call(
             self._client.query_points(
                 self._collection,
-                query=models.SparseVector(indices=indices, values=values),
-                using=schema.SPARSE,
+                query=query,
+                using=using,
                 query_filter=server_filter(flt),
                 limit=limit,
                 with_payload=True,
@@ -277,21 +275,6 @@ class ServerStore:
     async def optimize(self) -> bool:
         self._check_open()
         return False  # a Qdrant server runs its optimizers by itself
-
-    async def search_dense_and_sparse(
-        self,
-        dense: Sequence[float],
-        sparse: SparseVector,
-        *,
-        flt: Filter | None = None,
-        dense_limit: int = 10,
-        sparse_limit: int = 10,
-    ) -> tuple[list[ScoredChunk], list[ScoredChunk]]:
-        found = await asyncio.gather(
-            self.search_dense(dense, flt=flt, limit=dense_limit),
-            self.search_sparse(sparse, flt=flt, limit=sparse_limit),
-        )
-        return found[0], found[1]
 
     async def scroll(
         self, flt: Filter | None = None, *, limit: int = 1000, fields: Sequence[str] | None = None

@@ -16,7 +16,6 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable
 from datetime import datetime
-from types import TracebackType
 from typing import assert_never
 
 from novel import api
@@ -47,6 +46,7 @@ from novel.settings import NovelSettings
 from novel.world import WorldService
 from retrieval.clock import SYSTEM_CLOCK, Clock
 from retrieval.i18n import Lang
+from retrieval.lifecycle import Closing
 from retrieval.ports import LLM
 
 log = logging.getLogger(__name__)
@@ -62,7 +62,7 @@ def _lang(value: str) -> Lang:
     return "en" if value == "en" else "zh"
 
 
-class NovelService:
+class NovelService(Closing):
     def __init__(
         self,
         repo: NovelRepo,
@@ -110,12 +110,8 @@ class NovelService:
             raise
         return self
 
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    async def close(self) -> None:
+        """Stop the round deadlines and the ballot editor (the stores belong to the caller)."""
         await self.deadlines.close()
         await self.ballots.close()
 

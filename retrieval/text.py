@@ -18,6 +18,7 @@ indexing (the composition root does so at start-up), or re-index after adding ma
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import marshal
 import math
@@ -141,7 +142,11 @@ def _cached_dictionary(cache_dir: Path) -> tuple[dict[str, int], int] | None:
 
 
 def _built_dictionary(cache_dir: Path) -> tuple[dict[str, int], int]:
-    """jieba's main dictionary built from its word list, written to the cache for next time."""
+    """jieba's main dictionary built from its word list, written to the cache for next time.
+    A cache file `_cached_dictionary` could not read goes first: jieba would read a foreign
+    one (a pair of other things) without a word and fail later."""
+    with contextlib.suppress(OSError):  # none, or not ours to remove: jieba copes
+        (cache_dir / "jieba.cache").unlink()
     loader = import_jieba().Tokenizer()
     loader.tmp_dir = str(cache_dir)
     loader.initialize()

@@ -194,7 +194,6 @@ class App(Closing):
         the command router."""
         from bot.presenters.graph import PathPictures
         from bot.presenters.scholar import ScholarPresenter
-        from ingest.uploads import CorpusUploads
         from retrieval.graph.view import GraphViewer
         from retrieval.relevance import RelevanceGate
         from retrieval.scholar import Scholar
@@ -219,6 +218,8 @@ class App(Closing):
         if not self.startup.writers_room:
             registry = scholar_registry(scholar, chats=self.chats)
         else:
+            from ingest.uploads import CorpusUploads
+
             self.novels = await self._open_writers_room()
             upload_max = int(s.chat_upload_max_mb * 1024 * 1024)
             corpus = CorpusUploads(self.indexer, s.data_dir / "uploads", max_bytes=upload_max)

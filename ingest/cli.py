@@ -8,14 +8,17 @@ import time
 import unicodedata
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TextIO, cast
+from typing import TYPE_CHECKING, TextIO, cast
 
-from ingest.loaders.base import LoadOptions
 from ingest.loaders.ocr import DEFAULT_LANGUAGES
 from ingest.manifest import DOC_TYPES, DocMeta, Manifest
-from ingest.pipeline import BooksChoice, IngestProgress, IngestSummary, Pipeline, expand_paths
-from retrieval.index import DocumentRecord, Indexer
-from retrieval.types import ChunkType
+
+if TYPE_CHECKING:
+    # The pipeline (loaders, chunkers, the indexer) is read when a path is ingested, not to
+    # build `baibao`'s argument parser or to list documents.
+    from ingest.pipeline import BooksChoice, IngestProgress, IngestSummary
+    from retrieval.index import DocumentRecord, Indexer
+    from retrieval.types import ChunkType
 
 
 def add_ingest_arguments(parser: argparse.ArgumentParser) -> None:
@@ -207,6 +210,9 @@ async def run_ingest(indexer: Indexer, args: argparse.Namespace) -> int:
         return 0
     if args.delete:
         return await delete_documents(indexer, args.delete, out, sys.stderr)
+    from ingest.loaders.base import LoadOptions
+    from ingest.pipeline import Pipeline, expand_paths
+
     paths: list[Path] = list(args.paths)
     if not paths and args.bible_books:
         from ingest.samples import SAMPLES_DIR
@@ -232,7 +238,7 @@ async def run_ingest(indexer: Indexer, args: argparse.Namespace) -> int:
         author=args.author,
         year=args.year,
         era=args.era,
-        type=cast(ChunkType | None, args.doc_type),
+        type=cast("ChunkType | None", args.doc_type),
         language=args.language,
     )
     pipeline = Pipeline(

@@ -229,9 +229,10 @@ _FUNCTION_CHARS = re.compile(
 def _jieba() -> tuple[object, Mapping[str, int]]:
     """jieba's part-of-speech tokenizer over the main dictionary, which the process loads once
     and shares with the BM25 tokenizer (`retrieval.text`)."""
-    import jieba.posseg
+    from retrieval.text import Tokenizer, import_jieba
 
-    from retrieval.text import Tokenizer
+    import_jieba()  # before its submodule: jieba without `pkg_resources`
+    import jieba.posseg
 
     tokenizer = Tokenizer(userdict=None, stopwords=None, synonyms=False).jieba
     return jieba.posseg.POSTokenizer(tokenizer), tokenizer.FREQ

@@ -24,7 +24,6 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 
 import aiosqlite
-import numpy as np
 
 from retrieval.types import SparseVector
 
@@ -55,11 +54,15 @@ def count_terms(vectors: Iterable[SparseVector]) -> Counter[int]:
 
 
 def pack(counts: Mapping[int, int]) -> bytes:
+    import numpy as np  # on first write: a one-shot command that only reads starts sooner
+
     pairs = np.array(sorted(counts.items()), dtype="<i8").reshape(-1, 2)
     return pairs.tobytes()
 
 
 def unpack(blob: bytes) -> dict[int, int]:
+    import numpy as np
+
     pairs = np.frombuffer(blob, dtype="<i8").reshape(-1, 2)
     return {int(t): int(n) for t, n in pairs}
 

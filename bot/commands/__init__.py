@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-from bot.commands.corpus import Corpus, corpus_commands
-from bot.commands.graph import GraphView, graph_commands
 from bot.commands.help import help_command, start_command
-from bot.commands.novel import ballot_setting, novel_actions, novel_commands
 from bot.commands.scholar import Scholar, scholar_commands
-from bot.commands.settings import LanguageSetting, settings_commands
-from bot.presenters.novel import NovelReplies
 from bot.registry import MAX_UPLOAD_BYTES, Registry
-from novel.api import Story
+
+if TYPE_CHECKING:
+    from bot.commands.corpus import Corpus
+    from bot.commands.graph import GraphView
+    from bot.commands.settings import LanguageSetting
+    from bot.presenters.novel import NovelReplies
+    from novel.api import Story
 
 
 def standard_registry(
@@ -29,6 +30,13 @@ def standard_registry(
     """The commands of the rooms this process serves; `/settings`, `/ingest`, `/graph` and
     `/novel characters|recap|map` only when their services are given (the one-shot CLI and
     some tests run without them)."""
+    # The other rooms are imported here, not with this package: `baibao cite` (the scholar's
+    # registry alone) starts without reading the writers' room, ingestion or the graph views.
+    from bot.commands.corpus import corpus_commands
+    from bot.commands.graph import graph_commands
+    from bot.commands.novel import ballot_setting, novel_actions, novel_commands
+    from bot.commands.settings import settings_commands
+
     registry = Registry()
     registry.add(
         *scholar_commands(scholar, chats), *novel_commands(novels, openers=openers, story=story)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from bot.presenters.novel import encode_vote
 from bot.reply import Reply
 from retrieval.i18n import Lang
 
@@ -44,6 +43,9 @@ def actions(reply: Reply) -> list[str]:
     """The actions behind the numbered choices `render` printed, in the same order."""
     acts: list[str] = []
     if reply.poll:
+        # the writers' room's codec, read only for a ballot (`baibao cite` prints none)
+        from bot.presenters.novel import encode_vote
+
         poll = reply.poll
         acts += [encode_vote(poll.round_id, i + 1) for i in range(len(poll.options))]
     acts += [b.action for b in reply.buttons]

@@ -151,11 +151,13 @@ class Lexicon:
 def default_lexicon(terms: Iterable[str]) -> Lexicon:
     """jieba with the domain dictionary plus `terms` (the graph's names), the bundled stop
     words and synonym table, OpenCC s2t. Loads jieba's dictionary: call it off the loop."""
-    import jieba.posseg
     import opencc
 
     from retrieval.synonyms import SynonymTable
-    from retrieval.text import Tokenizer
+    from retrieval.text import Tokenizer, import_jieba
+
+    import_jieba()  # before its submodule: jieba without `pkg_resources`
+    import jieba.posseg
 
     tokenizer = Tokenizer(terms=terms)
     tokenizer.warm()

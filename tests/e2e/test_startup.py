@@ -18,6 +18,7 @@ from retrieval.embed.offline import E5Embedder
 from retrieval.store.edge import EdgeStore
 from retrieval.store.edge_process import EdgeProcessStore
 from retrieval.text import Tokenizer
+from retrieval.word_index import DiskFrequencies
 from tests.reliability.helpers.stack import settings
 
 ACTOR = Actor("console", "console", "cli", "cli", is_admin=True)
@@ -53,6 +54,20 @@ async def test_a_lookup_starts_no_model_no_store_process_no_writers_room(tmp_pat
     assert not started and not writers_room
     assert words  # /cite tokenizes the verse for its keyword search
     assert store is EdgeStore
+
+
+async def test_a_lookup_reads_jiebas_dictionary_from_disk_the_bot_loads_it(
+    tmp_path: Path,
+) -> None:
+    """`cite` tokenizes a line or two: it reads the main dictionary a word at a time rather
+    than load it whole (0.4 s); the bot, which tokenizes everything, loads it."""
+    for name, startup, on_disk in (("cite", LOOKUP, True), ("run", FULL, False)):
+        async with App(
+            settings(tmp_path / name), embedder=E5Embedder(), llm=None, startup=startup
+        ) as app:
+            freq = _tokenizer(app).jieba.FREQ
+            assert isinstance(freq, DiskFrequencies) is on_disk
+            assert isinstance(freq, dict) is not on_disk
 
 
 async def test_listing_documents_loads_no_dictionary(tmp_path: Path) -> None:

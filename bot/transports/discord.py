@@ -430,9 +430,7 @@ class DiscordTransport(ChatTransport[DiscordOutlet]):
             edited = await interaction.edit_original_response(content=text, **kwargs)
             state.original_id = edited.id
 
-        return StreamingEditor(
-            edit, edit, self.edit_interval_s, now=self.clock.monotonic, sleep=self.clock.sleep
-        )
+        return StreamingEditor(edit, edit, self.edit_interval_s, clock=self.clock)
 
     # ---- delivery (`ChatTransport.deliver` calls `_post`) -----------------------------------
 

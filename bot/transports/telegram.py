@@ -420,13 +420,7 @@ class TelegramTransport(ChatTransport[_Chat]):
                 disable_web_page_preview=True,
             )
 
-        return StreamingEditor(
-            send_first,
-            edit,
-            self._edit_interval,
-            now=self.clock.monotonic,
-            sleep=self.clock.sleep,
-        )
+        return StreamingEditor(send_first, edit, self._edit_interval, clock=self.clock)
 
     async def _on_callback(self, update: Update, context: Context) -> None:
         query = update.callback_query

@@ -133,8 +133,8 @@ class App(Closing):
     async def __aenter__(self) -> Self:
         try:
             await self._open()
-        except BaseException:
-            await self._stack.aclose()
+        except BaseException:  # half-open: `close` releases what opened, as `async with` would
+            await self.close()
             raise
         return self
 

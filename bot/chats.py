@@ -49,7 +49,7 @@ class ChatSettings(Closing):
         self._scripts: dict[tuple[str, str], Script] = {}
 
     async def __aenter__(self) -> Self:
-        db = await open_sqlite(self._db_path, _SCHEMA)
+        self._db = db = await open_sqlite(self._db_path, _SCHEMA)
         try:
             async with db.execute("SELECT platform, chat_id, language FROM bot_chat_settings") as c:
                 async for platform, chat_id, language in c:
@@ -59,10 +59,9 @@ class ChatSettings(Closing):
                     self._scripts[(platform, chat_id)] = (
                         "traditional" if script == "traditional" else "simplified"
                     )
-        except BaseException:
-            await db.close()
+        except BaseException:  # half-open: `close` releases it, as at the end of `async with`
+            await self.close()
             raise
-        self._db = db
         return self
 
     async def close(self) -> None:

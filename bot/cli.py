@@ -17,22 +17,29 @@ if TYPE_CHECKING:
     from bot.app import App, Startup
 
 
+# The commands that answer once and exit: their help, and the name their words are parsed into.
+_ONE_SHOT = {
+    "ask": ("answer one question and exit", "question"),
+    "cite": ("look up one scripture reference and exit", "reference"),
+    "search": ("show fused hits with each track's rank and score", "query"),
+}
+
+
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="baibao", description="百宝箱 Baibao bot")
     sub = p.add_subparsers(dest="cmd", required=True)
     sub.add_parser("run", help="start every transport that has a token (Discord, Telegram)")
     sub.add_parser("chat", help="the console transport (no tokens needed)")
-    ask = sub.add_parser("ask", help="answer one question and exit")
-    ask.add_argument("question", nargs="+")
-    ask.add_argument(
+    one_shot: dict[str, argparse.ArgumentParser] = {}
+    for name, (help_text, words) in _ONE_SHOT.items():
+        one_shot[name] = sub.add_parser(name, help=help_text)
+        one_shot[name].add_argument(words, nargs="+")
+    one_shot["ask"].add_argument(
         "--json",
         action="store_true",
         help="print {question, mode, addressed, answer, citations, graph_paths} as JSON",
     )
-    cite = sub.add_parser("cite", help="look up one scripture reference and exit")
-    cite.add_argument("reference", nargs="+")
-    search = sub.add_parser("search", help="show fused hits with each track's rank and score")
-    search.add_argument("query", nargs="+")
+    search = one_shot["search"]
     search.add_argument(
         "--filter",
         action="append",

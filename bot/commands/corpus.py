@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, cast
 
-from bot.registry import Call, Command, Group, Help, Param, UsageError, Values
+from bot.registry import Call, Command, File, Group, Help, Param, UsageError, Values
 from bot.reply import Block, Reply
 from ingest.manifest import DocMeta
 from ingest.pipeline import IngestProgress, OnProgress
@@ -84,11 +84,7 @@ class Corpus(Protocol):
     """What the commands need (`ingest.uploads.CorpusUploads`)."""
 
     async def add(
-        self,
-        filename: str,
-        data: bytes,
-        meta: DocMeta | None = None,
-        on_progress: OnProgress | None = None,
+        self, filename: str, data: bytes, meta: DocMeta, on_progress: OnProgress
     ) -> UploadResult: ...
 
     async def delete(self, source: str) -> DocumentRecord | None: ...
@@ -98,8 +94,7 @@ class Corpus(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class IngestUpload:
-    filename: str
-    data: bytes
+    file: File
     meta: DocMeta
 
 
@@ -114,7 +109,7 @@ def _upload_request(values: Values) -> IngestUpload:
         year=values.maybe_number("year"),
         type=cast(ChunkType | None, doc_type),
     )
-    return IngestUpload(file.name, file.data, meta)
+    return IngestUpload(file, meta)
 
 
 def _progress_text(lang: Lang, name: str, p: IngestProgress) -> str:
@@ -180,13 +175,13 @@ def _sources_reply(lang: Lang, records: Sequence[DocumentRecord]) -> Reply:
 
 def corpus_commands(corpus: Corpus, *, max_bytes: int) -> tuple[Group | Command[Any], ...]:
     async def add(call: Call, request: IngestUpload) -> Reply:
-        lang = call.actor.lang
+        lang, file = call.actor.lang, request.file
         latest: list[str] = []
         changed = asyncio.Event()
         done = False
 
         def on_progress(p: IngestProgress) -> None:
-            latest[:] = [_progress_text(lang, request.filename, p)]
+            latest[:] = [_progress_text(lang, file.name, p)]
             changed.set()
 
         async def pump() -> None:  # the pipeline reports synchronously; edits are async
@@ -200,14 +195,14 @@ def corpus_commands(corpus: Corpus, *, max_bytes: int) -> tuple[Group | Command[
 
         task = asyncio.create_task(pump())
         try:
-            result = await corpus.add(request.filename, request.data, request.meta, on_progress)
+            result = await corpus.add(file.name, file.data, request.meta, on_progress)
         except IngestBusy:
             return Reply.error(T(lang, "busy"), lang=lang)
         finally:
             done = True
             changed.set()
             await task
-        return _summary(lang, request.filename, result)
+        return _summary(lang, file.name, result)
 
     async def delete(call: Call, source: str) -> Reply:
         lang = call.actor.lang

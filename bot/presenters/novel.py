@@ -517,27 +517,18 @@ class NovelPresenter:
 
 
 def describe_change(lang: Lang, row: ChangeRow) -> str:
+    """A proposed blueprint change in one line: `change_<kind>`, worded with its fields."""
     change = BlueprintChange.from_row(row.kind, row.payload)
+    return T(lang, f"change_{change.kind}", id=row.id, name=change.name, **_change_fields(change))
+
+
+def _change_fields(change: BlueprintChange) -> dict[str, str]:
+    """What each kind's line says besides the change's id and character."""
     if change.kind == "status":
-        return T(
-            lang,
-            "change_status",
-            id=row.id,
-            name=change.name,
-            before=change.before or "-",
-            value=change.value,
-        )
+        return {"before": change.before or "-", "value": change.value}
     if change.kind == "character":
-        desc = f"（{change.value[:60]}）" if change.value else ""
-        return T(lang, "change_character", id=row.id, name=change.name, desc=desc)
-    return T(
-        lang,
-        "change_relationship",
-        id=row.id,
-        name=change.name,
-        other=change.other,
-        value=change.value,
-    )
+        return {"desc": f"（{change.value[:60]}）" if change.value else ""}
+    return {"other": change.other, "value": change.value}
 
 
 _REASONS = {
@@ -569,16 +560,11 @@ def _one_line(text: str) -> str:
 
 
 def member_of(actor: Actor) -> Member:
-    """The chat's person as the writers' room sees one (the router decided `is_admin`)."""
-    return Member(
-        platform=actor.platform,
-        chat_id=actor.chat_id,
-        user_id=actor.user_id,
-        user_name=actor.user_name,
-        channel_id=actor.channel_id,
-        is_admin=actor.is_admin,
-        lang=actor.lang,
-    )
+    """The chat's person as the writers' room sees one: an Actor's fields but its roles, from
+    which the router already decided `is_admin`."""
+    fields = asdict(actor)
+    del fields["roles"]
+    return Member(**fields)
 
 
 def actor_of(member: Member) -> Actor:

@@ -10,9 +10,10 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import logging
-import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
+
+from retrieval.clock import SYSTEM_CLOCK, Clock
 
 log = logging.getLogger(__name__)
 
@@ -38,14 +39,12 @@ class StreamingEditor:
         edit: Edit,
         min_interval_s: float,
         *,
-        now: Callable[[], float] = time.monotonic,
-        sleep: Callable[[float], Awaitable[object]] = asyncio.sleep,
+        clock: Clock = SYSTEM_CLOCK,
     ) -> None:
         self._send_first = send_first
         self._edit = edit
         self._interval = min_interval_s
-        self._now = now
-        self._sleep = sleep
+        self._clock = clock
         self._lock = asyncio.Lock()
         self._shown: str | None = None  # the text the message shows now
         self._last_at = float("-inf")
@@ -62,7 +61,7 @@ class StreamingEditor:
         async with self._lock:
             if text == self._shown:
                 return
-            if self.started and self._now() - self._last_at < self._interval:
+            if self.started and self._clock.monotonic() - self._last_at < self._interval:
                 return  # too soon: a later update or finish() delivers the newer text
             try:
                 await self._deliver(text)
@@ -75,9 +74,9 @@ class StreamingEditor:
             if text == self._shown:
                 return
             if self.started:
-                wait = self._interval - (self._now() - self._last_at)
+                wait = self._interval - (self._clock.monotonic() - self._last_at)
                 if wait > 0:
-                    await self._sleep(wait)
+                    await self._clock.sleep(wait)
             await self._deliver(text)
 
     async def _deliver(self, text: str) -> None:
@@ -87,7 +86,7 @@ class StreamingEditor:
         else:
             await self._send_first(text)
         self._shown = text
-        self._last_at = self._now()
+        self._last_at = self._clock.monotonic()
 
 
 class ActionTable:

@@ -14,7 +14,9 @@ import abc
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Generic, Self, TypeVar
+from typing import Generic, Self, TypedDict, TypeVar
+
+from pydantic import SecretStr
 
 from bot.actor import Actor
 from bot.reply import Reply
@@ -51,6 +53,21 @@ class BallotPosted:
 
 
 OnBallot = Callable[[BallotPosted], Awaitable[None]]
+
+
+class Wiring(TypedDict, total=False):
+    """What the composition root wires into every transport (`ChatTransport`'s keywords); a
+    platform's transport takes them as `**wiring` and hands them on."""
+
+    on_ballot: OnBallot | None
+    clock: Clock
+
+
+def required_token(token: SecretStr | None, variable: str) -> SecretStr:
+    """A platform's bot token; a transport cannot be built without it."""
+    if token is None:
+        raise ValueError(f"{variable} is not set")
+    return token
 
 
 class ChatTransport(abc.ABC, Generic[Outlet]):

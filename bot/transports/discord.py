@@ -14,7 +14,7 @@ import logging
 import re
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any, Optional, Unpack
 
 import discord
 from discord import app_commands
@@ -35,8 +35,7 @@ from bot.render.stream import DISCORD_EDIT_INTERVAL_S, ActionTable, StreamingEdi
 from bot.reply import Reply
 from bot.router import Router
 from bot.settings import Settings
-from bot.transports.base import ChatTransport, OnBallot, Posted
-from retrieval.clock import SYSTEM_CLOCK, Clock
+from bot.transports.base import ChatTransport, Posted, Wiring, required_token
 from retrieval.i18n import Catalog, Lang
 
 log = logging.getLogger(__name__)
@@ -170,17 +169,9 @@ DiscordOutlet = _Answer | discord.abc.Messageable
 class DiscordTransport(ChatTransport[DiscordOutlet]):
     name = "discord"
 
-    def __init__(
-        self,
-        router: Router,
-        settings: Settings,
-        *,
-        on_ballot: OnBallot | None = None,
-        clock: Clock = SYSTEM_CLOCK,
-    ) -> None:
-        super().__init__(router, on_ballot=on_ballot, clock=clock)
-        if settings.discord_token is None:
-            raise ValueError("DISCORD_TOKEN is not set")
+    def __init__(self, router: Router, settings: Settings, **wiring: Unpack[Wiring]) -> None:
+        super().__init__(router, **wiring)
+        self._token = required_token(settings.discord_token, "DISCORD_TOKEN")
         self._settings = settings
         self._actions = ActionTable(CUSTOM_ID_LIMIT)
         self.client = _Client(self)
@@ -198,9 +189,7 @@ class DiscordTransport(ChatTransport[DiscordOutlet]):
     async def start(self) -> None:
         if self._started:
             return
-        token = self._settings.discord_token
-        assert token is not None
-        await self.client.login(token.get_secret_value())  # runs setup(): command sync
+        await self.client.login(self._token.get_secret_value())  # runs setup(): command sync
         self._task = asyncio.create_task(self._connect(), name="discord-gateway")
         self._started = True
 
@@ -430,9 +419,7 @@ class DiscordTransport(ChatTransport[DiscordOutlet]):
             edited = await interaction.edit_original_response(content=text, **kwargs)
             state.original_id = edited.id
 
-        return StreamingEditor(
-            edit, edit, self.edit_interval_s, now=self.clock.monotonic, sleep=self.clock.sleep
-        )
+        return StreamingEditor(edit, edit, self.edit_interval_s, clock=self.clock)
 
     # ---- delivery (`ChatTransport.deliver` calls `_post`) -----------------------------------
 

@@ -9,6 +9,7 @@ import logging
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
+from typing import Unpack
 
 from telegram import BotCommand, Chat, Document, InlineKeyboardMarkup, Message, Update, User
 from telegram.constants import ChatAction, ChatMemberStatus, ChatType, ParseMode
@@ -33,9 +34,8 @@ from bot.render.telegram import CALLBACK_LIMIT, TelegramMessage, plain_preview, 
 from bot.reply import Reply, poll_answer_action
 from bot.router import Router
 from bot.settings import Settings
-from bot.transports.base import ChatTransport, OnBallot, Posted
+from bot.transports.base import ChatTransport, Posted, Wiring, required_token
 from bot.transports.telegram_flood import FloodControl
-from retrieval.clock import SYSTEM_CLOCK, Clock
 from retrieval.i18n import Lang
 
 log = logging.getLogger(__name__)
@@ -78,12 +78,10 @@ class TelegramTransport(ChatTransport[_Chat]):
         request: BaseRequest | None = None,
         edit_interval_s: float = TELEGRAM_EDIT_INTERVAL_S,
         concurrent_updates: int = 8,
-        on_ballot: OnBallot | None = None,
-        clock: Clock = SYSTEM_CLOCK,
+        **wiring: Unpack[Wiring],
     ) -> None:
-        super().__init__(router, on_ballot=on_ballot, clock=clock)
-        if settings.telegram_token is None:
-            raise ValueError("TELEGRAM_TOKEN is not set")
+        super().__init__(router, **wiring)
+        token = required_token(settings.telegram_token, "TELEGRAM_TOKEN")
         self._settings = settings
         self._edit_interval = edit_interval_s
         self._actions = ActionTable(CALLBACK_LIMIT)
@@ -93,11 +91,11 @@ class TelegramTransport(ChatTransport[_Chat]):
         base = settings.telegram_api_base
         builder = (
             ApplicationBuilder()
-            .token(settings.telegram_token.get_secret_value())
+            .token(token.get_secret_value())
             .base_url(base)
             .base_file_url(base[: -len("/bot")] + "/file/bot" if base.endswith("/bot") else base)
             .concurrent_updates(concurrent_updates)  # 1: one update after another, in order
-            .rate_limiter(FloodControl(clock))  # the one flood-control layer: pacing and 429s
+            .rate_limiter(FloodControl(self.clock))  # the one flood-control layer: pacing and 429s
         )
         if request is not None:
             builder = builder.request(request).get_updates_request(request)
@@ -420,13 +418,7 @@ class TelegramTransport(ChatTransport[_Chat]):
                 disable_web_page_preview=True,
             )
 
-        return StreamingEditor(
-            send_first,
-            edit,
-            self._edit_interval,
-            now=self.clock.monotonic,
-            sleep=self.clock.sleep,
-        )
+        return StreamingEditor(send_first, edit, self._edit_interval, clock=self.clock)
 
     async def _on_callback(self, update: Update, context: Context) -> None:
         query = update.callback_query

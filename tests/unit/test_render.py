@@ -235,6 +235,10 @@ class Clock:
         self.slept.append(seconds)
         self.t += seconds
 
+    def as_clock(self) -> ProductClock:
+        """The product's clock on this one's seconds and waits."""
+        return ProductClock(monotonic=self.now, sleep=self.sleep)
+
 
 class Sink:
     def __init__(self, fail_edits: list[BaseException] | None = None) -> None:
@@ -252,7 +256,7 @@ class Sink:
 
 async def test_editor_throttles_and_delivers_final() -> None:
     clock, sink = Clock(), Sink()
-    editor = StreamingEditor(sink.send, sink.edit, 1.5, now=clock.now, sleep=clock.sleep)
+    editor = StreamingEditor(sink.send, sink.edit, 1.5, clock=clock.as_clock())
     await editor.update("a")  # t=0: sent
     clock.t = 0.5
     await editor.update("ab")  # too soon: held
@@ -269,7 +273,7 @@ async def test_editor_throttles_and_delivers_final() -> None:
 
 async def test_editor_never_edits_unchanged_final() -> None:
     clock, sink = Clock(), Sink()
-    editor = StreamingEditor(sink.send, sink.edit, 1.0, now=clock.now, sleep=clock.sleep)
+    editor = StreamingEditor(sink.send, sink.edit, 1.0, clock=clock.as_clock())
     await editor.update("done")
     await editor.finish("done")
     assert sink.log == [("send", "done")]
@@ -277,7 +281,7 @@ async def test_editor_never_edits_unchanged_final() -> None:
 
 async def test_editor_finish_without_stream_sends_once() -> None:
     clock, sink = Clock(), Sink()
-    editor = StreamingEditor(sink.send, sink.edit, 1.0, now=clock.now, sleep=clock.sleep)
+    editor = StreamingEditor(sink.send, sink.edit, 1.0, clock=clock.as_clock())
     await editor.finish("final")
     assert sink.log == [("send", "final")] and clock.slept == []
 
@@ -288,14 +292,14 @@ async def test_editor_honours_retry_after() -> None:
     the retry budget (two) spent, the error reaches the caller."""
     clock = Clock()
     sink = Sink([RetryAfter(3), RetryAfter(2)])
-    flood = FloodControl(ProductClock(monotonic=clock.now, sleep=clock.sleep))
+    flood = FloodControl(clock.as_clock())
 
     async def edit(text: str) -> object:
         return await flood.process_request(
             sink.edit, (text,), {}, "editMessageText", {"chat_id": 42}, None
         )
 
-    editor = StreamingEditor(sink.send, edit, 1.5, now=clock.now, sleep=clock.sleep)
+    editor = StreamingEditor(sink.send, edit, 1.5, clock=clock.as_clock())
     await editor.update("a")
     clock.t = 2.0
     await editor.update("ab")  # 429 twice: waits 3 s, then 2 s, then the edit goes through
@@ -310,7 +314,7 @@ async def test_editor_honours_retry_after() -> None:
 async def test_editor_update_swallows_errors_but_finish_raises() -> None:
     clock = Clock()
     sink = Sink([RuntimeError("boom"), RuntimeError("boom")])
-    editor = StreamingEditor(sink.send, sink.edit, 0.0, now=clock.now, sleep=clock.sleep)
+    editor = StreamingEditor(sink.send, sink.edit, 0.0, clock=clock.as_clock())
     await editor.update("a")
     await editor.update("ab")  # swallowed
     with pytest.raises(RuntimeError):

@@ -12,12 +12,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, cast
 
+from bot.i18n import catalog
 from bot.registry import Call, Command, File, Group, Help, Param, UsageError, Values
 from bot.reply import Block, Reply
 from ingest.manifest import DocMeta
 from ingest.pipeline import IngestProgress, OnProgress
 from ingest.uploads import IngestBusy, UploadResult
-from retrieval.i18n import Catalog, Lang
+from retrieval.i18n import Lang
 from retrieval.index import DocumentRecord
 from retrieval.types import ChunkType
 
@@ -26,58 +27,7 @@ UPLOAD_TYPES = (".pdf", ".docx", ".epub", ".txt", ".md", ".markdown", ".doc")
 DOC_TYPES = ("book", "message", "outline", "footnote")
 MAX_LISTED = 50
 
-T = Catalog(
-    {
-        "reading": ("正在读取 {name}……", "Reading {name}…"),
-        "embedding": (
-            "正在导入 {name}：{done}/{total} 块",
-            "Ingesting {name}: {done}/{total} chunks",
-        ),
-        "ingested": (
-            "已导入《{title}》：{chunks} 块，{refs} 处经文，{concepts} 个概念（{seconds} 秒）。"
-            "现在可以用 /ask 提问了。",
-            "Ingested “{title}”: {chunks} chunks, {refs} scripture references, {concepts} "
-            "concepts ({seconds} s). Ask about it with /ask.",
-        ),
-        "replaced": ("（替换了先前的版本）", "(It replaced the earlier version.)"),
-        "unchanged": (
-            "《{title}》已经导入过，内容没有变化。",
-            "“{title}” is already in the corpus, unchanged.",
-        ),
-        "refused": (
-            "无法导入 {name}：{reason}。没有写入任何内容。",
-            "Could not ingest {name}: {reason}. Nothing was written.",
-        ),
-        "busy": (
-            "另一个文件正在导入，请等它完成后再试。",
-            "Another file is being ingested; please try again when it is done.",
-        ),
-        "deleted": (
-            "已删除《{title}》及其全部索引（{chunks} 块）。",
-            "Deleted “{title}” and everything indexed from it ({chunks} chunks).",
-        ),
-        "not_found": (
-            "找不到文档「{source}」。用 /sources 查看已导入的文档。",
-            "No document “{source}”. /sources lists what is in the corpus.",
-        ),
-        "sources_heading": ("已导入的文档（{n}）", "Documents in the corpus ({n})"),
-        "sources_more": ("……另有 {n} 份未列出。", "…and {n} more."),
-        "sources_empty": (
-            "还没有导入任何文档。管理员可以用 /ingest 上传。",
-            "No documents yet. Admins can upload one with /ingest.",
-        ),
-        "chunks": ("{n} 块", "{n} chunks"),
-        "no_era": ("未注明时代", "no era"),
-        "bible_line": (
-            "{title} · bible · {books} 卷（{n} 节可检索；/cite 可查全部经文）",
-            "{title} · bible · {books} books ({n} verses searchable; /cite shows every verse)",
-        ),
-        "sources_filters": (
-            "提问时可只查某本书或某类文献：/ask 书:神的经纶 类型:outline 问题",
-            "Ask within one source or type: /ask source:Dispensing type:message question",
-        ),
-    }
-)
+T = catalog("corpus")
 
 
 class Corpus(Protocol):

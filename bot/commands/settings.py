@@ -5,34 +5,13 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
+from bot.i18n import catalog
 from bot.registry import Call, Command, Group, Help, Param, Permission, Values
 from bot.reply import Reply
-from retrieval.i18n import Catalog, Lang
+from retrieval.i18n import Lang
 from retrieval.requests import SCRIPT_NAMES, Script
 
-T = Catalog(
-    {
-        "language_is": (
-            "本聊天的语言：中文。管理员可以用 /settings language en 改为英文。",
-            "This chat's language: English. Admins can switch with /settings language zh.",
-        ),
-        "script_is": (
-            "本聊天 /cite 显示经文用{name}。管理员可以用 /settings script 简体 或 繁体 更改。",
-            "This chat shows /cite verses in {name_en} characters. Admins can change it with "
-            "/settings script simplified or traditional.",
-        ),
-        "script_set": (
-            "好的，本聊天 /cite 今后用{name}显示经文（用繁体写的出处仍显示繁体）。",
-            "Done: /cite now shows verses in {name_en} characters in this chat (a reference "
-            "written in Traditional still gets Traditional).",
-        ),
-        "language_set": (
-            "好的，本聊天今后用中文回复（用英文写的问题仍用英文回答）。",
-            "Done: this chat now gets replies in English (questions written in Chinese are "
-            "still answered in Chinese).",
-        ),
-    }
-)
+T = catalog("settings")
 
 
 class LanguageSetting(Protocol):

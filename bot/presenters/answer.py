@@ -15,59 +15,18 @@ import re
 from collections.abc import Sequence
 from typing import assert_never
 
+from bot.i18n import catalog
 from bot.reply import Block, Citation, Reply
 from retrieval.answer.notices import EmptyModelAnswer, ModelFailed, Notice
 from retrieval.answer.quotes import verify_form
 from retrieval.answer.result import Answer, Cited
 from retrieval.answer.verify import SECTION_TITLES
-from retrieval.i18n import Catalog, Lang
+from retrieval.i18n import Lang
 from retrieval.types import GraphPath
 
-T = Catalog(
-    {
-        "offline_header": (
-            "（未使用语言模型：以下为检索到的原文摘录）",
-            "(No language model used: below are excerpts of the retrieved passages)",
-        ),
-        "not_addressed": (
-            "职事语料中没有直接论及「{question}」的内容，所以这里不作回答。",
-            "The ministry corpus does not directly address “{question}”, so there is no "
-            "answer here.",
-        ),
-        "related_heading": (
-            "相关参考（仅供延伸阅读，并非这个问题的答案）",
-            "Related reading (not an answer to this question)",
-        ),
-        "no_related": (
-            "语料中也没有与这个问题相近的内容。可以换个说法、加上经文出处，或用 /cite 查某处经文。",
-            "Nothing close to it is in the corpus either. Try other words, add a scripture "
-            "reference, or look a verse up with /cite.",
-        ),
-        "graph_path": ("知识图谱路径：{path}", "Knowledge-graph path: {path}"),
-        "removed_note": (
-            "有 {n} 处引用无法在检索到的原文中核实，已删除；相关说法标为〔未经证实〕。",
-            "{n} citation(s) could not be verified against the retrieved text and were removed; "
-            "the claims are marked [unsupported].",
-        ),
-        "llm_failed": (
-            "语言模型暂时无法回答（{reason}），以下改为列出检索到的原文摘录。",
-            "The language model could not answer ({reason}); here are the retrieved passages instead.",
-        ),
-        "empty_answer": (
-            "语言模型没有给出回答，以下为检索到的原文摘录。",
-            "The language model returned no answer; here are the retrieved passages.",
-        ),
-    }
-)
+T = catalog("answer")
 # Why the model failed (`LLMError.kind`); a kind not listed reads as "unavailable".
-REASONS = Catalog(
-    {
-        "timeout": ("超时", "timed out"),
-        "rate_limited": ("请求过多，已被限流", "rate limited"),
-        "unavailable": ("服务不可用", "service unavailable"),
-        "malformed": ("返回格式错误", "malformed response"),
-    }
-)
+REASONS = catalog("answer_reasons")
 
 QUESTION_IN_REPLY = 60  # characters of the question repeated in a not-addressed reply
 

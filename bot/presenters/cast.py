@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import asyncio
 
+from bot.i18n import catalog
 from bot.reply import Attachment, Block, Reply
 from novel.cast import CastMap, CastMember, CastView, MapEdge, Recap, Standing
 from retrieval.graph.draw import DrawEdge, DrawNode, draw_png
-from retrieval.i18n import Catalog, Lang
+from retrieval.i18n import Lang
 
 QUOTE_CHARS = 60
 MAP_LISTED = 12  # relations listed under the picture
@@ -24,103 +25,7 @@ COLOURS: dict[Standing, str] = {
     "dead": "#b4b4b4",
 }
 
-T = Catalog(
-    {
-        "cast_heading": (
-            "《{title}》人物（截至第 {n} 章）",
-            "Characters of “{title}” (after chapter {n})",
-        ),
-        "cast_heading_none": (
-            "《{title}》人物（还没有章节，只有世界设定）",
-            "Characters of “{title}” (no chapters yet: the blueprint only)",
-        ),
-        "cast_empty": (
-            "还没有任何人物：用 /novel blueprint 设定人物，或写出第一章。",
-            "No characters yet: set some with /novel blueprint, or write the first chapter.",
-        ),
-        "aliases": ("（又名：{names}）", " (also: {names})"),
-        "standing_alive": ("在世", "alive"),
-        "standing_dead": ("已死亡", "dead"),
-        "standing_hurt": ("受伤", "hurt"),
-        "standing_missing": ("失踪", "missing"),
-        "status_marked": (
-            "状态：{standing}（第 {n} 章）「{quote}」",
-            "Status: {standing} (chapter {n}) “{quote}”",
-        ),
-        "status_blueprint": (
-            "状态：{standing}（设定：{status}）",
-            "Status: {standing} (blueprint: {status})",
-        ),
-        "status_unmarked": ("状态：{standing}", "Status: {standing}"),
-        "seen": (
-            "最后出现：{place}（第 {n} 章）「{quote}」",
-            "Last seen: {place} (chapter {n}) “{quote}”",
-        ),
-        "home": ("所在（设定）：{place}", "Whereabouts (blueprint): {place}"),
-        "not_placed": ("还没有章节写到其所在", "No chapter has placed them yet"),
-        "introduced": (
-            "第 {n} 章出场，不在世界设定中",
-            "First named in chapter {n}; not in the blueprint",
-        ),
-        "appearances": ("出现于 {n} 章", "Named in {n} chapter(s)"),
-        "recap_none": (
-            "还没有任何章节，没有可回顾的内容。",
-            "There are no chapters yet: nothing to recap.",
-        ),
-        "recap_heading": (
-            "前情提要：第 {a}–{b} 章",
-            "Previously: chapters {a}–{b}",
-        ),
-        "recap_heading_one": ("前情提要：第 {a} 章", "Previously: chapter {a}"),
-        "recap_fewer": (
-            "本书目前只有 {total} 章，全部列出。",
-            "The novel has only {total} chapter(s); all are shown.",
-        ),
-        "recap_chapter": ("第 {n} 章《{title}》", "Chapter {n}: {title}"),
-        "recap_extractive": (
-            "摘自各章摘要，没有使用模型。",
-            "Taken from the chapter summaries (no model).",
-        ),
-        "recap_model": (
-            "由模型根据各章摘要撰写，其中的人名都已与故事状态核对。",
-            "Written by the model from the chapter summaries; every name in it was checked "
-            "against the story so far.",
-        ),
-        "recap_model_failed": (
-            "模型这次没有给出可用的提要，改为摘自各章摘要。",
-            "The model gave no usable recap this time; taken from the chapter summaries instead.",
-        ),
-        "recap_unknown": (
-            "第 {n} 章：模型写到了故事中没有的人物（{names}），这一章改用摘要原文。",
-            "Chapter {n}: the model named someone the story does not know ({names}); "
-            "that chapter's summary is shown instead.",
-        ),
-        "map_title": ("《{title}》人物关系图", "Cast of “{title}”"),
-        "map_heading": (
-            "《{title}》人物关系图（截至第 {n} 章，{count} 人）",
-            "Cast map of “{title}” (after chapter {n}, {count} characters)",
-        ),
-        "map_legend": (
-            "颜色：绿＝在世，黄＝受伤，蓝＝失踪，灰＝已死亡；线越粗，同场的章节越多。",
-            "Colours: green = alive, amber = hurt, blue = missing, grey = dead; "
-            "the thicker a line, the more chapters they share.",
-        ),
-        "map_member": ("{name}：{standing}", "{name}: {standing}"),
-        "list_sep": ("、", "; "),
-        "map_edge": ("{a} — {b}：{label}", "{a} — {b}: {label}"),
-        "map_shared": ("同场 {n} 章", "{n} shared ch."),
-        "map_more_edges": ("……另有 {n} 条关系见图", "… {n} more in the picture"),
-        "map_left_out": (
-            "图中只画出最常出现的 {shown} 人，另有 {n} 人未画出。",
-            "The picture shows the {shown} most present characters; {n} more are left out.",
-        ),
-        "map_empty": (
-            "还没有任何人物可画：用 /novel blueprint 设定人物，或写出第一章。",
-            "No characters to draw yet: set some with /novel blueprint, or write the first "
-            "chapter.",
-        ),
-    }
-)
+T = catalog("cast")
 
 
 def _quote(text: str) -> str:

@@ -6,32 +6,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol, assert_never
 
+from bot.i18n import catalog
 from bot.reply import Attachment, Block, Reply
 from retrieval.graph.draw import source_note
 from retrieval.graph.view import GraphLookup, NodeView, NotInGraph, RelationView
-from retrieval.i18n import Catalog, Lang
+from retrieval.i18n import Lang
 from retrieval.types import GraphPath
 
-T = Catalog(
-    {
-        "heading": (
-            "「{label}」在知识图谱中的关系",
-            "Relations of “{label}” in the knowledge graph",
-        ),
-        "more": (
-            "…… 另有 {n} 条关系（图中显示前 {shown} 个相邻节点）",
-            "… {n} more relations (the picture shows {shown} neighbours)",
-        ),
-        "alone": (
-            "「{label}」在图谱中还没有任何关系。",
-            "“{label}” has no relations in the graph yet.",
-        ),
-        "unknown": ("知识图谱中没有「{text}」。", "The knowledge graph has no “{text}”."),
-        "did_you_mean": ("您是否要找：{names}", "Did you mean: {names}"),
-        "hint": ("试试：/graph 神圣分赐", "Try: /graph 神圣分赐"),
-        "paths": ("知识图谱路径", "Knowledge-graph paths"),
-    }
-)
+T = catalog("graph")
 
 
 def graph_reply(found: GraphLookup, lang: Lang) -> Reply:

@@ -12,11 +12,12 @@ from collections.abc import Sequence
 from typing import Protocol
 
 from bot.actor import Actor
+from bot.i18n import catalog
 from bot.presenters.answer import answer_reply
 from bot.reply import Attachment, Block, BlockKind, Progress, Reply
 from retrieval import scripture
 from retrieval.answer import Answer
-from retrieval.i18n import Catalog, Lang
+from retrieval.i18n import Lang
 from retrieval.requests import AskRequest, CiteRequest
 from retrieval.scholar import (
     MAX_VERSES,
@@ -29,43 +30,7 @@ from retrieval.scholar import (
 )
 from retrieval.types import GraphPath
 
-T = Catalog(
-    {
-        "empty_question": ("请在 /ask 后面写下问题。", "Please write a question after /ask."),
-        "no_refs": ("请给出经文出处，例如 /cite 弗1:10", "Give a reference, e.g. /cite Eph 1:10"),
-        "bad_ref": ("无法识别的经文出处：{ref}", "Unrecognised reference: {ref}"),
-        "no_bible": (
-            "尚未导入圣经经文，无法显示经文本文（可用 baibao ingest 导入圣经）。",
-            "No Bible text has been ingested, so the verse text cannot be shown "
-            "(ingest one with `baibao ingest`).",
-        ),
-        "verse_missing": (
-            "已导入的圣经中没有这处经文的本文（可能只导入了部分书卷）。",
-            "The ingested Bible does not include this passage (perhaps only some books "
-            "were ingested).",
-        ),
-        "verses_truncated": (
-            "……（共 {n} 节，只显示前 {shown} 节）",
-            "… ({n} verses; showing the first {shown})",
-        ),
-        "unknown_source": (
-            "语料中没有「{value}」这本书。已收录：{known}（用 /sources 查看全部）",
-            "The corpus holds no source “{value}”. It holds: {known} (see /sources)",
-        ),
-        "unknown_era": (
-            "语料中没有「{value}」这个时代。已有：{known}",
-            "The corpus holds no era “{value}”. It has: {known}",
-        ),
-        "footnotes": ("注解", "Footnotes"),
-        "related_notes": ("相关注解", "Related notes"),
-        "passages": ("阐述这处经文的职事段落", "Ministry passages on this passage"),
-        "no_passages": (
-            "语料中没有找到引用这处经文的职事段落。",
-            "No ministry passage in the corpus references this passage.",
-        ),
-        "concepts": ("相关概念：{concepts}", "Related concepts: {concepts}"),
-    }
-)
+T = catalog("scholar")
 
 VERSION_NAMES = {"cuv1919": ("和合本（1919）", "Chinese Union Version (1919)")}
 KNOWN_SHOWN = 8  # names listed when a filter names nothing the corpus holds

@@ -21,6 +21,7 @@ from discord import app_commands
 
 from bot.actor import Actor
 from bot.admin import Member
+from bot.i18n import catalog
 from bot.registry import Command, Entry, Group, Param, Suggest, Upload, UploadFailed
 from bot.render.discord import (
     CUSTOM_ID_LIMIT,
@@ -36,24 +37,13 @@ from bot.reply import Reply
 from bot.router import Router
 from bot.settings import Settings
 from bot.transports.base import ChatTransport, Posted, Wiring, required_token
-from retrieval.i18n import Catalog, Lang
+from retrieval.i18n import Lang
 
 log = logging.getLogger(__name__)
 
 DESCRIPTION_LIMIT = 100
 
-T = Catalog(
-    {
-        "outdated": (
-            "这个命令的定义已更新，请稍后重新输入命令。",
-            "This command was updated; please type it again in a moment.",
-        ),
-        "failed": (
-            "抱歉，处理命令时出错了。请稍后再试。",
-            "Sorry, something went wrong. Please try again later.",
-        ),
-    }
-)
+T = catalog("discord")
 
 
 def _desc(text: str) -> str:

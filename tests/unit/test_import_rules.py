@@ -184,20 +184,35 @@ def test_retrieval_defines_no_chat_concept_and_names_no_platform() -> None:
     assert named == []
 
 
+def _names_catalog(node: ast.expr) -> bool:
+    """`Catalog` or `i18n.Catalog`."""
+    if isinstance(node, ast.Name):
+        return node.id == "Catalog"
+    return isinstance(node, ast.Attribute) and node.attr == "Catalog"
+
+
 def _catalogues(tree: ast.AST) -> Iterator[int]:
-    """The lines where a module builds a `Catalog(...)` (by name or as `i18n.Catalog`)."""
+    """The lines where a module builds a `Catalog(...)` (by name or as `i18n.Catalog`) or loads
+    one from a file (`Catalog.from_toml(...)`)."""
     for node in ast.walk(tree):
         if isinstance(node, ast.Call):
             func = node.func
-            if isinstance(func, ast.Name) and func.id == "Catalog":
+            if _names_catalog(func):
                 yield node.lineno
-            elif isinstance(func, ast.Attribute) and func.attr == "Catalog":
+            elif (
+                isinstance(func, ast.Attribute)
+                and func.attr == "from_toml"
+                and _names_catalog(func.value)
+            ):
                 yield node.lineno
 
 
-def test_the_catalogue_finder_sees_both_spellings() -> None:
-    tree = ast.parse("T = Catalog({})\nU = i18n.Catalog({})\nV = dict(Catalog=1)")
-    assert list(_catalogues(tree)) == [1, 2]
+def test_the_catalogue_finder_sees_every_spelling() -> None:
+    tree = ast.parse(
+        "T = Catalog({})\nU = i18n.Catalog({})\nV = dict(Catalog=1)\n"
+        "W = Catalog.from_toml(p)\nX = i18n.Catalog.from_toml(p)\nY = Other.from_toml(p)"
+    )
+    assert list(_catalogues(tree)) == [1, 2, 4, 5]
 
 
 def test_the_domain_packages_build_no_catalogue_of_user_messages() -> None:

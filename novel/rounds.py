@@ -74,15 +74,7 @@ class RoundService:
         deadline = now + timedelta(minutes=self._settings.proposal_minutes)
         round_id = uuid.uuid4().hex[:12]
         created = await self._rounds.insert_round(
-            round_id=round_id,
-            chat_id=member.chat_id,
-            platform=member.platform,
-            channel_id=member.channel_id,
-            opener_id=member.user_id,
-            opener_name=member.user_name,
-            lang=member.lang,
-            now=now,
-            proposal_deadline=deadline,
+            round_id=round_id, opener=member, now=now, proposal_deadline=deadline
         )
         if not created:
             raise Refused("round_open", phase=Phase.PROPOSAL.value)

@@ -64,7 +64,9 @@ class ChapterService:
         settings: NovelSettings,
         clock: Now,
     ) -> None:
-        self._repo = repo
+        self._rounds = repo.rounds
+        self._book = repo.book
+        self._world = repo.world
         self._memory = memory
         self._llm = llm
         self._settings = settings
@@ -89,12 +91,12 @@ class ChapterService:
             raise Refused("busy_writing")
 
     async def blueprint(self, chat_id: str) -> Blueprint:
-        raw = await self._repo.world.blueprint_json(chat_id)
+        raw = await self._world.blueprint_json(chat_id)
         return validate(json.loads(raw)) if raw else default_blueprint()
 
     async def find(self, chat_id: str, number: int | None) -> tuple[int, str, int]:
         """(number, chapter id, current version) of chapter `number` (None = the last)."""
-        chapters = await self._repo.book.chapters(chat_id)
+        chapters = await self._book.chapters(chat_id)
         if not chapters:
             raise Refused("no_chapters")
         if number is None:
@@ -113,14 +115,14 @@ class ChapterService:
     ) -> ChapterSaved | WriteStalled:
         """Write the chapter of a round in phase `writing`. On any failure the round stalls
         (pending: retry with /chapter next, or submit a text) and nothing is saved."""
-        number = len(await self._repo.book.chapters(r.chat_id)) + 1
+        number = len(await self._book.chapters(r.chat_id)) + 1
         lock = self.lock(r.chat_id)
         if lock.locked() and not wait:
-            await self._repo.rounds.advance(r.id, Event.STALL)
+            await self._rounds.advance(r.id, Event.STALL)
             return WriteStalled("busy", number, winner.title)
         async with lock:
             if self._llm is None:
-                await self._repo.rounds.advance(r.id, Event.STALL)
+                await self._rounds.advance(r.id, Event.STALL)
                 return WriteStalled("no_model", number, winner.title)
             try:
                 goal = Goal(winner.title, winner.summary, winner.notes)
@@ -137,11 +139,11 @@ class ChapterService:
                     "generated",
                 )
             except LLMError as err:
-                await self._repo.rounds.advance(r.id, Event.STALL)
+                await self._rounds.advance(r.id, Event.STALL)
                 return WriteStalled("llm", number, winner.title, err.kind)
             except Exception:
                 log.exception("writing round %s failed", r.id)
-                await self._repo.rounds.advance(r.id, Event.STALL)
+                await self._rounds.advance(r.id, Event.STALL)
                 return WriteStalled("error", number, winner.title)
 
     async def submit(
@@ -151,7 +153,7 @@ class ChapterService:
         text = self._valid_text(text)
         self.ensure_idle(member.chat_id)
         async with self.lock(member.chat_id):
-            if not await self._repo.rounds.advance(r.id, Event.WRITE):
+            if not await self._rounds.advance(r.id, Event.WRITE):
                 raise Refused("busy_writing")
             try:
                 bp = await self.blueprint(member.chat_id)
@@ -166,7 +168,7 @@ class ChapterService:
                 )
             except Exception:
                 log.exception("saving the submitted chapter of round %s failed", r.id)
-                await self._repo.rounds.advance(r.id, Event.STALL)
+                await self._rounds.advance(r.id, Event.STALL)
                 raise Refused("save_failed") from None
 
     async def _save_new(
@@ -200,7 +202,7 @@ class ChapterService:
 
     async def _known_places(self, chat_id: str) -> list[str]:
         places: list[str] = []
-        for _, v in await self._repo.book.current_versions(chat_id):
+        for _, v in await self._book.current_versions(chat_id):
             places.extend(v.summary.scenes)
         return list(dict.fromkeys(places))
 
@@ -216,7 +218,7 @@ class ChapterService:
         draft: str = "",
     ) -> Context:
         """The prompt layers for chapter `number` (None = a new last chapter)."""
-        current = await self._repo.book.current_versions(chat_id)
+        current = await self._book.current_versions(chat_id)
         if number is None:
             number = len(current) + 1
         prior = [(n, v) for n, v in current if n < number]
@@ -271,10 +273,10 @@ class ChapterService:
         try:
             others = [
                 (n, v)
-                for n, v in await self._repo.book.current_versions(chat_id)
+                for n, v in await self._book.current_versions(chat_id)
                 if v.chapter_id != chapter_id
             ]
-            pending = await self._repo.world.pending_changes(chat_id)
+            pending = await self._world.pending_changes(chat_id)
             state = await asyncio.to_thread(_story_state, bp, others, pending, number)
             earlier = [
                 f"第{n}章《{v.title}》：{v.summary.summary.strip()}"
@@ -306,7 +308,7 @@ class ChapterService:
             if c.chapter_id != chapter_id
         ]
         proposed = evolve.propose(bp, summary, waiting)
-        return await self._repo.world.propose_changes(
+        return await self._world.propose_changes(
             chat_id,
             chapter_id,
             number,
@@ -319,11 +321,11 @@ class ChapterService:
         superseded the chapter's proposals): propose that version's changes again. Never
         fails the operation."""
         try:
-            current = await self._repo.book.current_map(chat_id)
-            row = await self._repo.book.version(chapter_id, current[chapter_id][1])
+            current = await self._book.current_map(chat_id)
+            row = await self._book.version(chapter_id, current[chapter_id][1])
             assert row is not None
             bp = await self.blueprint(chat_id)
-            pending = await self._repo.world.pending_changes(chat_id)
+            pending = await self._world.pending_changes(chat_id)
             await self._propose(chat_id, chapter_id, number, row.summary, bp, pending)
         except Exception:
             log.exception("re-proposing the changes of chapter %s of %s failed", number, chat_id)
@@ -331,8 +333,8 @@ class ChapterService:
     async def story_state(self, chat_id: str) -> StoryState:
         """The story so far: every current chapter replayed (after a revise, rollback or
         delete, from the chapters that remain), with the pending proposals' names."""
-        current = await self._repo.book.current_versions(chat_id)
-        pending = await self._repo.world.pending_changes(chat_id)
+        current = await self._book.current_versions(chat_id)
+        pending = await self._world.pending_changes(chat_id)
         bp = await self.blueprint(chat_id)
         return await asyncio.to_thread(_story_state, bp, current, pending, len(current) + 1)
 
@@ -356,7 +358,7 @@ class ChapterService:
         elif self._llm is None:
             raise Refused("needs_model")
         async with self.lock(member.chat_id):
-            row = await self._repo.book.version(chapter_id, version)
+            row = await self._book.version(chapter_id, version)
             assert row is not None
             bp = await self.blueprint(member.chat_id)
             target: int | None = None
@@ -380,7 +382,7 @@ class ChapterService:
                     self._llm, text, row.title, bp, await self._known_places(member.chat_id)
                 )
                 # the version add_version will write (the lock keeps anyone else from adding)
-                target = await self._repo.book.next_version(chapter_id)
+                target = await self._book.next_version(chapter_id)
                 new_version, chunks = await self._memory.add_version(
                     chat_id=member.chat_id,
                     chapter_id=chapter_id,
@@ -413,7 +415,7 @@ class ChapterService:
 
     async def rollback(self, member: Member, number: int, version: int) -> RolledBack:
         number, chapter_id, current = await self.find(member.chat_id, number)
-        versions = [v.version for v in await self._repo.book.versions(chapter_id)]
+        versions = [v.version for v in await self._book.versions(chapter_id)]
         if version not in versions:
             raise Refused(
                 "no_such_version", n=number, v=version, versions="、".join(map(str, versions))
@@ -427,7 +429,7 @@ class ChapterService:
         return RolledBack(number, version)
 
     async def delete(self, member: Member, number: int | None, confirm: bool) -> Deleted:
-        chapters = await self._repo.book.chapters(member.chat_id)
+        chapters = await self._book.chapters(member.chat_id)
         number, chapter_id, _ = await self.find(member.chat_id, number)
         last = chapters[-1].chapter_no
         if number != last and not confirm:
@@ -441,19 +443,19 @@ class ChapterService:
 
     async def show(self, member: Member, number: int | None) -> ChapterView:
         number, chapter_id, version = await self.find(member.chat_id, number)
-        row = await self._repo.book.version(chapter_id, version)
+        row = await self._book.version(chapter_id, version)
         assert row is not None
         return ChapterView(number, row)
 
     async def history(self, member: Member, number: int) -> History:
         number, chapter_id, current = await self.find(member.chat_id, number)
-        return History(number, current, await self._repo.book.versions(chapter_id))
+        return History(number, current, await self._book.versions(chapter_id))
 
     async def export(self, member: Member, fmt: str) -> Exported:
         fmt = fmt.strip().lower()
         if fmt not in ("md", "epub"):
             raise Refused("bad_format", fmt=fmt[:20])
-        current = await self._repo.book.current_versions(member.chat_id)
+        current = await self._book.current_versions(member.chat_id)
         if not current:
             raise Refused("no_chapters")
         bp = await self.blueprint(member.chat_id)

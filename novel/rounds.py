@@ -26,6 +26,7 @@ from novel.results import (
 from novel.schedule import Now
 from novel.settings import NovelSettings
 from novel.tally import Outcome, decide
+from novel.writer import Goal
 
 STYLE_KEY = "ballot_style"
 VOTERS_KEY = "ballot_voters"
@@ -82,8 +83,8 @@ class RoundService:
         number = len(await self._book.chapters(member.chat_id)) + 1
         return RoundOpened(number, self.minutes_left(deadline), self.model_writes)
 
-    async def propose(self, member: Member, title: str, summary: str, notes: str) -> ProposalSaved:
-        title = title.strip()
+    async def propose(self, member: Member, goal: Goal) -> ProposalSaved:
+        title, summary, notes = goal.title.strip(), goal.summary, goal.notes
         if not title:
             raise Refused("propose_title_missing")
         if len(title) > 100 or len(summary) > 1000 or len(notes) > 1000:

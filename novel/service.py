@@ -203,9 +203,7 @@ class NovelService(Closing):
             case api.NextRound():
                 return await self._next_round(member, progress)
             case api.Propose():
-                return await self.rounds.propose(
-                    member, request.title, request.summary, request.notes
-                )
+                return await self.rounds.propose(member, request)
             case api.Vote():
                 source = "button" if request.round_id else "command"
                 cast = await self.rounds.vote(member, request.option, request.round_id, source)

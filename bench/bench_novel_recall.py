@@ -257,9 +257,7 @@ async def run(chapters: int, embedder_name: str, partial: Path | None = None) ->
         repo, store, embedder, encoder.encode_document, encode_query_sparse=encoder.encode_query
     )
     settings = NovelSettings()
-    service = ChapterService(
-        repo.rounds, repo.book, repo.world, memory, None, settings, lambda: datetime.now(UTC)
-    )
+    service = ChapterService(repo, memory, None, settings, lambda: datetime.now(UTC))
     bp = blueprint()
     now = datetime.now(UTC)
     await repo.world.ensure_novel("bench", bp.to_json(), now)

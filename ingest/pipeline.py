@@ -359,7 +359,8 @@ def bible_doc_id(book: str, version: str = BIBLE_VERSION) -> str:
 
 @dataclass(slots=True)
 class BibleBook:
-    """One book of a Bible table, planned: its verse rows, whether it is embedded, its hash."""
+    """One book of a Bible table, planned: its verse rows, whether it is embedded, its hash, and
+    the table and source it came from (the hash covers the source, so the build must use it)."""
 
     book: str
     doc_id: str
@@ -367,6 +368,8 @@ class BibleBook:
     rows: list[VerseRow]
     embed: bool
     content_hash: str
+    path: Path
+    source: str
 
 
 def plan_bible(
@@ -390,19 +393,15 @@ def plan_bible(
         h.update(json.dumps(head, ensure_ascii=False).encode())
         for r in rows:
             h.update(f"\x00{r.osis}\t{r.text}".encode())
+        doc_id = bible_doc_id(book, version)
         plans.append(
-            BibleBook(book, bible_doc_id(book, version), verses, rows, embed, h.hexdigest())
+            BibleBook(book, doc_id, verses, rows, embed, h.hexdigest(), table.path, source)
         )
     return plans
 
 
 def build_bible_book(
-    plan: BibleBook,
-    *,
-    tagger: Tagger,
-    path: Path,
-    namespace: str = CORPUS_NAMESPACE,
-    source: str = BIBLE_SOURCE,
+    plan: BibleBook, *, tagger: Tagger, namespace: str = CORPUS_NAMESPACE
 ) -> Built:
     """One registry document per book; one chunk per verse when the book is embedded
     (type "bible", chapter "以弗所书 1", scripture_refs = the verse)."""
@@ -422,7 +421,7 @@ def build_bible_book(
                     text=v.text,
                     search_text=search_text,
                     doc_id=plan.doc_id,
-                    source=source,
+                    source=plan.source,
                     type="bible",
                     chapter=f"{name} {v.chapter}",
                     position=position,
@@ -438,12 +437,12 @@ def build_bible_book(
             )
     record = DocumentRecord(
         doc_id=plan.doc_id,
-        source=source,
+        source=plan.source,
         content_hash=plan.content_hash,
         year=1919,
         type="bible",
         language="zh",
-        path=str(path.resolve()),
+        path=str(plan.path.resolve()),
         chunk_count=len(chunks),
         ingested_at=now,
     )
@@ -459,10 +458,7 @@ def build_bible(
     source: str = BIBLE_SOURCE,
 ) -> list[Built]:
     plans = plan_bible(table, embed_books=embed_books, source=source)
-    return [
-        build_bible_book(p, tagger=tagger, path=table.path, namespace=namespace, source=source)
-        for p in plans
-    ]
+    return [build_bible_book(p, tagger=tagger, namespace=namespace) for p in plans]
 
 
 # ---- walking paths ----------------------------------------------------------------------------
@@ -624,12 +620,7 @@ class Pipeline:
                 if await self._unchanged(path, plan.doc_id, plan.content_hash, summary):
                     continue
                 built = await asyncio.to_thread(
-                    build_bible_book,
-                    plan,
-                    tagger=tagger,
-                    path=path,
-                    namespace=self.namespace,
-                    source=source,
+                    build_bible_book, plan, tagger=tagger, namespace=self.namespace
                 )
                 await self._index(path, built, summary, state, report)
             return

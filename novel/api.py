@@ -8,6 +8,7 @@ from typing import Protocol
 from novel.cast import CastMap, CastView, Recap
 from novel.member import Member
 from novel.results import Progress, Result
+from novel.writer import Goal
 
 
 @dataclass(frozen=True, slots=True)
@@ -16,10 +17,8 @@ class NextRound:
 
 
 @dataclass(frozen=True, slots=True)
-class Propose:
-    title: str
-    summary: str = ""
-    notes: str = ""
+class Propose(Goal):
+    """A member proposes the next chapter's goal; the winning one is what the model writes to."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,16 +20,7 @@ from novel.export import ExportChapter, to_epub, to_markdown
 from novel.member import Member
 from novel.memory import PlotMemory
 from novel.phase import Event
-from novel.repo import (
-    BlueprintStore,
-    ChangeRow,
-    ChapterStore,
-    Draft,
-    ProposalRow,
-    RoundRow,
-    RoundStore,
-    VersionRow,
-)
+from novel.repo import ChangeRow, Draft, NovelRepo, ProposalRow, RoundRow, VersionRow
 from novel.results import (
     ChapterSaved,
     ChapterView,
@@ -67,17 +58,15 @@ log = logging.getLogger(__name__)
 class ChapterService:
     def __init__(
         self,
-        rounds: RoundStore,
-        book: ChapterStore,
-        world: BlueprintStore,
+        repo: NovelRepo,
         memory: PlotMemory,
         llm: LLM | None,
         settings: NovelSettings,
         clock: Now,
     ) -> None:
-        self._rounds = rounds
-        self._book = book
-        self._world = world
+        self._rounds = repo.rounds
+        self._book = repo.book
+        self._world = repo.world
         self._memory = memory
         self._llm = llm
         self._settings = settings

@@ -183,7 +183,8 @@ class PlotMemory:
         split: SplitConfig | None = None,
         units: UnitSplitter | None = None,
     ) -> None:
-        self._repo = repo
+        self._book = repo.book
+        self._world = repo.world
         self._store = store
         self._embedder = embedder
         self._encode_sparse = encode_sparse
@@ -198,7 +199,7 @@ class PlotMemory:
 
     async def _names(self, chat_id: str) -> tuple[dict[str, str], list[str]]:
         """The blueprint's name index (alias → canonical) and its places."""
-        raw = await self._repo.world.blueprint_json(chat_id)
+        raw = await self._world.blueprint_json(chat_id)
         bp = validate(json.loads(raw)) if raw else default_blueprint()
         return bp.name_index(), blueprint_places(bp)
 
@@ -304,9 +305,9 @@ class PlotMemory:
         self, chat_id: str, chapter_id: str, draft: Draft, round_id: str | None = None
     ) -> tuple[int, int]:
         """A new last chapter (version 1); returns (chapter number, chunk count)."""
-        expected = len(await self._repo.book.chapters(chat_id)) + 1
+        expected = len(await self._book.chapters(chat_id)) + 1
         count = await self.index_version(VersionAt(chat_id, chapter_id, expected, 1), draft)
-        number = await self._repo.book.add_chapter(chat_id, chapter_id, draft, round_id)
+        number = await self._book.add_chapter(chat_id, chapter_id, draft, round_id)
         if number != expected:
             await self._store.set_extra(
                 self._flt(chat_id, doc_id=chapter_id), {"chapter_no": number}
@@ -318,9 +319,9 @@ class PlotMemory:
         self, chat_id: str, chapter_id: str, chapter_no: int, draft: Draft
     ) -> tuple[int, int]:
         """A new current version of an existing chapter; returns (version, chunk count)."""
-        version = await self._repo.book.next_version(chapter_id)
+        version = await self._book.next_version(chapter_id)
         count = await self.index_version(VersionAt(chat_id, chapter_id, chapter_no, version), draft)
-        await self._repo.book.add_version(chapter_id, version, draft)
+        await self._book.add_version(chapter_id, version, draft)
         await self.activate(chat_id, chapter_id, version)
         return version, count
 
@@ -331,8 +332,8 @@ class PlotMemory:
         re-activated or re-indexed if step 4 got that far. Best effort: if the store still
         fails, the next `reconcile()` finishes from the same SQLite truth."""
         try:
-            if await self._repo.book.version(chapter_id, version) is not None:
-                await self._repo.book.drop_version(chapter_id, version, keep)
+            if await self._book.version(chapter_id, version) is not None:
+                await self._book.drop_version(chapter_id, version, keep)
         except Exception:
             log.exception("undoing version %s of chapter %s in SQLite failed", version, chapter_id)
             return
@@ -347,17 +348,17 @@ class PlotMemory:
             )
 
     async def rollback(self, chat_id: str, chapter_id: str, chapter_no: int, version: int) -> int:
-        row = await self._repo.book.version(chapter_id, version)
+        row = await self._book.version(chapter_id, version)
         if row is None:
             raise LookupError(version)
         count = await self.index_version(VersionAt(chat_id, chapter_id, chapter_no, version), row)
-        await self._repo.book.set_current(chapter_id, version)
+        await self._book.set_current(chapter_id, version)
         await self.activate(chat_id, chapter_id, version)
         return count
 
     async def delete_chapter(self, chat_id: str, chapter_id: str) -> list[tuple[str, int]]:
         """SQLite first (the truth: searches stop returning it at once), then the store."""
-        renumbered = await self._repo.book.delete_chapter(chat_id, chapter_id)
+        renumbered = await self._book.delete_chapter(chat_id, chapter_id)
         await self._store.delete(self._flt(chat_id, doc_id=chapter_id))
         for other, number in renumbered:
             await self._store.set_extra(self._flt(chat_id, doc_id=other), {"chapter_no": number})
@@ -458,7 +459,7 @@ class PlotMemory:
             for sc, rank in ranking:
                 fused[sc.chunk.id] = fused.get(sc.chunk.id, 0.0) + 1.0 / (60 + rank)
                 chunks[sc.chunk.id] = sc.chunk
-        truth = await self._repo.book.current_map(chat_id)
+        truth = await self._book.current_map(chat_id)
         hits: list[PlotHit] = []
         for cid in sorted(fused, key=lambda k: fused[k], reverse=True):
             c = chunks[cid]
@@ -519,7 +520,7 @@ class PlotMemory:
         for c in stored:
             key = (str(c.extra.get("chapter_id", c.doc_id)), int(c.extra.get("version", -1)))
             groups.setdefault(key, []).append(c)
-        truth = await self._repo.book.current_map(chat_id)
+        truth = await self._book.current_map(chat_id)
         for (chapter_id, version), chunks in groups.items():
             current = truth.get(chapter_id)
             if current is None or current[1] != version:
@@ -528,7 +529,7 @@ class PlotMemory:
         names, places = await self._names(chat_id)
         for chapter_id, (number, version) in truth.items():
             chunks = groups.get((chapter_id, version), [])
-            row = await self._repo.book.version(chapter_id, version)
+            row = await self._book.version(chapter_id, version)
             if row is None:
                 continue
             pieces = len(split_text(row.text, self._split, self._units))

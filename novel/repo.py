@@ -19,6 +19,7 @@ from typing import Any
 import aiosqlite
 
 from novel.ballot import BallotPost
+from novel.member import Member
 from novel.phase import OPEN_PHASES, Event, Phase, sources, transition
 from novel.summary import ChapterSummary, load
 from retrieval.sqlite import open_sqlite
@@ -357,19 +358,10 @@ class RoundStore(_Store):
     """Rounds and their phases, proposals, votes, and where each ballot was posted."""
 
     async def insert_round(
-        self,
-        *,
-        round_id: str,
-        chat_id: str,
-        platform: str,
-        channel_id: str,
-        opener_id: str,
-        opener_name: str,
-        lang: str,
-        now: datetime,
-        proposal_deadline: datetime,
+        self, *, round_id: str, opener: Member, now: datetime, proposal_deadline: datetime
     ) -> bool:
-        """False when the novel already has an open round (the partial unique index)."""
+        """Open a round in the opener's chat (its platform, channel and language); False when the
+        novel already has an open round (the partial unique index)."""
         try:
             async with self._tx() as db:
                 await db.execute(
@@ -378,13 +370,13 @@ class RoundStore(_Store):
                     " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     (
                         round_id,
-                        chat_id,
+                        opener.chat_id,
                         Phase.PROPOSAL.value,
-                        platform,
-                        channel_id,
-                        opener_id,
-                        opener_name,
-                        lang,
+                        opener.platform,
+                        opener.channel_id,
+                        opener.user_id,
+                        opener.user_name,
+                        opener.lang,
                         _ts(now),
                         _ts(proposal_deadline),
                     ),

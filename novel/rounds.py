@@ -26,6 +26,7 @@ from novel.results import (
 from novel.schedule import Now
 from novel.settings import NovelSettings
 from novel.tally import Outcome, decide
+from novel.writer import Goal
 
 STYLE_KEY = "ballot_style"
 VOTERS_KEY = "ballot_voters"
@@ -74,15 +75,7 @@ class RoundService:
         deadline = now + timedelta(minutes=self._settings.proposal_minutes)
         round_id = uuid.uuid4().hex[:12]
         created = await self._rounds.insert_round(
-            round_id=round_id,
-            chat_id=member.chat_id,
-            platform=member.platform,
-            channel_id=member.channel_id,
-            opener_id=member.user_id,
-            opener_name=member.user_name,
-            lang=member.lang,
-            now=now,
-            proposal_deadline=deadline,
+            round_id=round_id, opener=member, now=now, proposal_deadline=deadline
         )
         if not created:
             raise Refused("round_open", phase=Phase.PROPOSAL.value)
@@ -90,8 +83,8 @@ class RoundService:
         number = len(await self._book.chapters(member.chat_id)) + 1
         return RoundOpened(number, self.minutes_left(deadline), self.model_writes)
 
-    async def propose(self, member: Member, title: str, summary: str, notes: str) -> ProposalSaved:
-        title = title.strip()
+    async def propose(self, member: Member, goal: Goal) -> ProposalSaved:
+        title, summary, notes = goal.title.strip(), goal.summary, goal.notes
         if not title:
             raise Refused("propose_title_missing")
         if len(title) > 100 or len(summary) > 1000 or len(notes) > 1000:

@@ -76,7 +76,6 @@ class NovelService(Closing):
     ) -> None:
         self.repo = repo
         self.memory = memory
-        self.llm = llm
         self.settings = settings
         self._announce = announce
         self._clock = clock.now
@@ -91,9 +90,7 @@ class NovelService(Closing):
             self._cancel,
             model_writes=llm is not None,
         )
-        self.chapters = ChapterService(
-            repo.rounds, repo.book, repo.world, memory, llm, settings, clock.now
-        )
+        self.chapters = ChapterService(repo, memory, llm, settings, clock.now)
         self.world = WorldService(repo.world, settings, clock.now)
         self.story = StoryService(repo, llm, self.chapters.blueprint)  # /novel characters …
         self.ballots: BallotBoard = ballots(self.ballot) if ballots is not None else NoBallotEdits()
@@ -134,7 +131,7 @@ class NovelService(Closing):
                 # The process stopped mid-write: nothing was saved (one transaction saves the
                 # chapter and finishes the round). Write it again at once when a model can.
                 await self.repo.rounds.advance(r.id, Event.STALL)
-                if self.llm is not None:
+                if self.chapters.model_writes:
                     self.deadlines.at(f"resume:{r.id}", self._clock(), self._resumer(r.id))
 
     def _schedule(self, round_id: str, when: datetime) -> None:
@@ -206,9 +203,7 @@ class NovelService(Closing):
             case api.NextRound():
                 return await self._next_round(member, progress)
             case api.Propose():
-                return await self.rounds.propose(
-                    member, request.title, request.summary, request.notes
-                )
+                return await self.rounds.propose(member, request)
             case api.Vote():
                 source = "button" if request.round_id else "command"
                 cast = await self.rounds.vote(member, request.option, request.round_id, source)
@@ -389,7 +384,7 @@ class NovelService(Closing):
     ) -> Result:
         winner = await self._winner(r)
         number = len(await self.repo.book.chapters(member.chat_id)) + 1
-        if self.llm is None:
+        if not self.chapters.model_writes:
             return WriteStalled("no_model_retry", number, winner.title)
         self.chapters.ensure_idle(member.chat_id)
         if not await self.repo.rounds.advance(r.id, Event.WRITE):
@@ -398,7 +393,7 @@ class NovelService(Closing):
 
     async def _resume_write(self, round_id: str) -> None:
         r = await self.repo.rounds.get_round(round_id)
-        if r is None or r.phase != Phase.PENDING or self.llm is None:
+        if r is None or r.phase != Phase.PENDING or not self.chapters.model_writes:
             return
         if not await self.repo.rounds.advance(r.id, Event.WRITE):
             return

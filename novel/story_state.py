@@ -34,26 +34,32 @@ EventKind = Literal["dead", "hurt", "missing", "healed"]
 
 
 @dataclass(frozen=True, slots=True)
-class Mark:
-    """A status the narration gave a character: where and in which words."""
+class Narrated:
+    """Where the narration said something: the chapter and the sentence, in its words."""
+
+    chapter: int
+    sentence: str
+
+
+@dataclass(frozen=True, slots=True)
+class Mark(Narrated):
+    """A status the narration gave a character."""
 
     status: Status
-    chapter: int
-    sentence: str
 
 
 @dataclass(frozen=True, slots=True)
-class Sighting:
+class Sighting(Narrated):
+    """A place the narration put a character."""
+
     place: str
-    chapter: int
-    sentence: str
 
 
 @dataclass(frozen=True, slots=True)
-class Introduction:
+class Introduction(Narrated):
+    """A name the narration used."""
+
     name: str
-    chapter: int
-    sentence: str
     formal: bool  # introduced (名叫…, 自我介绍说叫…), not only used
 
 
@@ -102,7 +108,7 @@ class StoryState:
     def noting(self, name: str, status: Status, chapter: int, sentence: str = "") -> StoryState:
         """The same state with a status a model summary reported (霍三: 受伤 in chapter 4)."""
         current = self.character(name) or CharacterState(name)
-        changed = _apply(current, status, Mark(status, chapter, sentence))
+        changed = _apply(current, status, Mark(chapter, sentence, status))
         others = tuple(c for c in self.characters if c.name != name)
         if self.character(name) is None:
             return replace(self, characters=(*others, changed))
@@ -337,11 +343,11 @@ def advance(state: StoryState, text: str) -> StoryState:
             cast.lapse()
         for e in chapter.events:
             if e.reading == i:
-                mark = Mark("hurt" if e.kind == "healed" else e.kind, number, e.sentence)
+                mark = Mark(number, e.sentence, "hurt" if e.kind == "healed" else e.kind)
                 cast.by_name[e.name] = _apply(cast.get(e.name), e.kind, mark)
         for step in chapter.steps:
             if step.reading == i:
-                cast.seen(step.canon, Sighting(step.place, number, r.sentence.text))
+                cast.seen(step.canon, Sighting(number, r.sentence.text, step.place))
     state = replace(state, chapters=number, characters=cast.ordered(state.blueprint))
     return _with_names(state, chapter, number)
 
@@ -351,7 +357,7 @@ def _with_names(state: StoryState, chapter: ChapterReading, number: int) -> Stor
     new: list[Introduction] = []
     for use in chapter.uses:
         sentence = next((s.text for s in reversed(sents) if s.start <= use.start), use.name)
-        new.append(Introduction(use.name, number, sentence, use.introduced))
+        new.append(Introduction(number, sentence, use.name, use.introduced))
     places = narrative.places_in(chapter.text, state.known_places())
     return replace(
         state,

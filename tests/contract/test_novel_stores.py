@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from novel.ballot import BallotPost
+from novel.member import Member
 from novel.phase import Event, Phase
 from novel.repo import Draft, NovelRepo
 from novel.summary import ChapterSummary, NewCharacter, RelationChange, StatusChange
@@ -32,16 +33,9 @@ async def repo(tmp_path: Path) -> AsyncIterator[NovelRepo]:
 
 
 async def _open(repo: NovelRepo, round_id: str = "r1", chat_id: str = CHAT) -> bool:
+    opener = Member("telegram", chat_id, "u1", user_name="甲", channel_id="c", lang="zh")
     return await repo.rounds.insert_round(
-        round_id=round_id,
-        chat_id=chat_id,
-        platform="telegram",
-        channel_id="c",
-        opener_id="u1",
-        opener_name="甲",
-        lang="zh",
-        now=NOW,
-        proposal_deadline=NOW + timedelta(hours=1),
+        round_id=round_id, opener=opener, now=NOW, proposal_deadline=NOW + timedelta(hours=1)
     )
 
 

@@ -21,7 +21,7 @@ from typing import Literal, Protocol
 from retrieval.fuse import weighted_rrf
 from retrieval.gloss import Gloss
 from retrieval.keyword import Bm25Encoder
-from retrieval.ports import Embedder, VectorStore
+from retrieval.ports import DenseAndSparseQuery, Embedder, VectorStore
 from retrieval.relevance import (
     NON_MINISTRY,
     CoverageReader,
@@ -477,7 +477,7 @@ class HybridSearch:
                 _TrackResult()
             )
         found = await self.store.search_dense_and_sparse(
-            dense, sparse, flt=base, dense_limit=depth, sparse_limit=DEPTH
+            DenseAndSparseQuery(dense, sparse, flt=base, dense_limit=depth, sparse_limit=DEPTH)
         )
         return _TrackResult(found[0]), _TrackResult(found[1])
 

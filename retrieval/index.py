@@ -221,12 +221,12 @@ class Indexer(SqliteOwner):
         common_df: int = termstats.COMMON_DF,
     ) -> None:
         super().__init__(db_path, _SCHEMA + termstats.SCHEMA)
+        self._lock = asyncio.Lock()
         self.store = store
         self.embedder = embedder
         self.encoder = encoder
         self.graph = graph
         self.namespace = namespace
-        self._lock = asyncio.Lock()
         self.common_df = common_df
         self._common: dict[int, int] = {}
 

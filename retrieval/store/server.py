@@ -69,12 +69,11 @@ class ServerStore(VectorStore):
     """VectorStore on one collection of a Qdrant server. Open with `await ServerStore.open(...)`."""
 
     def __init__(
-        self, client: AsyncQdrantClient, collection: str, dim: int, where: str, owns_client: bool
+        self, client: AsyncQdrantClient, collection: str, dim: int, owns_client: bool
     ) -> None:
         self._client = client
         self._collection = collection
         self._dim = dim
-        self._where = where
         self._owns_client = owns_client
         self._closed = False
 
@@ -111,14 +110,18 @@ class ServerStore(VectorStore):
             raise ValueError(f"dim must be a positive integer, got {dim!r}")
         if not collection:
             raise ValueError("collection name must not be empty")
-        where = f"Qdrant collection {collection!r}"
-        store = cls(client, collection, dim, where, owns_client)
+        store = cls(client, collection, dim, owns_client)
         await store._ensure_collection()
         return store
 
     @property
     def dim(self) -> int:
         return self._dim
+
+    @property
+    def _where(self) -> str:
+        """The store, as messages name it."""
+        return f"Qdrant collection {self._collection!r}"
 
     async def _call(self, awaitable: Awaitable[T]) -> T:
         try:

@@ -111,6 +111,8 @@ class VerseRow:
 
 @dataclass(frozen=True, slots=True)
 class SourceNames:
+    """The corpus's titles (Bible books aside) and eras, sorted."""
+
     titles: tuple[str, ...]
     eras: tuple[str, ...]
 

@@ -60,10 +60,8 @@ class KnowledgeGraph(Closing):
         lexicon: Lexicon | None = None,
         *,
         growth: bool = True,
-        snapshot_path: Path | None = None,
     ) -> None:
         self._db = db
-        self._snapshot_path = snapshot_path
         self._lexicon = lexicon
         self._growth = growth
         self._answers: MemoryAnswers | None = None
@@ -100,8 +98,7 @@ class KnowledgeGraph(Closing):
         `from_snapshot=False`: load from the rows even when the snapshot is current."""
         seed_data = load_seed(seed) if seed is not None else None
         db = await GraphDB.open(db_path) if db_path is not None else None
-        path = snapshot.path_for(db_path) if db_path is not None else None
-        kg = cls(db, lexicon, growth=growth, snapshot_path=path)
+        kg = cls(db, lexicon, growth=growth)
         try:
             await kg._load(from_snapshot)
             if seed_data is not None:
@@ -124,11 +121,12 @@ class KnowledgeGraph(Closing):
             self._db = None
 
     async def _load(self, from_snapshot: bool) -> None:
-        if self._db is None or self._snapshot_path is None:
+        if self._db is None:
             return
         if from_snapshot:
             generation = await self._db.generation()
-            found = await asyncio.to_thread(snapshot.load, self._snapshot_path, generation)
+            path = snapshot.path_for(self._db.path)
+            found = await asyncio.to_thread(snapshot.load, path, generation)
             if found is not None:
                 self._ledger, self._loaded = None, found
                 self._use(found.reads)
@@ -163,12 +161,13 @@ class KnowledgeGraph(Closing):
 
     async def _save_snapshot(self, ledger: Contributions) -> None:
         """The snapshot of `ledger`, a fresh load of the rows at the current generation."""
-        assert self._db is not None and self._snapshot_path is not None
+        assert self._db is not None
         generation = await self._db.generation()
         state = snapshot.Snapshot(
             ledger.reads, ledger.contribution(SEED_DOC), len(ledger.documents())
         )
-        await asyncio.to_thread(snapshot.save, self._snapshot_path, state, generation)
+        path = snapshot.path_for(self._db.path)
+        await asyncio.to_thread(snapshot.save, path, state, generation)
 
     async def _writable(self) -> Contributions:
         """The write side; a graph opened from its snapshot loads it from the rows first

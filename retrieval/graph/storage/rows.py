@@ -59,8 +59,9 @@ MentionRow = tuple[str, str, str]  # (doc, chunk, node)
 class GraphDB:
     """The three tables on one aiosqlite connection. Open with `await GraphDB.open(path)`."""
 
-    def __init__(self, db: aiosqlite.Connection) -> None:
+    def __init__(self, db: aiosqlite.Connection, path: Path) -> None:
         self._db = db
+        self.path = path
 
     @classmethod
     async def open(cls, path: Path) -> GraphDB:
@@ -71,7 +72,7 @@ class GraphDB:
             autocommit=True,
             columns=[("graph_edges", "weight", "REAL NOT NULL DEFAULT 1.0")],
         )
-        return cls(db)
+        return cls(db, path)
 
     async def close(self) -> None:
         await self._db.close()

@@ -329,13 +329,14 @@ class BuildRecords:
         """The document's graph rows now (their own transaction), its registry row and term
         counts at the next `commit`."""
         from retrieval import termstats
+        from retrieval.graph.model import DocumentRows
 
         nodes, edges, mentions = graph_rows(rows, self.terms)
         first = rows[0][1]
         # Rows as given, added (a document redone after a kill writes the same rows again).
-        await self.gdb.write(
-            doc_id, nodes, edges, list(dict.fromkeys(mentions)), replace=False, title=first.source
-        )
+        mentioned = list(dict.fromkeys(mentions))
+        doc_rows = DocumentRows(doc_id, nodes, edges, mentioned, title=first.source)
+        await self.gdb.write(doc_rows, replace=False)
         counts = termstats.pack(termstats.count_terms(sparse))
         self._terms.append((doc_id, counts))
         self._registry.append(

@@ -35,15 +35,14 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import astuple, dataclass, fields, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal, Protocol, Self
+from typing import Any, Literal, Protocol
 
 import aiosqlite
 
 from retrieval import termstats
 from retrieval.keyword import Bm25Encoder
-from retrieval.lifecycle import Closing
 from retrieval.ports import Embedder, VectorStore
-from retrieval.sqlite import open_sqlite
+from retrieval.sqlite import SqliteOwner
 from retrieval.text import search_form
 from retrieval.types import (
     CORPUS_NAMESPACE,
@@ -112,6 +111,8 @@ class VerseRow:
 
 @dataclass(frozen=True, slots=True)
 class SourceNames:
+    """The corpus's titles (Bible books aside) and eras, sorted."""
+
     titles: tuple[str, ...]
     eras: tuple[str, ...]
 
@@ -209,7 +210,7 @@ async def _report(progress: Progress | None, done: int, total: int) -> None:
         await result
 
 
-class Indexer(Closing):
+class Indexer(SqliteOwner):
     def __init__(
         self,
         db_path: Path | str,
@@ -221,44 +222,20 @@ class Indexer(Closing):
         namespace: str = CORPUS_NAMESPACE,
         common_df: int = termstats.COMMON_DF,
     ) -> None:
-        self._db_path = Path(db_path)
+        super().__init__(db_path, _SCHEMA + termstats.SCHEMA)
+        self._lock = asyncio.Lock()
         self.store = store
         self.embedder = embedder
         self.encoder = encoder
         self.graph = graph
         self.namespace = namespace
-        self._db: aiosqlite.Connection | None = None
-        self._lock = asyncio.Lock()
         self.common_df = common_df
         self._common: dict[int, int] = {}
 
     # ---- lifecycle ------------------------------------------------------------------------
 
-    async def __aenter__(self) -> Self:
-        await self.open()
-        return self
-
-    async def open(self) -> None:
-        if self._db is not None:
-            return
-        db = await open_sqlite(self._db_path, _SCHEMA + termstats.SCHEMA)
-        try:
-            self._common = await termstats.common_terms(db, self.common_df)
-        except BaseException:
-            await db.close()
-            raise
-        self._db = db
-
-    async def close(self) -> None:
-        if self._db is not None:
-            await self._db.close()
-            self._db = None
-
-    @property
-    def db(self) -> aiosqlite.Connection:
-        if self._db is None:
-            raise RuntimeError("Indexer is not open (use `async with Indexer(...)`)")
-        return self._db
+    async def _loaded(self, db: aiosqlite.Connection) -> None:
+        self._common = await termstats.common_terms(db, self.common_df)
 
     # ---- registry -------------------------------------------------------------------------
 

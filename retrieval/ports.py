@@ -36,6 +36,18 @@ class Embedder(Protocol):
         ...
 
 
+@dataclass(frozen=True, slots=True)
+class DenseAndSparseQuery:
+    """One query of `VectorStore.search_dense_and_sparse`: its dense vector and keyword terms,
+    the depth of each ranking, and the filter both share."""
+
+    dense: Sequence[float]
+    sparse: SparseVector
+    flt: Filter | None = None
+    dense_limit: int = 10
+    sparse_limit: int = 10
+
+
 @runtime_checkable
 class VectorStore(Protocol):
     """Chunks with a dense and a BM25 sparse vector; filterable payload; async everywhere."""
@@ -57,21 +69,15 @@ class VectorStore(Protocol):
     ) -> list[ScoredChunk]: ...
 
     async def search_dense_and_sparse(
-        self,
-        dense: Sequence[float],
-        sparse: SparseVector,
-        *,
-        flt: Filter | None = None,
-        dense_limit: int = 10,
-        sparse_limit: int = 10,
+        self, query: DenseAndSparseQuery
     ) -> tuple[list[ScoredChunk], list[ScoredChunk]]:
         """`search_dense` and `search_sparse` of one query, at once: the same two rankings.
 
         This default runs the two searches side by side, for a store that subclasses the port;
         a store that can answer both in one round trip (and read a chunk in both once) does."""
         found = await asyncio.gather(
-            self.search_dense(dense, flt=flt, limit=dense_limit),
-            self.search_sparse(sparse, flt=flt, limit=sparse_limit),
+            self.search_dense(query.dense, flt=query.flt, limit=query.dense_limit),
+            self.search_sparse(query.sparse, flt=query.flt, limit=query.sparse_limit),
         )
         return found[0], found[1]
 

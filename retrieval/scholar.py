@@ -38,6 +38,7 @@ from retrieval.answer import (
     verify,
 )
 from retrieval.i18n import Lang
+from retrieval.index import SourceNames, VerseRow
 from retrieval.labels import CitationLabel
 from retrieval.ports import LLM, CitationStats, LLMError, OnDelta, VectorStore
 from retrieval.requests import AskRequest, CiteRequest
@@ -121,38 +122,11 @@ class VerseIndex(Protocol):
     @property
     def store(self) -> VectorStore: ...
 
-    async def verses(self, osis_ids: Sequence[str]) -> Sequence[VerseLike]: ...
+    async def verses(self, osis_ids: Sequence[str]) -> Sequence[VerseRow]: ...
 
     async def has_bible(self) -> bool: ...
 
-    async def source_names(self) -> SourceNamesLike: ...
-
-
-class SourceNamesLike(Protocol):
-    """The corpus's titles (Bible books aside) and eras, sorted."""
-
-    @property
-    def titles(self) -> Sequence[str]: ...
-
-    @property
-    def eras(self) -> Sequence[str]: ...
-
-
-class VerseLike(Protocol):
-    @property
-    def version(self) -> str: ...
-
-    @property
-    def osis(self) -> str: ...
-
-    @property
-    def chapter(self) -> int: ...
-
-    @property
-    def verse(self) -> int: ...
-
-    @property
-    def text(self) -> str: ...
+    async def source_names(self) -> SourceNames: ...
 
 
 class ScriptureGraph(Protocol):

@@ -21,7 +21,7 @@ from typing import Literal, Protocol
 from retrieval.fuse import weighted_rrf
 from retrieval.gloss import Gloss
 from retrieval.keyword import Bm25Encoder
-from retrieval.ports import Embedder, VectorStore
+from retrieval.ports import DenseAndSparseQuery, Embedder, VectorStore
 from retrieval.relevance import (
     NON_MINISTRY,
     CoverageReader,
@@ -113,27 +113,34 @@ class _TrackResult:
     linked: list[str] | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class _QueryTerms:
+    """What the evidence reads a query by: its text, the verses it names, its weighted terms
+    and each term's alternatives (synonyms, or the parts of a word jieba made up)."""
+
+    q: str
+    refs: tuple[str, ...]
+    terms: dict[str, float]
+    alternatives: dict[str, tuple[str, ...]]
+
+
 class _EvidenceReader:
     """The evidence about one query (`HybridSearch._evidence_reader`): `read` each track's
     candidates as they come, then `evidence` once all have."""
 
     def __init__(
         self,
-        q: str,
-        refs: tuple[str, ...],
-        terms: dict[str, float],
-        alternatives: dict[str, tuple[str, ...]],
+        query: _QueryTerms,
         translation: dict[str, tuple[str, ...]] | None,
         graph: GraphReader | None,
     ) -> None:
-        self._q = q
-        self._refs = refs
-        self._terms = terms
-        self._alternatives = alternatives
+        self._query = query
         self._graph = graph
-        self._as_written = CoverageReader(terms, alternatives)
+        self._as_written = CoverageReader(query.terms, query.alternatives)
         # held in translation (an English question, the gloss)
-        self._in_translation = None if translation is None else CoverageReader(terms, translation)
+        self._in_translation = (
+            None if translation is None else CoverageReader(query.terms, translation)
+        )
 
     def read(self, chunks: Iterable[Chunk]) -> None:
         chunks = list(chunks)
@@ -144,7 +151,8 @@ class _EvidenceReader:
     def evidence(self, per_track: Mapping[str, _TrackResult], *, glossed: bool) -> Evidence:
         """What the tracks found about whether the corpus speaks to the query (every
         candidate in `per_track` read already)."""
-        q, refs, terms, alternatives = self._q, self._refs, self._terms, self._alternatives
+        q, refs = self._query.q, self._query.refs
+        terms, alternatives = self._query.terms, self._query.alternatives
         candidates = [s.chunk for result in per_track.values() for s in result.ranked]
         share, best, specific = self._as_written.result(candidates)
         if glossed and self._in_translation is not None:
@@ -408,7 +416,7 @@ class HybridSearch:
             if rarity(t) >= 1.0 and not alternatives.get(t):
                 alternatives[t] = unglued(t, q)
         translation = self._translated(terms, alternatives) if translated else None
-        return _EvidenceReader(q, refs, terms, alternatives, translation, self.graph)
+        return _EvidenceReader(_QueryTerms(q, refs, terms, alternatives), translation, self.graph)
 
     def _translated(
         self, terms: Mapping[str, float], alternatives: dict[str, tuple[str, ...]]
@@ -477,7 +485,7 @@ class HybridSearch:
                 _TrackResult()
             )
         found = await self.store.search_dense_and_sparse(
-            dense, sparse, flt=base, dense_limit=depth, sparse_limit=DEPTH
+            DenseAndSparseQuery(dense, sparse, flt=base, dense_limit=depth, sparse_limit=DEPTH)
         )
         return _TrackResult(found[0]), _TrackResult(found[1])
 

@@ -18,8 +18,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Self
 
 import aiosqlite
+
+from retrieval.lifecycle import Closing
 
 Column = tuple[str, str, str]  # (table, column, definition): added when a table lacks it
 
@@ -55,3 +58,46 @@ async def open_sqlite(
         await db.close()
         raise
     return db
+
+
+class SqliteOwner(Closing):
+    """A resource that owns one SQLite connection: `async with` (or `open()`) opens it with the
+    owner's schema and runs `_loaded` on it; the connection is closed again when `_loaded`
+    fails, and by `close()`. A subclass reads what it keeps in memory in `_loaded`."""
+
+    def __init__(self, db_path: Path | str, schema: str) -> None:
+        self._db_path = Path(db_path)
+        self._schema = schema
+        self._db: aiosqlite.Connection | None = None
+
+    async def __aenter__(self) -> Self:
+        await self.open()
+        return self
+
+    async def open(self) -> None:
+        """Open the connection (once: an open owner stays as it is)."""
+        if self._db is not None:
+            return
+        db = await open_sqlite(self._db_path, self._schema)
+        try:
+            await self._loaded(db)
+        except BaseException:
+            await db.close()
+            raise
+        self._db = db
+
+    async def _loaded(self, db: aiosqlite.Connection) -> None:
+        """Read what the owner keeps in memory from the new connection (nothing by default)."""
+
+    async def close(self) -> None:
+        if self._db is not None:
+            await self._db.close()
+            self._db = None
+
+    @property
+    def db(self) -> aiosqlite.Connection:
+        """The open connection; RuntimeError before `async with` (or after `close()`)."""
+        if self._db is None:
+            name = type(self).__name__
+            raise RuntimeError(f"{name} is not open: use `async with {name}(...)`")
+        return self._db

@@ -12,15 +12,13 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Self
 
 import aiosqlite
 import numpy as np
 
 from retrieval.embed import DimProbe
-from retrieval.lifecycle import Closing
 from retrieval.ports import Embedder
-from retrieval.sqlite import open_sqlite
+from retrieval.sqlite import SqliteOwner
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS embed_cache (
@@ -37,32 +35,19 @@ def _hash(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-class CachedEmbedder(Closing):
-    """`async with CachedEmbedder(inner, db_path) as embedder:` — an Embedder."""
+class CachedEmbedder(SqliteOwner):
+    """`async with CachedEmbedder(inner, db_path) as embedder:` — an Embedder. Opening it
+    also probes an inner embedder that learns its dimension from its model."""
 
     def __init__(self, inner: Embedder, db_path: Path) -> None:
+        super().__init__(db_path, _SCHEMA)
         self._inner = inner
-        self._db_path = Path(db_path)
-        self._db: aiosqlite.Connection | None = None
         self.hits = 0
         self.misses = 0
 
-    async def __aenter__(self) -> Self:
-        db = await open_sqlite(self._db_path, _SCHEMA)
-        try:
-            if isinstance(self._inner, DimProbe):
-                await self._inner.probe()
-        except BaseException:
-            await db.close()
-            raise
-        self._db = db
-        return self
-
-    async def close(self) -> None:
-        """Close the cache's SQLite connection (`aclose` closes the inner embedder)."""
-        if self._db is not None:
-            await self._db.close()
-            self._db = None
+    async def _loaded(self, db: aiosqlite.Connection) -> None:
+        if isinstance(self._inner, DimProbe):
+            await self._inner.probe()
 
     @property
     def model_id(self) -> str:
@@ -81,11 +66,6 @@ class CachedEmbedder(Closing):
         closes with `async with`)."""
         await self._inner.aclose()
 
-    def _conn(self) -> aiosqlite.Connection:
-        if self._db is None:
-            raise RuntimeError("CachedEmbedder is not open: use `async with CachedEmbedder(...)`")
-        return self._db
-
     async def embed_passages(self, texts: Sequence[str]) -> list[list[float]]:
         if isinstance(texts, str):
             raise ValueError("embed_passages takes a list of texts, not one string")
@@ -95,7 +75,7 @@ class CachedEmbedder(Closing):
         return (await self._cached([text], self._inner.model_id + "#query", query=True))[0]
 
     async def _cached(self, texts: list[str], key: str, *, query: bool) -> list[list[float]]:
-        db = self._conn()
+        db = self.db
         for t in texts:
             if not isinstance(t, str):
                 raise ValueError(f"texts must be strings, got {type(t).__name__}")

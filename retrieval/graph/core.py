@@ -16,7 +16,7 @@ and reads exactly what a load from the rows would (pinned by tests).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from retrieval.graph.extract_llm import AnswerCache, Extraction, MemoryAnswers, llm_doc
@@ -26,6 +26,7 @@ from retrieval.graph.model import (
     KINDS,
     RELATIONS,
     SEED_DOC,
+    DocumentRows,
     Edge,
     EdgeLike,
     Node,
@@ -59,10 +60,8 @@ class KnowledgeGraph(Closing):
         lexicon: Lexicon | None = None,
         *,
         growth: bool = True,
-        snapshot_path: Path | None = None,
     ) -> None:
         self._db = db
-        self._snapshot_path = snapshot_path
         self._lexicon = lexicon
         self._growth = growth
         self._answers: MemoryAnswers | None = None
@@ -99,8 +98,7 @@ class KnowledgeGraph(Closing):
         `from_snapshot=False`: load from the rows even when the snapshot is current."""
         seed_data = load_seed(seed) if seed is not None else None
         db = await GraphDB.open(db_path) if db_path is not None else None
-        path = snapshot.path_for(db_path) if db_path is not None else None
-        kg = cls(db, lexicon, growth=growth, snapshot_path=path)
+        kg = cls(db, lexicon, growth=growth)
         try:
             await kg._load(from_snapshot)
             if seed_data is not None:
@@ -123,11 +121,12 @@ class KnowledgeGraph(Closing):
             self._db = None
 
     async def _load(self, from_snapshot: bool) -> None:
-        if self._db is None or self._snapshot_path is None:
+        if self._db is None:
             return
         if from_snapshot:
             generation = await self._db.generation()
-            found = await asyncio.to_thread(snapshot.load, self._snapshot_path, generation)
+            path = snapshot.path_for(self._db.path)
+            found = await asyncio.to_thread(snapshot.load, path, generation)
             if found is not None:
                 self._ledger, self._loaded = None, found
                 self._use(found.reads)
@@ -162,12 +161,13 @@ class KnowledgeGraph(Closing):
 
     async def _save_snapshot(self, ledger: Contributions) -> None:
         """The snapshot of `ledger`, a fresh load of the rows at the current generation."""
-        assert self._db is not None and self._snapshot_path is not None
+        assert self._db is not None
         generation = await self._db.generation()
         state = snapshot.Snapshot(
             ledger.reads, ledger.contribution(SEED_DOC), len(ledger.documents())
         )
-        await asyncio.to_thread(snapshot.save, self._snapshot_path, state, generation)
+        path = snapshot.path_for(self._db.path)
+        await asyncio.to_thread(snapshot.save, path, state, generation)
 
     async def _writable(self) -> Contributions:
         """The write side; a graph opened from its snapshot loads it from the rows first
@@ -197,7 +197,7 @@ class KnowledgeGraph(Closing):
         if self._seed_rows() == wanted:
             return
         async with self._lock:
-            await self._write(SEED_DOC, nodes, edges, [], replace=True)
+            await self._write(DocumentRows(SEED_DOC, nodes, edges), replace=True)
 
     # ---- writes -------------------------------------------------------------------------
 
@@ -220,9 +220,8 @@ class KnowledgeGraph(Closing):
         edge_list = [as_edge(e) for e in edges]
         mention_list = list(dict.fromkeys((str(c), str(n)) for c, n in mentions))
         async with self._lock:
-            await self._write(
-                doc_id, node_list, edge_list, mention_list, replace=False, title=title
-            )
+            rows = DocumentRows(doc_id, node_list, edge_list, mention_list, title=title)
+            await self._write(rows, replace=False)
 
     async def index_document(self, doc_id: str, chunks: Sequence[Chunk]) -> int:
         """Replace what `doc_id` contributes with what its chunks grow (`retrieval.graph.grow`):
@@ -231,7 +230,7 @@ class KnowledgeGraph(Closing):
         _check_doc(doc_id)
         if not chunks:
             async with self._lock:
-                await self._write(doc_id, [], [], [], replace=True)
+                await self._write(DocumentRows(doc_id), replace=True)
             return 0
         async with self._lock:
             ledger = await self._writable()
@@ -245,15 +244,15 @@ class KnowledgeGraph(Closing):
             growth = await asyncio.to_thread(
                 grow, chunks, vocabulary, lexicon, ledger, concepts=self._growth
             )
-            await self._write(
+            rows = DocumentRows(
                 doc_id,
                 list(growth.nodes.values()),
                 [Edge(s, d, r, w) for (s, d, r), w in growth.edges.items()],
                 list(dict.fromkeys(growth.mentions)),
-                replace=True,
                 title=chunks[0].source,
                 terms=growth.terms,
             )
+            await self._write(rows, replace=True)
         self._new_terms([n.label for n in growth.nodes.values() if n.kind == "concept"])
         return growth.concepts
 
@@ -269,14 +268,14 @@ class KnowledgeGraph(Closing):
         """Replace the LLM extraction of `doc_id` (stored as `llm:<doc_id>`)."""
         _check_doc(doc_id)
         async with self._lock:
-            await self._write(
+            rows = DocumentRows(
                 llm_doc(doc_id),
                 list(extraction.nodes.values()),
                 sorted(extraction.edges, key=lambda e: (e.src, e.dst, e.relation)),
                 sorted(extraction.mentions),
-                replace=True,
                 title=f"{title} (LLM)",
             )
+            await self._write(rows, replace=True)
 
     async def _ensure_lexicon(self) -> Lexicon:
         if self._lexicon is None:
@@ -288,35 +287,24 @@ class KnowledgeGraph(Closing):
         if self._lexicon is not None:
             self._lexicon.add_terms(labels)
 
-    async def _write(
-        self,
-        doc: str,
-        nodes: list[Node],
-        edges: list[Edge],
-        mentions: list[tuple[str, str]],
-        *,
-        replace: bool,
-        title: str = "",
-        terms: Mapping[str, int] | None = None,
-    ) -> None:
+    async def _write(self, rows: DocumentRows, *, replace: bool) -> None:
         ledger = await self._writable()
-        _check_rows(nodes, edges, ledger)
+        _check_rows(rows.nodes, rows.edges, ledger)
         if self._db is not None:
-            await self._db.write(
-                doc, nodes, edges, mentions, replace=replace, title=title, terms=terms
-            )
+            await self._db.write(rows, replace=replace)
             self._wrote = True
+        doc = rows.doc
         if replace:
             ledger.drop_doc(doc)
-        for n in nodes:
+        for n in rows.nodes:
             ledger.put_node(doc, n.id, (n.kind, n.label, n.aliases))
-        for e in edges:
+        for e in rows.edges:
             ledger.put_edge(doc, (e.src, e.dst, e.relation), e.weight)
-        ledger.put_mentions(doc, mentions)
-        if title:
-            ledger.put_source(doc, title)
-        if terms:
-            ledger.put_terms(doc, dict(terms))
+        ledger.put_mentions(doc, rows.mentions)
+        if rows.title:
+            ledger.put_source(doc, rows.title)
+        if rows.terms:
+            ledger.put_terms(doc, dict(rows.terms))
 
     async def delete_document(self, doc_id: str) -> None:
         """Remove exactly what `doc_id` contributed, its LLM extraction included. The seed
@@ -382,7 +370,7 @@ def _check_doc(doc_id: str) -> None:
         raise ValueError(f"doc_id must be a non-empty id other than {SEED_DOC!r}")
 
 
-def _check_rows(nodes: list[Node], edges: list[Edge], ledger: Contributions) -> None:
+def _check_rows(nodes: Sequence[Node], edges: Sequence[Edge], ledger: Contributions) -> None:
     """ValueError for a node of no known kind or without id or label, and for an edge of no
     known relation or whose ends are neither among `nodes` nor in the graph."""
     known = {n.id for n in nodes}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -57,6 +58,20 @@ class Edge:
     dst: str
     relation: str
     weight: float = 1.0  # grown edges (相关) carry their strength; curated ones are 1
+
+
+@dataclass(frozen=True, slots=True)
+class DocumentRows:
+    """What one document contributes to the graph: its nodes, edges and chunk→node mentions,
+    the title its sources are shown by, and its term counts. A document with no rows is
+    `DocumentRows(doc)`."""
+
+    doc: str
+    nodes: Sequence[Node] = ()
+    edges: Sequence[Edge] = ()
+    mentions: Sequence[tuple[str, str]] = ()
+    title: str = ""
+    terms: Mapping[str, int] | None = None
 
 
 class NodeLike(Protocol):

@@ -70,12 +70,7 @@ class ClaudeLLM(RetryingLLM[anthropic.AsyncAnthropic]):
     native_citations = True
     name = "claude"
     default_model = DEFAULT_MODEL
-    errors = SdkErrors(
-        timeout=anthropic.APITimeoutError,
-        connection=anthropic.APIConnectionError,
-        status=anthropic.APIStatusError,
-        invalid_response=anthropic.APIResponseValidationError,
-    )
+    errors = SdkErrors.of(anthropic)
 
     def _open(
         self, api_key: str | None, base_url: str | None, timeout_s: float

@@ -75,13 +75,7 @@ class OpenAICompatLLM(RetryingLLM[openai.AsyncOpenAI]):
     native_citations = False
     name = "openai"
     default_model = DEFAULT_MODEL
-    errors = SdkErrors(
-        timeout=openai.APITimeoutError,
-        connection=openai.APIConnectionError,
-        status=openai.APIStatusError,
-        invalid_response=openai.APIResponseValidationError,
-        in_stream=(openai.APIError,),
-    )
+    errors = SdkErrors.of(openai, in_stream=(openai.APIError,))
     _official: bool
 
     def _open(

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from retrieval.lifecycle import Closing
+from retrieval.ports import DenseAndSparseQuery
 from retrieval.store import StoreError, StoreUnavailable, schema
 from retrieval.store.edge_shard import IN_MEMORY, ON_DISK, Layout, Row, ShardOps
 from retrieval.types import Chunk, Filter, IndexedChunk, ScoredChunk, SparseVector
@@ -136,29 +137,23 @@ class ShardStore(Closing):
         return _scored(await self._read(ShardOps.search_sparse, indices, values, plan, limit))
 
     async def search_dense_and_sparse(
-        self,
-        dense: Sequence[float],
-        sparse: SparseVector,
-        *,
-        flt: Filter | None = None,
-        dense_limit: int = 10,
-        sparse_limit: int = 10,
+        self, query: DenseAndSparseQuery
     ) -> tuple[list[ScoredChunk], list[ScoredChunk]]:
         """One call to the shard: both searches find point ids, then the points found are
         read once (at 1M chunks the searches' own payload reads were most of their time)."""
-        schema.check_limit(dense_limit)
-        schema.check_limit(sparse_limit)
-        query = schema.dense_matrix([dense], self._dim)[0].tolist()
-        indices, values = schema.check_sparse(sparse)
-        plan = schema.plan(flt)
+        schema.check_limit(query.dense_limit)
+        schema.check_limit(query.sparse_limit)
+        dense = schema.dense_matrix([query.dense], self._dim)[0].tolist()
+        indices, values = schema.check_sparse(query.sparse)
+        plan = schema.plan(query.flt)
         dense_rows, sparse_rows = await self._read(
             ShardOps.search_dense_and_sparse,
-            query,
+            dense,
             indices,
             values,
             plan,
-            dense_limit,
-            sparse_limit,
+            query.dense_limit,
+            query.sparse_limit,
         )
         chunks: dict[str, Chunk] = {}
 

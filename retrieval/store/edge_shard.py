@@ -271,6 +271,29 @@ def _rows(points: Sequence[qe.ScoredPoint]) -> list[Row]:
     return [(str(p.id), float(p.score), p.payload or {}) for p in points]
 
 
+def _point_query(
+    limit: int,
+    query: qe.Query | qe.Fusion.Rrf,
+    condition: qe.Filter | None,
+    *,
+    params: qe.SearchParams | None = None,
+    prefetches: list[qe.Prefetch] | None = None,
+    payload: bool = True,
+) -> qe.QueryRequest:
+    """A query for the `limit` best points (with their payloads unless `payload` is off; never
+    their vectors)."""
+    return qe.QueryRequest(
+        limit=limit,
+        # The stubs (0.9.0) type `Fusion.Rrf` outside the `Fusion` it is nested in.
+        query=query,  # type: ignore[arg-type]
+        prefetches=prefetches,
+        filter=condition,
+        params=params,
+        with_payload=payload,
+        with_vector=False,
+    )
+
+
 class ShardOps:
     """One open Qdrant Edge shard and what the stores do to it, synchronously.
 
@@ -308,6 +331,10 @@ class ShardOps:
             with self._idle:
                 self._calls -= 1
                 self._idle.notify_all()
+
+    def _ranked(self, request: qe.QueryRequest) -> list[Row]:
+        with self._using() as shard:
+            return _rows(shard.query(request))
 
     def _reopen(self) -> None:
         """Close the shard and load it again, once no call is running: the only way Qdrant Edge
@@ -347,29 +374,15 @@ class ShardOps:
         exact: bool,
         hnsw_ef: int | None,
     ) -> list[Row]:
-        request = qe.QueryRequest(
-            limit=limit,
-            query=qe.Query.Nearest(vector, using=schema.DENSE),
-            filter=edge_condition(plan),
-            params=self.layout.search_params(exact=exact, hnsw_ef=hnsw_ef),
-            with_payload=True,
-            with_vector=False,
-        )
-        with self._using() as shard:
-            return _rows(shard.query(request))
+        nearest = qe.Query.Nearest(vector, using=schema.DENSE)
+        params = self.layout.search_params(exact=exact, hnsw_ef=hnsw_ef)
+        return self._ranked(_point_query(limit, nearest, edge_condition(plan), params=params))
 
     def search_sparse(
         self, indices: list[int], values: list[float], plan: schema.FilterPlan, limit: int
     ) -> list[Row]:
-        request = qe.QueryRequest(
-            limit=limit,
-            query=qe.Query.Nearest(qe.SparseVector(indices, values), using=schema.SPARSE),
-            filter=edge_condition(plan),
-            with_payload=True,
-            with_vector=False,
-        )
-        with self._using() as shard:
-            return _rows(shard.query(request))
+        nearest = qe.Query.Nearest(qe.SparseVector(indices, values), using=schema.SPARSE)
+        return self._ranked(_point_query(limit, nearest, edge_condition(plan)))
 
     def search_dense_and_sparse(
         self,
@@ -383,27 +396,12 @@ class ShardOps:
         """Both searches for point ids, then one read of the points they found: a point in
         both is read once, and its payload is one object in both lists."""
         condition = edge_condition(plan)
-        requests = [
-            qe.QueryRequest(
-                limit=dense_limit,
-                query=qe.Query.Nearest(dense, using=schema.DENSE),
-                filter=condition,
-                params=self.layout.search_params(exact=False, hnsw_ef=None),
-                with_payload=False,
-                with_vector=False,
-            )
-        ]
+        params = self.layout.search_params(exact=False, hnsw_ef=None)
+        nearest = qe.Query.Nearest(dense, using=schema.DENSE)
+        requests = [_point_query(dense_limit, nearest, condition, params=params, payload=False)]
         if indices:
-            sparse = qe.SparseVector(indices, values)
-            requests.append(
-                qe.QueryRequest(
-                    limit=sparse_limit,
-                    query=qe.Query.Nearest(sparse, using=schema.SPARSE),
-                    filter=condition,
-                    with_payload=False,
-                    with_vector=False,
-                )
-            )
+            nearest = qe.Query.Nearest(qe.SparseVector(indices, values), using=schema.SPARSE)
+            requests.append(_point_query(sparse_limit, nearest, condition, payload=False))
         with self._using() as shard:
             # Two queries: one `query_batch` of both cost ~0.5 ms more (200k chunks). Every
             # read of a point's `id` builds a `uuid.UUID`: each is read once.
@@ -447,16 +445,8 @@ class ShardOps:
                 )
             )
             fusion_weights.append(float(weights[1]))
-        request = qe.QueryRequest(
-            limit=limit,
-            prefetches=stages,
-            query=qe.Fusion.Rrf(k=k, weights=fusion_weights),  # type: ignore[arg-type]
-            filter=condition,
-            with_payload=True,
-            with_vector=False,
-        )
-        with self._using() as shard:
-            return _rows(shard.query(request))
+        fusion = qe.Fusion.Rrf(k=k, weights=fusion_weights)
+        return self._ranked(_point_query(limit, fusion, condition, prefetches=stages))
 
     def scroll(
         self,

@@ -69,14 +69,12 @@ class ServerStore(VectorStore):
     """VectorStore on one collection of a Qdrant server. Open with `await ServerStore.open(...)`."""
 
     def __init__(
-        self, client: AsyncQdrantClient, collection: str, dim: int, where: str, owns_client: bool
+        self, client: AsyncQdrantClient, collection: str, dim: int, owns_client: bool
     ) -> None:
-        self._client = client
+        self._client: AsyncQdrantClient | None = client  # None once closed
         self._collection = collection
         self._dim = dim
-        self._where = where
         self._owns_client = owns_client
-        self._closed = False
 
     @classmethod
     async def open(
@@ -111,14 +109,18 @@ class ServerStore(VectorStore):
             raise ValueError(f"dim must be a positive integer, got {dim!r}")
         if not collection:
             raise ValueError("collection name must not be empty")
-        where = f"Qdrant collection {collection!r}"
-        store = cls(client, collection, dim, where, owns_client)
+        store = cls(client, collection, dim, owns_client)
         await store._ensure_collection()
         return store
 
     @property
     def dim(self) -> int:
         return self._dim
+
+    @property
+    def _where(self) -> str:
+        """The store, as messages name it."""
+        return f"Qdrant collection {self._collection!r}"
 
     async def _call(self, awaitable: Awaitable[T]) -> T:
         try:
@@ -133,14 +135,19 @@ class ServerStore(VectorStore):
             raise StoreError(f"Qdrant rejected the request: {exc}") from exc
 
     def _check_open(self) -> None:
-        if self._closed:
+        self._live()
+
+    def _live(self) -> AsyncQdrantClient:
+        """The client; StoreUnavailable once the store is closed."""
+        if self._client is None:
             raise StoreUnavailable(f"the vector store ({self._where}) is closed")
+        return self._client
 
     async def _ensure_collection(self) -> None:
         name = self._collection
-        if not await self._call(self._client.collection_exists(name)):
+        if not await self._call(self._live().collection_exists(name)):
             await self._call(
-                self._client.create_collection(
+                self._live().create_collection(
                     name,
                     vectors_config={
                         schema.DENSE: models.VectorParams(
@@ -152,7 +159,7 @@ class ServerStore(VectorStore):
                     },
                 )
             )
-        info = await self._call(self._client.get_collection(name))
+        info = await self._call(self._live().get_collection(name))
         vectors = info.config.params.vectors
         sparse = info.config.params.sparse_vectors or {}
         if (
@@ -174,7 +181,7 @@ class ServerStore(VectorStore):
                     # The in-memory mode warns that it ignores payload indexes; servers don't.
                     warnings.filterwarnings("ignore", message="Payload indexes have no effect")
                     await self._call(
-                        self._client.create_payload_index(
+                        self._live().create_payload_index(
                             name, field_name=key, field_schema=_INDEX_TYPES[kind], wait=True
                         )
                     )
@@ -198,7 +205,7 @@ class ServerStore(VectorStore):
         ]
         for start in range(0, len(points), UPSERT_BATCH):
             batch = points[start : start + UPSERT_BATCH]
-            await self._call(self._client.upsert(self._collection, points=batch, wait=True))
+            await self._call(self._live().upsert(self._collection, points=batch, wait=True))
 
     async def delete(self, flt: Filter) -> None:
         self._check_open()
@@ -214,7 +221,7 @@ class ServerStore(VectorStore):
 
     async def _delete(self, condition: models.Filter) -> None:
         await self._call(
-            self._client.delete(
+            self._live().delete(
                 self._collection,
                 points_selector=models.FilterSelector(filter=condition),
                 wait=True,
@@ -226,7 +233,7 @@ class ServerStore(VectorStore):
         payload = schema.extra_payload(values)
         condition = server_filter(flt) or models.Filter()
         await self._call(
-            self._client.set_payload(
+            self._live().set_payload(
                 self._collection,
                 payload=payload,
                 points=models.FilterSelector(filter=condition),
@@ -260,7 +267,7 @@ class ServerStore(VectorStore):
     ) -> list[ScoredChunk]:
         """The best `limit` chunks for one named vector, payloads without vectors."""
         response = await self._call(
-            self._client.query_points(
+            self._live().query_points(
                 self._collection,
                 query=query,
                 using=using,
@@ -286,7 +293,7 @@ class ServerStore(VectorStore):
         offset: Any = None
         while len(out) < limit:
             records, offset = await self._call(
-                self._client.scroll(
+                self._live().scroll(
                     self._collection,
                     scroll_filter=condition,
                     limit=min(SCROLL_PAGE, limit - len(out)),
@@ -303,14 +310,12 @@ class ServerStore(VectorStore):
     async def count(self, flt: Filter | None = None) -> int:
         self._check_open()
         result = await self._call(
-            self._client.count(self._collection, count_filter=server_filter(flt), exact=True)
+            self._live().count(self._collection, count_filter=server_filter(flt), exact=True)
         )
         return int(result.count)
 
     async def close(self) -> None:
         """Later calls raise StoreUnavailable; closes the client when this store owns it."""
-        if self._closed:
-            return
-        self._closed = True
-        if self._owns_client:
-            await self._client.close()
+        client, self._client = self._client, None
+        if client is not None and self._owns_client:
+            await client.close()

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from retrieval.fakes import MemoryStore
-from retrieval.ports import VectorStore
+from retrieval.ports import DenseAndSparseQuery, VectorStore
 from retrieval.store import DimensionMismatch, StoreUnavailable
 from retrieval.store.edge import ON_DISK, EdgeStore
 from retrieval.store.edge_process import EdgeProcessStore
@@ -244,7 +244,7 @@ async def test_dense_and_sparse_at_once_are_the_two_searches(store: Any, name: s
     flt = FILTERS.get(name)
     query, terms = angle_vec(0.35), SparseVector((1, 12, 14), (1.0, 2.0, 0.5))
     dense, sparse = await store.search_dense_and_sparse(
-        query, terms, flt=flt, dense_limit=5, sparse_limit=4
+        DenseAndSparseQuery(query, terms, flt=flt, dense_limit=5, sparse_limit=4)
     )
 
     def ranked(hits: list[Any]) -> list[tuple[str, float, Chunk]]:
@@ -255,20 +255,22 @@ async def test_dense_and_sparse_at_once_are_the_two_searches(store: Any, name: s
     assert {h.chunk.id for h in dense} <= expected_ids(data, flt)
     # no keyword terms: the dense ranking alone
     dense_only, none = await store.search_dense_and_sparse(
-        query, SparseVector((), ()), flt=flt, dense_limit=3
+        DenseAndSparseQuery(query, SparseVector((), ()), flt=flt, dense_limit=3)
     )
     assert ranked(dense_only) == ranked(dense[:3]) and none == []
 
 
 async def test_dense_and_sparse_at_once_rejects_bad_input(store: Any) -> None:
     with pytest.raises(ValueError):
-        await store.search_dense_and_sparse([1.0], SparseVector((1,), (1.0,)))
+        await store.search_dense_and_sparse(DenseAndSparseQuery([1.0], SparseVector((1,), (1.0,))))
     with pytest.raises(ValueError):
         await store.search_dense_and_sparse(
-            angle_vec(0.1), SparseVector((1,), (1.0,)), dense_limit=0
+            DenseAndSparseQuery(angle_vec(0.1), SparseVector((1,), (1.0,)), dense_limit=0)
         )
     with pytest.raises(ValueError):
-        await store.search_dense_and_sparse(angle_vec(0.1), SparseVector((1, 2), (1.0,)))
+        await store.search_dense_and_sparse(
+            DenseAndSparseQuery(angle_vec(0.1), SparseVector((1, 2), (1.0,)))
+        )
 
 
 @pytest.mark.parametrize("name", list(FILTERS))

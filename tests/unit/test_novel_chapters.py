@@ -15,7 +15,7 @@ from novel.settings import NovelSettings
 from novel.summary import SUMMARY_SYSTEM
 from novel.writer import Goal
 from retrieval.llm.scripted import ScriptedLLM
-from retrieval.ports import LLMError, LLMRequest
+from retrieval.ports import DenseAndSparseQuery, LLMError, LLMRequest
 from retrieval.store.edge import EdgeStore
 from retrieval.types import Chunk, Filter, IndexedChunk, ScoredChunk, SparseVector
 from tests.novel_room import ADMIN, Room, fake_model, member
@@ -188,17 +188,9 @@ class FailingStore:
         return await self.inner.optimize()
 
     async def search_dense_and_sparse(
-        self,
-        dense: Sequence[float],
-        sparse: SparseVector,
-        *,
-        flt: Filter | None = None,
-        dense_limit: int = 10,
-        sparse_limit: int = 10,
+        self, query: DenseAndSparseQuery
     ) -> tuple[list[ScoredChunk], list[ScoredChunk]]:
-        return await self.inner.search_dense_and_sparse(
-            dense, sparse, flt=flt, dense_limit=dense_limit, sparse_limit=sparse_limit
-        )
+        return await self.inner.search_dense_and_sparse(query)
 
     async def scroll(
         self, flt: Filter | None = None, *, limit: int = 1000, fields: Sequence[str] | None = None

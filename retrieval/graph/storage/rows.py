@@ -15,13 +15,13 @@ same transaction, so it names the rows exactly (a snapshot of them is current wh
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 import aiosqlite
 
-from retrieval.graph.model import Edge, Node
+from retrieval.graph.model import DocumentRows
 from retrieval.sqlite import open_sqlite
 
 _SCHEMA = """
@@ -59,8 +59,9 @@ MentionRow = tuple[str, str, str]  # (doc, chunk, node)
 class GraphDB:
     """The three tables on one aiosqlite connection. Open with `await GraphDB.open(path)`."""
 
-    def __init__(self, db: aiosqlite.Connection) -> None:
+    def __init__(self, db: aiosqlite.Connection, path: Path) -> None:
         self._db = db
+        self.path = path
 
     @classmethod
     async def open(cls, path: Path) -> GraphDB:
@@ -71,7 +72,7 @@ class GraphDB:
             autocommit=True,
             columns=[("graph_edges", "weight", "REAL NOT NULL DEFAULT 1.0")],
         )
-        return cls(db)
+        return cls(db, path)
 
     async def close(self) -> None:
         await self._db.close()
@@ -123,18 +124,9 @@ class GraphDB:
 
     # ---- writes ---------------------------------------------------------------------------
 
-    async def write(
-        self,
-        doc: str,
-        nodes: Sequence[Node],
-        edges: Sequence[Edge],
-        mentions: Sequence[tuple[str, str]],
-        *,
-        replace: bool,
-        title: str = "",
-        terms: Mapping[str, int] | None = None,
-    ) -> None:
+    async def write(self, rows: DocumentRows, *, replace: bool) -> None:
         """Add one document's rows; `replace` first deletes everything it had."""
+        doc, title, terms = rows.doc, rows.title, rows.terms
         async with self._transaction() as db:
             await _bump(db)
             if replace:
@@ -142,16 +134,16 @@ class GraphDB:
             await db.executemany(
                 "INSERT OR REPLACE INTO graph_nodes (doc_id, id, kind, label, aliases) "
                 "VALUES (?, ?, ?, ?, ?)",
-                [(doc, n.id, n.kind, n.label, _aliases_json(n.aliases)) for n in nodes],
+                [(doc, n.id, n.kind, n.label, _aliases_json(n.aliases)) for n in rows.nodes],
             )
             await db.executemany(
                 "INSERT OR REPLACE INTO graph_edges (doc_id, src, dst, relation, weight) "
                 "VALUES (?, ?, ?, ?, ?)",
-                [(doc, e.src, e.dst, e.relation, e.weight) for e in edges],
+                [(doc, e.src, e.dst, e.relation, e.weight) for e in rows.edges],
             )
             await db.executemany(
                 "INSERT OR IGNORE INTO graph_mentions (doc_id, chunk_id, node_id) VALUES (?, ?, ?)",
-                [(doc, c, n) for c, n in mentions],
+                [(doc, c, n) for c, n in rows.mentions],
             )
             if title:
                 await db.execute(

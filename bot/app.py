@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from bot.presenters.novel import PresentedNovels
     from bot.transports.base import BallotPosted, ChatTransport
     from ingest.pipeline import OnProgress
+    from novel.api import Story
     from novel.ballot import BallotPost
     from retrieval.graph import KnowledgeGraph
     from retrieval.index import Indexer
@@ -223,7 +224,7 @@ class App(Closing):
         else:
             from ingest.uploads import CorpusUploads
 
-            self.novels = await self._open_writers_room()
+            self.novels, story = await self._open_writers_room()
             upload_max = int(s.chat_upload_max_mb * 1024 * 1024)
             corpus = CorpusUploads(self.indexer, s.data_dir / "uploads", max_bytes=upload_max)
             registry = standard_registry(
@@ -232,7 +233,7 @@ class App(Closing):
                 chats=self.chats,
                 corpus=corpus,
                 graph=viewer,
-                story=self.novels.service.story,
+                story=story,
                 openers=s.novel_round_openers,
                 upload_max_bytes=upload_max,
             )
@@ -240,15 +241,17 @@ class App(Closing):
             registry, limiter=limiter, policy=AdminPolicy(s.novel_admin_role), chats=self.chats
         )
 
-    async def _open_writers_room(self) -> PresentedNovels:
-        """The writers' room: its store, plot memory and service (rounds resume on opening),
-        worded by its presenter."""
+    async def _open_writers_room(self) -> tuple[PresentedNovels, Story]:
+        """The writers' room: its store, plot memory, chapters and service (rounds resume on
+        opening), worded by its presenter; and the story reader beside it."""
         from bot.presenters.novel import (
             NovelPresenter,
             PresentedNovels,
             announcer,
             ballot_editor,
         )
+        from novel.cast import StoryService
+        from novel.chapters import ChapterService
         from novel.memory import PlotMemory
         from novel.repo import NovelRepo
         from novel.service import NovelService
@@ -272,12 +275,13 @@ class App(Closing):
             vote_minutes=s.novel_vote_minutes,
             ballot_edit_interval_s=s.novel_ballot_edit_interval_s,
         )
+        chapters = ChapterService(novel_repo, plot_memory, self.llm, settings, self.clock.now)
         presenter = NovelPresenter(settings)
         service = await self._stack.enter_async_context(
             NovelService(
                 novel_repo,
                 plot_memory,
-                self.llm,
+                chapters,
                 settings,
                 announcer(presenter, self.announce),
                 self.clock,
@@ -290,7 +294,8 @@ class App(Closing):
                 ),
             )
         )
-        return PresentedNovels(service, presenter)
+        story = StoryService(novel_repo, self.llm, chapters.blueprint)
+        return PresentedNovels(service, presenter), story
 
     async def _open_graph_and_words(self) -> Tokenizer:
         """The knowledge graph, and the keyword tokenizer with its dictionary loaded."""

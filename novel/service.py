@@ -6,9 +6,11 @@ knows nothing of chat: `bot.presenters.novel` words and draws what it returns, a
 (`Refused`, `BlueprintError`) propagate to it. It also owns the lifecycle: the deadline
 scheduler, the ballot board, reconciling plot memory and resuming open rounds on start-up.
 
-`App` opens the `NovelRepo` and builds the `PlotMemory` and passes them in; `announce` tells the
-round's chat what happened on its own (a deadline, a resumed write); `ballots` builds the board
-that keeps posted ballots current from the service's `ballot` lookup.
+`App` opens the `NovelRepo`, builds the `PlotMemory` and the `ChapterService` (the one part that
+holds the model) and passes them in; `announce` tells the round's chat what happened on its own
+(a deadline, a resumed write); `ballots` builds the board that keeps posted ballots current from
+the service's `ballot` lookup. The read-only `StoryService` (/novel characters, recap, map) is
+not routed here: `App` builds it beside this service and registers its commands directly.
 """
 
 from __future__ import annotations
@@ -21,7 +23,6 @@ from typing import assert_never
 from novel import api
 from novel.ballot import BallotBoard, BallotPost, NoBallotEdits
 from novel.blueprint import default_blueprint
-from novel.cast import StoryService
 from novel.chapters import ChapterService
 from novel.member import Member
 from novel.memory import PlotMemory, ReconcileReport
@@ -47,7 +48,6 @@ from novel.world import WorldService
 from retrieval.clock import SYSTEM_CLOCK, Clock
 from retrieval.i18n import Lang
 from retrieval.lifecycle import Closing
-from retrieval.ports import LLM
 
 log = logging.getLogger(__name__)
 
@@ -67,7 +67,7 @@ class NovelService(Closing):
         self,
         repo: NovelRepo,
         memory: PlotMemory,
-        llm: LLM | None,
+        chapters: ChapterService,
         settings: NovelSettings,
         announce: Announce,
         clock: Clock = SYSTEM_CLOCK,
@@ -88,11 +88,10 @@ class NovelService(Closing):
             clock.now,
             self._schedule,
             self._cancel,
-            model_writes=llm is not None,
+            model_writes=chapters.model_writes,
         )
-        self.chapters = ChapterService(repo, memory, llm, settings, clock.now)
+        self.chapters = chapters
         self.world = WorldService(repo.world, settings, clock.now)
-        self.story = StoryService(repo, llm, self.chapters.blueprint)  # /novel characters …
         self.ballots: BallotBoard = ballots(self.ballot) if ballots is not None else NoBallotEdits()
         self.last_reconcile: dict[str, ReconcileReport] = {}
 

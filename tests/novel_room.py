@@ -1,5 +1,5 @@
 """A writers' room on the real stack (SQLite + Qdrant Edge) for service-level tests: the
-NovelService as `App` wires it, an injected clock that deadlines follow, announcements and ballot
+NovelService (and the StoryService beside it) as `App` wires them, an injected clock that deadlines follow, announcements and ballot
 edits collected in queues. The model is whatever the test passes (ScriptedLLM in unit tests)."""
 
 from __future__ import annotations
@@ -16,6 +16,8 @@ from bot.actor import Actor
 from bot.presenters.novel import NovelPresenter, PresentedNovels, announcer, ballot_editor
 from bot.reply import Reply
 from novel.ballot import BallotPost
+from novel.cast import StoryService
+from novel.chapters import ChapterService
 from novel.memory import PlotMemory
 from novel.repo import NovelRepo
 from novel.service import NovelService
@@ -110,6 +112,7 @@ class Room:
         self._wrap = store_wrapper
         self.service: PresentedNovels  # the room as the router calls it: Actor in, Reply out
         self.novel: NovelService  # the domain service underneath
+        self.story: StoryService  # /novel characters, recap, map (App builds it beside)
         self.store: EdgeStore
         self.repo: NovelRepo
 
@@ -132,15 +135,17 @@ class Room:
             now=self.clock.monotonic,
             sleep=self.clock.pause,
         )
+        chapters = ChapterService(self.repo, memory, self.llm, self.settings, self.clock)
         self.novel = NovelService(
             self.repo,
             memory,
-            self.llm,
+            chapters,
             self.settings,
             announcer(presenter, self.announce),
             Clock(now=self.clock),
             ballots=edits if self._edits else None,
         )
+        self.story = StoryService(self.repo, self.llm, chapters.blueprint)
         self.service = PresentedNovels(self.novel, presenter)
         await self.novel.__aenter__()
         return self

@@ -100,7 +100,7 @@ async def test_service_reads_the_stored_chapters_and_recomputes_after_delete(
     tmp_path: Path,
 ) -> None:
     async with Room(tmp_path, None) as room:
-        story = room.novel.story
+        story = room.story
         assert (await story.recap(CHAT, 3)).chapters == ()
         await seed(room.repo, room.novel.memory, CHAT)
         view = await story.cast(CHAT)
@@ -154,7 +154,7 @@ async def test_a_written_recap_names_only_who_the_story_knows(tmp_path: Path) ->
     )
     async with Room(tmp_path, llm) as room:
         await seed(room.repo, room.novel.memory, CHAT)
-        recap = await room.novel.story.recap(CHAT, 2)
+        recap = await room.story.recap(CHAT, 2)
         two, three = recap.chapters
         assert recap.source == "model"
         assert two.written and two.lines == ("林远和苏晴上了江心岛，林远被霍三的人砍伤。",)
@@ -166,6 +166,6 @@ async def test_a_written_recap_names_only_who_the_story_knows(tmp_path: Path) ->
         prompt = llm.requests[0].messages[-1].content
         assert "人物表：" in prompt and "钱七" in prompt and "第3章《听潮》" in prompt
         for _ in range(2):  # a model error, then an answer that is not JSON
-            failed = await room.novel.story.recap(CHAT, 3)
+            failed = await room.story.recap(CHAT, 3)
             assert failed.source == "model_failed" and not any(c.written for c in failed.chapters)
             assert "改为摘自各章摘要" in recap_reply(failed, "zh").plain()

@@ -142,10 +142,12 @@ async def novel_service(data: Path) -> AsyncIterator[tuple[NovelService, EdgeSto
     extractive summary's) is loaded first: without it a child spent its whole kill window
     loading it, and no kill landed in a revision."""
     from novel import narrative
+    from novel.chapters import ChapterService
     from novel.memory import PlotMemory
     from novel.repo import NovelRepo
     from novel.service import NovelService
     from novel.settings import NovelSettings
+    from retrieval.clock import SYSTEM_CLOCK
     from retrieval.store.edge import EdgeStore
 
     async def announce(target: object, reply: object) -> None:
@@ -155,13 +157,10 @@ async def novel_service(data: Path) -> AsyncIterator[tuple[NovelService, EdgeSto
     store = await EdgeStore.open(data / "qdrant", DIM)
     repo = await NovelRepo.open(data / "baibao.sqlite3")
     try:
-        service = NovelService(
-            repo,
-            PlotMemory(repo, store, HashEmbedder(DIM), sparse),
-            None,
-            NovelSettings(proposal_minutes=60, vote_minutes=60),
-            announce,
-        )
+        memory = PlotMemory(repo, store, HashEmbedder(DIM), sparse)
+        settings = NovelSettings(proposal_minutes=60, vote_minutes=60)
+        chapters = ChapterService(repo, memory, None, settings, SYSTEM_CLOCK.now)
+        service = NovelService(repo, memory, chapters, settings, announce)
         async with service:
             yield service, store
     finally:

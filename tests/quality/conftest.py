@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-from collections.abc import Awaitable, Callable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import TypeVar
 
@@ -36,31 +36,12 @@ T = TypeVar("T")
 NAME = "e5"
 
 
-class SessionModel:
-    """An `Embedder` over one e5 model for the whole session; closing it is the session's."""
-
-    def __init__(self, inner: E5Embedder) -> None:
-        self._inner = inner
-
-    @property
-    def model_id(self) -> str:
-        return self._inner.model_id
-
-    @property
-    def dim(self) -> int:
-        return self._inner.dim
-
-    async def embed_passages(self, texts: Sequence[str]) -> list[list[float]]:
-        return await self._inner.embed_passages(texts)
-
-    async def embed_query(self, text: str) -> list[float]:
-        return await self._inner.embed_query(text)
+class SessionModel(E5Embedder):
+    """The e5 `Embedder` for the whole session: `App` closes (`aclose`) the embedder it is
+    given, this one outlives every `App`; the session closes it (`close`)."""
 
     async def aclose(self) -> None:
         """`App` calls this on the way out; the model stays for the next test."""
-
-    def close(self) -> None:
-        self._inner.close()
 
 
 def content_key(model_id: str, books: str, samples_dir: Path = SAMPLES_DIR) -> str:
@@ -108,7 +89,7 @@ class E5Corpora:
 
 @pytest.fixture(scope="session")
 def e5_corpora(tmp_path_factory: pytest.TempPathFactory) -> Iterator[E5Corpora]:
-    model = SessionModel(E5Embedder())
+    model = SessionModel()
     try:
         yield E5Corpora(tmp_path_factory.mktemp("e5-corpora"), model)
     finally:

@@ -69,10 +69,11 @@ import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from types import TracebackType
 from typing import Any
 
 from aiohttp import web
+
+from tests.stubs.loopback import LoopbackServer
 
 APP_ID = "900000000000000001"
 BOT_ID = APP_ID
@@ -244,8 +245,8 @@ def guild_payload() -> dict[str, Any]:
     }
 
 
-class DiscordServer:
-    """aiohttp on 127.0.0.1, a free port; an async context manager."""
+class DiscordServer(LoopbackServer):
+    """The REST API, the gateway and the CDN on loopback (`async with` serves them)."""
 
     def __init__(self, token: str = TOKEN) -> None:
         self.token = token
@@ -265,8 +266,6 @@ class DiscordServer:
         self._ws: web.WebSocketResponse | None = None
         self._seq = 0
         self._changed = asyncio.Condition()
-        self._runner: web.AppRunner | None = None
-        self.port = 0
 
     @property
     def base(self) -> str:
@@ -280,31 +279,17 @@ class DiscordServer:
     def gateway(self) -> str:
         return f"ws://127.0.0.1:{self.port}/gateway"
 
-    async def __aenter__(self) -> DiscordServer:
+    def _app(self) -> web.Application:
         app = web.Application(client_max_size=64 * 1024 * 1024)
         app.router.add_get("/gateway", self._gateway)
         app.router.add_get("/cdn/{name}", self._cdn)
         app.router.add_route("*", "/api/v10/{tail:.*}", self._api)
         app.router.add_route("*", "/{tail:.*}", self._unknown)
-        self._runner = web.AppRunner(app, handle_signals=False)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
-        await site.start()
-        server = site._server
-        assert server is not None
-        self.port = server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-        return self
+        return app
 
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    async def _stop_serving(self) -> None:
         if self._ws is not None:
             await self._ws.close()
-        if self._runner is not None:
-            await self._runner.cleanup()
 
     # ---- what a test does -------------------------------------------------------------------
 

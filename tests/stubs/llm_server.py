@@ -19,10 +19,11 @@ import json
 from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from types import TracebackType
 from typing import Any
 
 from aiohttp import web
+
+from tests.stubs.loopback import LoopbackServer
 
 ANTHROPIC_PATH = "/v1/messages"
 OPENAI_PATH = "/v1/chat/completions"
@@ -89,8 +90,8 @@ class Received:
 Responder = Callable[[Any], "Scripted | Awaitable[Scripted]"]
 
 
-class LLMStubServer:
-    """aiohttp on 127.0.0.1, a free port; an async context manager.
+class LLMStubServer(LoopbackServer):
+    """The Anthropic and OpenAI chat endpoints on loopback (`async with` serves them).
 
     Scripted answers are popped from `anthropic` / `openai`; when a queue is empty, that
     provider's responder (if set) builds the answer from the request body — a model whose
@@ -107,8 +108,6 @@ class LLMStubServer:
         self.max_in_flight = 0  # the most requests being answered at once
         self._closing = asyncio.Event()
         self._changed = asyncio.Condition()  # a request arrived or was answered
-        self._runner: web.AppRunner | None = None
-        self.port = 0
 
     @property
     def url(self) -> str:
@@ -135,28 +134,14 @@ class LLMStubServer:
         async with self._changed:
             self._changed.notify_all()
 
-    async def __aenter__(self) -> LLMStubServer:
+    def _app(self) -> web.Application:
         app = web.Application()
         app.router.add_post(ANTHROPIC_PATH, self._anthropic)
         app.router.add_post(OPENAI_PATH, self._openai)
-        self._runner = web.AppRunner(app, handle_signals=False)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
-        await site.start()
-        server = site._server
-        assert server is not None
-        self.port = server.sockets[0].getsockname()[1]  # type: ignore[union-attr,attr-defined]
-        return self
+        return app
 
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    async def _stop_serving(self) -> None:
         self._closing.set()
-        if self._runner is not None:
-            await self._runner.cleanup()
 
     async def _anthropic(self, request: web.Request) -> web.StreamResponse:
         return await self._answer(

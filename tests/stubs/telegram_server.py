@@ -56,12 +56,12 @@ import time
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from types import TracebackType
 from typing import Any
 
 from aiohttp import web
 
 from tests.stubs.clock import ServerTime, VirtualClock
+from tests.stubs.loopback import LoopbackServer
 from tests.stubs.telegram_rules import (
     CHAT_ACTIONS,
     MESSAGE_METHODS,
@@ -165,8 +165,8 @@ class Topic:
     closed: bool = False
 
 
-class TelegramServer:
-    """aiohttp on 127.0.0.1, a free port; an async context manager."""
+class TelegramServer(LoopbackServer):
+    """The Bot API on loopback (`async with` serves it)."""
 
     def __init__(self, token: str = "123456:TEST-token", *, time: ServerTime | None = None) -> None:
         self.token = token
@@ -196,8 +196,6 @@ class TelegramServer:
         self._message_ids = itertools.count(1000)
         self._ids = itertools.count(1)
         self._changed = asyncio.Condition()
-        self._runner: web.AppRunner | None = None
-        self.port = 0
 
     # ---- addresses --------------------------------------------------------------------------
 
@@ -211,32 +209,21 @@ class TelegramServer:
         """PTB's `base_file_url` (what the transport derives from TELEGRAM_API_BASE)."""
         return f"http://127.0.0.1:{self.port}/file/bot"
 
-    async def __aenter__(self) -> TelegramServer:
+    def _app(self) -> web.Application:
         app = web.Application(client_max_size=64 * 1024 * 1024)
         app.router.add_route("*", "/bot{token}/{method}", self._api)
         app.router.add_get("/file/bot{token}/{path:.+}", self._download)
         app.router.add_route("*", "/{tail:.*}", self._not_found)
-        # A handler whose client hung up is cancelled (a long poll the bot gave up on).
-        self._runner = web.AppRunner(app, handle_signals=False, handler_cancellation=True)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
-        await site.start()
-        server = site._server
-        assert server is not None
-        self.port = server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-        return self
+        return app
 
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def _app_runner(self, app: web.Application) -> web.AppRunner:
+        # A handler whose client hung up is cancelled (a long poll the bot gave up on).
+        return web.AppRunner(app, handle_signals=False, handler_cancellation=True)
+
+    async def _stop_serving(self) -> None:
         self._closing = True  # pending long polls end now, not after their timeout
         async with self._changed:
             self._changed.notify_all()
-        if self._runner is not None:
-            await self._runner.cleanup()
 
     # ---- what a test does -------------------------------------------------------------------
 

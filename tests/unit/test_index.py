@@ -32,30 +32,16 @@ from retrieval.types import (
 DIM = 32
 
 
-class CountingEmbedder:
-    """Wraps an Embedder and counts passages embedded."""
+class CountingEmbedder(HashEmbedder):
+    """A HashEmbedder that counts the passages it embeds."""
 
-    def __init__(self, inner: HashEmbedder) -> None:
-        self.inner = inner
+    def __init__(self, dim: int) -> None:
+        super().__init__(dim)
         self.passages = 0
-
-    @property
-    def model_id(self) -> str:
-        return self.inner.model_id
-
-    @property
-    def dim(self) -> int:
-        return self.inner.dim
 
     async def embed_passages(self, texts: Sequence[str]) -> list[list[float]]:
         self.passages += len(texts)
-        return await self.inner.embed_passages(texts)
-
-    async def embed_query(self, text: str) -> list[float]:
-        return await self.inner.embed_query(text)
-
-    async def aclose(self) -> None:
-        await self.inner.aclose()
+        return await super().embed_passages(texts)
 
 
 class FlakyGraph:
@@ -142,7 +128,7 @@ async def env(
     tmp_path: Path,
 ) -> AsyncIterator[tuple[Indexer, EdgeStore, CountingEmbedder, FlakyGraph]]:
     store = await EdgeStore.open(tmp_path / "qdrant", DIM)
-    embedder = CountingEmbedder(HashEmbedder(DIM))
+    embedder = CountingEmbedder(DIM)
     db = tmp_path / "db.sqlite3"
     async with await KnowledgeGraph.open(db) as kg:
         graph = FlakyGraph(kg)

@@ -12,9 +12,10 @@ import dataclasses
 
 import pytest
 
-from retrieval.embed.offline import MODEL_ID as E5
+from retrieval.embed.offline import E5Embedder
 from retrieval.relevance import DENSE_FLOORS, Evidence, RelevanceGate
 
+E5 = E5Embedder.spec.model_id
 GATE = RelevanceGate.for_embedder(E5)
 FLOOR = DENSE_FLOORS[E5]
 STEP = 0.001  # well inside e5's similarity resolution, well outside float noise

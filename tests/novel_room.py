@@ -10,7 +10,6 @@ import re
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from types import TracebackType
 
 from bot.actor import Actor
 from bot.presenters.novel import NovelPresenter, PresentedNovels, announcer, ballot_editor
@@ -25,6 +24,7 @@ from novel.settings import NovelSettings
 from novel.summary import SUMMARY_SYSTEM
 from retrieval.clock import Clock
 from retrieval.fakes import HashEmbedder
+from retrieval.lifecycle import Closing
 from retrieval.ports import LLM, LLMRequest
 from retrieval.store.edge import EdgeStore
 from retrieval.types import SparseVector
@@ -91,7 +91,9 @@ class FakeClock:
         await asyncio.sleep(0)
 
 
-class Room:
+class Room(Closing):
+    """The writers' room on real stores (Edge, SQLite), as `App` wires it; `async with` opens it."""
+
     def __init__(
         self,
         tmp: Path,
@@ -150,12 +152,7 @@ class Room:
         await self.novel.__aenter__()
         return self
 
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    async def close(self) -> None:
         await self.novel.__aexit__(None, None, None)
         await self.repo.close()
         await self.store.close()

@@ -564,7 +564,7 @@ async def searcher(work: Path, store: Any, embedder: Any, graph: Any) -> tuple[A
         store,
         embedder,
         Bm25Encoder(),
-        graph,
+        graph.query,
         SynonymTable.load(),
         weights=(1.0, 1.0, 1.0),
         k=60,
@@ -888,7 +888,7 @@ async def query(layout: str, work: Path, soak: int = 0, kind: str = "auto") -> d
     hs, indexer = await searcher(work, store, embedder, graph)
     out["common_terms"] = len(indexer.common_terms(CORPUS_NAMESPACE))
     # The same search with every query term: the keyword track without term counts.
-    hs_all = HybridSearch(store, embedder, Bm25Encoder(), graph, SynonymTable.load())
+    hs_all = HybridSearch(store, embedder, Bm25Encoder(), graph.query, SynonymTable.load())
     for q in queries[:WARMUP]:
         await hs.search(q["text"])
     # First, while the process is new: queries it has never seen.

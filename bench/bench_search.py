@@ -412,7 +412,7 @@ async def run_ours(size: int) -> dict[str, Any]:
         store,
         PrecomputedEmbedder({q.text: q.vector for q in queries}),
         encoder,
-        graph,
+        graph.query,
         SynonymTable.load(),
     )
     for q in queries[:5]:  # warm-up

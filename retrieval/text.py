@@ -238,6 +238,8 @@ class Tokenizer:
         self._pending: list[str] = []
         self._with_synonyms = synonyms
         self._base_key: Path | None = None
+        # the main dictionary's lookup, found once (the gloss asks it for every CC-CEDICT word)
+        self._main: tuple[Callable[[str], int | None], int] | None = None
         self.add_terms(terms)
 
     @property
@@ -313,10 +315,11 @@ class Tokenizer:
     def general_frequency(self, word: str) -> float:
         """How common `word` is in general Chinese: its share of jieba's main dictionary (0 for
         a word it does not have); the domain dictionary does not count."""
-        self._ensure()
-        main = _main_count(self._base_key)
-        assert main is not None
-        count, total = main
+        if self._main is None:
+            self._ensure()
+            self._main = _main_count(self._base_key)
+            assert self._main is not None
+        count, total = self._main
         return (count(word) or 0) / total if total else 0.0
 
     def tokenize(self, s: str) -> list[str]:

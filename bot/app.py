@@ -8,13 +8,16 @@ get the rest of the real stack.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import importlib
 import logging
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self, TypeVar
 
+from bot.activity import Activity
 from bot.actor import Actor
 from bot.admin import AdminPolicy
 from bot.chats import ChatSettings
@@ -53,6 +56,13 @@ async def _settle(task: asyncio.Future[Any]) -> None:
         log.exception("start-up work failed in the background")
 
 
+async def _after(quiet: asyncio.Future[None], warm: Callable[[], None]) -> None:
+    """`warm` on a worker thread once `quiet` is done; nothing if it was cancelled."""
+    await asyncio.wait((quiet,))
+    if not quiet.cancelled():
+        await asyncio.to_thread(warm)
+
+
 class _Default:
     """Marker: build this component from settings."""
 
@@ -70,8 +80,12 @@ class Startup:
     `words_on_disk`: read jieba's main dictionary a word at a time from disk instead of loading
     it (for a command that tokenizes a line or two; the same cuts).
     `store_process`: the Qdrant Edge shard in a child process when the settings ask for one
-    (a bot keeps long searches off its event loop that way); else in this process, which
-    opens sooner and is all a one-shot command needs.
+    (a bot keeps long searches off its event loop that way, and a large shard opens there
+    while this process loads the rest: Edge's load holds the GIL, 3 s at a million chunks);
+    else in this process, which is all a lookup needs.
+    `preload`: while the store is still opening (seconds for a large library), import what the
+    rest of start-up and the first answer would: the rooms' modules (0.4 s) and the graph-path
+    renderer (~1 s).
     `writers_room`: open the writers' room (its rounds resume, their deadlines run) and
     route every chat command; else only the scholar's commands (`/ask`, `/cite`).
     """
@@ -80,16 +94,34 @@ class Startup:
     warm_words: bool = True
     words_on_disk: bool = False
     store_process: bool = True
+    preload: bool = True
     writers_room: bool = True
 
 
 FULL = Startup()  # `run`, `chat`, `ingest PATH`: everything warm, the store as configured
-# `ask`, `search`: they embed and tokenize
-QUERY = Startup(store_process=False, writers_room=False)
-# `cite`: tokenizes a verse, whose embedding the cache holds
-LOOKUP = Startup(warm_embedder=False, words_on_disk=True, store_process=False, writers_room=False)
-# `ingest --list`, `ingest --delete`, `graph extract`
-RECORDS = Startup(warm_embedder=False, warm_words=False, store_process=False, writers_room=False)
+# `ask`, `search`: they embed and tokenize; the store as configured
+QUERY = Startup(writers_room=False)
+# The store in this process, nothing preloaded, scholar commands only; then no model warm
+# for `cite` (it tokenizes a verse, whose embedding the cache holds) and none at all for
+# `ingest --list`, `ingest --delete`, `graph extract`.
+_ONE_SHOT = Startup(store_process=False, preload=False, writers_room=False)
+LOOKUP = dataclasses.replace(_ONE_SHOT, warm_embedder=False, words_on_disk=True)
+RECORDS = dataclasses.replace(_ONE_SHOT, warm_embedder=False, warm_words=False)
+
+# What the start-up imports once the store is open (`App._preload` reads them before).
+_SEARCH_MODULES = (
+    "retrieval.index",
+    "retrieval.search",
+    "retrieval.scholar",
+    "retrieval.relevance",
+    "bot.presenters.scholar",
+    "bot.presenters.graph",
+    "ingest.uploads",
+)
+_WRITERS_ROOM_MODULES = ("bot.presenters.novel", "novel.cast", "novel.service", "novel.chapters")
+
+# How long no command must have run before the bot reads CC-CEDICT backwards (`serving`).
+WARM_WHEN_QUIET_S = 2.0
 
 
 class App(Closing):
@@ -150,6 +182,8 @@ class App(Closing):
         await asyncio.sleep(0)
         try:
             tokenizer = await self._open_graph_and_words()
+            if self.startup.preload and not store.done():
+                self._background(asyncio.to_thread(self._preload))
         except BaseException:
             # the store's own close is on the stack once it has opened
             await asyncio.gather(store, return_exceptions=True)
@@ -238,7 +272,11 @@ class App(Closing):
                 upload_max_bytes=upload_max,
             )
         self.router = Router(
-            registry, limiter=limiter, policy=AdminPolicy(s.novel_admin_role), chats=self.chats
+            registry,
+            limiter=limiter,
+            policy=AdminPolicy(s.novel_admin_role),
+            chats=self.chats,
+            activity=Activity(self.clock.monotonic),
         )
 
     async def _open_writers_room(self) -> tuple[PresentedNovels, Story]:
@@ -315,6 +353,15 @@ class App(Closing):
             await asyncio.to_thread(tokenizer.warm)
         return tokenizer
 
+    def _preload(self) -> None:
+        """Import what `_open_search`, `_open_rooms` and a first answer's picture import."""
+        from retrieval.graph import draw
+
+        modules = _SEARCH_MODULES + (_WRITERS_ROOM_MODULES if self.startup.writers_room else ())
+        for name in modules:
+            importlib.import_module(name)
+        draw.warm()
+
     def _background(self, work: Awaitable[T]) -> asyncio.Future[T]:
         """Work nothing waits for; the App waits for it when it closes."""
         task = asyncio.ensure_future(work)
@@ -323,15 +370,22 @@ class App(Closing):
 
     def serving(self) -> asyncio.Future[None]:
         """The bot is up and answering (`baibao run`, `baibao chat`; not one-shot commands):
-        read now, on a worker thread, what the first English question would otherwise wait
-        for — CC-CEDICT read backwards (the gloss, 1.5–2.6 s). Not during start-up: there,
-        even on a thread, it held the GIL and delayed every start-up step (commit 202a524).
-        The returned future is done when it is read (at most once per process)."""
+        read, on a worker thread, what the first English question would otherwise wait for —
+        CC-CEDICT read backwards (the gloss, 1.5–2.6 s) — once no command has run for
+        `WARM_WHEN_QUIET_S`. Even on a thread it holds the GIL: during start-up it delayed every
+        step (commit 202a524), and beside a command it made the answer take as long again.
+        The returned future is done when it is read, or when the App closed first (at most
+        once per process)."""
         if self.warmed is None:
             gloss = self.search.gloss
-            self.warmed = self._background(
-                asyncio.to_thread(gloss.warm) if gloss is not None else asyncio.sleep(0)
+            if gloss is None:
+                self.warmed = self._background(asyncio.sleep(0))
+                return self.warmed
+            quiet = asyncio.ensure_future(
+                self.router.activity.quiet(WARM_WHEN_QUIET_S, self.clock.sleep)
             )
+            self.warmed = self._background(_after(quiet, gloss.warm))
+            self._stack.callback(quiet.cancel)  # closing does not wait for a quiet moment
         return self.warmed
 
     async def _open_embedder(self) -> Embedder:

@@ -127,7 +127,7 @@ async def _main(args: argparse.Namespace, settings: Settings) -> int:
 
 def startup_for(args: argparse.Namespace) -> Startup:
     """What `args`'s command needs started up front: the bot everything; a one-shot command
-    its store in this process, and the models it will use (none to list or delete)."""
+    the models it will use (none to list or delete), and a lookup its store in this process."""
     from bot.app import FULL, LOOKUP, QUERY, RECORDS
 
     if args.cmd in ("ask", "search"):

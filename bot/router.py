@@ -27,6 +27,7 @@ import uuid
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Protocol
 
+from bot.activity import Activity
 from bot.actor import Actor
 from bot.admin import AdminPolicy, AdminUnknown, MemberLookup
 from bot.i18n import T
@@ -109,9 +110,12 @@ class Router:
         limiter: RateLimiter | None = None,
         policy: AdminPolicy | None = None,
         chats: ChatLanguages | None = None,
+        activity: Activity | None = None,
     ) -> None:
-        """Without `chats`, `Actor.lang` as the transport set it is the chat's language."""
+        """Without `chats`, `Actor.lang` as the transport set it is the chat's language.
+        `activity` records each command's run (background work waits for a quiet moment)."""
         self.registry = registry
+        self.activity = activity or Activity()
         self._limiter = limiter or RateLimiter()
         self._policy = policy or AdminPolicy()
         self._chats = chats
@@ -231,7 +235,8 @@ class Router:
         if codec is None or request is None:
             return Reply.error(T(actor.lang, "unknown_action"), lang=actor.lang)
         try:
-            return await codec.run(Call(actor), request)
+            with self.activity.command():
+                return await codec.run(Call(actor), request)
         except Exception:
             return self._internal_error(actor.lang, f"action {prefix}")
 
@@ -239,14 +244,15 @@ class Router:
 
     async def _run(self, invocation: Invocation) -> Reply:
         """The checks in order (the first refusal wins), then `ack`, then read, parse, run."""
-        for check in self._checks:
-            outcome = await check(invocation)
-            if isinstance(outcome, Reply):
-                return outcome
-            invocation = outcome
-        if invocation.ack is not None:
-            await invocation.ack()
-        return await self._execute(invocation)
+        with self.activity.command():
+            for check in self._checks:
+                outcome = await check(invocation)
+                if isinstance(outcome, Reply):
+                    return outcome
+                invocation = outcome
+            if invocation.ack is not None:
+                await invocation.ack()
+            return await self._execute(invocation)
 
     async def _validate(self, inv: Invocation) -> Invocation | Reply:
         """Each parameter on its own; an upload counts only for a command that takes a file."""

@@ -459,8 +459,11 @@ class Indexer(SqliteOwner):
         rebuilds graph contributions that lag behind their document's generation."""
         async with self._lock:
             ns = {"namespace": self.namespace}
-            before = await self.store.count(Filter(equals=ns))
-            rows = await self._rows(columns="doc_id, gen, graph_gen, has_points, chunk_count")
+            # both reads at once: the store counts in its process while SQLite reads
+            before, rows = await asyncio.gather(
+                self.store.count(Filter(equals=ns)),
+                self._rows(columns="doc_id, gen, graph_gen, has_points, chunk_count"),
+            )
             by_gen: dict[int, list[str]] = {}
             registered = 0
             for row in rows:

@@ -159,3 +159,12 @@ def draw_png(
     out = io.BytesIO()
     fig.savefig(out, format="png", bbox_inches="tight")
     return out.getvalue()
+
+
+def warm() -> None:
+    """Import the renderer and register the CJK font now (~1 s), not in the first picture."""
+    import networkx  # noqa: F401
+    from matplotlib.backends.backend_agg import FigureCanvasAgg  # noqa: F401
+    from matplotlib.figure import Figure  # noqa: F401
+
+    _font()

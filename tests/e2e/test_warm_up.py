@@ -19,6 +19,7 @@ from bot.cli import _run
 from retrieval.fakes import HashEmbedder
 from retrieval.gloss import Gloss, parse_cedict
 from tests.e2e.test_full_stack import DIM, data_dir, prepared
+from tests.reliability.helpers.stack import settings
 from tests.stubs.fixtures import telegram_settings
 from tests.stubs.telegram_server import TelegramServer
 
@@ -45,7 +46,8 @@ async def test_the_bot_warms_the_gloss_once_it_serves_and_the_first_english_ask_
         return 1.0
 
     settings = telegram_settings(telegram_wire, data_dir=data_dir)
-    async with App(settings, embedder=HashEmbedder(DIM), llm=None) as app:
+    clock = telegram_wire.time.as_clock()  # the quiet moment the warm-up waits for: virtual
+    async with App(settings, embedder=HashEmbedder(DIM), llm=None, clock=clock) as app:
         shipped = app.search.gloss
         assert shipped is not None and not shipped.loaded  # start-up did not read CC-CEDICT
         assert app.warmed is None
@@ -68,3 +70,22 @@ async def test_the_bot_warms_the_gloss_once_it_serves_and_the_first_english_ask_
             assert await running == 0
     text = str(telegram_wire.named("sendMessage")[-1].params.get("text", ""))
     assert "divine dispensing" in text or "分赐" in text, text
+
+
+async def test_the_warm_up_waits_for_a_quiet_moment_and_closing_does_not_wait_for_one(
+    data_dir: Path,
+) -> None:
+    reads: list[int] = []
+
+    def index() -> dict[str, list[str]]:
+        reads.append(threading.get_ident())
+        return parse_cedict(CEDICT.splitlines())
+
+    # the system clock: the quiet moment is 2 s away in real time, and nobody waits for it
+    async with App(settings(data_dir), embedder=HashEmbedder(DIM), llm=None) as app:
+        app.search.gloss = Gloss(index, lambda word: 1.0)
+        warmed = app.serving()
+        for _ in range(20):
+            await asyncio.sleep(0)
+        assert not warmed.done() and not reads  # a command may come at start-up: not yet
+    assert warmed.done() and not reads  # closed first: cancelled, CC-CEDICT never read

@@ -15,6 +15,8 @@ stream so no process ever holds the corpus. Two processes per run:
           without a filter, and measures HNSW recall@10 against exact search (same filter).
           Its RSS (plus the store process's, see `--store`) is the bot's footprint for that
           library.
+  start : the bot (`baibao chat`, `/ask` sent as it starts) and `baibao ask` on the library,
+          each started three times: seconds to the first line of the answer, and to exit.
   ab    : fused searches with the shard in this process (`EdgeStore`, its calls on threads)
           and in a child (`EdgeProcessStore`), alternated round by round in one process on
           the same shard: latency, CPU of both processes, and whether the results agree.
@@ -1022,6 +1024,8 @@ def bot_start(work: Path, layout: str, runs: int = 3) -> dict[str, Any]:
         "QDRANT_EDGE_LAYOUT": layout,
         "LLM_PROVIDER": "none",
         "LOG_LEVEL": "WARNING",
+        # as on a terminal: each line when it is printed (a pipe would hold them until exit)
+        "PYTHONUNBUFFERED": "1",
     }
     bot = [sys.executable, "-m", "bot.cli", "chat"]
     ask = [sys.executable, "-m", "bot.cli", "ask", START_QUESTION]

@@ -4,6 +4,7 @@ labels, relations and sources, before and after writes. Real SQLite, jieba, Open
 
 from __future__ import annotations
 
+import gc
 import itertools
 from pathlib import Path
 from typing import Any
@@ -235,3 +236,21 @@ def test_load_refuses_what_is_not_a_snapshot(tmp_path: Path, bad: bytes) -> None
     path.write_bytes(bad)
     assert snapshot.load(path, 0) is None
     assert snapshot.load(tmp_path / "missing.npz", 0) is None
+
+
+@pytest.mark.parametrize("collecting", [True, False])
+def test_loading_leaves_the_garbage_collector_as_it_found_it(
+    tmp_path: Path, collecting: bool
+) -> None:
+    # the load pauses Python's cyclic collector (one switch for the process): a refused file
+    # and a missing one included, whatever it was before, it is so again after
+    path = tmp_path / "x.graph.npz"
+    path.write_bytes(b"PK\x03\x04 truncated")
+    was = gc.isenabled()
+    try:
+        (gc.enable if collecting else gc.disable)()
+        assert snapshot.load(path, 0) is None
+        assert snapshot.load(tmp_path / "missing.npz", 0) is None
+        assert gc.isenabled() is collecting
+    finally:
+        (gc.enable if was else gc.disable)()

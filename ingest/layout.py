@@ -9,6 +9,9 @@ Pure functions over positioned text (no PDF library here; `ingest.loaders.pdf_pd
                                                3. headings: size/weight against the body + space
                                                4. body lines joined into paragraphs
 
+- **Spaces in a line** are the PDF's own space characters and gaps over a quarter of the type
+  size; a space the text engine guessed between a CJK glyph and a Latin one (LibreOffice's
+  autospace, xeCJK's glue) is not one when the gap is narrower (`_space_between`).
 - **Running lines** are found by repetition: the line nearest a page's top (bottom) edge that
   sits at the same height on many pages, and either repeats its text (digits ignored) or is
   set apart from the body (smaller type, or a gap of more than ~1.6 body sizes). Page numbers
@@ -56,6 +59,8 @@ class Glyph:
     size: float
     bold: bool = False
     hyphen: bool = False  # a hyphen the typesetter inserted at a line end
+    # A space the PDF does not hold: the text engine's guess from a gap between two glyphs.
+    generated: bool = False
 
 
 @dataclass(slots=True, eq=False)
@@ -118,18 +123,41 @@ def _close(glyphs: list[Glyph], spaces: dict[int, str], page: int) -> Line | Non
     )
 
 
+def _space_between(last: Glyph, g: Glyph, pending: Sequence[Glyph], size: float) -> str:
+    """The space a line holds between two drawn glyphs on it: "\u3000" for a wide gap inside
+    CJK text (a heading's), " " for a space the PDF holds or a gap of a quarter size, else "".
+
+    A space the text engine generated between a CJK glyph and a Latin one is dropped when the
+    gap is narrower than that: it is the typesetter's spacing between scripts (LibreOffice's
+    Asian/Western autospace, xeCJK's glue), not a space in the text: `第1章`, not `第 1 章`."""
+    gap = g.x0 - last.x1
+    cjk_before, cjk_after = is_cjk(last.text[-1]), is_cjk(g.text[0])
+    if gap > 0.6 * size and cjk_before and cjk_after:
+        return "\u3000"
+    if gap > 0.25 * size:
+        return _widest(pending)
+    if cjk_before != cjk_after:
+        pending = [s for s in pending if not s.generated]
+    return _widest(pending) if pending else ""
+
+
+def _widest(spaces: Sequence[Glyph]) -> str:
+    """The ideographic space if one of `spaces` is one, else a plain space."""
+    return "\u3000" if any(s.text == "\u3000" for s in spaces) else " "
+
+
 def lines_from_glyphs(glyphs: Iterable[Glyph], page: int = 0) -> list[Line]:
     """Glyphs in drawing order → lines. A glyph starts a new line when its baseline moves by
     half a size, when it goes back to the left, or after a gap of 2.5 sizes."""
     lines: list[Line] = []
     cur: list[Glyph] = []
     spaces: dict[int, str] = {}
-    pending_space = ""
+    pending: list[Glyph] = []  # the space glyphs since the last drawn one
     for g in glyphs:
         if not g.text or g.text in "\r\n":
             continue
         if g.text.isspace():
-            pending_space = "\u3000" if "\u3000" in (g.text, pending_space) else " "
+            pending.append(g)
             continue
         if cur:
             last = cur[-1]
@@ -144,12 +172,10 @@ def lines_from_glyphs(glyphs: Iterable[Glyph], page: int = 0) -> list[Line]:
                 if line is not None:
                     lines.append(line)
                 cur, spaces = [], {}
-            elif g.x0 - last.x1 > 0.6 * size and is_cjk(g.text[0]) and is_cjk(last.text[-1]):
-                spaces[len(cur)] = "\u3000"  # a wide gap inside CJK text (a heading's)
-            elif pending_space or g.x0 - last.x1 > 0.25 * size:
-                spaces[len(cur)] = pending_space or " "
+            elif space := _space_between(last, g, pending, size):
+                spaces[len(cur)] = space
         cur.append(g)
-        pending_space = ""
+        pending = []
     if cur:
         line = _close(cur, spaces, page)
         if line is not None:

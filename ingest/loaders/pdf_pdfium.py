@@ -112,11 +112,12 @@ def _glyphs(textpage: Any, height: float) -> Iterator[Glyph]:
     for i in range(textpage.count_chars()):
         code = raw.FPDFText_GetUnicode(textpage, i)
         ch = chr(code) if 0 < code < 0x110000 else ""
+        generated = bool(raw.FPDFText_IsGenerated(textpage, i))
         if ch.isspace() or not ch:
             if ch in " \u3000":
-                yield Glyph(ch, 0, 0, 0, 0, 0, 0)
+                yield Glyph(ch, 0, 0, 0, 0, 0, 0, generated=generated)
             continue
-        if raw.FPDFText_IsGenerated(textpage, i):
+        if generated:
             continue
         left, bottom, right, top = textpage.get_charbox(i, loose=True)
         raw.FPDFText_GetMatrix(textpage, i, matrix)

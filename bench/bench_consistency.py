@@ -47,6 +47,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import collections
+import functools
 import gzip
 import json
 import os
@@ -67,6 +68,7 @@ from novel.consistency import Finding, check
 from novel.story_state import StoryState, replay
 from novel.summary import extractive_summary
 from retrieval.llm.scripted import ScriptedLLM
+from retrieval.ports import LLMRequest
 from retrieval.text import to_simplified
 
 SET_DIR = Path(__file__).resolve().parent / "data/consistency"
@@ -410,9 +412,7 @@ def world_docs(worlds: Sequence[World]) -> tuple[list[Doc], list[Doc]]:
 
         for k, text in enumerate(w.chapters, 1):
             name = f"{w.name} {k}"
-            clean.append(
-                Doc(name, name, text, None, len(clean), lambda k=k, state=state: state(k), k)
-            )
+            clean.append(Doc(name, name, text, None, len(clean), functools.partial(state, k), k))
         for p in w.plants:
             k = int(p["chapter"])  # type: ignore[call-overload]
             slip = Slip(str(p["text"]), str(p["kind"]), str(p.get("note", "")))
@@ -424,7 +424,7 @@ def world_docs(worlds: Sequence[World]) -> tuple[list[Doc], list[Doc]]:
                     text,
                     slip,
                     len(planted),
-                    lambda k=k, state=state: state(k),
+                    functools.partial(state, k),
                     k,
                 )
             )
@@ -443,7 +443,7 @@ def cuv_docs() -> tuple[list[Doc], list[Doc]]:
             name = f"{book.osis} {chapter}"
             bp = book.blueprint(chapter)
             clean.append(
-                Doc(name, name, text, None, len(clean), lambda bp=bp: StoryState(bp), chapter)
+                Doc(name, name, text, None, len(clean), functools.partial(StoryState, bp), chapter)
             )
     books = {b.osis: b for b in BOOKS}
     planted: list[Doc] = []
@@ -461,7 +461,7 @@ def cuv_docs() -> tuple[list[Doc], list[Doc]]:
                 text,
                 Slip(plant.text, plant.kind),
                 len(planted),
-                lambda bp=bp: StoryState(bp),
+                functools.partial(StoryState, bp),
                 plant.chapter,
             )
         )
@@ -469,6 +469,11 @@ def cuv_docs() -> tuple[list[Doc], list[Doc]]:
 
 
 # ---- scoring ----------------------------------------------------------------------------------
+
+
+def _judge(doc: Doc, sentences: list[str], _request: LLMRequest) -> str:
+    """The scripted judge, answering one request (`script_for`)."""
+    return script_for(doc, sentences)
 
 
 def script_for(doc: Doc, sentences: list[str]) -> str:
@@ -540,7 +545,7 @@ async def evaluate(clean: Sequence[Doc], planted: Sequence[Doc], with_model: boo
         llm = None
         if with_model:
             sents = [s.text for s in narrative.sentences(doc.text)]
-            llm = ScriptedLLM([lambda _r, d=doc, ss=sents: script_for(d, ss)])
+            llm = ScriptedLLM([functools.partial(_judge, doc, sents)])
         state = doc.state()
         t0 = time.perf_counter()
         found = await check(doc.text, state, llm=llm, number=doc.chapter)
@@ -594,8 +599,8 @@ def kind_table(
     for kind in [k for k in (*RULE_KINDS, "timeline", "facts") if rules.caught.get(k)]:
         planted = len(rules.caught[kind])
         row = f"| {kind} | {planted} |"
-        for _, data in columns:
-            found, _, true, total = data.get(kind, [0, planted, 0, 0])
+        for _, counts in columns:
+            found, _missed, true, total = counts.get(kind, [0, planted, 0, 0])
             row += f" {_pct(found, planted)} | {_pct(true, total)} |"
         lines.append(row)
     model_kinds = sorted({_kind(f) for _, f in both.false} | {k for k in both.true if ":" in k})

@@ -33,7 +33,7 @@ def ours(path: Path) -> tuple[list[tuple[int, str]], int]:
 def mammoth_points(path: Path) -> tuple[list[tuple[int, str]], int]:
     from html.parser import HTMLParser
 
-    import mammoth  # type: ignore[import-not-found]
+    import mammoth
 
     with path.open("rb") as fh:
         html = mammoth.convert_to_html(fh).value
@@ -72,7 +72,7 @@ def mammoth_points(path: Path) -> tuple[list[tuple[int, str]], int]:
 
 
 def docx2python_points(path: Path) -> tuple[list[tuple[int, str]], int]:
-    from docx2python import docx2python  # type: ignore[import-not-found]
+    from docx2python import docx2python
 
     with docx2python(str(path)) as d:
         lines = [ln for ln in d.text.split("\n") if ln.strip()]

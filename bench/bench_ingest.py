@@ -22,10 +22,18 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+if TYPE_CHECKING:
+    from retrieval.graph import KnowledgeGraph
+    from retrieval.index import Indexer
+    from retrieval.ports import Embedder
+    from retrieval.store.edge import EdgeStore
 
 RESULTS = ROOT / "bench" / "results" / "ingest.md"
 
@@ -134,7 +142,7 @@ def scenario_pdf() -> dict[str, object]:
     return out
 
 
-async def _open_env(tmp: Path, embedder: object):  # type: ignore[no-untyped-def]
+async def _open_env(tmp: Path, embedder: Embedder) -> tuple[EdgeStore, KnowledgeGraph, Indexer]:
     from retrieval.graph import KnowledgeGraph
     from retrieval.index import Indexer
     from retrieval.keyword import Bm25Encoder
@@ -143,7 +151,7 @@ async def _open_env(tmp: Path, embedder: object):  # type: ignore[no-untyped-def
     dim = embedder.dim
     store = await EdgeStore.open(tmp / "qdrant", dim)
     graph = await KnowledgeGraph.open(tmp / "db.sqlite3")
-    indexer = Indexer(tmp / "db.sqlite3", store, embedder, Bm25Encoder(), graph)  # type: ignore[arg-type]
+    indexer = Indexer(tmp / "db.sqlite3", store, embedder, Bm25Encoder(), graph)
     await indexer.open()
     return store, graph, indexer
 
@@ -275,7 +283,8 @@ def run_child(args: list[str]) -> dict[str, object]:
     )
     if proc.returncode != 0:
         return {"error": proc.stderr.strip().splitlines()[-1] if proc.stderr else "failed"}
-    return json.loads(proc.stdout.strip().splitlines()[-1])
+    result: dict[str, object] = json.loads(proc.stdout.strip().splitlines()[-1])
+    return result
 
 
 def main() -> None:
@@ -285,8 +294,8 @@ def main() -> None:
     args = parser.parse_args()
     if args.child:
         kind, *rest = args.child
-        fn = {
-            "pdf": lambda: scenario_pdf(),
+        fn: Callable[[], dict[str, object]] = {
+            "pdf": scenario_pdf,
             "build": lambda: scenario_build(rest[0]),
             "index": lambda: scenario_index(rest[0]),
             "first": lambda: scenario_first_run(rest[0] if rest else ""),

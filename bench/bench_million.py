@@ -173,7 +173,8 @@ def vectors(rows: list[Row], cents: np.ndarray, rng: np.random.Generator) -> np.
     cl = np.array([zlib.crc32(r.doc_id.encode()) % CENTROIDS for r in rows])
     noise = rng.standard_normal((len(rows), DIM)).astype(np.float32) / math.sqrt(DIM)
     v = cents[cl] + NOISE * noise
-    return v / np.linalg.norm(v, axis=1, keepdims=True)
+    unit: np.ndarray = v / np.linalg.norm(v, axis=1, keepdims=True)
+    return unit
 
 
 def make_query(r: Row, vector: np.ndarray, n: int, rng: np.random.Generator) -> dict[str, Any]:
@@ -953,7 +954,7 @@ async def ab(layout: str, work: Path, rounds: int) -> dict[str, Any]:
     await graph.close()
 
     def median(kind: str, key: str) -> float:
-        return statistics.median(r[key] for r in runs[kind])
+        return float(statistics.median(r[key] for r in runs[kind]))
 
     summary = {
         k: {key: median(k, key) for key in ("p50", "p95", "cpu_ms_per_search")} for k in runs

@@ -29,6 +29,7 @@ import sys
 import time
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
@@ -45,9 +46,9 @@ def norm(text: str) -> str:
     return to_simplified(_SPACE.sub("", text))
 
 
-def sections(truth: dict) -> list[tuple[tuple[str, ...], list[str]]]:
+def sections(truth: dict[str, Any]) -> list[tuple[tuple[str, ...], list[str]]]:
     """(heading path, paragraphs) in reading order."""
-    out = []
+    out: list[tuple[tuple[str, ...], list[str]]] = []
     for ch in truth["chapters"]:
         if ch.get("paragraphs"):
             out.append(((ch["heading"],), ch["paragraphs"]))
@@ -56,7 +57,7 @@ def sections(truth: dict) -> list[tuple[tuple[str, ...], list[str]]]:
     return out
 
 
-def measure(name: str, truth: dict) -> dict[str, object]:
+def measure(name: str, truth: dict[str, Any]) -> dict[str, object]:
     from ingest.manifest import DocMeta
     from ingest.pipeline import finish_document, prepare_document
     from ingest.structure import prose_sections
@@ -125,7 +126,7 @@ COLUMNS = [
 ]
 
 
-def extractors(truth: dict[str, dict]) -> str:
+def extractors(truth: dict[str, dict[str, Any]]) -> str:
     """PDFium (pypdfium2) vs pdfminer.six: characters of the truth read back, and time."""
     import pypdfium2
     from pdfminer.high_level import extract_pages

@@ -38,6 +38,7 @@ import sys
 import tempfile
 import time
 import zlib
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -83,7 +84,8 @@ class Row:
 def cuv_verses() -> list[tuple[str, int, int, str, str, list[str]]]:
     """(book, chapter, verse, traditional, simplified, tokens), cached across workers."""
     if CACHE.exists():
-        return pickle.loads(CACHE.read_bytes())
+        cached: list[tuple[str, int, int, str, str, list[str]]] = pickle.loads(CACHE.read_bytes())
+        return cached
     from retrieval.text import search_form, tokenize
 
     out = []
@@ -225,7 +227,8 @@ def dense_vectors(rows: list[Row]) -> np.ndarray:
     cl = np.array([zlib.crc32(r.doc_id.encode()) % CENTROIDS for r in rows])
     noise = rng.standard_normal((len(rows), DIM)).astype(np.float32) / math.sqrt(DIM)
     v = cents[cl] + NOISE * noise
-    return v / np.linalg.norm(v, axis=1, keepdims=True)
+    unit: np.ndarray = v / np.linalg.norm(v, axis=1, keepdims=True)
+    return unit
 
 
 @dataclass(slots=True)
@@ -306,7 +309,7 @@ class PrecomputedEmbedder:
         return None
 
 
-def link_tokens(terms: dict[str, set[str]], tokens: list[str]) -> list[str]:
+def link_tokens(terms: Mapping[str, set[str]], tokens: list[str]) -> list[str]:
     found: dict[str, None] = {}
     for t in tokens:
         for node in sorted(terms.get(t, ())):
@@ -315,7 +318,7 @@ def link_tokens(terms: dict[str, set[str]], tokens: list[str]) -> list[str]:
 
 
 def graph_rows(
-    rows: list[tuple[str, Row]], terms: dict[str, set[str]]
+    rows: list[tuple[str, Row]], terms: Mapping[str, set[str]]
 ) -> tuple[list[Any], list[Any], list[tuple[str, str]]]:
     """One document's graph rows as the indexer adds them (book, author 著作 book, verses,
     linked seed concepts), with link() on the chunk's tokens (the real link() scans characters:
@@ -466,13 +469,16 @@ async def run_ours(size: int) -> dict[str, Any]:
             exact_ids.append({h.chunk.id for h in hits})
         recall[f"{fname}|exact"] = {"recall": 1.0, **stats(ex_lat)}
         for ef in EFS:
-            rs, ls = [], []
+            found: list[float] = []
+            lats: list[float] = []
             for q, ex in zip(queries, exact_ids, strict=True):
                 t = time.perf_counter()
                 hits = await store.search_dense(q.vector, flt=f, limit=10, hnsw_ef=ef)
-                ls.append(time.perf_counter() - t)
-                rs.append(len({h.chunk.id for h in hits} & ex) / len(ex) if ex else float(not hits))
-            recall[f"{fname}|{ef or 'default'}"] = {"recall": statistics.mean(rs), **stats(ls)}
+                lats.append(time.perf_counter() - t)
+                found.append(
+                    len({h.chunk.id for h in hits} & ex) / len(ex) if ex else float(not hits)
+                )
+            recall[f"{fname}|{ef or 'default'}"] = {"recall": statistics.mean(found), **stats(lats)}
     out["recall"] = recall
     out["rss_total_mb"] = rss_mb() - base_rss
     out["disk_mb"] = sum(p.stat().st_blocks * 512 for p in tmp.rglob("*") if p.is_file()) / 2**20  # noqa: ASYNC240

@@ -35,7 +35,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.measure import percentile, rss_mb
-from retrieval.types import Chunk, Filter, IndexedChunk, SparseVector
+from retrieval.types import Chunk, ChunkType, Filter, IndexedChunk, SparseVector
 
 DIM = 384
 BATCH = 1000
@@ -43,7 +43,7 @@ N_QUERIES = 50
 CHARS = (
     "神人基督灵生命经纶分赐召会身体国度恩典真理信心盼望爱心圣别荣耀救恩复活十字架父子职事话语祷告"
 )
-TYPES = ("book", "message", "outline", "footnote")
+TYPES: tuple[ChunkType, ...] = ("book", "message", "outline", "footnote")
 K1, B = 1.2, 0.75
 AVG_LEN = 55.0
 
@@ -207,8 +207,8 @@ def run_naive(size: int, max_queries: int) -> dict[str, Any]:
     for start in range(0, size, BATCH):
         chunks, dense, tokens = batch(start, min(BATCH, size - start))
         points = []
-        for c, d, t in zip(chunks, dense, tokens, strict=True):
-            sv = bm25_doc(t)
+        for c, d, toks in zip(chunks, dense, tokens, strict=True):
+            sv = bm25_doc(toks)
             vec = {
                 "dense": d.tolist(),
                 "bm25": models.SparseVector(indices=list(sv.indices), values=list(sv.values)),

@@ -83,15 +83,15 @@ async def run_dev(
                 for row in rows:
                     result = await app.search.search(row["en_kjv"], limit=K, tracks=tracks)
                     out[name].append(found(result.hits, row["gold"]))
-        out["fused"], gloss = [], []
+        out["fused"], glossed = [], []
         for row in rows:  # `search()` is `candidates()` then `fuse()`: one search for both
             candidates = await app.search.candidates(row["en_kjv"])
             out["fused"].append(found(app.search.fuse(candidates, limit=K).hits, row["gold"]))
             # the dense candidates re-ranked through the gloss (one of the fused rankings)
             ranked = candidates.per_track["gloss"].ranked if "gloss" in candidates.per_track else []
-            gloss.append(found([Hit(s.chunk, s.score, {}, {}) for s in ranked], row["gold"]))
+            glossed.append(found([Hit(s.chunk, s.score, {}, {}) for s in ranked], row["gold"]))
         if app.search.gloss is not None:
-            out["gloss ranking"] = gloss
+            out["gloss ranking"] = glossed
     return out
 
 

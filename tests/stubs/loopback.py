@@ -8,6 +8,7 @@ long polls, a gateway socket), then shuts the server down.
 from __future__ import annotations
 
 import abc
+import asyncio
 from typing import Self
 
 from aiohttp import web
@@ -42,8 +43,8 @@ class LoopbackServer(Closing):
             await self.close()
             raise
         server = site._server
-        assert server is not None
-        self.port = server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        assert isinstance(server, asyncio.Server)  # what a TCPSite starts
+        self.port = server.sockets[0].getsockname()[1]
         return self
 
     async def close(self) -> None:

@@ -10,8 +10,9 @@ Pure functions over positioned text (no PDF library here; `ingest.loaders.pdf_pd
                                                4. body lines joined into paragraphs
 
 - **Spaces in a line** are the PDF's own space characters and gaps over a quarter of the type
-  size; a space the text engine guessed between a CJK glyph and a Latin one (LibreOffice's
-  autospace, xeCJK's glue) is not one when the gap is narrower (`_space_between`).
+  size; between a CJK glyph and a Latin one a gap under half a size, or a space the text engine
+  guessed for it, is the typesetter's spacing between scripts (LibreOffice's autospace, xeCJK's
+  glue), not a space (`_space_between`).
 - **Running lines** are found by repetition: the line nearest a page's top (bottom) edge that
   sits at the same height on many pages, and either repeats its text (digits ignored) or is
   set apart from the body (smaller type, or a gap of more than ~1.6 body sizes). Page numbers
@@ -94,6 +95,7 @@ class Page:
 # ---- glyphs → lines -----------------------------------------------------------------------
 
 _SEGMENT_GAP = 2.5  # × size: a wider horizontal gap starts a new line segment
+_SCRIPT_GAP = 0.5  # × size: a narrower gap between CJK and Latin is spacing, not a space
 
 
 def _close(glyphs: list[Glyph], spaces: dict[int, str], page: int) -> Line | None:
@@ -127,18 +129,22 @@ def _space_between(last: Glyph, g: Glyph, pending: Sequence[Glyph], size: float)
     """The space a line holds between two drawn glyphs on it: "\u3000" for a wide gap inside
     CJK text (a heading's), " " for a space the PDF holds or a gap of a quarter size, else "".
 
-    A space the text engine generated between a CJK glyph and a Latin one is dropped when the
-    gap is narrower than that: it is the typesetter's spacing between scripts (LibreOffice's
-    Asian/Western autospace, xeCJK's glue), not a space in the text: `第1章`, not `第 1 章`."""
+    Between a CJK glyph and a Latin one a gap is the typesetter's spacing between scripts, not
+    a space in the text, up to half a size (LibreOffice's Asian/Western autospace, 0.2; xeCJK's
+    glue, 0.37), and so is the space the text engine generates for it: `第1章`, not `第 1 章`.
+    A space the PDF holds there still counts."""
     gap = g.x0 - last.x1
     cjk_before, cjk_after = is_cjk(last.text[-1]), is_cjk(g.text[0])
     if gap > 0.6 * size and cjk_before and cjk_after:
         return "\u3000"
-    if gap > 0.25 * size:
-        return _widest(pending)
     if cjk_before != cjk_after:
-        pending = [s for s in pending if not s.generated]
-    return _widest(pending) if pending else ""
+        held = [s for s in pending if not s.generated]
+        if held:
+            return _widest(held)
+        return " " if gap > _SCRIPT_GAP * size else ""
+    if pending or gap > 0.25 * size:
+        return _widest(pending)
+    return ""
 
 
 def _widest(spaces: Sequence[Glyph]) -> str:

@@ -786,6 +786,25 @@ async def open_for_queries(
     return store, graph
 
 
+class HeldShare:
+    """How many of the points the searches read came from the chunks this process holds
+    (`retrieval.store.edge.HeldChunks`) since the last `since`, and how many were sent."""
+
+    def __init__(self, store: Any) -> None:
+        self._held = store.held
+        self._last = self._counts()
+
+    def _counts(self) -> tuple[int, int, int]:
+        return self._held.hits, self._held.kept, self._held.misses
+
+    def since(self) -> dict[str, float]:
+        now = self._counts()
+        hits, kept, misses = (a - b for a, b in zip(now, self._last, strict=True))
+        self._last = now
+        points = hits + kept + misses
+        return {"held": hits, "sent": kept, "read_again": misses, "share": hits / max(points, 1)}
+
+
 async def track_by_track(
     hs: Any, hs_all: Any, store: Any, queries: list[dict[str, Any]], out: dict[str, Any]
 ) -> None:
@@ -895,9 +914,13 @@ async def query(layout: str, work: Path, soak: int = 0, kind: str = "auto") -> d
     for q in queries[:WARMUP]:
         await hs.search(q["text"])
     # First, while the process is new: queries it has never seen.
+    held = HeldShare(store)
     out["first_seen"] = await first_seen(hs, queries, seed=17)
+    out["held_first_seen"] = held.since()
     await track_by_track(hs, hs_all, store, queries, out)
+    out["held_track_by_track"] = held.since()
     out["concurrent"] = await concurrent(hs, queries, CONCURRENCY)
+    out["held_concurrent"] = held.since()
     out["timeline"] = await timeline(hs, queries)
     out["keyword_by_common_df"] = await keyword_sweep(hs_all, indexer, queries)
     # The bot's footprint: after serving queries, before the recall check below reads every
@@ -1070,6 +1093,12 @@ def summary(result: dict[str, Any]) -> str:
             f"fused + 46 % filter (first time with the filter): {pq(lat['fused+filter'])}",
             f"first-seen ({N_NEW} new queries): {pq(q['first_seen']['fused'])}; "
             f"with the 46 % filter: {pq(q['first_seen']['fused+filter'])}",
+            "points read from the chunks held in this process: "
+            + ", ".join(
+                f"{phase} {q[f'held_{phase}']['share']:.0%}"
+                for phase in ("first_seen", "track_by_track", "concurrent")
+                if f"held_{phase}" in q
+            ),
         ]
         cold = q.get("cold", {})
         if "fused" in cold:

@@ -15,15 +15,25 @@ from __future__ import annotations
 
 import asyncio
 from abc import abstractmethod
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from retrieval.lifecycle import Closing
 from retrieval.ports import DenseAndSparseQuery
 from retrieval.store import StoreError, StoreUnavailable, schema
-from retrieval.store.edge_shard import IN_MEMORY, ON_DISK, Layout, Row, ShardOps
+from retrieval.store.edge_shard import (
+    HELD_PAYLOADS,
+    IN_MEMORY,
+    ON_DISK,
+    ElidedRow,
+    Generation,
+    Layout,
+    Row,
+    ShardOps,
+)
 from retrieval.types import Chunk, Filter, IndexedChunk, ScoredChunk, SparseVector
 
 __all__ = ["IN_MEMORY", "ON_DISK", "EdgeStore", "Layout", "ShardStore"]
@@ -47,16 +57,59 @@ def _scored(rows: Sequence[Row]) -> list[ScoredChunk]:
     return [ScoredChunk(Chunk.from_payload(pid, payload), score) for pid, score, payload in rows]
 
 
+# A point as this process holds it: its chunk and its payload (filters are checked on it).
+Held = tuple[Chunk, dict[str, Any]]
+
+
+class HeldChunks:
+    """The chunks of the points a store's reads were sent, the `capacity` most recently used,
+    each with the `Generation` of the shard it was read at. The other side of
+    `edge_shard.SentPayloads`: a reply that elides a payload says the generation it is valid
+    for, and a chunk held for another generation (or not held) is read again. With the same
+    capacity and the same order of use on both sides, what the shard's process believes is held
+    is held (an LRU of one size holds what one of a smaller or equal size holds)."""
+
+    def __init__(self, capacity: int = HELD_PAYLOADS) -> None:
+        self._capacity = capacity
+        self._held: OrderedDict[str, tuple[Generation, Held]] = OrderedDict()
+        self.hits = 0
+        self.misses = 0  # elided by the shard's process, not held here: read again
+        self.kept = 0  # sent by the shard's process (and held from then on)
+
+    def get(self, pid: str, generation: Generation) -> Held | None:
+        entry = self._held.get(pid)
+        if entry is None or entry[0] != generation:
+            self.misses += 1
+            return None
+        self._held.move_to_end(pid)
+        self.hits += 1
+        return entry[1]
+
+    def put(self, pid: str, generation: Generation, payload: dict[str, Any]) -> Held:
+        held = (Chunk.from_payload(pid, payload), payload)
+        self.kept += 1
+        self._held[pid] = (generation, held)
+        self._held.move_to_end(pid)
+        if len(self._held) > self._capacity:
+            self._held.popitem(last=False)
+        return held
+
+
 class ShardStore(Closing):
     """VectorStore on one Qdrant Edge shard. Validates every argument and turns the shard's
     rows into chunks here, once; a subclass runs `ShardOps` methods where it keeps the shard
     (`_call`) and closes it (`close`)."""
+
+    # Whether the fused search's and the by-id reads leave out the payloads this process holds
+    # (`HeldChunks`): worth it where a payload crosses a socket.
+    elides: ClassVar[bool] = False
 
     def __init__(self, path: Path, dim: int, layout: Layout) -> None:
         self._path = path
         self._dim = dim
         self._layout = layout
         self._closed = False
+        self.held = HeldChunks()
 
     @property
     def dim(self) -> int:
@@ -146,7 +199,7 @@ class ShardStore(Closing):
         dense = schema.dense_matrix([query.dense], self._dim)[0].tolist()
         indices, values = schema.check_sparse(query.sparse)
         plan = schema.plan(query.flt)
-        dense_rows, sparse_rows = await self._read(
+        generation, dense_rows, sparse_rows = await self._read(
             ShardOps.search_dense_and_sparse,
             dense,
             indices,
@@ -154,19 +207,40 @@ class ShardStore(Closing):
             plan,
             query.dense_limit,
             query.sparse_limit,
+            self.elides,
         )
-        chunks: dict[str, Chunk] = {}
+        points = await self._resolve(generation, [*dense_rows, *sparse_rows])
 
-        def scored(rows: Sequence[Row]) -> list[ScoredChunk]:
-            out = []
-            for pid, score, payload in rows:
-                chunk = chunks.get(pid)
-                if chunk is None:
-                    chunk = chunks[pid] = Chunk.from_payload(pid, payload)
-                out.append(ScoredChunk(chunk, score))
-            return out
+        def scored(rows: Sequence[ElidedRow]) -> list[ScoredChunk]:
+            return [ScoredChunk(points[pid][0], score) for pid, score, _ in rows if pid in points]
 
         return scored(dense_rows), scored(sparse_rows)
+
+    async def _resolve(self, generation: Generation, rows: Sequence[ElidedRow]) -> dict[str, Held]:
+        """Point id → chunk and payload of `rows`: a payload the shard's process left out is
+        the one held for its generation, or read again. One chunk per point (a point in two
+        lists is one object). Held ones are used first, then the read ones kept, in the order
+        of `rows`, as the shard's process counted them (`edge_shard.SentPayloads`)."""
+        points: dict[str, Held] = {}
+        missing: dict[str, None] = {}
+        for pid, _, payload in rows:
+            if payload is None and pid not in points and pid not in missing:
+                held = self.held.get(pid, generation)
+                if held is None:
+                    missing[pid] = None
+                else:
+                    points[pid] = held
+        for pid, _, payload in rows:
+            if payload is not None and pid not in points:
+                points[pid] = (
+                    self.held.put(pid, generation, payload)
+                    if self.elides
+                    else (Chunk.from_payload(pid, payload), payload)
+                )
+        if missing:
+            for pid, _, payload in await self._read(ShardOps.retrieve, list(missing)):
+                points[pid] = (Chunk.from_payload(pid, payload), payload)
+        return points
 
     async def search_hybrid(
         self,
@@ -218,11 +292,14 @@ class ShardStore(Closing):
         (`Filter.matches`, the contract suite). At 1M chunks, 30 ids cost 1.3 ms through
         Qdrant's filtered scroll and 0.5 ms read directly. In id order, as a scroll gives."""
         rest = Filter(equals=flt.equals, ranges=flt.ranges, not_equals=flt.not_equals)
-        rows = await self._read(ShardOps.retrieve, list(ids))
-        found = [
-            Chunk.from_payload(pid, payload) for pid, _, payload in rows if rest.matches(payload)
-        ]
-        return found[:limit]
+        if self.elides:
+            generation, rows = await self._read(ShardOps.retrieve_elided, list(ids))
+            points = await self._resolve(generation, rows)
+        else:
+            read = await self._read(ShardOps.retrieve, list(ids))
+            points = {pid: (Chunk.from_payload(pid, payload), payload) for pid, _, payload in read}
+        held = [points[pid] for pid in ids if pid in points]
+        return [chunk for chunk, payload in held if rest.matches(payload)][:limit]
 
     async def count(self, flt: Filter | None = None) -> int:
         return int(await self._read(ShardOps.count, schema.plan(flt)))

@@ -81,7 +81,13 @@ class EdgeProcessStore(ShardStore):
 
     When the child dies (killed, out of memory), the calls it was serving fail with
     StoreUnavailable and the next call starts a new child on the same shard (Qdrant's WAL
-    kept every acknowledged write); `restarts` counts them."""
+    kept every acknowledged write); `restarts` counts them.
+
+    Its fused searches and reads by id leave out the payloads this process was sent already
+    (`ShardStore.elides`): at a million chunks, reading, converting and pickling the payloads
+    in the child was half of its combined call, and turning them into chunks here ~1 ms more."""
+
+    elides = True
 
     def __init__(self, path: Path, dim: int, layout: Layout) -> None:
         super().__init__(path, dim, layout)

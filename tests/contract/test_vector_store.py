@@ -361,6 +361,37 @@ async def test_scroll_reads_only_the_fields_asked_for(store: Any) -> None:
         assert w.text and c.text == ""
 
 
+async def test_a_search_repeated_across_writes_reads_what_was_written(store: Any) -> None:
+    """The same fused search and read by id, again and again, with writes between: each time
+    the chunks as they are now (a store that keeps payloads it was sent must let them go)."""
+    data = corpus()
+    await store.upsert(data)
+    query = DenseAndSparseQuery(angle_vec(0.35), SparseVector((1,), (1.0,)), dense_limit=12)
+    by_id = Filter(ids=frozenset(uid(n) for n in range(9)))
+
+    async def read() -> tuple[dict[str, Chunk], dict[str, Chunk], dict[str, Chunk]]:
+        dense, sparse = await store.search_dense_and_sparse(query)
+        listed = await store.scroll(by_id)
+        return (
+            {h.chunk.id: h.chunk for h in dense},
+            {h.chunk.id: h.chunk for h in sparse},
+            {c.id: c for c in listed},
+        )
+
+    first = await read()
+    assert await read() == first and len(first[0]) == 12 and len(first[2]) == 9
+    await store.upsert([item(chunk(4, text="第4段 改过"), theta=0.4, sparse={1: 1.0})])
+    await store.set_extra(Filter(equals={"doc_id": "doc1"}), {"version": 9})
+    await store.delete(Filter(equals={"doc_id": "doc2"}))
+    for _ in range(2):
+        for found in await read():
+            assert found and not any(c.doc_id == "doc2" for c in found.values())
+            assert all(c.extra["version"] == 9 for c in found.values() if c.doc_id == "doc1")
+            assert found[uid(4)].text == "第4段 改过"
+    # a chunk the first reads saw, unchanged by the writes, is read as it was
+    assert (await read())[0][uid(0)] == first[0][uid(0)]
+
+
 async def test_upsert_replaces_same_id(store: Any) -> None:
     await store.upsert([item(chunk(1, text="旧"))])
     await store.upsert([item(chunk(1, text="新"))])

@@ -13,11 +13,12 @@ is safe here: both ends are this code, and the socket pair is private to them. T
 serves requests one at a time, in order, so a read sees every write sent before it.
 
 Lifecycle: `open` starts the child (`python -m retrieval.store.edge_process FD`) and waits for
-the shard to open there; `close` asks it to flush and close, then waits for it to exit. When
-this process dies the child reads end-of-file, closes the shard and exits; when the child
-dies, the next call starts another (`EdgeProcessStore.restarts`). The child ignores
-SIGINT: Ctrl-C in a console reaches the whole process group, and the parent closes the shard
-in order.
+the shard to open there (a shard with memory-mapped files is then read through on a thread of
+the child, `edge_shard.warm_page_cache`, while it serves); `close` asks it to flush and close,
+then waits for it to exit. When this process dies the child reads end-of-file, closes the
+shard and exits; when the child dies, the next call starts another
+(`EdgeProcessStore.restarts`). The child ignores SIGINT: Ctrl-C in a console reaches the whole
+process group, and the parent closes the shard in order.
 """
 
 from __future__ import annotations
@@ -31,13 +32,14 @@ import signal
 import socket
 import struct
 import sys
+import threading
 from logging import getLogger
 from pathlib import Path
 from typing import Any
 
 from retrieval.store import DimensionMismatch, StoreError, StoreUnavailable
 from retrieval.store.edge import Lane, ShardOp, ShardStore, check_dim
-from retrieval.store.edge_shard import IN_MEMORY, Layout, ShardOps
+from retrieval.store.edge_shard import IN_MEMORY, Layout, ShardOps, warm_page_cache
 
 log = getLogger(__name__)
 
@@ -279,6 +281,11 @@ def serve(sock: socket.socket) -> None:
         sock.sendall(_frame((rid, False, _error_fields(exc))))
         return
     sock.sendall(_frame((rid, True, None)))
+    stop_warming = threading.Event()
+    if layout.mapped:  # the first searches would read the mapped files from disk page by page
+        threading.Thread(
+            target=warm_page_cache, args=(path, stop_warming), name="warm", daemon=True
+        ).start()
     try:
         while (received := _receive(sock)) is not None:
             rid, (op, args) = received
@@ -291,6 +298,7 @@ def serve(sock: socket.socket) -> None:
                 reply = (rid, False, _error_fields(exc))
             sock.sendall(_frame(reply))
     finally:
+        stop_warming.set()
         ops.close()
     if received is not None:
         sock.sendall(_frame((rid, True, None)))

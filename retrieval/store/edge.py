@@ -292,12 +292,8 @@ class ShardStore(Closing):
         (`Filter.matches`, the contract suite). At 1M chunks, 30 ids cost 1.3 ms through
         Qdrant's filtered scroll and 0.5 ms read directly. In id order, as a scroll gives."""
         rest = Filter(equals=flt.equals, ranges=flt.ranges, not_equals=flt.not_equals)
-        if self.elides:
-            generation, rows = await self._read(ShardOps.retrieve_elided, list(ids))
-            points = await self._resolve(generation, rows)
-        else:
-            read = await self._read(ShardOps.retrieve, list(ids))
-            points = {pid: (Chunk.from_payload(pid, payload), payload) for pid, _, payload in read}
+        generation, rows = await self._read(ShardOps.retrieve_elided, list(ids), self.elides)
+        points = await self._resolve(generation, rows)
         held = [points[pid] for pid in ids if pid in points]
         return [chunk for chunk, payload in held if rest.matches(payload)][:limit]
 

@@ -230,16 +230,23 @@ _COPIED_AT_LOAD = "vector_storage-*/quantized.data"
 _READ_BUFFER = 1 << 20
 
 
+def _read_through(name: Path, buffer: bytearray, stop: threading.Event | None = None) -> int:
+    """Read the file `name` from start to end (or until `stop` is set) into `buffer`, at disk
+    speed, which leaves it in the page cache; the bytes read."""
+    total = 0
+    with name.open("rb", buffering=0) as file:
+        while not (stop is not None and stop.is_set()) and (read := file.readinto(buffer)):
+            total += read
+    return total
+
+
 def read_ahead(path: Path) -> int:
     """Read the files a load of the shard at `path` copies into RAM (`_COPIED_AT_LOAD`), in
     order and at disk speed, so that its copy finds them in the page cache; the bytes read."""
     buffer = bytearray(_READ_BUFFER)
-    total = 0
-    for name in sorted(path.glob(f"segments/*/{_COPIED_AT_LOAD}")):
-        with name.open("rb", buffering=0) as file:
-            while read := file.readinto(buffer):
-                total += read
-    return total
+    return sum(
+        _read_through(name, buffer) for name in sorted(path.glob(f"segments/*/{_COPIED_AT_LOAD}"))
+    )
 
 
 # What a search reads from a shard whose files are memory-mapped (`Layout.mapped`), the most
@@ -285,9 +292,7 @@ def warm_page_cache(path: Path, stop: threading.Event, budget: int | None = None
             try:
                 if total + name.stat().st_size > budget:
                     return total
-                with name.open("rb", buffering=0) as file:
-                    while not stop.is_set() and (read := file.readinto(buffer)):
-                        total += read
+                total += _read_through(name, buffer, stop)
             except OSError:  # an optimization replaced the segment meanwhile
                 continue
             if stop.is_set():
@@ -632,10 +637,12 @@ class ShardOps:
         by_id = {str(r.id): r.payload or {} for r in records}
         return [(pid, 0.0, by_id[pid]) for pid in ids if pid in by_id]
 
-    def retrieve_elided(self, ids: Sequence[str]) -> tuple[Generation, list[ElidedRow]]:
-        """`retrieve`, the payloads the reader holds elided (`SentPayloads`)."""
+    def retrieve_elided(
+        self, ids: Sequence[str], elide: bool = True
+    ) -> tuple[Generation, list[ElidedRow]]:
+        """`retrieve`, with `elide` the payloads the reader holds left out (`SentPayloads`)."""
         with self._using() as shard:
-            payloads = self._payloads(shard, ids, elide=True)
+            payloads = self._payloads(shard, ids, elide)
         return self.sent.generation, [(pid, 0.0, payloads[pid]) for pid in ids if pid in payloads]
 
     def count(self, plan: schema.FilterPlan) -> int:

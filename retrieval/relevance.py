@@ -171,17 +171,44 @@ def _is_han(c: str) -> bool:
     return len(c) == 1 and "\u3400" <= c <= "\u9fff"
 
 
-def _presence(term: str) -> Callable[[str], float]:
-    """How much of `term` a (lowercased) text holds: 1 when it is there (English as a whole
-    word), PARTIAL when a CJK term of three or more characters is there without its first or
-    last character (首生者 / 首生), else 0. Built once per term, read for every candidate."""
-    if term.isascii():
-        pattern = _whole_word(term)
-        return lambda text: 1.0 if pattern.search(text) else 0.0
-    if len(term) < 3:
-        return lambda text: 1.0 if term in text else 0.0
-    head, tail = term[:-1], term[1:]
-    return lambda text: 1.0 if term in text else PARTIAL if head in text or tail in text else 0.0
+@dataclass(frozen=True, slots=True)
+class _Holding:
+    """How much of a term a (lowercased) text holds, read as the term or any alternative: 1
+    when one is there (English as a whole word), PARTIAL when a CJK one of three or more
+    characters is there without its first or last character (首生者 / 首生), else 0. Built
+    once per term, read for every candidate: plain substring tests, and the English forms as
+    one pattern (a text holds one of them as a whole word exactly when the pattern finds
+    it)."""
+
+    whole: tuple[str, ...]
+    words: re.Pattern[str] | None
+    parts: tuple[str, ...]
+
+    @classmethod
+    def of(cls, forms: Sequence[str]) -> _Holding:
+        english = [f for f in forms if f.isascii()]
+        chinese = [f for f in forms if not f.isascii()]
+        words = _whole_words(tuple(english)) if english else None
+        parts = tuple(p for f in chinese if len(f) >= 3 for p in (f[:-1], f[1:]))
+        return cls(tuple(chinese), words, parts)
+
+    def __call__(self, text: str) -> float:
+        for form in self.whole:
+            if form in text:
+                return 1.0
+        if self.words is not None and self.words.search(text):
+            return 1.0
+        for part in self.parts:
+            if part in text:
+                return PARTIAL
+        return 0.0
+
+
+@functools.lru_cache(maxsize=8192)
+def _whole_words(words: tuple[str, ...]) -> re.Pattern[str]:
+    """One of `words` as a whole word (`holds`)."""
+    alternatives = "|".join(re.escape(w) for w in words)
+    return re.compile(rf"(?<![\w-])(?:{alternatives})(?![\w-])")
 
 
 def coverage(
@@ -214,10 +241,8 @@ class CoverageReader:
     ) -> None:
         self._total = sum(terms.values())
         self._specific_df = specific_df
-        self._checks = [
-            (w, [_presence(t), *(_presence(a) for a in alternatives.get(t, ()))])
-            for t, w in terms.items()
-        ]
+        self._weights = list(terms.values())
+        self._holdings = [_Holding.of([t, *alternatives.get(t, ())]) for t in terms]
         self._held: dict[str, list[float]] = {}
 
     def read(self, chunks: Iterable[Chunk]) -> None:
@@ -226,7 +251,7 @@ class CoverageReader:
         for c in chunks:
             if c.type not in NON_MINISTRY and c.id not in self._held:
                 text = (c.search_text or c.text).lower()
-                self._held[c.id] = [max(p(text) for p in ps) for _, ps in self._checks]
+                self._held[c.id] = [holding(text) for holding in self._holdings]
 
     def result(self, chunks: Iterable[Chunk]) -> tuple[float, str, int]:
         """`coverage` over `chunks` (read already), ties going to the first of them."""
@@ -235,7 +260,7 @@ class CoverageReader:
             return 0.0, "", 0
         best, best_id = 0.0, ""
         for cid, row in rows.items():
-            share = sum(w * h for (w, _), h in zip(self._checks, row, strict=True)) / self._total
+            share = sum(w * h for w, h in zip(self._weights, row, strict=True)) / self._total
             if share > best:
                 best, best_id = share, cid
         if not best_id:

@@ -28,6 +28,7 @@ import sqlite3
 import sys
 import tempfile
 import threading
+from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from types import ModuleType
@@ -49,6 +50,9 @@ log = logging.getLogger(__name__)
 
 USERDICT = DATA_DIR / "userdict.txt"
 STOPWORDS = DATA_DIR / "stopwords.txt"
+# Texts this short have their tokens kept (`Tokenizer.tokenize`): questions, synonym terms.
+RECENT_TEXT_CHARS = 200
+RECENT_TEXTS = 4096
 
 TokenizeFn = Callable[[str], list[str]]
 
@@ -240,6 +244,9 @@ class Tokenizer:
         self._base_key: Path | None = None
         # the main dictionary's lookup, found once (the gloss asks it for every CC-CEDICT word)
         self._main: tuple[Callable[[str], int | None], int] | None = None
+        # Short texts' tokens (a question is cut three or four times a search: the tracks,
+        # the keyword vector, the evidence; synonyms' terms in every search naming them).
+        self._recent: OrderedDict[str, tuple[str, ...]] = OrderedDict()
         self.add_terms(terms)
 
     @property
@@ -260,6 +267,8 @@ class Tokenizer:
                     self._pending.append(t)
                 else:
                     self._jieba.add_word(t)
+            if new:  # a new term may cut a text differently
+                self._recent.clear()
         return new
 
     def _ensure(self) -> Any:
@@ -326,6 +335,21 @@ class Tokenizer:
         """Tokens of `s` (expected in `search_form`), in order, duplicates kept."""
         if not s:
             return []
+        if len(s) > RECENT_TEXT_CHARS:
+            return self._cut(s)
+        with self._lock:
+            known = self._recent.get(s)
+            if known is not None:
+                self._recent.move_to_end(s)
+                return list(known)
+        tokens = self._cut(s)
+        with self._lock:
+            self._recent[s] = tuple(tokens)
+            if len(self._recent) > RECENT_TEXTS:
+                self._recent.popitem(last=False)
+        return tokens
+
+    def _cut(self, s: str) -> list[str]:
         tok = self._ensure()
         out: list[str] = []
         for i, piece in enumerate(_OSIS.split(s)):

@@ -48,12 +48,7 @@ PARTIAL = 0.5  # credit for a long CJK term found only without its first or last
 
 def holds(word: str, text: str) -> float:
     """1 when the English `word` is a whole word of `text`, else 0."""
-    return 1.0 if _whole_word(word).search(text) else 0.0
-
-
-@functools.lru_cache(maxsize=8192)
-def _whole_word(word: str) -> re.Pattern[str]:
-    return re.compile(rf"(?<![\w-]){re.escape(word)}(?![\w-])")
+    return 1.0 if _whole_words((word,)).search(text) else 0.0
 
 
 def reference_words(refs: Iterable[str]) -> frozenset[str]:

@@ -46,6 +46,36 @@ def test_add_terms_at_runtime(tmp_path: Path) -> None:
     assert "葡萄树枝子" in tok("奇妙的葡萄树枝子")
 
 
+def test_recent_texts_are_cut_once_and_handed_out_as_copies(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A short text's tokens are kept (a question is cut several times a search): cut once,
+    each caller gets its own list, the oldest text goes past RECENT_TEXTS, and a long text
+    is never kept."""
+    monkeypatch.setattr(text, "RECENT_TEXTS", 2)
+    tok = text.Tokenizer(synonyms=False)
+    cuts: list[str] = []
+    cut = tok._cut
+
+    def counting(s: str) -> list[str]:
+        cuts.append(s)
+        return cut(s)
+
+    monkeypatch.setattr(tok, "_cut", counting)
+    first = tok("神圣的分赐")
+    first.append("改动")
+    assert tok("神圣的分赐") == first[:-1]
+    assert cuts == ["神圣的分赐"]
+    tok("召会的建造")
+    tok("基督的身体")  # the third text pushes the first out
+    tok("神圣的分赐")
+    assert cuts == ["神圣的分赐", "召会的建造", "基督的身体", "神圣的分赐"]
+    long = "神" * (text.RECENT_TEXT_CHARS + 1)
+    tok(long)
+    tok(long)
+    assert cuts[-2:] == [long, long]
+
+
 def test_tokenizers_are_independent(tmp_path: Path) -> None:
     a = text.Tokenizer(synonyms=False)
     b = text.Tokenizer(synonyms=False)

@@ -264,10 +264,17 @@ def process_cpu_s(pid: int) -> float:
     return used / 1e9
 
 
+def store_pid(store: Any) -> int | None:
+    """The process id of the store's own process (None: the store is in this process)."""
+    from retrieval.store.edge_process import EdgeProcessStore
+
+    return store.pid if isinstance(store, EdgeProcessStore) else None
+
+
 def cpu_split(store: Any) -> tuple[float, float]:
     """CPU seconds used so far by this process and by the store's process (0 for a store in
     this process, whose threads this process's count holds)."""
-    pid = getattr(store, "pid", None)
+    pid = store_pid(store)
     return time.process_time(), (process_cpu_s(pid) if pid is not None else 0.0)
 
 
@@ -279,7 +286,7 @@ def cpu_s(store: Any) -> float:
 
 def store_status(store: Any) -> dict[str, float]:
     """The store process's memory_status (empty for a store in this process)."""
-    pid = getattr(store, "pid", None)
+    pid = store_pid(store)
     return memory_status(pid) if pid is not None else {}
 
 
@@ -664,11 +671,10 @@ async def concurrent(hs: Any, queries: list[dict[str, Any]], workers: int) -> di
             await hs.search(text, limit=6)
             lat.append(time.perf_counter() - t)
 
-    start, (bot, store) = time.perf_counter(), cpu_split(hs.store)
+    start, before = time.perf_counter(), cpu_split(hs.store)
     await asyncio.gather(*(worker() for _ in range(workers)))
     wall = time.perf_counter() - start
-    bot_after, store_after = cpu_split(hs.store)
-    used = (bot_after - bot, store_after - store)
+    used = [after - then for after, then in zip(cpu_split(hs.store), before, strict=True)]
     return {
         "workers": workers,
         **stats(lat),
@@ -910,7 +916,7 @@ def serving_memory(store: Any, out: dict[str, Any]) -> None:
     """The bot's footprint for this library (both processes)."""
     out["status_serving"] = memory_status()
     out["rss_by_file_serving"] = rss_by_file()
-    if (pid := getattr(store, "pid", None)) is not None:
+    if (pid := store_pid(store)) is not None:
         out["status_serving_store_process"] = store_status(store)
         out["rss_by_file_serving_store_process"] = rss_by_file(pid=pid)
     out["rss_serving_total_mb"] = out["status_serving"]["VmRSS"] + store_status(store).get(

@@ -200,9 +200,13 @@ class Walker:
             damp = 1.0 / (1.0 + math.log1p(size) / 4)  # hubs: many chunks mention it
             gain = scores[node] * weight * damp
             if size > MANY_CHUNKS:
-                known = seen[chunks]
-                fresh = chunks[~known][:limit]
-                chunks = np.concatenate([chunks[known], fresh])
+                # Of a big node's tens of thousands of chunks only the scored ones and the
+                # first `limit` others are wanted: the others come from a head that holds
+                # enough of them (`take`, unlike indexing, uses int32 numbers uncast).
+                known = seen.take(chunks)
+                held = chunks[known]
+                head = chunks[: limit + len(held)]
+                chunks = np.concatenate([held, head[~known[: len(head)]][:limit]])
             parts.append(chunks)
             gains.append(np.full(len(chunks), gain))
             seen[chunks] = True

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import math
+import random
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -17,6 +19,7 @@ from retrieval.graph import (
     Node,
     load_seed,
 )
+from retrieval.graph.walking import DECAY, KIND_WEIGHT, MANY_CHUNKS
 
 DISPENSING = "concept:神圣分赐"
 ORGANIC = "concept:有机救恩"
@@ -384,6 +387,42 @@ async def test_walk_does_not_flood_through_hubs(kg: KnowledgeGraph) -> None:
     walk = kg.query.walk([ORGANIC], depth=2, limit=50)
     assert not any(c.startswith("c") and c[1:].isdigit() for c in walk.chunk_scores)
     assert len(kg.query.walk(["person:李常受"], limit=50).chunk_scores) == 50
+
+
+async def test_walk_scores_big_nodes_as_documented(kg: KnowledgeGraph) -> None:
+    """Nodes mentioned by more than MANY_CHUNKS chunks give their gain only to the chunks
+    already scored and to `limit` more of their own: pinned against a plain reading of
+    `Walker._chunk_scores`'s docstring, on mentions drawn with a printed seed."""
+    seed = 20261204
+    print("seed", seed)
+    rng = random.Random(seed)
+    names = [f"c{i:05d}" for i in range(1200)]  # added in this order: numbered in name order
+    sizes = {ORGANIC: 700, CHURCH: 450, DISPENSING: 320, "concept:重生": 40, "concept:变化": 9}
+    mentioned = {node: sorted(rng.sample(names, k)) for node, k in sizes.items()}
+    pairs = sorted((c, node) for node, chunks in mentioned.items() for c in chunks)
+    await kg.add("doc", [], [], pairs)
+    limit = 40
+    walk = kg.query.walk([DISPENSING, CHURCH], depth=2, limit=limit)
+
+    gains: dict[str, list[float]] = {}
+    for node in sorted(walk.nodes, key=lambda n: (len(mentioned.get(n, ())), n)):
+        chunks = mentioned.get(node, [])
+        if len(chunks) > MANY_CHUNKS:
+            chunks = [c for c in chunks if c in gains] + [c for c in chunks if c not in gains][
+                :limit
+            ]
+        kind = kg.query.node_kind(node) or ""
+        damp = 1 / (1 + math.log1p(len(mentioned.get(node, ()))) / 4)
+        for c in chunks:
+            gains.setdefault(c, []).append(walk.nodes[node] * KIND_WEIGHT.get(kind, 0.5) * damp)
+    expected = {}
+    for c, got in gains.items():
+        total = sum(g * DECAY**k for k, g in enumerate(sorted(got, reverse=True)))
+        named = sum(c in mentioned[e] for e in walk.entries)
+        expected[c] = total * (1 + named / len(walk.entries))
+    best = sorted(expected, key=lambda c: (-expected[c], c))[:limit]
+    assert list(walk.chunk_scores) == best
+    assert walk.chunk_scores == pytest.approx({c: expected[c] for c in best}, rel=1e-9)
 
 
 # ---- scripture --------------------------------------------------------------------------------

@@ -85,6 +85,16 @@ class HeldChunks:
         self.hits += 1
         return entry[1]
 
+    def get_all(self, pids: Sequence[str], generation: Generation) -> list[Held] | None:
+        """Every one of `pids`, held for `generation` (each a use), or None if one is not."""
+        entries = [self._held.get(pid) for pid in pids]
+        if any(entry is None or entry[0] != generation for entry in entries):
+            return None
+        for pid in pids:
+            self._held.move_to_end(pid)
+        self.hits += len(pids)
+        return [entry[1] for entry in entries if entry is not None]
+
     def put(self, pid: str, generation: Generation, payload: dict[str, Any]) -> Held:
         held = (Chunk.from_payload(pid, payload), payload)
         self.kept += 1
@@ -110,6 +120,10 @@ class ShardStore(Closing):
         self._layout = layout
         self._closed = False
         self.held = HeldChunks()
+        # The shard's generation while no write has been sent since a read reported it (None:
+        # not known): chunks held for it are the shard's as they stand.
+        self._current: Generation | None = None
+        self._writes_sent = 0
 
     @property
     def dim(self) -> int:
@@ -142,7 +156,18 @@ class ShardStore(Closing):
 
     async def _write(self, op: ShardOp, *args: Any) -> Any:
         self._check_open()
+        self._writes_sent += 1
+        self._current = None
         return await self._call("write", op, *args)
+
+    async def _read_at(self, op: ShardOp, *args: Any) -> Any:
+        """`_read` of an op whose reply starts with the shard's generation, kept as the
+        current one when no write was sent while it ran."""
+        writes = self._writes_sent
+        reply = await self._read(op, *args)
+        if writes == self._writes_sent:
+            self._current = reply[0]
+        return reply
 
     # ---- VectorStore -----------------------------------------------------------------------
 
@@ -199,7 +224,7 @@ class ShardStore(Closing):
         dense = schema.dense_matrix([query.dense], self._dim)[0].tolist()
         indices, values = schema.check_sparse(query.sparse)
         plan = schema.plan(query.flt)
-        generation, dense_rows, sparse_rows = await self._read(
+        generation, dense_rows, sparse_rows = await self._read_at(
             ShardOps.search_dense_and_sparse,
             dense,
             indices,
@@ -292,9 +317,11 @@ class ShardStore(Closing):
         (`Filter.matches`, the contract suite). At 1M chunks, 30 ids cost 1.3 ms through
         Qdrant's filtered scroll and 0.5 ms read directly. In id order, as a scroll gives."""
         rest = Filter(equals=flt.equals, ranges=flt.ranges, not_equals=flt.not_equals)
-        generation, rows = await self._read(ShardOps.retrieve_elided, list(ids), self.elides)
-        points = await self._resolve(generation, rows)
-        held = [points[pid] for pid in ids if pid in points]
+        held = None if self._current is None else self.held.get_all(ids, self._current)
+        if held is None:
+            generation, rows = await self._read_at(ShardOps.retrieve_elided, list(ids), self.elides)
+            points = await self._resolve(generation, rows)
+            held = [points[pid] for pid in ids if pid in points]
         return [chunk for chunk, payload in held if rest.matches(payload)][:limit]
 
     async def count(self, flt: Filter | None = None) -> int:

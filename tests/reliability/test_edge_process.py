@@ -11,13 +11,15 @@ import random
 import signal
 import sys
 import textwrap
+from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from retrieval.ports import DenseAndSparseQuery
 from retrieval.store import StoreError, StoreUnavailable, schema
-from retrieval.store.edge import ON_DISK, EdgeStore, HeldChunks
+from retrieval.store.edge import ON_DISK, EdgeStore, HeldChunks, Lane, ShardOp
 from retrieval.store.edge_process import EdgeProcessStore
 from retrieval.store.edge_shard import SentPayloads, ShardOps
 from retrieval.types import Chunk, Filter, SparseVector
@@ -87,7 +89,7 @@ _PARENT = textwrap.dedent(
 )
 
 
-async def test_the_store_process_closes_the_shard_when_its_parent_dies(tmp_path: Path) -> None:
+async def test_the_store_process_flushes_the_shard_when_its_parent_dies(tmp_path: Path) -> None:
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (env.get("PYTHONPATH"), str(ROOT)) if p)
     parent = await asyncio.create_subprocess_exec(
@@ -105,7 +107,7 @@ async def test_the_store_process_closes_the_shard_when_its_parent_dies(tmp_path:
         child = int(await parent.stdout.readline())
         parent.kill()
         await parent.wait()
-        await exited(child)  # end-of-file on its socket: it closes the shard and exits
+        await exited(child)  # end-of-file on its socket: it flushes the shard and exits
     finally:
         if parent.returncode is None:
             parent.kill()
@@ -224,6 +226,65 @@ async def test_a_new_store_process_sends_every_payload_again(tmp_path: Path) -> 
             {pid: c for pid, _, c in hits} for hits in first
         ]
         assert s.restarts == 1 and s.held.misses == 0  # the new child knew it had sent nothing
+
+
+def _count_calls(s: EdgeProcessStore) -> list[str]:
+    """The names of the ops `s` sends its child from now on (its last: "close")."""
+    sent: list[str] = []
+    call = s._call
+
+    async def counted(lane: Lane, op: ShardOp | None, *args: Any) -> Any:
+        sent.append("close" if op is None else op.__name__)
+        return await call(lane, op, *args)
+
+    s._call = counted  # type: ignore[method-assign]
+    return sent
+
+
+async def test_a_read_by_id_of_chunks_held_since_the_last_write_asks_nothing(
+    tmp_path: Path,
+) -> None:
+    async with await EdgeProcessStore.open(tmp_path / "q", DIM, ON_DISK) as s:
+        await s.upsert(corpus())
+        first = await _found(s, 0.3)
+        ids = frozenset(pid for hits in first for pid, _, _ in hits)
+        sent = _count_calls(s)
+        listed = await s.scroll(Filter(ids=ids, equals={"type": "book"}))
+        assert sent == [] and {c.id for c in listed} == {
+            pid for hits in first for pid, _, c in hits if c.type == "book"
+        }
+        # one id not held (no such point): the child is asked
+        assert len(await s.scroll(Filter(ids=ids | {uid(99)}))) == len(ids)
+        assert sent[:1] == ["retrieve_elided"]
+
+
+async def test_after_a_write_a_read_by_id_asks_the_child_again(tmp_path: Path) -> None:
+    async with await EdgeProcessStore.open(tmp_path / "q", DIM, ON_DISK) as s:
+        await s.upsert(corpus())
+        first = await _found(s, 0.3)
+        pid = first[0][0][0]
+        n = next(k for k in range(12) if uid(k) == pid)
+        sent = _count_calls(s)
+        changed = corpus()[n]
+        await s.upsert([replace(changed, chunk=replace(changed.chunk, text="改过的原文"))])
+        assert [c.text for c in await s.scroll(Filter(ids=frozenset({pid})))] == ["改过的原文"]
+        assert sent[:2] == ["upsert", "retrieve_elided"]
+
+
+async def test_a_read_answered_while_a_write_was_sent_leaves_the_generation_unknown(
+    tmp_path: Path,
+) -> None:
+    async with await EdgeProcessStore.open(tmp_path / "q", DIM, ON_DISK) as s:
+        await s.upsert(corpus())
+        first = await _found(s, 0.3)
+        ids = frozenset(pid for hits in first for pid, _, _ in hits)
+        sent = _count_calls(s)
+        search = asyncio.ensure_future(_found(s, 0.3))
+        await asyncio.sleep(0)  # the search is sent, then the write; the child serves in order
+        await s.delete(Filter(ids=frozenset({uid(11)})))
+        assert await search == first  # read before the write: its generation is an old one
+        await s.scroll(Filter(ids=ids))
+        assert sent[:3] == ["search_dense_and_sparse", "delete", "retrieve_elided"]
 
 
 def test_what_the_child_believes_is_held_here_is_held_here() -> None:

@@ -277,7 +277,7 @@ def serve(sock: socket.socket) -> None:
         return
     rid, (path, dim, layout) = first
     try:
-        ops = ShardOps.open(path, dim, layout)
+        ops = ShardOps.open(path, dim, layout, serial=True)  # one request at a time
     except Exception as exc:
         sock.sendall(_frame((rid, False, _error_fields(exc))))
         return

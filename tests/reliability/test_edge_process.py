@@ -287,6 +287,46 @@ async def test_a_read_answered_while_a_write_was_sent_leaves_the_generation_unkn
         assert sent[:3] == ["search_dense_and_sparse", "delete", "retrieve_elided"]
 
 
+async def test_a_namespace_that_holds_every_point_keeps_out_a_point_written_later(
+    tmp_path: Path,
+) -> None:
+    """The child leaves out the namespace condition while one namespace holds every point
+    (`ShardOps.sole_namespace`); a point of another namespace brings it back."""
+    in_corpus = Filter(equals={"namespace": "corpus"})
+    near = angle_vec(0.35)  # between two points: the one written later sits on it
+
+    async def both(s: EdgeProcessStore) -> list[list[str]]:
+        query = DenseAndSparseQuery(near, SparseVector((1,), (1.0,)), in_corpus, 5, 5)
+        return [[h.chunk.id for h in hits] for hits in await s.search_dense_and_sparse(query)]
+
+    async with await EdgeProcessStore.open(tmp_path / "q", DIM, ON_DISK) as s:
+        await s.upsert([i for i in corpus() if i.chunk.namespace == "corpus"])
+        alone = await both(s)
+        everything = await s.search_dense(near, limit=5)
+        assert alone[0] == [h.chunk.id for h in everything]
+        novel = next(i for i in corpus() if i.chunk.namespace != "corpus")
+        await s.upsert([replace(novel, dense=near)])  # the nearest point of all, elsewhere
+        assert (await s.search_dense(near, limit=1))[0].chunk.id == novel.chunk.id
+        assert await both(s) == alone
+        found = await s.search_dense(near, flt=in_corpus, limit=5)
+        assert [h.chunk.id for h in found] == alone[0]
+        cited = await s.scroll(in_corpus)
+        assert novel.chunk.id not in {c.id for c in cited} and len(cited) == 9
+
+
+def test_the_sole_namespace_is_read_again_after_each_write(tmp_path: Path) -> None:
+    ops = ShardOps.open(tmp_path / "q", DIM, ON_DISK, serial=True)
+    try:
+        assert ops.sole_namespace() is None  # no points: no namespace holds them all
+        items = corpus()
+        ops.upsert(schema.prepare([i for i in items if i.chunk.namespace == "corpus"], DIM))
+        assert ops.sole_namespace() == "corpus"
+        ops.upsert(schema.prepare([i for i in items if i.chunk.namespace != "corpus"], DIM))
+        assert ops.sole_namespace() is None
+    finally:
+        ops.close()
+
+
 def test_what_the_child_believes_is_held_here_is_held_here() -> None:
     """`SentPayloads` and `HeldChunks` of one capacity, used in the same order (held ones
     first, then the read ones, as the store does), with writes between: every id the child

@@ -6,11 +6,13 @@ VectorStore behaviour itself."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import random
 import signal
 import sys
 import textwrap
+from collections.abc import AsyncIterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -186,7 +188,10 @@ def _fused(theta: float) -> DenseAndSparseQuery:
     )
 
 
-async def _found(s: EdgeProcessStore, theta: float) -> list[list[tuple[str, float, Chunk]]]:
+Found = list[list[tuple[str, float, Chunk]]]
+
+
+async def _found(s: EdgeProcessStore, theta: float) -> Found:
     lists = await s.search_dense_and_sparse(_fused(theta))
     return [[(h.chunk.id, round(h.score, 5), h.chunk) for h in hits] for hits in lists]
 
@@ -241,14 +246,23 @@ def _count_calls(s: EdgeProcessStore) -> list[str]:
     return sent
 
 
-async def test_a_read_by_id_of_chunks_held_since_the_last_write_asks_nothing(
+@contextlib.asynccontextmanager
+async def _after_a_search(
     tmp_path: Path,
-) -> None:
+) -> AsyncIterator[tuple[EdgeProcessStore, Found, frozenset[str], list[str]]]:
+    """A store of the corpus after one fused search: the store, what the search found, the
+    ids of those points, and the ops sent from then on."""
     async with await EdgeProcessStore.open(tmp_path / "q", DIM, ON_DISK) as s:
         await s.upsert(corpus())
         first = await _found(s, 0.3)
         ids = frozenset(pid for hits in first for pid, _, _ in hits)
-        sent = _count_calls(s)
+        yield s, first, ids, _count_calls(s)
+
+
+async def test_a_read_by_id_of_chunks_held_since_the_last_write_asks_nothing(
+    tmp_path: Path,
+) -> None:
+    async with _after_a_search(tmp_path) as (s, first, ids, sent):
         listed = await s.scroll(Filter(ids=ids, equals={"type": "book"}))
         assert sent == [] and {c.id for c in listed} == {
             pid for hits in first for pid, _, c in hits if c.type == "book"
@@ -259,12 +273,9 @@ async def test_a_read_by_id_of_chunks_held_since_the_last_write_asks_nothing(
 
 
 async def test_after_a_write_a_read_by_id_asks_the_child_again(tmp_path: Path) -> None:
-    async with await EdgeProcessStore.open(tmp_path / "q", DIM, ON_DISK) as s:
-        await s.upsert(corpus())
-        first = await _found(s, 0.3)
+    async with _after_a_search(tmp_path) as (s, first, _, sent):
         pid = first[0][0][0]
         n = next(k for k in range(12) if uid(k) == pid)
-        sent = _count_calls(s)
         changed = corpus()[n]
         await s.upsert([replace(changed, chunk=replace(changed.chunk, text="改过的原文"))])
         assert [c.text for c in await s.scroll(Filter(ids=frozenset({pid})))] == ["改过的原文"]
@@ -274,11 +285,7 @@ async def test_after_a_write_a_read_by_id_asks_the_child_again(tmp_path: Path) -
 async def test_a_read_answered_while_a_write_was_sent_leaves_the_generation_unknown(
     tmp_path: Path,
 ) -> None:
-    async with await EdgeProcessStore.open(tmp_path / "q", DIM, ON_DISK) as s:
-        await s.upsert(corpus())
-        first = await _found(s, 0.3)
-        ids = frozenset(pid for hits in first for pid, _, _ in hits)
-        sent = _count_calls(s)
+    async with _after_a_search(tmp_path) as (s, first, ids, sent):
         search = asyncio.ensure_future(_found(s, 0.3))
         await asyncio.sleep(0)  # the search is sent, then the write; the child serves in order
         await s.delete(Filter(ids=frozenset({uid(11)})))

@@ -321,12 +321,12 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def leave(code: int) -> NoReturn:
-    """Exit now, without running destructors (the shard's, `serve`): what it wrote was
-    flushed, and the operating system releases the rest."""
+    """Exit now, without running destructors (the shard's: `serve` calls this with the shard
+    flushed and still open), and the operating system releases the rest."""
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(code)
 
 
 if __name__ == "__main__":
-    leave(main())
+    sys.exit(main())

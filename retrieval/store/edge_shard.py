@@ -54,6 +54,9 @@ _INDEX_TYPES = {
 _SPARSE_MEMORY = qe.Memory.Cold
 
 
+_NAMESPACE = "namespace"  # the payload key every search filters on
+
+
 @dataclass(frozen=True, slots=True)
 class Layout:
     """Where the shard keeps what, in Qdrant's own terms.
@@ -86,7 +89,7 @@ class Layout:
     # search filters on. Every dense and BM25 candidate is checked against the namespace
     # condition; through a mapped index that check cost ~2 ms of a 12 ms fused search at 1M
     # chunks, for an index of a few dozen MB (bench/results/million.md).
-    resident_indexes: tuple[str, ...] = ("namespace",)
+    resident_indexes: tuple[str, ...] = (_NAMESPACE,)
     # The most points one segment holds (None: Qdrant's own policy). Qdrant Edge keeps the
     # points written since the last `optimize()` in one appendable segment whose indexes live
     # in RAM, and building a segment's index takes memory in proportion to its points: at a
@@ -233,7 +236,6 @@ def _write_meta(path: Path, dim: int) -> None:
 # (bench/results/million.md).
 _COPIED_AT_LOAD = "vector_storage-*/quantized.data"
 _READ_BUFFER = 1 << 20
-_NAMESPACE = "namespace"  # the payload key every search filters on
 
 
 def _read_through(name: Path, buffer: bytearray, stop: threading.Event | None = None) -> int:

@@ -925,6 +925,7 @@ def serving_memory(store: Any, out: dict[str, Any]) -> None:
 
 
 async def query(layout: str, work: Path, soak: int = 0, kind: str = "auto") -> dict[str, Any]:
+    from bot.app import keep_what_start_up_built
     from retrieval.keyword import Bm25Encoder
     from retrieval.search import HybridSearch
     from retrieval.synonyms import SynonymTable
@@ -943,6 +944,8 @@ async def query(layout: str, work: Path, soak: int = 0, kind: str = "auto") -> d
     hs_all = HybridSearch(store, embedder, Bm25Encoder(), graph.query, SynonymTable.load())
     for q in queries[:WARMUP]:
         await hs.search(q["text"])
+    # What a serving bot does once it answers (`App.serving`): start-up's objects frozen.
+    keep_what_start_up_built()
     # First, while the process is new: queries it has never seen.
     held = HeldShare(store)
     out["first_seen"] = await first_seen(hs, queries, seed=17)

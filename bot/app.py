@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import gc
 import importlib
 import logging
 from collections.abc import Awaitable, Callable
@@ -57,10 +58,24 @@ async def _settle(task: asyncio.Future[Any]) -> None:
 
 
 async def _after(quiet: asyncio.Future[None], warm: Callable[[], None]) -> None:
-    """`warm` on a worker thread once `quiet` is done; nothing if it was cancelled."""
+    """`warm` on a worker thread once `quiet` is done (then what it built is kept, as
+    start-up's is: `keep_what_start_up_built`); nothing if it was cancelled."""
     await asyncio.wait((quiet,))
     if not quiet.cancelled():
         await asyncio.to_thread(warm)
+        keep_what_start_up_built()
+
+
+def keep_what_start_up_built() -> None:
+    """Move every object alive now out of the cyclic garbage collector's passes, for good
+    (`gc.freeze`), after collecting what is garbage already. What start-up built lives as long
+    as the process, and a full pass reads every item of every container: over a
+    million-chunk library's graph (its chunk names, its indexes) one pass stopped the event
+    loop for 45-56 ms, once every few thousand searches, and all eight searches of a busy
+    moment waited with it. With start-up frozen a full pass took 3 ms. Objects frozen are still
+    freed when nothing refers to them; only a cycle among them would stay."""
+    gc.collect()
+    gc.freeze()
 
 
 class _Default:
@@ -375,8 +390,10 @@ class App(Closing):
         `WARM_WHEN_QUIET_S`. Even on a thread it holds the GIL: during start-up it delayed every
         step (commit 202a524), and beside a command it made the answer take as long again.
         The returned future is done when it is read, or when the App closed first (at most
-        once per process)."""
+        once per process). What start-up built is kept out of the garbage collector's passes
+        first, and what the warm-up builds once it is read (`keep_what_start_up_built`)."""
         if self.warmed is None:
+            keep_what_start_up_built()
             gloss = self.search.gloss
             if gloss is None:
                 self.warmed = self._background(asyncio.sleep(0))

@@ -245,8 +245,22 @@ class CoverageReader:
             return
         for c in chunks:
             if c.type not in NON_MINISTRY and c.id not in self._held:
-                text = (c.search_text or c.text).lower()
-                self._held[c.id] = [holding(text) for holding in self._holdings]
+                self._held[c.id] = self._row(c)
+
+    def best_share(self, chunks: Iterable[Chunk]) -> float:
+        """The best weighted share of the terms one of `chunks` holds, whatever its type (a
+        verse counts here): what the passages read already hold is not read again."""
+        if self._total <= 0:
+            return 0.0
+        rows = (self._held.get(c.id) or self._row(c) for c in chunks)
+        return max((self._share(row) for row in rows), default=0.0)
+
+    def _row(self, chunk: Chunk) -> list[float]:
+        text = (chunk.search_text or chunk.text).lower()
+        return [holding(text) for holding in self._holdings]
+
+    def _share(self, row: list[float]) -> float:
+        return sum(w * h for w, h in zip(self._weights, row, strict=True)) / self._total
 
     def result(self, chunks: Iterable[Chunk]) -> tuple[float, str, int]:
         """`coverage` over `chunks` (read already), ties going to the first of them."""
@@ -255,7 +269,7 @@ class CoverageReader:
             return 0.0, "", 0
         best, best_id = 0.0, ""
         for cid, row in rows.items():
-            share = sum(w * h for w, h in zip(self._weights, row, strict=True)) / self._total
+            share = self._share(row)
             if share > best:
                 best, best_id = share, cid
         if not best_id:

@@ -26,7 +26,6 @@ from retrieval.relevance import (
     NON_MINISTRY,
     CoverageReader,
     Evidence,
-    coverage,
     holds,
     query_terms,
     unglued,
@@ -152,7 +151,6 @@ class _EvidenceReader:
         """What the tracks found about whether the corpus speaks to the query (every
         candidate in `per_track` read already)."""
         q, refs = self._query.q, self._query.refs
-        terms, alternatives = self._query.terms, self._query.alternatives
         candidates = [s.chunk for result in per_track.values() for s in result.ranked]
         share, best, specific = self._as_written.result(candidates)
         if glossed and self._in_translation is not None:
@@ -165,13 +163,10 @@ class _EvidenceReader:
         def signal(track: str) -> float:
             """Share of the query's terms the track's top hits hold (a verse hit counts too;
             a hit citing the verse the query names is full signal)."""
-            top = [
-                dataclasses.replace(s.chunk, type="book")
-                for s in per_track[track].ranked[:SIGNAL_DEPTH]
-            ]
+            top = [s.chunk for s in per_track[track].ranked[:SIGNAL_DEPTH]]
             if any(set(refs).intersection(c.scripture_refs) for c in top):
                 return 1.0
-            return coverage(terms, alternatives, top)[0]
+            return self._as_written.best_share(top)
 
         ministry = [s for s in per_track["dense"].ranked if s.chunk.type not in NON_MINISTRY]
         nearest = per_track["dense"].ranked[:SCRIPT_DEPTH]
@@ -189,7 +184,7 @@ class _EvidenceReader:
             c.type not in NON_MINISTRY and wanted.intersection(c.scripture_refs) for c in candidates
         )
         return Evidence(
-            terms=terms,
+            terms=self._query.terms,
             coverage=share,
             best=best,
             specific=specific,

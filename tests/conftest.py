@@ -11,6 +11,7 @@ reach beyond loopback, even if the code under test swallowed the `NetworkBlocked
 from __future__ import annotations
 
 import functools
+import gc
 import os
 import shutil
 import tempfile
@@ -128,6 +129,14 @@ def _no_network_attempts() -> Iterator[None]:
     netblock.refusals.clear()
     if attempts:
         pytest.fail("network access beyond loopback:\n" + "\n".join(attempts), pytrace=False)
+
+
+@pytest.fixture(autouse=True)
+def _nothing_frozen_after() -> Iterator[None]:
+    """A serving App freezes what it built (`bot.app.keep_what_start_up_built`); the next test
+    starts with nothing frozen, so nothing a test built stays out of collections for the run."""
+    yield
+    gc.unfreeze()
 
 
 @pytest.fixture(autouse=True)

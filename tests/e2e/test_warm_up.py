@@ -9,6 +9,7 @@ thread it ran on; its frequency function records that the English question consu
 from __future__ import annotations
 
 import asyncio
+import gc
 import os
 import signal
 import threading
@@ -89,3 +90,39 @@ async def test_the_warm_up_waits_for_a_quiet_moment_and_closing_does_not_wait_fo
             await asyncio.sleep(0)
         assert not warmed.done() and not reads  # a command may come at start-up: not yet
     assert warmed.done() and not reads  # closed first: cancelled, CC-CEDICT never read
+
+
+def _in_collections(obj: object) -> bool:
+    """Whether the cyclic garbage collector's passes read `obj` (frozen objects are not)."""
+    return any(o is obj for o in gc.get_objects())
+
+
+async def test_what_start_up_and_the_warm_up_built_is_kept_out_of_collections(
+    data_dir: Path, telegram_wire: TelegramServer
+) -> None:
+    """A full pass over a million-chunk library's graph stopped the event loop for 45-56 ms
+    (bench/results/million.md): once the bot serves, what start-up built is frozen, and what
+    the warm-up builds once it is read; objects made afterwards are collected as before."""
+    built: list[dict[str, list[str]]] = []
+
+    def index() -> dict[str, list[str]]:
+        built.append(parse_cedict(CEDICT.splitlines()))
+        return built[-1]
+
+    settings = telegram_settings(telegram_wire, data_dir=data_dir)
+    clock = telegram_wire.time.as_clock()
+    async with App(settings, embedder=HashEmbedder(DIM), llm=None, clock=clock) as app:
+        app.search.gloss = Gloss(index, lambda word: 1.0)
+        assert _in_collections(app.search) and gc.get_freeze_count() == 0
+        running = asyncio.create_task(_run(app, settings))
+        await telegram_wire.wait_until(lambda: telegram_wire.waiting_polls == 1)
+        assert not _in_collections(app.search)  # start-up's, frozen once it serves
+        assert app.warmed is not None
+        await app.warmed
+        assert built and not _in_collections(built[0])  # the warm-up's, once it is read
+        later: list[object] = []
+        assert _in_collections(later)  # what comes after is collected as before
+
+        os.kill(os.getpid(), signal.SIGTERM)
+        async with asyncio.timeout(60):  # a hang guard, not a time limit under test
+            assert await running == 0

@@ -188,7 +188,7 @@ class Walker:
         per node; see bench/results/million.md for the timings."""
         m = self._r.mentions
         g = self._r.adjacency
-        walked = sorted((m.count(n), n) for n in scores if m.count(n))
+        walked = sorted((size, n) for n in scores if (size := m.count(n)))
         parts: list[npt.NDArray[np.int32]] = []
         gains: list[npt.NDArray[np.float64]] = []
         # The chunks scored so far, by chunk number (for the big nodes): a mask, where a sorted
@@ -231,7 +231,7 @@ class Walker:
             keep = np.flatnonzero(score >= cut)
             unique, score = unique[keep], score[keep]
         ranked = sorted(
-            zip(score.tolist(), m.names(unique.tolist()), strict=True),
+            zip(score.tolist(), m.names(unique), strict=True),
             key=lambda sc: (-sc[0], sc[1]),
         )
         return {name: value for value, name in ranked[:limit]}

@@ -78,3 +78,14 @@ def test_chunks_added_after_a_load_are_numbered_on() -> None:
     assert m.chunks("concept:z") == {"a1"}
     assert m.names(m.chunk_numbers("concept:z").tolist()) == ["a1"]
     assert m.chunk_total == 5
+
+
+def test_names_keep_the_order_asked_whether_loaded_or_added_later() -> None:
+    m = loaded()
+    m.add("docC", [("c1", "concept:x")])
+    mixed = m.chunk_numbers("concept:x")[::-1]  # c1 (added later) first, then loaded ones
+    one_by_one = [m.names([int(i)])[0] for i in mixed]
+    assert one_by_one[0] == "c1" and sorted(one_by_one) == ["a1", "a2", "b1", "c1"]
+    assert m.names(mixed) == m.names(mixed.tolist()) == one_by_one
+    at_load = mixed[1:]  # all named at load: the one-gather path
+    assert m.names(at_load) == one_by_one[1:] and m.names(at_load[:0]) == []

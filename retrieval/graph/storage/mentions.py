@@ -333,12 +333,16 @@ class Mentions:
         i = self._node_ix.get(node)
         return _EMPTY_CHUNKS if i is None else self._node_chunks.get(i, _EMPTY_CHUNKS)
 
-    def names(self, numbers: Iterable[int]) -> list[str]:
+    def names(self, numbers: Ints | Sequence[int]) -> list[str]:
+        """The chunks' names, by number (`chunk_numbers`)."""
+        index = np.asarray(numbers, dtype=np.int64)
         base, later, n = self._base, self._later_names, len(self._base)
-        return [base[i].decode() if i < n else later[i - n] for i in numbers]
+        if not index.size or index.max() < n:  # all named at load: one gather, not one each
+            return [name.decode() for name in base[index].tolist()]
+        return [base[i].decode() if i < n else later[i - n] for i in index.tolist()]
 
     def chunks(self, node: str) -> set[str]:
-        return set(self.names(self.chunk_numbers(node).tolist()))
+        return set(self.names(self.chunk_numbers(node)))
 
     def has_chunk(self, chunk: str) -> bool:
         self._settle()

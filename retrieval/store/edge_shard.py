@@ -98,6 +98,13 @@ class Layout:
     # is reopened, which is what hands the build's memory back), and the merge optimizer never
     # joins two full segments. Measured in bench/results/million.md.
     segment_points: int | None = None
+    # Threads Qdrant Edge searches a shard's segments on (None: a pool of its own, eight
+    # threads here). With one, a search runs on the thread that calls it. On the bot's two
+    # cores with eight searches in flight, the pool's threads mostly waited for a core (each
+    # ran ~10 % of the time and waited ~80 %), and handing segments to them cost CPU; on one
+    # thread, 8 concurrent searches at 1M had the lower p95 in each of six interleaved pairs
+    # (bench/results/million.md).
+    search_threads: int | None = None
 
     @property
     def mapped(self) -> bool:
@@ -130,6 +137,7 @@ class Layout:
             sparse_vectors={schema.SPARSE: sparse},
             payload_memory=qe.Memory.Cold if self.payload_on_disk else None,
             optimizers=optimizers,
+            max_search_threads=self.search_threads,
         )
 
     def index_on_disk(self, key: str) -> bool:
@@ -172,6 +180,7 @@ ON_DISK = Layout(
     # Three segments of 350k at 1M chunks: recall@10 1.000 at 256, 0.985 at 128 (dense
     # search 2.4 -> 1.5 ms), 0.972 at 64 (bench/results/million.md).
     hnsw_ef=128,
+    search_threads=1,
 )
 
 

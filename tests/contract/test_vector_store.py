@@ -597,6 +597,17 @@ async def test_edge_layout_moves_payload_indexes_and_keeps_the_namespace_one_in_
         await s.close()
 
 
+def test_the_on_disk_layout_searches_a_shards_segments_on_one_thread() -> None:
+    """Eight searches in flight on two cores: a search's segments on one thread each, not
+    spread over Qdrant Edge's pool (bench/results/million.md). The contract suite runs both
+    layouts' searches."""
+    from retrieval.store.edge import IN_MEMORY
+
+    assert ON_DISK.search_threads == 1
+    assert ON_DISK.config(DIM).max_search_threads == 1
+    assert IN_MEMORY.config(DIM).max_search_threads is None
+
+
 async def test_edge_bounded_segments_index_as_they_fill_and_reads_go_on(tmp_path: Path) -> None:
     """`Layout.segment_points`: every `segment_points` points written are indexed (optimize)
     and the shard is reopened, which is what gives the build's memory back, while reads from

@@ -101,9 +101,9 @@ class Layout:
     # Threads Qdrant Edge searches a shard's segments on (None: a pool of its own, eight
     # threads here). With one, a search runs on the thread that calls it. On the bot's two
     # cores with eight searches in flight, the pool's threads mostly waited for a core (each
-    # ran ~10 % of the time and waited ~80 %), and handing segments to them cost CPU; on one
-    # thread, 8 concurrent searches at 1M had the lower p95 in each of six interleaved pairs
-    # (bench/results/million.md).
+    # ran ~10 % of the time and waited ~80 %), and handing segments to them cost CPU. On one
+    # thread, 8 concurrent searches at 1M had the lower p95 in each of three interleaved
+    # `bench_million.py` pairs, with the same results (bench/results/million.md).
     search_threads: int | None = None
 
     @property

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from bot.settings import Settings, SettingsError, load_settings
+from retrieval.store import DimensionMismatch, StoreError
 
 if TYPE_CHECKING:
     from bot.actor import Actor
@@ -86,6 +87,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     except DataDirBusy as err:
         print(err, file=sys.stderr)
         return 3
+    except StoreError as err:  # the store failed to open, or to flush as it closed
+        print(_store_failure(err), file=sys.stderr)
+        return 4
+
+
+def _store_failure(err: StoreError) -> str:
+    """What a user is told when the vector store cannot be opened or closed."""
+    if isinstance(err, DimensionMismatch):
+        return (
+            f"向量库按 {err.stored} 维向量建成，而现在的向量模型（EMBEDDING_PROVIDER）产生 "
+            f"{err.requested} 维向量。请换回建库时的模型，或删除数据目录中的 qdrant 文件夹后"
+            f"重新导入。 / The {err}."
+        )
+    return f"向量库出错 / The vector store failed: {err}"
 
 
 async def _main(args: argparse.Namespace, settings: Settings) -> int:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterable, Sequence
+from logging import getLogger
 from pathlib import Path
 
 from retrieval.graph.extract_llm import AnswerCache, Extraction, MemoryAnswers, llm_doc
@@ -48,6 +49,8 @@ from retrieval.graph.storage import (
 from retrieval.heap import release_free_memory
 from retrieval.lifecycle import Closing
 from retrieval.types import Chunk
+
+log = getLogger(__name__)
 
 
 class KnowledgeGraph(Closing):
@@ -167,7 +170,14 @@ class KnowledgeGraph(Closing):
             ledger.reads, ledger.contribution(SEED_DOC), len(ledger.documents())
         )
         path = snapshot.path_for(self._db.path)
-        await asyncio.to_thread(snapshot.save, path, state, generation)
+        try:
+            await asyncio.to_thread(snapshot.save, path, state, generation)
+        except OSError as exc:
+            # The snapshot only spares the next start a read of the rows, which hold it all:
+            # without it nothing is lost (a data directory removed or full under the bot).
+            log.warning(
+                "the graph's snapshot was not written (%s); the next start reads its rows", exc
+            )
 
     async def _writable(self) -> Contributions:
         """The write side; a graph opened from its snapshot loads it from the rows first

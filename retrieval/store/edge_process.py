@@ -291,7 +291,6 @@ def serve(sock: socket.socket) -> None:
         while (received := _receive(sock)) is not None:
             rid, (op, args) = received
             if op is _CLOSE:
-                ops.flush()
                 break
             try:
                 reply = (rid, True, op(ops, *args))
@@ -303,10 +302,23 @@ def serve(sock: socket.socket) -> None:
         # Flushed, not closed: Qdrant Edge's close drops the shard's files from the page cache
         # (POSIX_FADV_DONTNEED; a 1M shard's 5 GB), and the next start would read them from
         # disk again (~9 s of CPU while it serves).
+        failed = _flush(ops)
+    if received is not None:  # asked to close: the reply says whether the flush held
+        sock.sendall(_frame((rid, failed is None, failed)))
+    elif failed is not None:  # nobody is left to tell but the terminal
+        print(f"baibao: the vector store at {path} was not flushed: {failed[1]}", file=sys.stderr)
+    # With `ops` still open: its destructor would drop the page cache as close does.
+    leave(0 if failed is None else 1)
+
+
+def _flush(ops: ShardOps) -> tuple[str, str, dict[str, Any]] | None:
+    """Flush the shard: None, or the failure as a reply carries it (the shard's files removed
+    while it ran, a full disk), so that it ends as an error the parent words, not a traceback."""
+    try:
         ops.flush()
-    if received is not None:
-        sock.sendall(_frame((rid, True, None)))
-    leave(0)  # with `ops` still open: its destructor would drop the page cache as close does
+    except Exception as exc:
+        return _error_fields(exc)
+    return None
 
 
 def main(argv: list[str] | None = None) -> int:

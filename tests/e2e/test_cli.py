@@ -89,3 +89,47 @@ def test_second_process_on_the_same_data_dir_gets_a_clear_message() -> None:
         assert "另一个百宝箱进程" in second.stderr and "Traceback" not in second.stderr
     finally:
         first.communicate("/quit\n", timeout=60)
+
+
+def test_a_store_built_for_another_embedder_is_named_not_a_traceback(tmp_path: Path) -> None:
+    import asyncio
+
+    from retrieval.store.edge import EdgeStore
+
+    async def build() -> None:  # a shard of 8-d vectors where the bot's embedder makes 384-d
+        await (await EdgeStore.open(tmp_path / "data" / "qdrant", 8)).close()
+
+    asyncio.run(build())
+    result = _baibao(["ask", "经纶"], env={"DATA_DIR": str(tmp_path / "data")})
+    assert result.returncode == 4
+    assert "向量库按 8 维向量建成" in result.stderr and "EMBEDDING_PROVIDER" in result.stderr
+    assert "holds 8-d vectors" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_a_data_dir_removed_under_the_console_ends_with_a_message_not_a_traceback(
+    tmp_path: Path,
+) -> None:
+    import shutil
+
+    console = subprocess.Popen(
+        [sys.executable, "-m", "bot.cli", "chat"],
+        env={**os.environ, "SAMPLE_CORPUS": "false", "DATA_DIR": str(tmp_path / "data")},
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=Path.cwd(),
+    )
+    try:
+        assert console.stdout is not None
+        seen = ""
+        while "百宝箱>" not in seen:
+            char = console.stdout.read(1)
+            assert char, "the console ended early"
+            seen += char
+        shutil.rmtree(tmp_path / "data")
+    finally:
+        out, err = console.communicate("/quit\n", timeout=60)
+    assert "再见" in out
+    assert console.returncode == 4, err
+    assert "向量库出错" in err and "flush" in err and "Traceback" not in err

@@ -166,6 +166,21 @@ async def test_close_stops_the_child(tmp_path: Path) -> None:
         await s.count()
 
 
+async def test_a_shard_removed_while_it_ran_fails_close_with_a_store_error_not_a_traceback(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    import shutil
+
+    s = await EdgeProcessStore.open(tmp_path / "q", DIM, ON_DISK)
+    await s.upsert(corpus()[:3])
+    shutil.rmtree(tmp_path / "q")  # the data directory deleted under a running bot
+    with pytest.raises(StoreError, match=r"Qdrant Edge \(.*q\): .*flush") as caught:
+        await s.close()
+    assert not isinstance(caught.value, StoreUnavailable)
+    assert s._process.returncode == 1  # the child told its parent and exited
+    assert "Traceback" not in capfd.readouterr().err
+
+
 async def test_close_lets_the_calls_already_sent_finish(tmp_path: Path) -> None:
     s = await EdgeProcessStore.open(tmp_path / "q", DIM, ON_DISK)
     await s.upsert(corpus())

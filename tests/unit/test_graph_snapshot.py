@@ -210,6 +210,23 @@ async def test_a_stale_or_broken_snapshot_is_not_read(tmp_path: Path) -> None:
     await again.close()
 
 
+async def test_a_snapshot_that_cannot_be_written_loses_nothing(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    import shutil
+
+    db = tmp_path / "data" / "g.sqlite3"
+    db.parent.mkdir()
+    kg = await KnowledgeGraph.open(db)
+    await kg.add(
+        "doc-e", [Node("concept:试验戊", "concept", "试验戊")], [], [("e1", "concept:试验戊")]
+    )
+    shutil.rmtree(db.parent)  # the data directory removed under a running bot
+    await kg.close()  # the snapshot is a cache of the rows: its write fails without an error
+    assert "the graph's snapshot was not written" in caplog.text
+    assert not db.parent.exists()
+
+
 async def test_a_changed_seed_is_written_through_a_lazy_graph(tmp_path: Path) -> None:
     db = tmp_path / "g.sqlite3"
     await build_library(db)

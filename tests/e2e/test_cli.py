@@ -66,24 +66,32 @@ def test_secret_is_never_echoed_in_a_settings_error() -> None:
     assert "sekrit-token-123" not in result.stderr + result.stdout
 
 
-def test_second_process_on_the_same_data_dir_gets_a_clear_message() -> None:
-    first = subprocess.Popen(
+def _console_at_its_prompt(env: dict[str, str] | None = None) -> subprocess.Popen[str]:
+    """`baibao chat` started and read up to its first prompt (by then it holds the data
+    directory's lock and has opened every store)."""
+    console = subprocess.Popen(
         [sys.executable, "-m", "bot.cli", "chat"],
-        env={**os.environ, "SAMPLE_CORPUS": "false"},
+        env={**os.environ, "SAMPLE_CORPUS": "false", **(env or {})},
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
         cwd=Path.cwd(),
     )
+    assert console.stdout is not None
+    seen = ""
+    while "百宝箱>" not in seen:
+        char = console.stdout.read(1)
+        if not char:
+            console.kill()
+            raise AssertionError(f"the console ended early: {console.communicate()[1]}")
+        seen += char
+    return console
+
+
+def test_second_process_on_the_same_data_dir_gets_a_clear_message() -> None:
+    first = _console_at_its_prompt()
     try:
-        assert first.stdout is not None
-        # Wait for the prompt: by then the first process holds the lock.
-        seen = ""
-        while "百宝箱>" not in seen:
-            char = first.stdout.read(1)
-            assert char, "first process ended early"
-            seen += char
         second = _baibao(["ask", "经纶"])
         assert second.returncode == 3
         assert "另一个百宝箱进程" in second.stderr and "Traceback" not in second.stderr
@@ -111,22 +119,8 @@ def test_a_data_dir_removed_under_the_console_ends_with_a_message_not_a_tracebac
 ) -> None:
     import shutil
 
-    console = subprocess.Popen(
-        [sys.executable, "-m", "bot.cli", "chat"],
-        env={**os.environ, "SAMPLE_CORPUS": "false", "DATA_DIR": str(tmp_path / "data")},
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        cwd=Path.cwd(),
-    )
+    console = _console_at_its_prompt({"DATA_DIR": str(tmp_path / "data")})
     try:
-        assert console.stdout is not None
-        seen = ""
-        while "百宝箱>" not in seen:
-            char = console.stdout.read(1)
-            assert char, "the console ended early"
-            seen += char
         shutil.rmtree(tmp_path / "data")
     finally:
         out, err = console.communicate("/quit\n", timeout=60)

@@ -91,6 +91,23 @@ def _join(a: str, b: str) -> str:
     return a + " " + b
 
 
+_HYPHENS = ("-", "\u2010", "\u00ad")  # hyphen-minus, hyphen (as WeasyPrint sets it), soft
+
+
+def join_wrapped(a: str, b: str, hyphenated: bool = False) -> str:
+    """Two typeset lines of one paragraph as one: no space after CJK (or before it), a word
+    the typesetter hyphenated at the line end rejoined, else one space."""
+    if not a:
+        return b
+    if hyphenated and a.endswith(_HYPHENS):
+        return a[:-1] + b
+    if a.endswith(_HYPHENS) and len(a) > 1 and a[-2].isalpha() and b[:1].islower():
+        return a[:-1] + b  # a word the typesetter hyphenated at the line end
+    if is_cjk(a[-1]) or is_cjk(b[:1]):
+        return a + b
+    return a + " " + b
+
+
 def join_broken_lines(lines: Sequence[str]) -> list[str]:
     """Lines → paragraphs. A line not ending in sentence punctuation continues on the next
     line; a blank line or an indented line starts a new paragraph. No space is inserted

@@ -1,31 +1,39 @@
 """Page layout → text blocks: what a typeset page says about its structure.
 
 Pure functions over positioned text (no PDF library here; `ingest.loaders.pdf_pdfium` and
-`ingest.loaders.ocr` produce the input). Coordinates are points from the page's top-left.
+`ingest.loaders.ocr` produce the input, `ingest.page` joins glyphs into lines and keeps
+superscript marks out of their text). Coordinates are points from the page's top-left.
 
-    glyphs ─ lines_from_glyphs ─▶ Line … ─▶ Page … ─ blocks_from_pages ─▶ Block …
-                                               1. running headers/footers and page numbers out
-                                               2. reading order: column by column
-                                               3. headings: size/weight against the body + space
-                                               4. body lines joined into paragraphs
+    Page … ─ blocks_from_pages ─▶ Layout (blocks, notes, title block)
+               1. footnotes at the pages' feet out, matched to their marks (`ingest.page_notes`)
+               2. running headers/footers and page numbers out
+               3. reading order: column by column
+               4. a title block on page 1 out: title, subtitle, author, date
+               5. headings: size/weight against the body + space
+               6. body lines joined into paragraphs; each mark's note anchored at its block
 
-- **Spaces in a line** are the PDF's own space characters and gaps over a quarter of the type
-  size; between a CJK glyph and a Latin one a gap under half a size, or a space the text engine
-  guessed for it, is the typesetter's spacing between scripts (LibreOffice's autospace, xeCJK's
-  glue), not a space (`_space_between`).
 - **Running lines** are found by repetition: the line nearest a page's top (bottom) edge that
   sits at the same height on many pages, and either repeats its text (digits ignored) or is
   set apart from the body (smaller type, or a gap of more than ~1.6 body sizes). Page numbers
   at the edge go too; then the next row in is tried (a header two rows deep), which must be
-  set apart, since a body line may well repeat.
+  set apart, since a body line may well repeat. A **heading that starts a page** stays,
+  though it sits at one height on every page with space under it: it is set as a heading
+  (larger, or bold where the body is not), has body text under it, and its text is on no
+  other page at that height and nowhere set larger (a running header that names the current
+  chapter repeats the heading, smaller).
 - **Columns**: a page whose lines fall on both sides of an empty vertical gutter (at least three
   lines entirely on each side) is read left column, then right, within the bands that lines
   spanning the whole text width delimit.
+- **A title block**: centred short lines that open page 1, the first (wrapped over more lines
+  when set alike) larger than all the others; the lines under the title are its subtitle,
+  author and date (`ingest.titleblock`), unless set in a heading style used again below them.
+  Otherwise the first heading of a style that occurs only once, above all body text on the
+  first page, is the document's title.
 - **Headings**: a line of its own whose type is clearly larger than the body's (≥ 1.12×), or
-  bold where the body is not with space above or below it. Consecutive heading lines of one
-  style join (a heading wrapped over two lines); a bare `第三章` line joins the title after it.
-  Levels follow the heading styles, largest first. The first heading of a style that occurs
-  only once, above all body text on the first page, is the document's title, not a section.
+  bold where the body is not, with space above or below it (larger type run into the text is
+  a scan's misread box), that OCR did not read unsure (`SURE`). Consecutive heading lines of
+  one style join (a heading wrapped over two lines); a bare `第三章` line joins the title after
+  it. Levels follow the heading styles, largest first; sizes within 6 % are one style.
 - **Paragraphs**: a new paragraph starts after a heading, at a first-line indent, after a gap
   wider than the line pitch, or after a line that stops short and ends a sentence. Otherwise
   lines join across line, column and page breaks: CJK without a space, a word hyphenated at
@@ -37,156 +45,18 @@ from __future__ import annotations
 import re
 import statistics
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
-from ingest.clean import collapse_cjk_spaces, is_cjk, is_page_number, squash
+from ingest.clean import collapse_cjk_spaces, is_page_number, join_wrapped
 from ingest.headings import is_chapter_heading
-from ingest.loaders.base import Block
+from ingest.loaders.base import Block, Note
+from ingest.notes import cited_sentence, take_placeholders
+from ingest.page import SURE, Glyph, Line, Page, lines_from_glyphs
+from ingest.page_notes import PageNotes, split_notes
+from ingest.titleblock import TitleBlock, read_title_block
 
-# ---- input --------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class Glyph:
-    """One character as drawn: its box (top-left origin), baseline, size and weight."""
-
-    text: str
-    x0: float
-    top: float
-    x1: float
-    bottom: float
-    baseline: float
-    size: float
-    bold: bool = False
-    hyphen: bool = False  # a hyphen the typesetter inserted at a line end
-    # A space the PDF does not hold: the text engine's guess from a gap between two glyphs.
-    generated: bool = False
-
-
-@dataclass(slots=True, eq=False)
-class Line:
-    """A run of glyphs on one baseline, without large horizontal gaps (compared by
-    identity: two pages may hold equal lines)."""
-
-    text: str
-    x0: float
-    top: float
-    x1: float
-    bottom: float
-    size: float  # the median glyph size
-    bold: bool  # most glyphs bold
-    page: int = 0
-    hyphenated: bool = False  # ends in a typesetter's hyphen
-
-    @property
-    def width(self) -> float:
-        return self.x1 - self.x0
-
-
-@dataclass(slots=True)
-class Page:
-    number: int  # 1-based
-    width: float
-    height: float
-    lines: list[Line] = field(default_factory=list)
-
-
-# ---- glyphs → lines -----------------------------------------------------------------------
-
-_SEGMENT_GAP = 2.5  # × size: a wider horizontal gap starts a new line segment
-_SCRIPT_GAP = 0.5  # × size: a narrower gap between CJK and Latin is spacing, not a space
-
-
-def _close(glyphs: list[Glyph], spaces: dict[int, str], page: int) -> Line | None:
-    """`spaces`: glyph index → the space before it ("\u3000" is kept between CJK, where a
-    heading separates its number from its title; a plain space there is justification)."""
-    text = ""
-    for i, g in enumerate(glyphs):
-        space = spaces.get(i, "")
-        if space and text and (space == "\u3000" or not (is_cjk(text[-1]) and is_cjk(g.text[:1]))):
-            text += space
-        text += g.text
-    text = squash(text)
-    if not text:
-        return None
-    sizes = [g.size for g in glyphs]
-    bold = sum(1 for g in glyphs if g.bold) * 2 > len(glyphs)
-    return Line(
-        text=text,
-        x0=min(g.x0 for g in glyphs),
-        top=min(g.top for g in glyphs),
-        x1=max(g.x1 for g in glyphs),
-        bottom=max(g.bottom for g in glyphs),
-        size=statistics.median(sizes),
-        bold=bold,
-        page=page,
-        hyphenated=glyphs[-1].hyphen,
-    )
-
-
-def _space_between(last: Glyph, g: Glyph, pending: Sequence[Glyph], size: float) -> str:
-    """The space a line holds between two drawn glyphs on it: "\u3000" for a wide gap inside
-    CJK text (a heading's), " " for a space the PDF holds or a gap of a quarter size, else "".
-
-    Between a CJK glyph and a Latin one a gap is the typesetter's spacing between scripts, not
-    a space in the text, up to half a size (LibreOffice's Asian/Western autospace, 0.2; xeCJK's
-    glue, 0.37), and so is the space the text engine generates for it: `第1章`, not `第 1 章`.
-    A space the PDF holds there still counts."""
-    gap = g.x0 - last.x1
-    cjk_before, cjk_after = is_cjk(last.text[-1]), is_cjk(g.text[0])
-    if gap > 0.6 * size and cjk_before and cjk_after:
-        return "\u3000"
-    if cjk_before != cjk_after:
-        held = [s for s in pending if not s.generated]
-        if held:
-            return _widest(held)
-        return " " if gap > _SCRIPT_GAP * size else ""
-    if pending or gap > 0.25 * size:
-        return _widest(pending)
-    return ""
-
-
-def _widest(spaces: Sequence[Glyph]) -> str:
-    """The ideographic space if one of `spaces` is one, else a plain space."""
-    return "\u3000" if any(s.text == "\u3000" for s in spaces) else " "
-
-
-def lines_from_glyphs(glyphs: Iterable[Glyph], page: int = 0) -> list[Line]:
-    """Glyphs in drawing order → lines. A glyph starts a new line when its baseline moves by
-    half a size, when it goes back to the left, or after a gap of 2.5 sizes."""
-    lines: list[Line] = []
-    cur: list[Glyph] = []
-    spaces: dict[int, str] = {}
-    pending: list[Glyph] = []  # the space glyphs since the last drawn one
-    for g in glyphs:
-        if not g.text or g.text in "\r\n":
-            continue
-        if g.text.isspace():
-            pending.append(g)
-            continue
-        if cur:
-            last = cur[-1]
-            size = max(min(last.size, g.size), 1.0)
-            same = (
-                abs(g.baseline - last.baseline) < 0.5 * size
-                and g.x0 > last.x0 - 0.2 * size
-                and g.x0 - last.x1 < _SEGMENT_GAP * size
-            )
-            if not same:
-                line = _close(cur, spaces, page)
-                if line is not None:
-                    lines.append(line)
-                cur, spaces = [], {}
-            elif space := _space_between(last, g, pending, size):
-                spaces[len(cur)] = space
-        cur.append(g)
-        pending = []
-    if cur:
-        line = _close(cur, spaces, page)
-        if line is not None:
-            lines.append(line)
-    return lines
+__all__ = ["Glyph", "Layout", "Line", "Page", "blocks_from_pages", "lines_from_glyphs"]
 
 
 # ---- 1. running headers and footers ---------------------------------------------------------
@@ -237,9 +107,42 @@ def _apart(row: Sequence[Line], page: Page, side: str, body: float) -> bool:
     return gap > 1.6 * body
 
 
+@dataclass(frozen=True, slots=True)
+class _Type:
+    """How the body is set, and the largest size each text is set in anywhere (a running
+    header that names the current chapter repeats its heading, smaller)."""
+
+    body: float
+    body_bold: bool
+    largest: dict[str, float]
+
+    @classmethod
+    def of(cls, pages: Sequence[Page], body: float) -> _Type:
+        lines = [ln for p in pages for ln in p.lines]
+        body_lines = [ln for ln in lines if abs(ln.size - body) < 0.1 * body]
+        largest: dict[str, float] = {}
+        for ln in lines:
+            text = _bare(ln.text)
+            largest[text] = max(largest.get(text, 0.0), ln.size)
+        return cls(body, sum(1 for ln in body_lines if ln.bold) * 2 > len(body_lines), largest)
+
+    def styled(self, ln: Line) -> bool:
+        """Set as a heading is: larger than the body, or bold where the body is not."""
+        if ln.confidence < SURE:
+            return False
+        return ln.size >= 1.12 * self.body or (
+            ln.bold and not self.body_bold and ln.size >= 0.95 * self.body
+        )
+
+
+def _bare(text: str) -> str:
+    return "".join(text.split())
+
+
 def strip_running(pages: Sequence[Page], body: float) -> list[Page]:
     """Drop running headers/footers and page numbers (see the module docstring), peeling the
     edges of the pages a row at a time (a footer may sit above a bare page number)."""
+    kind = _Type.of(pages, body)
     drop: set[int] = set()
     for side in ("top", "bottom"):
         for depth in range(3):
@@ -249,9 +152,10 @@ def strip_running(pages: Sequence[Page], body: float) -> list[Page]:
                 if row and all(is_page_number(ln.text) and ln.size <= 1.05 * body for ln in row):
                     drop.update(id(ln) for ln in row)
                     changed = True
-            rows = [_edge_rows(_without(p, drop), side) for p in pages]
+            left = [_without(p, drop) for p in pages]
+            rows = [_edge_rows(p, side) for p in left]
             outermost = depth == 0 and not changed
-            found = _running_rows(pages, rows, side, body, outermost=outermost)
+            found = _running_rows(left, rows, side, kind, outermost=outermost)
             drop.update(id(ln) for ln in found)
             if not (changed or found):
                 break
@@ -262,11 +166,29 @@ def _without(page: Page, drop: set[int]) -> Page:
     return replace(page, lines=[ln for ln in page.lines if id(ln) not in drop])
 
 
+def _heading_row(row: Sequence[Line], page: Page, texts: Counter[str], kind: _Type) -> bool:
+    """A heading that starts a page, not a running line: set as a heading, with body text
+    under it, its text on no other page at this height and nowhere set larger."""
+    ln = max(row, key=lambda x: x.width)
+    text = _bare(ln.text)
+    if not kind.styled(ln) or is_page_number(ln.text) or texts[text] > 1:
+        return False
+    if kind.largest.get(text, 0.0) > ln.size + 0.25:
+        return False  # a smaller copy of a heading set elsewhere: the current chapter
+    return any(
+        o is not ln
+        and o.top > ln.top
+        and o.top - ln.bottom < 4 * ln.size
+        and abs(o.size - kind.body) < 0.1 * kind.body
+        for o in page.lines
+    )
+
+
 def _running_rows(
-    pages: Sequence[Page], rows: Sequence[list[Line]], side: str, body: float, *, outermost: bool
+    pages: Sequence[Page], rows: Sequence[list[Line]], side: str, kind: _Type, *, outermost: bool
 ) -> list[Line]:
-    """Edge rows at one height on ≥ 2 pages (and ≥ 40 % of them) that are set apart from the
-    body, or (the outermost rows only) repeat their text."""
+    """Edge rows at one height on ≥ 2 pages (and ≥ 40 % of them), headings that start a page
+    aside, that are set apart from the body, or (the outermost rows only) repeat their text."""
     if len(pages) < 2:
         return []
     heights: list[float] = [r[0].top for r in rows if r]
@@ -279,9 +201,13 @@ def _running_rows(
         ]
         if len(at) < max(2, round(0.4 * len(pages))):
             continue
+        texts = Counter(_bare(ln.text) for _, row in at for ln in row)
+        at = [(page, row) for page, row in at if not _heading_row(row, page, texts, kind)]
+        if len(at) < 2:
+            continue
         keys = Counter(_key(ln.text) for _, row in at for ln in row)
         repeats = any(n >= 2 for n in keys.values())
-        apart = sum(1 for page, row in at if _apart(row, page, side, body))
+        apart = sum(1 for page, row in at if _apart(row, page, side, kind.body))
         if (repeats and outermost) or apart * 2 > len(at):
             found.extend(ln for _, row in at for ln in row if ln not in found)
     return found
@@ -406,9 +332,15 @@ class _Style:
     bold: bool
 
 
-def _heading_style(p: _Placed, body: float, body_bold: bool, pitch: float) -> _Style | None:
+def _heading_style(
+    p: _Placed, body: float, body_bold: bool, pitch: float, prev: _Style | None = None
+) -> _Style | None:
+    """The heading style `p`'s line is set in, or None for body text. `prev`: the style of
+    the line before it (a heading wrapped over lines has space only around the whole)."""
     ln = p.line
     text = ln.text
+    if ln.confidence < SURE:
+        return None
     if len(text) > 80 or len(text.replace(" ", "")) < 2 or text.endswith(("。", "，", "、")):
         return None
     if is_page_number(text):
@@ -423,7 +355,10 @@ def _heading_style(p: _Placed, body: float, body_bold: bool, pitch: float) -> _S
     short = ln.x1 < p.col_right - 1.5 * body or bigger
     if not short:
         return None
-    return _Style(round(ln.size * 2) / 2, ln.bold)
+    style = _Style(round(ln.size * 2) / 2, ln.bold)
+    if not spaced and style != prev:
+        return None  # larger type run into the text: a scan's misread box, not a heading
+    return style
 
 
 @dataclass(slots=True)
@@ -433,21 +368,6 @@ class _Out:
     style: _Style | None = None
     page: int = 0
     first: bool = False  # the first block on page 1, before any body text
-
-
-_HYPHENS = ("-", "\u2010", "\u00ad")  # hyphen-minus, hyphen (as WeasyPrint sets it), soft
-
-
-def _join(a: str, b: str, hyphenated: bool) -> str:
-    if not a:
-        return b
-    if hyphenated and a.endswith(_HYPHENS):
-        return a[:-1] + b
-    if a.endswith(_HYPHENS) and len(a) > 1 and a[-2].isalpha() and b[:1].islower():
-        return a[:-1] + b  # a word the typesetter hyphenated at the line end
-    if is_cjk(a[-1]) or is_cjk(b[0]):
-        return a + b
-    return a + " " + b
 
 
 def _new_paragraph(prev: _Placed, cur: _Placed, body: float, pitch: float) -> bool:
@@ -461,15 +381,16 @@ def _new_paragraph(prev: _Placed, cur: _Placed, body: float, pitch: float) -> bo
     return stopped_short and bool(_SENTENCE_END.search(pl.text))
 
 
-def _assemble(placed: Sequence[_Placed], body: float, body_bold: bool) -> list[_Out]:
+def _assemble(placed: Sequence[_Placed], kind: _Type, notes: PageNotes) -> list[_Out]:
+    body, body_bold = kind.body, kind.body_bold
     pitch = line_pitch(placed, body)
     out: list[_Out] = []
     prev: _Placed | None = None
     prev_style: _Style | None = None
     seen_body = False
     for p in placed:
-        style = _heading_style(p, body, body_bold, pitch)
-        text = collapse_cjk_spaces(p.line.text)
+        style = _heading_style(p, body, body_bold, pitch, prev_style)
+        text = collapse_cjk_spaces(notes.text(p.line))
         if style is not None:
             last = out[-1] if out else None
             joinable = (
@@ -480,7 +401,7 @@ def _assemble(placed: Sequence[_Placed], body: float, body_bold: bool) -> list[_
                 and p.gap_above < 2.5 * max(p.line.size, prev.line.size)
             )
             if joinable and last is not None and last.style == style:
-                last.text = _join(last.text, text, prev.line.hyphenated if prev else False)
+                last.text = join_wrapped(last.text, text, prev.line.hyphenated if prev else False)
             elif joinable and last is not None and _BARE_CHAPTER.match(last.text):
                 last.text = f"{last.text}\u3000{text}"
                 last.style = style if style.size > (last.style or style).size else last.style
@@ -498,11 +419,31 @@ def _assemble(placed: Sequence[_Placed], body: float, body_bold: bool) -> list[_
             and prev_style is None
             and not _new_paragraph(prev, p, body, pitch)
         ):
-            last.text = _join(last.text, text, prev.line.hyphenated)
+            last.text = join_wrapped(last.text, text, prev.line.hyphenated)
         else:
             out.append(_Out("para", text, page=p.line.page))
         prev, prev_style = p, None
     return out
+
+
+def _merge_styles(out: Sequence[_Out]) -> None:
+    """Heading sizes within 6 % of each other are one style (OCR measures a size from the
+    box it reads, a little different on each page): each takes the largest of its run."""
+    sizes: dict[bool, list[float]] = {}
+    for o in out:
+        if o.style is not None:
+            sizes.setdefault(o.style.bold, []).append(o.style.size)
+    merged: dict[_Style, _Style] = {}
+    for bold, found in sizes.items():
+        run: list[float] = []
+        for size in sorted(set(found), reverse=True):
+            if run and size < 0.94 * run[0]:
+                run = []
+            run.append(size)
+            merged[_Style(size, bold)] = _Style(run[0], bold)
+    for o in out:
+        if o.style is not None:
+            o.style = merged[o.style]
 
 
 def _levels(out: Sequence[_Out]) -> dict[_Style, int]:
@@ -521,7 +462,55 @@ def _title(out: list[_Out]) -> str:
         return ""
     if not any(o.kind == "heading" for o in out[1:]) or is_chapter_heading(out[0].text):
         return ""  # a chapter heading names a part of the book, never the book
-    return out.pop(0).text
+    return take_placeholders(out.pop(0).text)[0]
+
+
+def _centred(p: _Placed) -> bool:
+    """Set in the middle of its column with room on both sides (not an indented first line)."""
+    width = p.col_right - p.col_left
+    left, right = p.line.x0 - p.col_left, p.col_right - p.line.x1
+    return abs(left - right) < 0.04 * width and p.line.width < 0.85 * width
+
+
+def _lead(placed: Sequence[_Placed]) -> list[_Placed]:
+    """The centred short lines that open page 1 (no chapter heading, no sentence)."""
+    lead: list[_Placed] = []
+    for p in placed:
+        text = p.line.text
+        if p.line.page != 1 or not _centred(p) or len(text) > 60 or is_chapter_heading(text):
+            break
+        if text.endswith(("。", "！", "？", "；")):
+            break
+        lead.append(p)
+    return lead
+
+
+def _title_block(placed: Sequence[_Placed], kind: _Type) -> tuple[TitleBlock, int]:
+    """A title block above the first text of page 1, and how many lines it takes (0 when
+    there is none): centred lines, the first (wrapped over more when set alike) larger than
+    all the others, which are not set in a heading style used again below them."""
+    lead = _lead(placed)
+    if len(lead) < 2 or len(lead) > 8 or not kind.styled(lead[0].line):
+        return TitleBlock(), 0
+    top = lead[0].line
+    n = 1
+    while n < len(lead) and abs(lead[n].line.size - top.size) < 0.25:
+        n += 1
+    rest = lead[n:]
+    if not rest or any(p.line.size >= top.size - 0.25 for p in rest):
+        return TitleBlock(), 0
+    if len(placed) > len(lead) and _centred(placed[len(lead)]):
+        return TitleBlock(), 0  # centred text goes on: verse, not a title block
+    below = {
+        (round(p.line.size * 2), p.line.bold) for p in placed[len(lead) :] if kind.styled(p.line)
+    }
+    k = n
+    while k < len(lead) and not (
+        kind.styled(lead[k].line) and (round(lead[k].line.size * 2), lead[k].line.bold) in below
+    ):
+        k += 1
+    title = "".join(collapse_cjk_spaces(p.line.text) for p in lead[:n])
+    return read_title_block(title, [p.line.text for p in lead[n:k]]), k
 
 
 @dataclass(slots=True)
@@ -530,24 +519,41 @@ class Layout:
     title: str  # a title set on the first page ("" when none)
     body_size: float
     columns: int  # most columns seen on a page
+    notes: list[Note] = field(default_factory=list)
+    byline: TitleBlock = field(default_factory=TitleBlock)  # subtitle, author, date
+
+
+def _blocks(out: Sequence[_Out], notes: PageNotes) -> tuple[list[Block], list[Note]]:
+    """Heading and paragraph blocks, and the notes their marks call."""
+    levels = _levels(out)
+    blocks: list[Block] = []
+    found: list[Note] = []
+    for o in out:
+        text, marks = take_placeholders(o.text)
+        if not text.strip():
+            continue
+        heading = o.kind == "heading" and o.style is not None
+        blocks.append(
+            Block(text, "heading", levels[o.style]) if heading and o.style else Block(text)
+        )
+        for at, key in marks:
+            note = notes.notes[int(key)]
+            found.append(Note(len(found) + 1, note.text, len(blocks) - 1, cited_sentence(text, at)))
+    return blocks, found
 
 
 def blocks_from_pages(pages: Sequence[Page]) -> Layout:
-    """Positioned lines of every page → heading and paragraph blocks (module docstring)."""
+    """Positioned lines of every page → heading and paragraph blocks, with their notes and
+    the title block (module docstring)."""
     body = body_size(pages)
+    pages, notes = split_notes(pages, body)
     kept = strip_running(pages, body)
-    body_lines = [ln for p in kept for ln in p.lines if abs(ln.size - body) < 0.1 * body]
-    body_bold = sum(1 for ln in body_lines if ln.bold) * 2 > len(body_lines)
+    kind = _Type.of(kept, body)
     placed = _place(kept)
-    out = _assemble(placed, body, body_bold)
-    title = _title(out)
-    levels = _levels(out)
-    blocks = [
-        Block(o.text, "heading", levels[o.style])
-        if o.kind == "heading" and o.style is not None
-        else Block(o.text)
-        for o in out
-        if o.text.strip()
-    ]
+    byline, taken = _title_block(placed, kind)
+    out = _assemble(placed[taken:], kind, notes)
+    _merge_styles(out)
+    title = byline.title or _title(out)
+    blocks, found = _blocks(out, notes)
     columns = 2 if any(_two_columns(p) for p in kept) else 1
-    return Layout(blocks, title, body, columns)
+    return Layout(blocks, title, body, columns, found, byline)

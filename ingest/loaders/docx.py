@@ -21,13 +21,15 @@ not the Chinese formats (壹, 一) and flattens the styles.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from ingest.clean import is_cjk, squash
 from ingest.loaders.base import Block, Document, LoadError, Note, check_size, guess_language
 from ingest.loaders.safety import MAX_ENTRY_BYTES, MAX_TOTAL_BYTES, check_zip, sniff
+from ingest.notes import cited_sentence
+from ingest.titleblock import TitleBlock, read_title_block
 
 W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
 _HEADING_STYLE = re.compile(r"^(?:heading|标题|標題)\s*(\d)$", re.IGNORECASE)
@@ -203,11 +205,26 @@ def _style_chain(style: Any) -> list[Any]:
     return chain
 
 
+# Paragraph styles of a title block (pandoc's reference.docx; Word's Subtitle), lower case.
+_BYLINE_STYLES = {
+    "subtitle": "subtitle",
+    "副标题": "subtitle",
+    "副標題": "subtitle",
+    "author": "author",
+    "作者": "author",
+    "date": "date",
+    "日期": "date",
+}
+
+
 def _heading_level(paragraph: Any) -> int:
-    """1… for a heading (style name or outline level), 0 for body text, -1 for Title."""
+    """1… for a heading (style name or outline level), 0 for body text (a subtitle, author or
+    date too, though pandoc bases its Subtitle on Title), -1 for Title."""
     chain = _style_chain(paragraph.style)
     for style in chain:
         name = style.name or ""
+        if name.strip().lower() in _BYLINE_STYLES:
+            return 0
         if name.lower() in ("title", "标题", "標題"):
             return -1
         m = _HEADING_STYLE.match(name)
@@ -250,17 +267,6 @@ def _note_refs(p: Any) -> list[tuple[str, int]]:
     return out
 
 
-_SENTENCE_END = re.compile(r"[。！？!?；;]")
-
-
-def cited_sentence(text: str, offset: int) -> str:
-    """The sentence a footnote mark at `offset` belongs to (the one it follows)."""
-    head = text[:offset].rstrip()
-    ends = [m.end() for m in _SENTENCE_END.finditer(head[:-1])] if head else []
-    start = ends[-1] if ends else 0
-    return squash(head[start:]) or squash(text)
-
-
 def _footnote_texts(document: Any) -> dict[str, str]:
     from lxml import etree
 
@@ -290,12 +296,68 @@ def _numbering_root(document: Any) -> Any | None:
         return None
 
 
-def _blocks(document: Any) -> tuple[list[Block], list[Note], str]:
+def _byline_style(paragraph: Any) -> str:
+    """`subtitle`, `author` or `date` for a paragraph styled as one, else ""."""
+    for style in _style_chain(paragraph.style):
+        kind = _BYLINE_STYLES.get((style.name or "").strip().lower())
+        if kind:
+            return kind
+    return ""
+
+
+def _centred(paragraph: Any) -> bool:
+    from docx.enum.text import WD_ALIGN_PARAGRAPH
+
+    align = paragraph.alignment
+    for style in _style_chain(paragraph.style):
+        if align is not None:
+            break
+        align = style.paragraph_format.alignment
+    return bool(align == WD_ALIGN_PARAGRAPH.CENTER)
+
+
+@dataclass(slots=True)
+class _TitleBlockReader:
+    """The paragraphs above a document's text: under its Title, a subtitle, author and date
+    styled as such (pandoc's title block) or set centred (as one does in LibreOffice or
+    Word). They are metadata, not blocks."""
+
+    title: str = ""
+    styled: dict[str, str] = field(default_factory=dict)
+    centred: list[str] = field(default_factory=list)
+    open: bool = True
+
+    def take(self, paragraph: Any, text: str, plain: bool) -> bool:
+        """True when `paragraph` (body text when `plain`) belongs to the title block."""
+        if not self.open:
+            return False
+        kind = _byline_style(paragraph)
+        if kind:
+            self.styled.setdefault(kind, text)
+            return True
+        short = len(text) <= 60 and not text.endswith(("。", "！", "？", "；", "."))
+        if self.title and plain and short and len(self.centred) < 4 and _centred(paragraph):
+            self.centred.append(text)
+            return True
+        self.open = False
+        return False
+
+    def read(self) -> TitleBlock:
+        found = read_title_block(self.title, self.centred)
+        return replace(
+            found,
+            subtitle=self.styled.get("subtitle", found.subtitle),
+            author=self.styled.get("author", found.author),
+            date=self.styled.get("date", found.date),
+        )
+
+
+def _blocks(document: Any) -> tuple[list[Block], list[Note], TitleBlock]:
     numbering = Numbering(_numbering_root(document))
     footnotes = _footnote_texts(document)
     blocks: list[Block] = []
     notes: list[Note] = []
-    title = ""
+    head = _TitleBlockReader()
     for paragraph in document.paragraphs:
         text = squash(paragraph.text.replace("\t", " ").replace("\n", " "))
         refs = _note_refs(paragraph._p)
@@ -305,8 +367,11 @@ def _blocks(document: Any) -> tuple[list[Block], list[Note], str]:
         if not text:
             continue
         if level == -1:
-            title = title or text
-        elif level > 0:
+            head.title = head.title or text
+            continue
+        if head.take(paragraph, text, level == 0 and marker is None):
+            continue
+        if level > 0:
             blocks.append(Block((marker or "") + text, "heading", level))
         elif marker is not None:
             blocks.append(Block(marker + text, "point", num[1] + 1 if num else 1))
@@ -316,7 +381,7 @@ def _blocks(document: Any) -> tuple[list[Block], list[Note], str]:
             if ref in footnotes:
                 quote = cited_sentence(paragraph.text, offset)
                 notes.append(Note(len(notes) + 1, footnotes[ref], len(blocks) - 1, quote))
-    return blocks, notes, title
+    return blocks, notes, head.read()
 
 
 def load_docx(path: Path, max_bytes: int) -> Document:
@@ -328,7 +393,7 @@ def load_docx(path: Path, max_bytes: int) -> Document:
 
     try:
         document = docx.Document(str(path))
-        blocks, notes, title = _blocks(document)
+        blocks, notes, head = _blocks(document)
         core = document.core_properties
         meta_title, author = (core.title or "").strip(), (core.author or "").strip()
     except PackageNotFoundError:
@@ -345,12 +410,16 @@ def load_docx(path: Path, max_bytes: int) -> Document:
     # As for Markdown: the first level-1 heading names the document when nothing else does
     # (`choose_title` never takes a chapter heading for a title).
     first_h1 = next((b.text for b in blocks if b.kind == "heading" and b.level == 1), "")
+    hints = {
+        key: value for key, value in (("subtitle", head.subtitle), ("date", head.date)) if value
+    }
     return Document(
         path=path,
         format="docx",
         blocks=blocks,
-        title=title or meta_title or first_h1,
-        author=author,
+        title=head.title or meta_title or first_h1,
+        author=head.author or author,
         language=guess_language(text),
+        hints=hints,
         notes=notes,
     )

@@ -10,6 +10,7 @@ with a message naming those pages; with `LoadOptions.ocr` they are read by tesse
 from __future__ import annotations
 
 import re
+import shlex
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -18,6 +19,7 @@ from ingest.loaders import ocr
 from ingest.loaders.base import Document, LoadError, LoadOptions, guess_language, read_bytes
 from ingest.loaders.pdf_pdfium import Encrypted, PdfFile, Unreadable
 from ingest.loaders.safety import check_pdf_streams
+from ingest.titleblock import TitleBlock
 
 _REPLACEMENT = re.compile(r"[\ufffd]|\(cid:\d+\)")
 # A page is a scan when it draws (almost) no characters and images cover much of it.
@@ -41,25 +43,34 @@ def page_ranges(numbers: Sequence[int]) -> str:
     return ", ".join(out)
 
 
-def scanned_error(scanned: Sequence[int], total: int) -> LoadError:
+_SHELL_SPECIAL = re.compile(r"[\s'\"$`\\!*?&;|<>(){}\[\]#~]")
+
+
+def ocr_command(name: str) -> str:
+    """The command that reads the file `name` with OCR, as a shell takes it."""
+    return f"baibao ingest --ocr {shlex.quote(name) if _SHELL_SPECIAL.search(name) else name}"
+
+
+def scanned_error(scanned: Sequence[int], total: int, name: str) -> LoadError:
     pages = page_ranges(scanned)
+    command = ocr_command(name)
     if len(scanned) == total:
         return LoadError(
-            f"PDF 是扫描件：第 {pages} 页没有文字层，无法提取文字。可用 `baibao ingest --ocr` 识别"
+            f"PDF 是扫描件：第 {pages} 页没有文字层，无法提取文字。可用 `{command}` 识别"
             "（需要安装 tesseract），或先用 OCR 软件转成带文字层的 PDF",
-            f"scanned PDF: page {pages} has no text layer. Read it with `baibao ingest --ocr` "
+            f"scanned PDF: page {pages} has no text layer. Read it with `{command}` "
             "(needs tesseract), or make a searchable PDF with an OCR tool first",
         )
     return LoadError(
         f"PDF 共 {total} 页，其中第 {pages} 页是扫描图像，没有文字层；为免只导入一部分，整个文件未导入。"
-        "可用 `baibao ingest --ocr` 识别这些页（需要安装 tesseract）",
+        f"可用 `{command}` 识别这些页（需要安装 tesseract）",
         f"page {pages} of {total} is a scanned image with no text layer; the file was not "
-        "ingested rather than ingested in part. Read those pages with `baibao ingest --ocr` "
+        f"ingested rather than ingested in part. Read those pages with `{command}` "
         "(needs tesseract)",
     )
 
 
-def _pages(data: bytes, options: LoadOptions) -> tuple[list[Page], str]:
+def _pages(data: bytes, options: LoadOptions, name: str) -> tuple[list[Page], str]:
     try:
         pdf = PdfFile(data)
     except Encrypted:
@@ -81,7 +92,7 @@ def _pages(data: bytes, options: LoadOptions) -> tuple[list[Page], str]:
         pages = [t.page for t in texts]
         if scanned:
             if options.ocr is None:
-                raise scanned_error(scanned, len(texts))
+                raise scanned_error(scanned, len(texts), name)
             pages = _with_ocr(pdf, pages, scanned, options.ocr)
         return pages, pdf.title
 
@@ -103,7 +114,7 @@ def load_pdf(path: Path, max_bytes: int, options: LoadOptions | None = None) -> 
     if b"%PDF-" not in data[:1024]:
         raise LoadError("不是 PDF 文件（文件头不符）", "not a PDF (no %PDF- header)")
     check_pdf_streams(data)
-    pages, title = _pages(data, options or LoadOptions())
+    pages, title = _pages(data, options or LoadOptions(), path.name)
     if not any(p.lines for p in pages):
         raise LoadError(
             "PDF 没有可提取的文字（可能是扫描件或空文件）",
@@ -116,11 +127,20 @@ def load_pdf(path: Path, max_bytes: int, options: LoadOptions | None = None) -> 
     bad = len(_REPLACEMENT.findall(text))
     if bad > max(20, len(text) // 20):
         raise LoadError("PDF 文字层无法解码（字体缺少映射）", "text layer not decodable")
+    byline = layout.byline
+    hints = {"columns": str(layout.columns)}
+    hints.update((key, value) for key, value in _byline_hints(byline) if value)
     return Document(
         path=path,
         format="pdf",
         blocks=layout.blocks,
         title=title or layout.title,
+        author=byline.author,
         language=guess_language(text),
-        hints={"columns": str(layout.columns)},
+        hints=hints,
+        notes=layout.notes,
     )
+
+
+def _byline_hints(byline: TitleBlock) -> list[tuple[str, str]]:
+    return [("subtitle", byline.subtitle), ("date", byline.date)]

@@ -8,14 +8,18 @@ import argparse
 import json
 import os
 import re
+import shlex
 import shutil
+from difflib import SequenceMatcher
 from pathlib import Path
 
 import pytest
 
 from bot.actor import Actor
+from bot.cli import _parser
 from bot.registry import Upload
 from ingest.cli import add_ingest_arguments, run_ingest
+from ingest.loaders import LoadError, load_document
 from ingest.loaders.ocr import tesseract_path
 from retrieval.types import Chunk, Filter
 from tests.e2e.test_ingest import Env, env_fixture  # noqa: F401  (the real stack: `env`)
@@ -24,6 +28,8 @@ from tests.reliability.helpers.stack import open_app
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "layout"
 TRUTH = json.loads((FIXTURES / "truth.json").read_text(encoding="utf-8"))
 BOOKS = [name for name, t in TRUTH.items() if name.endswith(".pdf") and "chapters" in t]
+# One sample message with a title block and footnotes, from every producer (PDF, .docx, EPUB).
+MESSAGES = [name for name, t in TRUTH.items() if "blocks" in t]
 
 
 def _norm(text: str) -> str:
@@ -136,6 +142,55 @@ async def test_ocr_reads_a_scanned_page(env: Env, tmp_path: Path) -> None:
     assert any("拿俄米与路得归回伯利恒" in _norm(c.chapter) for c in chunks)
 
 
+async def test_the_refusal_of_a_scan_suggests_a_command_that_reads_it(
+    env: Env, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The command the refusal names, run exactly as written from the file's folder, reads
+    the scan; a book with a chapter a page gets a label a chapter (issue 43)."""
+    _require_tesseract()
+    shutil.copy(FIXTURES / "scan-joseph.pdf", tmp_path / "scan-joseph.pdf")
+    with pytest.raises(LoadError) as refused:
+        load_document(tmp_path / "scan-joseph.pdf")
+    commands = {
+        re.findall(r"`(baibao ingest[^`]*)`", m)[0] for m in (refused.value.zh, refused.value.en)
+    }
+    assert commands == {"baibao ingest --ocr scan-joseph.pdf"}
+    monkeypatch.chdir(tmp_path)
+    argv = shlex.split(commands.pop())
+    assert argv[0] == "baibao"
+    assert await run_ingest(env.indexer, _parser().parse_args(argv[1:])) == 0
+    chunks = await _chunks(env, "scan-joseph.pdf")
+    labels = list(dict.fromkeys(c.chapter for c in chunks))
+    want = [ch["heading"] for ch in TRUTH["joseph-short-weasyprint.pdf"]["chapters"]]
+    assert len(labels) == len(want)  # one label a chapter, never one over all three
+    for label, heading in zip(labels, want, strict=True):
+        assert label[:3] == heading[:3]
+        assert SequenceMatcher(None, _norm(label), _norm(heading)).ratio() >= 0.8, label
+
+
+async def test_a_noisy_scan_never_labels_text_with_misread_lines(env: Env, tmp_path: Path) -> None:
+    """On a poor scan OCR reads lines of body text large and unsure: none becomes a label,
+    and every line the reader was sure of stays in the text."""
+    _require_tesseract()
+    shutil.copy(FIXTURES / "scan-noisy-joseph.pdf", tmp_path / "noisy.pdf")
+    assert await _ingest(env, "--ocr", str(tmp_path / "noisy.pdf")) == 0
+    chunks = await _chunks(env, "noisy.pdf")
+    headings = [_norm(ch["heading"]) for ch in TRUTH["joseph-short-weasyprint.pdf"]["chapters"]]
+    for label in {c.chapter for c in chunks if c.chapter}:
+        close = max(SequenceMatcher(None, _norm(label), h).ratio() for h in headings)
+        assert close >= 0.8, label
+    text = _norm("".join(c.text for c in chunks))
+    truth = _norm(
+        "".join(
+            p
+            for ch in TRUTH["joseph-short-weasyprint.pdf"]["chapters"][:2]
+            for p in ch["paragraphs"]
+        )
+    )
+    found = sum(1 for i in range(0, len(truth) - 3, 6) if truth[i : i + 3] in text)
+    assert found >= 0.5 * len(range(0, len(truth) - 3, 6)), found
+
+
 async def test_a_word_outline_keeps_its_levels(env: Env, tmp_path: Path) -> None:
     shutil.copy(FIXTURES / "outline-libreoffice.docx", tmp_path / "outline.docx")
     assert await _ingest(env, str(tmp_path / "outline.docx")) == 0
@@ -160,3 +215,41 @@ async def test_word_footnotes_become_footnote_chunks_with_their_verse(
         ("罗8:2", "Rom.8.2"),
     ]
     assert notes[1].text.endswith("注2\u3000末后的亚当成了赐生命的灵，见林前十五45。")
+
+
+async def test_every_producers_footnotes_are_found_and_cited_by_their_verse(
+    env: Env, tmp_path: Path
+) -> None:
+    """A question in a note's own words finds the note: a chunk of its own holding the note
+    and the sentence its mark follows, labelled with the verse the note cites."""
+    for i, name in enumerate(MESSAGES):
+        shutil.copy(FIXTURES / name, tmp_path / name)
+        assert await _ingest(env, str(tmp_path / name), "--title", f"分赐{i}") == 0
+    for i, name in enumerate(MESSAGES):
+        for note in TRUTH[name]["notes"]:
+            result = await env.search.search(
+                note["text"], flt=Filter(equals={"source": f"分赐{i}"}), limit=3
+            )
+            top = result.hits[0].chunk
+            assert top.type == "footnote", (name, note["text"], top.text)
+            assert _norm(note["text"]) in _norm(top.text), name
+            assert _norm(note["anchor"]) in _norm(top.text), name
+            assert re.match(r"^[\u4e00-\u9fff]{1,3}\d+:\d", top.chapter), (name, top.chapter)
+    records = await env.indexer.documents()
+    assert {r.author for r in records} == {TRUTH[MESSAGES[0]]["author"]}
+
+
+async def test_a_note_in_a_quoted_verse_of_a_typst_pdf_answers_a_question(tmp_path: Path) -> None:
+    """Issue 43: Typst's superscript marks were lines of their own and its notes were lost."""
+    async with open_app(tmp_path / "data", corpus=False) as app:
+        admin = Actor("console", "1", "1", is_admin=True)
+        upload = Upload.of((FIXTURES / "message-typst.pdf").read_bytes(), "message.pdf")
+        done = await app.router.handle_text(admin, "/ingest", upload=upload)
+        assert done is not None and "已导入《神圣的分赐与召会》" in done.plain()
+        reply = await app.router.handle_text(admin, "/ask 居住的所在与圣殿有什么关系？")
+        assert reply is not None
+        text = reply.plain()
+        assert "注4\u3000「居住的所在」与上节的「圣殿」相连，参弗二21–22。" in text
+        assert "【神圣的分赐与召会，弗2:21-22】" in text
+        assert not re.search(r"^\s*>?\s*\d\s*$", text, re.MULTILINE)  # no mark on a line
+        assert "示例作者" not in text and "1975年3月" not in text  # the title block

@@ -16,6 +16,7 @@ from ingest.layout import Glyph, Line, Page, blocks_from_pages, lines_from_glyph
 from ingest.loaders import LoadError, LoadOptions, load_document
 from ingest.loaders.pdf import page_ranges
 from ingest.loaders.safety import check_pdf_streams
+from ingest.page import Mark
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "layout"
 TRUTH = json.loads((FIXTURES / "truth.json").read_text(encoding="utf-8"))
@@ -307,3 +308,178 @@ def test_a_pdf_with_the_wrong_extension_is_named(tmp_path: Path) -> None:
         load_document(path)
     assert "文件内容是 Word 文档（.docx），与扩展名 .pdf 不符" in err.value.zh
     assert "rename it to .docx" in err.value.en
+
+
+# ---- headings that start a page, running lines that name the chapter ------------------------
+
+BODY = "天地万物都是藉着祂造的凡被造的没有一样不是藉着祂造的在祂里面"
+
+
+def _chapter_page(n: int, heading: str, *, header: str | None = None) -> Page:
+    """A page that opens with a chapter heading at the same height as every other page's,
+    set larger, with space under it and body text below."""
+    lines = [line(heading, 50, 60, size=16, bold=True)]
+    lines += [line(BODY, 70 if i == 0 else 50, 110 + 14 * i) for i in range(6)]
+    lines[-1] = line(BODY[:10] + "。", 50, 110 + 14 * 5)
+    if header is not None:
+        lines.insert(0, line(header, 50, 30, size=8))
+    return page(n, *lines)
+
+
+def test_a_heading_that_starts_every_page_is_a_heading_not_a_running_header() -> None:
+    titles = ["第一章\u3000约瑟被卖", "第二章\u3000约瑟在埃及", "第三章\u3000约瑟为法老解梦"]
+    layout = blocks_from_pages([_chapter_page(n, t) for n, t in enumerate(titles, 1)])
+    assert [b.text for b in layout.blocks if b.kind == "heading"] == titles
+    assert sum(1 for b in layout.blocks if b.kind == "para") == 3
+
+
+def test_a_running_header_naming_the_current_chapter_goes_and_its_heading_stays() -> None:
+    """Typst's and LibreOffice's headers repeat the current chapter (smaller) above it."""
+    pages = [
+        _chapter_page(1, "第一章\u3000约拿逃往他施", header="约拿书\u3000第一章\u3000约拿逃往他施"),
+        page(2, line("约拿书\u3000第一章\u3000约拿逃往他施", 50, 30, size=8), line(BODY, 50, 60)),
+        _chapter_page(3, "第二章\u3000约拿祷告", header="约拿书\u3000第二章\u3000约拿祷告"),
+    ]
+    blocks = blocks_from_pages(pages).blocks
+    assert [b.text for b in blocks if b.kind == "heading"] == [
+        "第一章\u3000约拿逃往他施",
+        "第二章\u3000约拿祷告",
+    ]
+    assert "约拿书" not in "".join(b.text for b in blocks)
+
+
+def test_a_bold_running_header_of_body_size_goes_though_it_looks_like_a_heading() -> None:
+    pages = [
+        page(
+            n, line("神的经纶", 50, 30, bold=True), *[line(BODY, 50, 70 + 14 * i) for i in range(4)]
+        )
+        for n in range(1, 4)
+    ]
+    blocks = blocks_from_pages(pages).blocks
+    assert [b.kind for b in blocks] == ["para"] and "神的经纶" not in blocks[0].text
+
+
+def test_larger_type_run_into_the_text_is_not_a_heading() -> None:
+    """A scan's misread box: a body line set large, without space around it."""
+    lines = [line(BODY, 70, 100), line(BODY[:20], 50, 114, size=13), line(BODY[:9] + "。", 50, 130)]
+    blocks = blocks_from_pages([page(1, *lines)]).blocks
+    assert [b.kind for b in blocks] == ["para"] and BODY[:20] in blocks[0].text
+
+
+def test_a_line_read_unsure_is_never_a_heading() -> None:
+    def pages(confidence: float) -> list[Page]:
+        heading = line("第一章\u3000约瑟被卖", 50, 60, size=16)
+        heading.confidence = confidence
+        return [page(1, heading, *[line(BODY, 50, 110 + 14 * i) for i in range(3)])]
+
+    assert [b.kind for b in blocks_from_pages(pages(90)).blocks][:1] == ["heading"]
+    assert [b.kind for b in blocks_from_pages(pages(40)).blocks] == ["para", "para"]
+
+
+# ---- footnotes -------------------------------------------------------------------------------
+
+
+def _glyphs(text: str, x: float, baseline: float, size: float = 10) -> list[Glyph]:
+    return [
+        Glyph(
+            ch,
+            x + size * i,
+            baseline - size,
+            x + size * (i + 1),
+            baseline + 0.1 * size,
+            baseline,
+            size,
+        )
+        for i, ch in enumerate(text)
+    ]
+
+
+def test_a_superscript_mark_stays_in_its_line_and_is_not_text() -> None:
+    glyphs = _glyphs("起初神创造天地。", 50, 100)
+    glyphs += _glyphs("2", 130, 96, size=6)  # raised, smaller: Typst's footnote mark
+    glyphs += _glyphs("地是空虚混沌", 134, 100)
+    glyphs += _glyphs("2", 50, 196, size=5.4) + _glyphs("参赛四五7。", 54, 200, size=9)
+    lines = lines_from_glyphs(glyphs)
+    assert [ln.text for ln in lines] == ["起初神创造天地。地是空虚混沌", "参赛四五7。"]
+    assert [[(m.offset, m.label) for m in ln.marks] for ln in lines] == [[(8, "2")], [(0, "2")]]
+
+
+def _noted_pages() -> list[Page]:
+    """A mark on page 1 whose note WeasyPrint set at the foot of page 2 (`1. …`), and a
+    superscript `3` no note answers (a verse number)."""
+    first = line(BODY, 50, 100)
+    first.marks = (Mark(10, "1"),)
+    verse = line(BODY[:12] + "。", 50, 114)
+    verse.marks = (Mark(0, "3"),)
+    p1 = page(1, first, verse, line("1", 295, 760, size=8))
+    p2 = page(
+        2,
+        line(BODY + "。", 50, 100),
+        line("1. 这是页下的注，", 50, 700, size=8),
+        line("接着一行。", 50, 712, size=8),
+        line("2", 295, 760, size=8),
+    )
+    return [p1, p2]
+
+
+def test_a_note_answers_its_mark_a_page_later_and_its_sentence_is_quoted() -> None:
+    layout = blocks_from_pages(_noted_pages())
+    text = "".join(b.text for b in layout.blocks)
+    assert "这是页下的注" not in text
+    assert [(n.number, n.text, n.anchor, n.quote) for n in layout.notes] == [
+        (1, "这是页下的注，接着一行。", 0, BODY[:10])
+    ]
+
+
+def test_a_mark_no_note_answers_goes_back_into_the_text() -> None:
+    blocks = blocks_from_pages(_noted_pages()).blocks
+    assert BODY + "3" + BODY[:12] + "。" in blocks[0].text
+
+
+# ---- title blocks ----------------------------------------------------------------------------
+
+
+def _centred(text: str, top: float, size: float, *, bold: bool = False) -> Line:
+    width = size * len(text)
+    return Line(text, 300 - width / 2, top, 300 + width / 2, top + size, size, bold)
+
+
+def test_a_title_block_is_metadata_not_text() -> None:
+    body = [line(BODY, 150, 200 + 14 * i) for i in range(8)]
+    lines = [
+        _centred("神圣的分赐与召会", 60, 20, bold=True),
+        _centred("信息样本\u3000第一篇", 90, 13),
+        _centred("示例作者", 110, 10),
+        _centred("1975年3月", 126, 10),
+        line("一\u3000神圣分赐的意义", 150, 160, size=13, bold=True),
+        *body,
+    ]
+    layout = blocks_from_pages([page(1, *lines)])
+    assert (layout.title, layout.byline.subtitle, layout.byline.author, layout.byline.date) == (
+        "神圣的分赐与召会",
+        "信息样本\u3000第一篇",
+        "示例作者",
+        "1975年3月",
+    )
+    assert [b.text for b in layout.blocks][:1] == ["一\u3000神圣分赐的意义"]
+
+
+def test_centred_section_headings_are_not_a_subtitle() -> None:
+    """Under a title, a centred heading whose style recurs below is a section, not a byline."""
+    lines = [
+        _centred("神圣的分赐", 60, 20, bold=True),
+        _centred("分赐的意义", 100, 13, bold=True),
+        *[line(BODY, 150, 130 + 14 * i) for i in range(4)],
+        line(BODY[:9] + "。", 150, 186),
+        _centred("分赐的路", 220, 13, bold=True),
+        *[line(BODY, 150, 250 + 14 * i) for i in range(4)],
+    ]
+    layout = blocks_from_pages([page(1, *lines)])
+    assert layout.title == "神圣的分赐" and layout.byline.subtitle == ""
+    assert [b.text for b in layout.blocks if b.kind == "heading"] == ["分赐的意义", "分赐的路"]
+
+
+def test_heading_sizes_a_scan_measures_a_little_apart_are_one_level() -> None:
+    pages = [_chapter_page(n, t) for n, t in enumerate(["第一章\u3000甲", "第二章\u3000乙"], 1)]
+    pages[0].lines[0].size, pages[1].lines[0].size = 16.8, 16.3  # as OCR reads the boxes
+    assert [b.level for b in blocks_from_pages(pages).blocks if b.kind == "heading"] == [1, 1]

@@ -117,7 +117,7 @@ async def _main(args: argparse.Namespace, settings: Settings) -> int:
         if args.cmd == "ingest":
             from ingest.cli import run_ingest
 
-            if args.bible_books is None and args.paths:
+            if args.bible_books is None and (args.paths or args.ocr_files):
                 args.bible_books = settings.demo_bible_books
             return await run_ingest(app.indexer, args)
         if settings.sample_corpus:

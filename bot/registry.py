@@ -89,6 +89,9 @@ class Param:
     choices: tuple[str, ...] = ()
     max_bytes: int = MAX_UPLOAD_BYTES  # file parameters
     extensions: tuple[str, ...] = ()  # file parameters: accepted suffixes (".pdf"); () = any
+    # Accepted only so that the loader says why it cannot read them (".doc"): never named
+    # among the formats a command takes.
+    unlisted: tuple[str, ...] = ()
     suggest: Suggest | None = None  # autocomplete provider (Discord)
 
     def label(self, lang: Lang) -> str:
@@ -96,7 +99,8 @@ class Param:
 
     def formats(self) -> str:
         """ "PDF / EPUB / TXT / MD" — the accepted file types, for messages."""
-        return " / ".join(dict.fromkeys(e.lstrip(".").upper() for e in self.extensions))
+        listed = (e for e in self.extensions if e not in self.unlisted)
+        return " / ".join(dict.fromkeys(e.lstrip(".").upper() for e in listed))
 
     def accepts(self, filename: str) -> bool:
         name = filename.lower()

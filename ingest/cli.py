@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 import time
 import unicodedata
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO, cast
+from typing import TYPE_CHECKING, Any, TextIO, cast
 
 from ingest.loaders.ocr import DEFAULT_LANGUAGES
 from ingest.manifest import DOC_TYPES, DocMeta, Manifest
@@ -50,13 +51,40 @@ def add_ingest_arguments(parser: argparse.ArgumentParser) -> None:
         const=DEFAULT_LANGUAGES,
         default=None,
         metavar="LANGS",
-        help="read scanned PDF pages (no text layer) with tesseract; LANGS default "
-        f"{DEFAULT_LANGUAGES}",
+        action=OcrLanguages,
+        help="read scanned PDF pages (no text layer) with tesseract: --ocr FILE, FILE --ocr, "
+        f"--ocr=chi_tra FILE; LANGS default {DEFAULT_LANGUAGES}",
     )
+    parser.set_defaults(ocr_files=[])
     parser.add_argument("--list", action="store_true", help="list ingested documents")
     parser.add_argument(
         "--delete", metavar="DOC", help="delete a document by title, id, file name or path"
     )
+
+
+# Tesseract language names: chi_sim, chi_tra_vert, eng, several joined by "+".
+_LANGUAGES = re.compile(r"^[a-z]{3}(?:_[a-z]+)*(?:\+[a-z]{3}(?:_[a-z]+)*)*$")
+
+
+class OcrLanguages(argparse.Action):
+    """`--ocr [LANGS]`. The word after `--ocr` is LANGS only when it names tesseract
+    languages (`chi_tra`, `chi_sim+eng`) and no such file exists; otherwise it is a file to
+    ingest (`baibao ingest --ocr 扫描本.pdf`, as the refusal of a scan suggests), read with
+    the default languages."""
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: str | Sequence[Any] | None,
+        option_string: str | None = None,
+    ) -> None:
+        word = values if isinstance(values, str) else None
+        if word is None or (_LANGUAGES.match(word) and not Path(word).exists()):
+            setattr(namespace, self.dest, word or self.const)
+            return
+        setattr(namespace, self.dest, self.const)
+        namespace.ocr_files = [*namespace.ocr_files, Path(word)]
 
 
 def _width(s: str) -> int:
@@ -76,32 +104,44 @@ def _clip(s: str, width: int) -> str:
     return out
 
 
-def format_table(records: Sequence[DocumentRecord]) -> str:
-    rows: list[tuple[str, str, str, str, str]] = []
-    verse_only = [r for r in records if r.type == "bible" and r.chunk_count == 0]
+def _bible_rows(records: Sequence[DocumentRecord]) -> list[tuple[str, str, str, str, str]]:
+    """A Bible table is one document per book: one row per table, saying how many books are
+    embedded (searchable) and how many only in the verse table (for /cite)."""
+    tables: dict[tuple[str, str], list[DocumentRecord]] = {}
     for r in records:
-        if r in verse_only:
-            continue
-        rows.append(
-            (
-                _clip(r.source, 40),
-                r.type,
-                str(r.chunk_count),
-                r.ingested_at[:19],
-                _clip(Path(r.path).name, 40) if r.path else "",
-            )
+        tables.setdefault((r.source, r.path), []).append(r)
+    rows = []
+    for (source, path), books in tables.items():
+        embedded = sum(1 for r in books if r.chunk_count)
+        note = (
+            f"{embedded} 卷嵌入，另 {len(books) - embedded} 卷仅经文表 / {embedded} books embedded, "
+            f"{len(books) - embedded} verse table only"
         )
-    if verse_only:
-        first = verse_only[0]
         rows.append(
             (
-                f"{first.source}（另 {len(verse_only)} 卷仅经文表 / verse table only）",
+                f"{source}（{note}）",
                 "bible",
-                "0",
-                first.ingested_at[:19],
-                _clip(Path(first.path).name, 40) if first.path else "",
+                str(sum(r.chunk_count for r in books)),
+                min(r.ingested_at for r in books)[:19],
+                _clip(Path(path).name, 40) if path else "",
             )
         )
+    return rows
+
+
+def format_table(records: Sequence[DocumentRecord]) -> str:
+    rows: list[tuple[str, str, str, str, str]] = [
+        (
+            _clip(r.source, 40),
+            r.type,
+            str(r.chunk_count),
+            r.ingested_at[:19],
+            _clip(Path(r.path).name, 40) if r.path else "",
+        )
+        for r in records
+        if r.type != "bible"
+    ]
+    rows += _bible_rows([r for r in records if r.type == "bible"])
     head = ("来源 source", "类型 type", "块数 chunks", "入库时间 ingested (UTC)", "文件 file")
     widths = [max(_width(x[i]) for x in [head, *rows]) for i in range(len(head))]
     lines = [
@@ -213,7 +253,7 @@ async def run_ingest(indexer: Indexer, args: argparse.Namespace) -> int:
     from ingest.loaders.base import LoadOptions
     from ingest.pipeline import Pipeline, expand_paths
 
-    paths: list[Path] = list(args.paths)
+    paths: list[Path] = [*args.ocr_files, *args.paths]
     if not paths and args.bible_books:
         from ingest.samples import SAMPLES_DIR
 

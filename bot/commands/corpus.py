@@ -22,8 +22,10 @@ from retrieval.i18n import Lang
 from retrieval.index import DocumentRecord
 from retrieval.types import ChunkType
 
-# .doc is taken so that it gets the loader's message saying how to convert it.
+# .doc is taken so that it gets the loader's message saying how to convert it, but it is not
+# named among the formats /ingest takes (it takes none of them).
 UPLOAD_TYPES = (".pdf", ".docx", ".epub", ".txt", ".md", ".markdown", ".doc")
+EXPLAINED_TYPES = (".doc",)
 DOC_TYPES = ("book", "message", "outline", "footnote")
 MAX_LISTED = 50
 
@@ -191,6 +193,7 @@ def corpus_commands(corpus: Corpus, *, max_bytes: int) -> tuple[Group | Command[
                         "file",
                         max_bytes=max_bytes,
                         extensions=UPLOAD_TYPES,
+                        unlisted=EXPLAINED_TYPES,
                     ),
                     Param("title", "书名", "title", required=False, max_len=200),
                     Param("author", "作者", "author", required=False, max_len=100),

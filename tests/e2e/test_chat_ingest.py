@@ -129,7 +129,7 @@ async def test_a_member_is_refused_before_anything_is_downloaded(env: Env) -> No
             "tool.exe",
             10,
             b"MZ",
-            "不支持这种文件；支持 PDF / DOCX / EPUB / TXT / MD / MARKDOWN / DOC。",
+            "不支持这种文件；支持 PDF / DOCX / EPUB / TXT / MD / MARKDOWN。",
         ),
         ("broken.pdf", 20, b"%PDF-1.4 not really", "无法导入 broken.pdf"),
         ("empty.md", 1, b"\n", "无法导入 empty.md"),

@@ -118,13 +118,35 @@ async def test_a_scanned_pdf_gets_a_message_naming_its_pages_and_nothing_is_writ
     assert await env.indexer.documents() == [] and await env.store.count() == 0
 
 
+def _in_ci() -> bool:
+    """.ci/run runs the suite sealed (it sets TESTS_NETWORK_SEALED there); CI services set CI."""
+    return bool(os.environ.get("CI") or os.environ.get("TESTS_NETWORK_SEALED"))
+
+
 def _require_tesseract() -> None:
     if tesseract_path() is None:
-        if os.environ.get("CI"):  # CI installs it (.ci/run): never skip there
+        if _in_ci():  # CI installs it (scripts/setup.sh --ocr in .ci/run): never skip there
             pytest.fail("tesseract is not installed")
         pytest.skip(
             "tesseract is not installed (apt-get install tesseract-ocr tesseract-ocr-chi-sim)"
         )
+
+
+def test_the_ocr_tests_fail_rather_than_skip_where_ci_runs_them(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """README: the OCR tests skip outside CI and never in it; .ci/run sets no CI variable,
+    but it runs the tests sealed, with TESTS_NETWORK_SEALED=1."""
+    ci_run = (Path(__file__).resolve().parents[2] / ".ci" / "run").read_text(encoding="utf-8")
+    assert "TESTS_NETWORK_SEALED=1" in ci_run and "setup.sh --ocr" in ci_run
+    monkeypatch.setenv("PATH", "/nonexistent")
+    monkeypatch.delenv("CI", raising=False)
+    monkeypatch.delenv("TESTS_NETWORK_SEALED", raising=False)
+    with pytest.raises(pytest.skip.Exception):
+        _require_tesseract()
+    monkeypatch.setenv("TESTS_NETWORK_SEALED", "1")
+    with pytest.raises(pytest.fail.Exception):
+        _require_tesseract()
 
 
 async def test_ocr_reads_a_scanned_page(env: Env, tmp_path: Path) -> None:

@@ -201,40 +201,47 @@ class _LineBuilder:
         self.lines: list[Line] = []
         self.cur: list[Glyph] = []
         self.spaces: dict[int, str] = {}
-
-    def ref(self) -> Glyph | None:
-        """The last glyph of the line's own text (marks aside)."""
-        return next((g for g in reversed(self.cur) if not g.sup), None)
+        self.ref: Glyph | None = None  # the last glyph of the line's own text (marks aside)
 
     def close(self) -> None:
         if self.cur:
             line = _close(self.cur, self.spaces, self.page)
             if line is not None:
                 self.lines.append(line)
-        self.cur, self.spaces = [], {}
+        self.cur, self.spaces, self.ref = [], {}, None
+
+    def _mark_or_break(self, g: Glyph) -> Glyph:
+        """`g` as a superscript mark of this line, or this line's small start as one before
+        `g`; else the line closes when `g` is not on it."""
+        ref = self.ref
+        if ref is not None and g.size <= 0.8 * ref.size and _raised(g, ref):
+            if _MARK_TEXT.match(g.text):
+                return replace(g, sup=True)
+        if len(self.cur) <= 3 and ref is self.cur[-1] and _leads(self.cur, g):
+            self.cur = [replace(c, sup=True) for c in self.cur]
+            self.spaces, self.ref = {}, None
+            return g
+        last = ref or self.cur[-1]
+        size = max(min(last.size, g.size), 1.0)
+        same = (
+            abs(g.baseline - last.baseline) < 0.5 * size
+            and g.x0 > self.cur[-1].x0 - 0.2 * size
+            and g.x0 - self.cur[-1].x1 < _SEGMENT_GAP * size
+        )
+        if not same:
+            self.close()
+        return g
 
     def add(self, g: Glyph, pending: Sequence[Glyph]) -> None:
-        ref = self.ref()
-        if ref is not None and _raised(g, ref) and _MARK_TEXT.match(g.text):
-            g = replace(g, sup=True)
-        elif self.cur and not any(c.sup for c in self.cur) and _leads(self.cur, g):
-            self.cur = [replace(c, sup=True) for c in self.cur]
-            self.spaces = {}
-        elif self.cur:
-            last = ref or self.cur[-1]
-            size = max(min(last.size, g.size), 1.0)
-            same = (
-                abs(g.baseline - last.baseline) < 0.5 * size
-                and g.x0 > self.cur[-1].x0 - 0.2 * size
-                and g.x0 - self.cur[-1].x1 < _SEGMENT_GAP * size
-            )
-            if not same:
-                self.close()
+        if self.cur:
+            g = self._mark_or_break(g)
         if self.cur and not g.sup:
             size = max(min(self.cur[-1].size, g.size), 1.0)
             if space := _space_between(self.cur[-1], g, pending, size):
                 self.spaces[len(self.cur)] = space
         self.cur.append(g)
+        if not g.sup:
+            self.ref = g
 
 
 def lines_from_glyphs(glyphs: Iterable[Glyph], page: int = 0) -> list[Line]:

@@ -132,6 +132,13 @@ def ocr_rows(truth: dict[str, dict[str, Any]]) -> list[str]:
     return rows
 
 
+def table(rows: list[dict[str, object]]) -> list[str]:
+    """`rows` as a Markdown table under COLUMNS' titles."""
+    cells = [[title for _, title in COLUMNS], ["---"] * len(COLUMNS)]
+    cells += [[str(r[key]) for key, _ in COLUMNS] for r in rows]
+    return ["| " + " | ".join(c) + " |" for c in cells]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--label", default="after")
@@ -140,16 +147,10 @@ def main() -> None:
     args = parser.parse_args()
     truth = json.loads((FIXTURES / "truth.json").read_text(encoding="utf-8"))
     rows = [message_row(name, t) for name, t in truth.items() if "blocks" in t]
-    lines = [
-        f"### {args.label}",
-        "",
-        "| " + " | ".join(title for _, title in COLUMNS) + " |",
-        "|" + "---|" * len(COLUMNS),
-    ]
-    lines += ["| " + " | ".join(str(r[key]) for key, _ in COLUMNS) + " |" for r in rows]
+    report = [f"### {args.label}", "", *table(rows)]
     if args.ocr:
-        lines += ["", *ocr_rows(truth)]
-    text = "\n".join(lines) + "\n"
+        report += ["", *ocr_rows(truth)]
+    text = "\n".join(report) + "\n"
     print(text)
     if args.out:
         args.out.write_text(text, encoding="utf-8")

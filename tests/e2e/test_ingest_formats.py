@@ -93,18 +93,26 @@ async def test_producers_pdfs_are_labelled_by_their_chapters_without_running_lin
             )
 
 
-async def test_a_question_about_ruth_4_is_cited_under_chapter_4(tmp_path: Path) -> None:
+async def _upload_and_ask(tmp_path: Path, fixture: str, title: str, question: str) -> str:
+    """A fixture uploaded with /ingest in a chat (it must be ingested as `title`), then the
+    reply to `/ask question`, as text."""
     async with open_app(tmp_path / "data", corpus=False) as app:
         admin = Actor("console", "1", "1", is_admin=True)
-        upload = Upload.of((FIXTURES / "ruth-weasyprint.pdf").read_bytes(), "ruth.pdf")
+        upload = Upload.of((FIXTURES / fixture).read_bytes(), Path(fixture).name)
         done = await app.router.handle_text(admin, "/ingest", upload=upload)
-        assert done is not None and "已导入《路得记》" in done.plain()
-        reply = await app.router.handle_text(admin, "/ask 波阿斯对那至近的亲属说了什么？")
+        assert done is not None and f"已导入《{title}》" in done.plain()
+        reply = await app.router.handle_text(admin, f"/ask {question}")
         assert reply is not None
-        text = reply.plain()
-        assert "【路得记，第四章\u3000波阿斯赎产娶路得】" in text
-        assert "第三章\u3000禾场上的夜晚路" not in text  # the heading holds no body text
-        assert not re.search(r"— \d+ —", text)  # WeasyPrint's page-number footer
+        return reply.plain()
+
+
+async def test_a_question_about_ruth_4_is_cited_under_chapter_4(tmp_path: Path) -> None:
+    text = await _upload_and_ask(
+        tmp_path, "ruth-weasyprint.pdf", "路得记", "波阿斯对那至近的亲属说了什么？"
+    )
+    assert "【路得记，第四章\u3000波阿斯赎产娶路得】" in text
+    assert "第三章\u3000禾场上的夜晚路" not in text  # the heading holds no body text
+    assert not re.search(r"— \d+ —", text)  # WeasyPrint's page-number footer
 
 
 async def test_a_scanned_pdf_gets_a_message_naming_its_pages_and_nothing_is_written(
@@ -263,15 +271,10 @@ async def test_every_producers_footnotes_are_found_and_cited_by_their_verse(
 
 async def test_a_note_in_a_quoted_verse_of_a_typst_pdf_answers_a_question(tmp_path: Path) -> None:
     """Issue 43: Typst's superscript marks were lines of their own and its notes were lost."""
-    async with open_app(tmp_path / "data", corpus=False) as app:
-        admin = Actor("console", "1", "1", is_admin=True)
-        upload = Upload.of((FIXTURES / "message-typst.pdf").read_bytes(), "message.pdf")
-        done = await app.router.handle_text(admin, "/ingest", upload=upload)
-        assert done is not None and "已导入《神圣的分赐与召会》" in done.plain()
-        reply = await app.router.handle_text(admin, "/ask 居住的所在与圣殿有什么关系？")
-        assert reply is not None
-        text = reply.plain()
-        assert "注4\u3000「居住的所在」与上节的「圣殿」相连，参弗二21–22。" in text
-        assert "【神圣的分赐与召会，弗2:21-22】" in text
-        assert not re.search(r"^\s*>?\s*\d\s*$", text, re.MULTILINE)  # no mark on a line
-        assert "示例作者" not in text and "1975年3月" not in text  # the title block
+    text = await _upload_and_ask(
+        tmp_path, "message-typst.pdf", "神圣的分赐与召会", "居住的所在与圣殿有什么关系？"
+    )
+    assert "注4\u3000「居住的所在」与上节的「圣殿」相连，参弗二21–22。" in text
+    assert "【神圣的分赐与召会，弗2:21-22】" in text
+    assert not re.search(r"^\s*>?\s*\d\s*$", text, re.MULTILINE)  # no mark on a line
+    assert "示例作者" not in text and "1975年3月" not in text  # the title block

@@ -10,7 +10,7 @@
   repeats on other pages (a running footer), is not a note.
 - **A note** runs from its label to the next label; a line of the area without one continues
   the note above it, and at the top of the area the last note of the page before (a long note
-  split across pages), when it is set alike.
+  split across pages), when it is set alike (its size, and where it starts).
 - **A note answers** the earliest unanswered mark with its label on its own page or before
   (WeasyPrint moves a note to the next page when the first is full). A mark that no note
   answers is text after all (a verse number, `m²`): it goes back into its line as printed.
@@ -134,8 +134,12 @@ class _Reader:
         if self.last is None:
             return False
         index, prev = self.last
-        alike = abs(ln.size - prev.size) < 0.3 and (not first or ln.page != prev.page)
-        if not alike or (ln.page == prev.page and ln.top < prev.top):
+        alike = abs(ln.size - prev.size) < 0.3 and abs(ln.x0 - prev.x0) < 3 * ln.size
+        if (
+            not alike
+            or (first and ln.page == prev.page)
+            or (ln.page == prev.page and ln.top < prev.top)
+        ):
             return False
         note = self.found.notes[index]
         text = join_wrapped(note.text, ln.text, prev.hyphenated)

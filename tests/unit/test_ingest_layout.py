@@ -417,6 +417,7 @@ def _noted_pages() -> list[Page]:
         line(BODY + "。", 50, 100),
         line("1. 这是页下的注，", 50, 700, size=8),
         line("接着一行。", 50, 712, size=8),
+        line("内部资料", 280, 730, size=8),  # a line of this page's foot that is no note
         line("2", 295, 760, size=8),
     )
     return [p1, p2]

@@ -59,6 +59,7 @@ class _HtmlText(HTMLParser):
         self._ref: tuple[int, str, list[str]] | None = None  # a mark: depth, note id, its text
         self._note: tuple[int, str, list[str]] | None = None  # a note: depth, id, its text
         self._notes_depth = 0  # inside a list of notes
+        self._backlink = 0  # inside a note, a link within the book: its way back to the mark
         self._titlepage = 0
         self._class = ""  # a title-page line being read: its class
 
@@ -79,6 +80,8 @@ class _HtmlText(HTMLParser):
             self._stack.append(tag)
         named = dict(attrs)
         kinds = _tokens(named, "epub:type", "role")
+        if self._note is not None and tag == "a" and "#" in (named.get("href") or ""):
+            self._backlink = self._backlink or len(self._stack)
         if self._note is None and self._ref is None and self._open_note(tag, named, kinds):
             return
         if tag in _SKIP_TAGS:
@@ -131,6 +134,8 @@ class _HtmlText(HTMLParser):
         if tag in self._stack:
             while self._stack and self._stack.pop() != tag:
                 depth -= 1
+        if self._backlink and depth <= self._backlink:
+            self._backlink = 0
         if self._ref is not None and depth <= self._ref[0]:
             label = _clean("".join(self._ref[2]))
             self._buf.append(placeholder(f"{self._ref[1]}{_SEP}{label}"))
@@ -160,14 +165,10 @@ class _HtmlText(HTMLParser):
         if self._ref is not None:
             self._ref[2].append(data)
         elif self._note is not None:
-            if not self._in_backlink():
+            if not self._backlink:
                 self._note[2].append(data)
         elif not self._notes_depth:
             self._buf.append(data)
-
-    def _in_backlink(self) -> bool:
-        """Inside a note, a link is its way back to the mark (`↩︎`, the label): not text."""
-        return "a" in self._stack[self._note[0] :] if self._note is not None else False
 
     def close(self) -> None:
         super().close()

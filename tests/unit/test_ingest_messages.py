@@ -186,7 +186,8 @@ def test_epub_notes_are_found_by_file_and_a_mark_without_one_stays_text(tmp_path
         f"<p>第四句。{ref.format(href='notes.xhtml#n9', n=2)}第五句{ref.format(href='#none', n=3)}。</p>"
         '<section epub:type="footnotes"><hr/><ol><li id="fn1" epub:type="footnote">'
         '<p>乙的注。<a href="#r" role="doc-backlink">↩︎</a></p></li></ol></section>',
-        "notes.xhtml": '<aside epub:type="endnote" id="n9"><p>书末的注。</p></aside>',
+        "notes.xhtml": '<aside epub:type="endnote" id="n9"><p>书末的注，'
+        '见<a href="https://example.org/">网页</a>。</p></aside>',
     }
     doc = load_document(_epub(tmp_path / "notes.epub", files))
     assert [(b.kind, b.text) for b in doc.blocks] == [
@@ -199,5 +200,5 @@ def test_epub_notes_are_found_by_file_and_a_mark_without_one_stays_text(tmp_path
     assert [(n.text, n.anchor, n.quote) for n in doc.notes] == [
         ("甲的注。", 1, "第一句。"),
         ("乙的注。", 3, "第三句。"),
-        ("书末的注。", 4, "第四句。"),
+        ("书末的注，见网页。", 4, "第四句。"),
     ]

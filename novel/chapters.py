@@ -20,7 +20,7 @@ from novel.export import ExportChapter, to_epub, to_markdown
 from novel.member import Member
 from novel.memory import PlotMemory
 from novel.phase import Event
-from novel.repo import ChangeRow, Draft, NovelRepo, ProposalRow, RoundRow, VersionRow
+from novel.repo import ChangeRow, Draft, NovelRepo, RoundRow, VersionRow
 from novel.results import (
     ChapterSaved,
     ChapterView,
@@ -28,6 +28,7 @@ from novel.results import (
     Exported,
     History,
     Progress,
+    Proposal,
     Refused,
     RolledBack,
     SaveHow,
@@ -111,7 +112,7 @@ class ChapterService:
     # ---- writing a round's chapter -------------------------------------------------------------
 
     async def write_round(
-        self, r: RoundRow, winner: ProposalRow, progress: Progress | None, *, wait: bool
+        self, r: RoundRow, winner: Proposal, progress: Progress | None, *, wait: bool
     ) -> ChapterSaved | WriteStalled:
         """Write the chapter of a round in phase `writing`. On any failure the round stalls
         (pending: retry with /chapter next, or submit a text) and nothing is saved."""
@@ -147,7 +148,7 @@ class ChapterService:
                 return WriteStalled("error", number, winner.title)
 
     async def submit(
-        self, member: Member, r: RoundRow, winner: ProposalRow, text: str
+        self, member: Member, r: RoundRow, winner: Proposal, text: str
     ) -> ChapterSaved:
         """The group's own text for the winning goal, saved exactly like a generated one."""
         text = self._valid_text(text)
@@ -190,7 +191,8 @@ class ChapterService:
             round_id=round_id,
         )
         findings, changes = await self.review(chat_id, chapter_id, number, text, summary, bp)
-        return ChapterSaved(number, title, text, chunks, 1, how, findings, changes)
+        proposed = [c.as_change() for c in changes]
+        return ChapterSaved(number, title, text, chunks, 1, how, findings, proposed)
 
     def _valid_text(self, text: str) -> str:
         text = text.strip()
@@ -411,7 +413,8 @@ class ChapterService:
             findings, changes = await self.review(
                 member.chat_id, chapter_id, number, text, summary, bp
             )
-        return ChapterSaved(number, row.title, text, chunks, new_version, how, findings, changes)
+        proposed = [c.as_change() for c in changes]
+        return ChapterSaved(number, row.title, text, chunks, new_version, how, findings, proposed)
 
     async def rollback(self, member: Member, number: int, version: int) -> RolledBack:
         number, chapter_id, current = await self.find(member.chat_id, number)
@@ -445,11 +448,12 @@ class ChapterService:
         number, chapter_id, version = await self.find(member.chat_id, number)
         row = await self._book.version(chapter_id, version)
         assert row is not None
-        return ChapterView(number, row)
+        return ChapterView(number, row.as_version())
 
     async def history(self, member: Member, number: int) -> History:
         number, chapter_id, current = await self.find(member.chat_id, number)
-        return History(number, current, await self._book.versions(chapter_id))
+        versions = await self._book.versions(chapter_id)
+        return History(number, current, [v.as_version() for v in versions])
 
     async def export(self, member: Member, fmt: str) -> Exported:
         fmt = fmt.strip().lower()

@@ -2,6 +2,10 @@
 
 One connection; every public method is one complete unit (its own transaction) taken under one
 asyncio lock, so coroutines never interleave inside a transaction.
+
+Rows are the stores' own (`RoundRow`, `VersionRow`, `ChangeRow` …); what a result carries to
+the chat layer is built from them here (`Proposal`, `VersionRow.as_version`,
+`ChangeRow.as_change`: the types of `novel.results`), so no presenter reads a storage row.
 """
 
 from __future__ import annotations
@@ -19,8 +23,10 @@ from typing import Any
 import aiosqlite
 
 from novel.ballot import BallotPost
+from novel.evolve import BlueprintChange
 from novel.member import Member
 from novel.phase import OPEN_PHASES, Event, Phase, sources, transition
+from novel.results import ChangeStatus, ChapterVersion, Proposal, ProposedChange
 from novel.summary import ChapterSummary, load
 from retrieval.sqlite import open_sqlite
 
@@ -143,6 +149,7 @@ _MIGRATIONS: tuple[tuple[str, str, str], ...] = (
 )
 
 VoteSource = str  # "command" | "button" | "poll"
+_CHANGE_STATUSES: tuple[ChangeStatus, ...] = ("pending", "accepted", "rejected", "superseded")
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,17 +168,6 @@ class RoundRow:
     winner_id: int | None
     outcome: str
     chapter_id: str | None
-
-
-@dataclass(frozen=True, slots=True)
-class ProposalRow:
-    id: int
-    round_id: str
-    user_id: str
-    user_name: str
-    title: str
-    summary: str
-    notes: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -201,6 +197,12 @@ class VersionRow:
     created_at: datetime
     author: str
     reason: str
+
+    def as_version(self) -> ChapterVersion:
+        """The version as members read it (`/chapter show`, `/chapter history`)."""
+        return ChapterVersion(
+            self.version, self.title, self.text, self.created_at, self.author, self.reason
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -237,6 +239,17 @@ class ChangeRow:
     created_at: datetime
     decided_at: datetime | None = None
     decided_by: str = ""
+
+    def as_change(self) -> ProposedChange:
+        """The proposal as the members see it: its change read from the stored payload."""
+        return ProposedChange(
+            self.id,
+            self.chapter_no,
+            BlueprintChange.from_row(self.kind, self.payload),
+            next((s for s in _CHANGE_STATUSES if s == self.status), "pending"),
+            self.decided_at,
+            self.decided_by,
+        )
 
 
 def _ts(value: datetime) -> str:
@@ -448,11 +461,11 @@ class RoundStore(_Store):
             )
             return True
 
-    async def proposals(self, round_id: str) -> list[ProposalRow]:
+    async def proposals(self, round_id: str) -> list[Proposal]:
         rows = await self._all(
             "SELECT * FROM novel_proposals WHERE round_id = ? ORDER BY id", (round_id,)
         )
-        return [ProposalRow(**_columns(ProposalRow, r)) for r in rows]
+        return [Proposal(**_columns(Proposal, r)) for r in rows]
 
     async def vote(
         self,

@@ -8,12 +8,14 @@ from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Literal
 
-from novel.ballot import BALLOT_STYLES, BallotPost, BallotStyle
+from novel.ballot import BALLOT_STYLES, BallotPost, BallotStyle, native_ballot
 from novel.member import Member
 from novel.phase import Event, Phase
 from novel.repo import ChapterStore, RoundRow, RoundStore, SettingsStore, VoteSource
 from novel.results import (
+    BallotOption,
     BallotView,
+    Outcome,
     ProposalSaved,
     Refused,
     RoundEmpty,
@@ -25,7 +27,7 @@ from novel.results import (
 )
 from novel.schedule import Now
 from novel.settings import NovelSettings
-from novel.tally import Outcome, decide
+from novel.tally import decide
 from novel.writer import Goal
 
 STYLE_KEY = "ballot_style"
@@ -206,13 +208,22 @@ class RoundService:
         if r is None:
             return None
         style, show = await self.ballot_settings(r.chat_id, r.platform)
+        proposals = await self._rounds.proposals(round_id)
+        voters: dict[int, list[str]] = {p.id: [] for p in proposals}
+        for v in await self._rounds.votes(round_id):
+            voters.setdefault(v.proposal_id, []).append(v.user_name or v.user_id)
         return BallotView(
-            round=r,
-            proposals=await self._rounds.proposals(round_id),
-            votes=await self._rounds.votes(round_id),
+            round_id=r.id,
+            chat_id=r.chat_id,
+            lang="en" if r.lang == "en" else "zh",
+            options=tuple(
+                BallotOption(p.title, p.summary, p.user_name, tuple(voters[p.id]))
+                for p in proposals
+            ),
             minutes=self.minutes_left(r.vote_deadline),
             style=style,
             show_voters=show,
+            native=native_ballot(style, r.platform, len(proposals)),
             closed=r.phase != Phase.VOTING,
         )
 

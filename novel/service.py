@@ -27,13 +27,14 @@ from novel.chapters import ChapterService
 from novel.member import Member
 from novel.memory import PlotMemory, ReconcileReport
 from novel.phase import Event, Phase
-from novel.repo import NovelRepo, ProposalRow, RoundRow
+from novel.repo import NovelRepo, RoundRow
 from novel.results import (
     Abandoned,
     BallotView,
     ChapterSaved,
     ClosedAndWritten,
     Progress,
+    Proposal,
     Refused,
     Result,
     Revising,
@@ -347,7 +348,7 @@ class NovelService(Closing):
     async def _write(
         self,
         r: RoundRow,
-        winner: ProposalRow,
+        winner: Proposal,
         number: int,
         progress: Progress | None,
         said: Member | None,
@@ -366,11 +367,11 @@ class NovelService(Closing):
         return written
 
     @staticmethod
-    def _winner_of(closed: VotesClosed) -> ProposalRow:
+    def _winner_of(closed: VotesClosed) -> Proposal:
         assert closed.outcome.winner is not None
         return closed.outcome.winner
 
-    async def _winner(self, r: RoundRow) -> ProposalRow:
+    async def _winner(self, r: RoundRow) -> Proposal:
         """The round's winning proposal (decided again if a crash left none recorded)."""
         if r.winner_id is None:
             outcome = await self.rounds.decide(r.id)

@@ -43,7 +43,7 @@ class WorldService:
         return BlueprintShown(
             bp.to_json(),
             render_summary(bp, member.lang),
-            await self._store.pending_changes(member.chat_id),
+            [c.as_change() for c in await self._store.pending_changes(member.chat_id)],
         )
 
     async def upload(self, member: Member, data: bytes, reason: str) -> BlueprintSaved:
@@ -79,7 +79,7 @@ class WorldService:
             chosen = [by_id[i] for i in ids]
         if not accept:
             await self._decide(member, [c.id for c in chosen], "rejected", None, "")
-            return ChangesDecided(False, chosen)
+            return ChangesDecided(False, [c.as_change() for c in chosen])
         bp = await self.blueprint(member.chat_id)
         applied: list[ChangeRow] = []
         skipped: list[tuple[ChangeRow, ValueError]] = []
@@ -95,7 +95,11 @@ class WorldService:
             await self._decide(member, [c.id for c in applied], "accepted", bp, numbers)
         if skipped:
             await self._decide(member, [c.id for c, _ in skipped], "rejected", None, "")
-        return ChangesDecided(True, applied, tuple(skipped))
+        return ChangesDecided(
+            True,
+            [c.as_change() for c in applied],
+            tuple((c.as_change(), err) for c, err in skipped),
+        )
 
     async def _decide(
         self, member: Member, ids: list[int], status: str, bp: Blueprint | None, numbers: str
@@ -123,4 +127,5 @@ class WorldService:
             entries.append(
                 (rev.changed_at.strftime("%Y-%m-%d %H:%M"), rev.changed_by, rev.reason, title)
             )
-        return BlueprintHistoryView(entries, await self._store.decided_changes(member.chat_id))
+        decided = await self._store.decided_changes(member.chat_id)
+        return BlueprintHistoryView(entries, [c.as_change() for c in decided])

@@ -18,12 +18,11 @@ from bot.actor import Actor
 from bot.presenters.novel_messages import T
 from bot.reply import Attachment, Block, Poll, Progress, Reply
 from novel import api
-from novel.ballot import BallotEditor, BallotPost, native_ballot
+from novel.ballot import BallotEditor, BallotPost
 from novel.blueprint import BlueprintError
 from novel.consistency import Finding
 from novel.evolve import BlueprintChange
 from novel.member import Member
-from novel.repo import ChangeRow
 from novel.results import (
     Abandoned,
     BallotView,
@@ -39,7 +38,9 @@ from novel.results import (
     Deleted,
     Exported,
     History,
+    Proposal,
     ProposalSaved,
+    ProposedChange,
     Refused,
     Result,
     Revising,
@@ -57,7 +58,6 @@ from novel.results import (
 )
 from novel.service import Announcement, FindBallot, NovelService
 from novel.settings import NovelSettings
-from novel.tally import option_label, tally_lines
 from retrieval.i18n import Lang
 
 # ---- the vote codec ---------------------------------------------------------------------------
@@ -173,7 +173,7 @@ class NovelPresenter:
                     lang=lang,
                 )
             case BallotView():  # said in the round's language, wherever it is shown
-                return self.ballot(result, _lang(result.round.lang))
+                return self.ballot(result, result.lang)
             case VoteCast():
                 said = {"new": "voted", "same": "vote_same", "changed": "vote_changed"}
                 head = T(lang, said[result.change], n=result.option, title=result.title)
@@ -271,23 +271,18 @@ class NovelPresenter:
     def ballot(self, view: BallotView, lang: Lang) -> Reply:
         """The ballot message: options with the running count (and voters' names when the chat
         shows them); the poll/keyboard while open, the final count once closed."""
-        counts = {p.id: 0 for p in view.proposals}
-        names: dict[int, list[str]] = {p.id: [] for p in view.proposals}
-        for v in view.votes:
-            counts[v.proposal_id] = counts.get(v.proposal_id, 0) + 1
-            names.setdefault(v.proposal_id, []).append(v.user_name or v.user_id)
         unit = " vote(s)" if lang == "en" else " 票"
         lines = []
         by = "proposed by " if lang == "en" else "提议："
-        for i, p in enumerate(view.proposals, start=1):
-            line = f"{i}. {p.title} — {counts[p.id]}{unit}"
-            if view.show_voters and names[p.id]:
-                line += "（" + "、".join(names[p.id]) + "）"
+        for i, o in enumerate(view.options, start=1):
+            line = f"{i}. {o.title} — {len(o.voters)}{unit}"
+            if view.show_voters and o.voters:
+                line += "（" + "、".join(o.voters) + "）"
             detail = " · ".join(
-                x for x in (p.summary, f"{by}{p.user_name}" if p.user_name else "") if x
+                x for x in (o.summary, f"{by}{o.proposer}" if o.proposer else "") if x
             )
             lines.append(line + (f"\n   {detail}" if detail else ""))
-        total = T(lang, "ballot_total", n=len(view.votes))
+        total = T(lang, "ballot_total", n=view.votes)
         if view.closed:
             return Reply(
                 blocks=(
@@ -297,7 +292,7 @@ class NovelPresenter:
                 ),
                 lang=lang,
             )
-        native = native_ballot(view.style, view.round.platform, len(view.proposals))
+        native = view.native
         help_key = "ballot_poll_help" if native else "ballot_help"
         return Reply(
             blocks=(
@@ -307,9 +302,9 @@ class NovelPresenter:
             ),
             poll=Poll(
                 question=T(lang, "ballot_question"),
-                options=tuple(option_label(p) for p in view.proposals),
-                action_prefix=vote_prefix(view.round.id),
-                round_id=view.round.id,
+                options=tuple(option_label(o.title) for o in view.options),
+                action_prefix=vote_prefix(view.round_id),
+                round_id=view.round_id,
                 native=native,
             ),
             lang=lang,
@@ -421,7 +416,7 @@ class NovelPresenter:
             blocks.append(Block(f"/chapter revise {number} {_one_line(fix)}", "code"))
         return Reply(blocks=tuple(blocks), lang=lang)
 
-    def changes(self, lang: Lang, changes: Sequence[ChangeRow]) -> Reply:
+    def changes(self, lang: Lang, changes: Sequence[ProposedChange]) -> Reply:
         if not changes:
             return Reply(lang=lang)
         blocks = [Block(T(lang, "changes_heading"), "heading")]
@@ -516,10 +511,12 @@ class NovelPresenter:
         return Reply(blocks=tuple(blocks), lang=lang)
 
 
-def describe_change(lang: Lang, row: ChangeRow) -> str:
+def describe_change(lang: Lang, proposed: ProposedChange) -> str:
     """A proposed blueprint change in one line: `change_<kind>`, worded with its fields."""
-    change = BlueprintChange.from_row(row.kind, row.payload)
-    return T(lang, f"change_{change.kind}", id=row.id, name=change.name, **_change_fields(change))
+    change = proposed.change
+    return T(
+        lang, f"change_{change.kind}", id=proposed.id, name=change.name, **_change_fields(change)
+    )
 
 
 def _change_fields(change: BlueprintChange) -> dict[str, str]:
@@ -550,6 +547,16 @@ def _reason(lang: Lang, reason: str) -> str:
     if reason.startswith("edit:"):
         return reason.removeprefix("edit:")
     return reason
+
+
+def tally_lines(counts: Sequence[tuple[Proposal, int]], lang: Lang) -> list[str]:
+    """The count of each proposal, one line each, in ballot order."""
+    unit = " vote(s)" if lang == "en" else " 票"
+    return [f"{i}. {p.title} — {n}{unit}" for i, (p, n) in enumerate(counts, start=1)]
+
+
+def option_label(title: str, limit: int = 80) -> str:
+    return title if len(title) <= limit else title[: limit - 1] + "…"
 
 
 def _one_line(text: str) -> str:
@@ -606,7 +613,7 @@ def ballot_editor(
             if found is None:
                 return None
             post, view = found
-            return post, presenter.ballot(view, _lang(view.round.lang))
+            return post, presenter.ballot(view, view.lang)
 
         return BallotEditor(render, edit, interval_s, now=now, sleep=sleep)
 

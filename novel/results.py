@@ -13,7 +13,6 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Literal
 
-from novel.ballot import BallotStyle
 from novel.consistency import Finding
 from novel.evolve import BlueprintChange
 from retrieval.i18n import Lang
@@ -114,16 +113,14 @@ class ProposalSaved:
 @dataclass(frozen=True, slots=True)
 class BallotView:
     """A ballot as it stands: open with the running count, or closed with the final one. Said
-    in the round's language wherever it is shown."""
+    in the round's language wherever it is shown; how it looks (buttons or a native poll,
+    voters' names) is the chat layer's to decide."""
 
     round_id: str
     chat_id: str
     lang: Lang
     options: tuple[BallotOption, ...]
-    minutes: int
-    style: BallotStyle
-    show_voters: bool
-    native: bool  # shown as the platform's own poll (`novel.ballot.native_ballot`)
+    minutes: int  # left to vote
     closed: bool = False
 
     @property
@@ -147,7 +144,7 @@ class VoteRetracted:
 
 @dataclass(frozen=True, slots=True)
 class RoundEmpty:
-    lang: str = "zh"  # the round's language (said to the chat the round was opened in)
+    lang: Lang = "zh"  # the round's language (said to the chat the round was opened in)
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,12 +157,6 @@ class VotesClosed:
 @dataclass(frozen=True, slots=True)
 class Abandoned:
     pass
-
-
-@dataclass(frozen=True, slots=True)
-class SettingsSaved:
-    style: BallotStyle
-    show_voters: bool
 
 
 # ---- chapters ---------------------------------------------------------------------------------
@@ -287,7 +278,7 @@ class Revising:
 
 
 # While a chapter is written: a notice, then the draft so far (plain text) as it streams.
-Progress = Callable[[Writing | Revising | str], Awaitable[None]]
+Steps = Callable[[Writing | Revising | str], Awaitable[None]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -298,30 +289,5 @@ class ClosedAndWritten:
     written: ChapterSaved | WriteStalled
 
 
-# Everything `NovelService.handle` returns, by the service that produced it (the presenter's
-# match over them ends in assert_never).
-RoundResult = (
-    RoundOpened
-    | ProposalSaved
-    | BallotView
-    | VoteCast
-    | VoteRetracted
-    | RoundEmpty
-    | VotesClosed
-    | Abandoned
-    | SettingsSaved
-)
-ChapterResult = (
-    ChapterSaved
-    | WriteStalled
-    | ChapterView
-    | History
-    | RolledBack
-    | Deleted
-    | Exported
-    | ClosedAndWritten
-)
-WorldResult = (
-    BlueprintShown | BlueprintSaved | BlueprintEdited | ChangesDecided | BlueprintHistoryView
-)
-Result = RoundResult | ChapterResult | WorldResult
+# What `/chapter close` can come to, by the phase it closes.
+Closed = BallotView | RoundEmpty | VotesClosed | ClosedAndWritten | Abandoned

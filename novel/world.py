@@ -46,8 +46,14 @@ class WorldService:
             [c.as_change() for c in await self._store.pending_changes(member.chat_id)],
         )
 
+    async def _ensure_novel(self, chat_id: str) -> None:
+        """The chat's novel exists (with the default blueprint) before its blueprint is
+        written over."""
+        await self._store.ensure_novel(chat_id, default_blueprint().to_json(), self._clock())
+
     async def upload(self, member: Member, data: bytes, reason: str) -> BlueprintSaved:
         bp = parse_upload(data, self._settings.max_blueprint_bytes)
+        await self._ensure_novel(member.chat_id)
         await self._store.set_blueprint(
             member.chat_id, bp.to_json(), member.user_id, self._clock(), reason
         )
@@ -55,6 +61,7 @@ class WorldService:
 
     async def edit(self, member: Member, field: str, value: str, reason: str) -> BlueprintEdited:
         bp = edit(await self.blueprint(member.chat_id), field, value)
+        await self._ensure_novel(member.chat_id)
         await self._store.set_blueprint(
             member.chat_id, bp.to_json(), member.user_id, self._clock(), reason
         )

@@ -155,9 +155,6 @@ async def discord_app(
     time = VirtualTime()
     model: dict[str, Any] = {} if use_settings_llm else {"llm": llm}
     async with App(settings, embedder=HashEmbedder(DIM), clock=time.clock(), **model) as app:
-        transport = DiscordTransport(
-            app.router, settings, on_ballot=app.ballot_posted, clock=time.clock()
-        )
-        app.attach(transport)
+        transport = DiscordTransport(app.router, settings, clock=time.clock())
         async with simulated(transport, time) as server:
             yield app, server

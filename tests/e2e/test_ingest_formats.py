@@ -15,6 +15,7 @@ import pytest
 
 from bot.actor import Actor
 from bot.registry import Upload
+from bot.router import Invocation, Line
 from ingest.cli import add_ingest_arguments, run_ingest
 from ingest.loaders.ocr import tesseract_path
 from retrieval.types import Chunk, Filter
@@ -91,9 +92,11 @@ async def test_a_question_about_ruth_4_is_cited_under_chapter_4(tmp_path: Path) 
     async with open_app(tmp_path / "data", corpus=False) as app:
         admin = Actor("console", "1", "1", is_admin=True)
         upload = Upload.of((FIXTURES / "ruth-weasyprint.pdf").read_bytes(), "ruth.pdf")
-        done = await app.router.handle_text(admin, "/ingest", upload=upload)
+        done = await app.router.answer(Invocation(admin, Line("/ingest"), upload=upload))
         assert done is not None and "已导入《路得记》" in done.plain()
-        reply = await app.router.handle_text(admin, "/ask 波阿斯对那至近的亲属说了什么？")
+        reply = await app.router.answer(
+            Invocation(admin, Line("/ask 波阿斯对那至近的亲属说了什么？"))
+        )
         assert reply is not None
         text = reply.plain()
         assert "【路得记，第四章\u3000波阿斯赎产娶路得】" in text

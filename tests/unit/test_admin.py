@@ -11,6 +11,7 @@ import pytest
 from bot.actor import Actor
 from bot.admin import AdminCache, AdminPolicy, AdminUnknown, Member
 from bot.ratelimit import RateLimiter
+from bot.router import Invocation, Line
 from tests.service_fakes import RecordingNovels, RecordingScholar, fake_router
 
 
@@ -107,10 +108,12 @@ async def test_unknown_admin_status_is_said_once_in_the_log_never_a_wrong_refusa
 
     creator = Actor("telegram", "-100", "1")
     with caplog.at_level(logging.DEBUG):
-        asked = await router.handle_text(creator, "/ask 什么是经纶？", member=member)
+        asked = await router.answer(Invocation(creator, Line("/ask 什么是经纶？"), member=member))
         assert lookups == 0  # /ask needs no admin: nothing is looked up
-        closed = await router.handle_text(creator, "/chapter close", member=member)
-        english = await router.handle_text(creator, "/chapter delete 2 confirm", member=member)
+        closed = await router.answer(Invocation(creator, Line("/chapter close"), member=member))
+        english = await router.answer(
+            Invocation(creator, Line("/chapter delete 2 confirm"), member=member)
+        )
     assert asked is not None and not asked.is_error and lookups == 2
     assert closed is not None and closed.is_error
     assert closed.plain() == "暂时无法确认管理员身份，请稍后再试。"
@@ -129,8 +132,12 @@ async def test_english_words_get_the_english_admin_notice() -> None:
     async def member() -> Member:
         raise AdminUnknown("down")
 
-    reply = await router.handle_text(
-        Actor("telegram", "-100", "1"), "/chapter revise 2 make the ending darker", member=member
+    reply = await router.answer(
+        Invocation(
+            Actor("telegram", "-100", "1"),
+            Line("/chapter revise 2 make the ending darker"),
+            member=member,
+        )
     )
     assert reply is not None and reply.plain() == (
         "Could not confirm admin status right now; please try again later."

@@ -18,10 +18,10 @@ from retrieval.llm import build_llm
 from retrieval.llm.scripted import ScriptedLLM
 from retrieval.ports import LLM, Embedder
 from tests.reliability.helpers.stack import open_app
-from tests.service_fakes import RecordingNovels, RecordingScholar
+from tests.service_fakes import RecordingBallots, RecordingNovels, RecordingScholar
 
 ROOT = Path(__file__).resolve().parents[2]
-REGISTRY = standard_registry(RecordingScholar(), RecordingNovels())
+REGISTRY = standard_registry(RecordingScholar(), RecordingNovels(), RecordingBallots())
 
 
 def _imports(path: Path) -> set[str]:

@@ -137,7 +137,9 @@ def app_settings(data_dir: Path, **overrides: Any) -> Settings:
 @asynccontextmanager
 async def simulated(transport: DiscordTransport, time: VirtualTime) -> AsyncIterator[Server]:
     """`transport`'s client in SimCord, with one server set up."""
-    async with simcord.run(transport.client, settle_timeout=SETTLE_S) as env:
+    # An AutoShardedClient left to Discord's recommended count runs one shard here.
+    shards = None if transport.client.shard_count is not None else 1
+    async with simcord.run(transport.client, settle_timeout=SETTLE_S, shard_count=shards) as env:
         time.env = env
         try:
             yield Server.open(env, time)

@@ -119,9 +119,26 @@ def _send_kwargs(message: DiscordMessage, *, files_key: str = "files") -> dict[s
     return kwargs
 
 
-class _Client(discord.Client):
-    def __init__(self, transport: DiscordTransport) -> None:
-        super().__init__(intents=discord.Intents.default(), allowed_mentions=NO_MENTIONS)
+class _Client(discord.AutoShardedClient):
+    """Sharded (Discord refuses an unsharded bot in more than 2,500 servers): the shard count
+    and this process's shards come from the settings, Discord's recommendation when unset
+    (docs/SCALE.md)."""
+
+    def __init__(self, transport: DiscordTransport, settings: Settings) -> None:
+        intents, count, ids = (
+            discord.Intents.default(),
+            settings.discord_shard_count,
+            settings.shard_ids,
+        )
+        if ids is None:  # every shard (of Discord's recommended count when none is set)
+            super().__init__(intents=intents, allowed_mentions=NO_MENTIONS, shard_count=count)
+        else:
+            super().__init__(
+                intents=intents,
+                allowed_mentions=NO_MENTIONS,
+                shard_count=count,
+                shard_ids=list(ids),
+            )
         self.transport = transport
         self.tree: app_commands.CommandTree[_Client] = app_commands.CommandTree(self)
 
@@ -166,7 +183,7 @@ class DiscordTransport(ChatTransport[DiscordOutlet]):
         self._token = required_token(settings.discord_token, "DISCORD_TOKEN")
         self._settings = settings
         self._actions = ActionTable(CUSTOM_ID_LIMIT)
-        self.client = _Client(self)
+        self.client = _Client(self, settings)
         self.tree = self.client.tree
         self._task: asyncio.Task[None] | None = None
         self._started = False

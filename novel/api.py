@@ -24,6 +24,11 @@ class Propose(Goal):
 
 
 @dataclass(frozen=True, slots=True)
+class ShowRound:
+    """The chat's open round as it stands (phase, deadline, proposals, running count)."""
+
+
+@dataclass(frozen=True, slots=True)
 class ChooseOption:
     """`/chapter vote N`: option N (1-based, as on the ballot) of the chat's open round."""
 
@@ -134,7 +139,7 @@ class Export:
 
 
 # The requests by the service that answers them (rounds; chapters; the blueprint).
-RoundRequest = NextRound | Propose | ChooseOption | CloseRound
+RoundRequest = NextRound | Propose | ShowRound | ChooseOption | CloseRound
 ChapterRequest = (
     SubmitChapter
     | ShowChapter

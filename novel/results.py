@@ -15,6 +15,7 @@ from typing import Literal
 
 from novel.consistency import Finding
 from novel.evolve import BlueprintChange
+from novel.phase import Phase
 from retrieval.i18n import Lang
 
 
@@ -126,6 +127,21 @@ class BallotView:
     @property
     def votes(self) -> int:
         return sum(len(o.voters) for o in self.options)
+
+
+@dataclass(frozen=True, slots=True)
+class CurrentRound:
+    """The chat's open round as it stands: its phase, the chapter it is for, when the current
+    phase closes (on the room's clock; None while the winner is written or waits for its
+    text), the proposals with the running count, and the winner once there is one."""
+
+    round_id: str
+    phase: Phase
+    number: int  # the chapter the round is for
+    deadline: datetime | None
+    minutes: int  # left until `deadline`
+    options: tuple[BallotOption, ...]
+    winner: str = ""  # the winning proposal's title (writing, pending)
 
 
 @dataclass(frozen=True, slots=True)

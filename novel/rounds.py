@@ -15,6 +15,7 @@ from novel.repo import ChapterStore, RoundRow, RoundStore
 from novel.results import (
     BallotOption,
     BallotView,
+    CurrentRound,
     Outcome,
     ProposalSaved,
     Refused,
@@ -55,20 +56,23 @@ class BallotViews:
         r = await self._rounds.get_round(round_id)
         if r is None:
             return None
-        proposals = await self._rounds.proposals(round_id)
-        voters: dict[int, list[str]] = {p.id: [] for p in proposals}
-        for v in await self._rounds.votes(round_id):
-            voters.setdefault(v.proposal_id, []).append(v.user_name or v.user_id)
         return BallotView(
             round_id=r.id,
             chat_id=r.chat_id,
             lang=lang_of(r),
-            options=tuple(
-                BallotOption(p.title, p.summary, p.user_name, tuple(voters[p.id]))
-                for p in proposals
-            ),
+            options=await self.options(round_id),
             minutes=minutes_left(self._clock, r.vote_deadline),
             closed=r.phase != Phase.VOTING,
+        )
+
+    async def options(self, round_id: str) -> tuple[BallotOption, ...]:
+        """The round's proposals in ballot order, each with who voted for it."""
+        proposals = await self._rounds.proposals(round_id)
+        voters: dict[int, list[str]] = {p.id: [] for p in proposals}
+        for v in await self._rounds.votes(round_id):
+            voters.setdefault(v.proposal_id, []).append(v.user_name or v.user_id)
+        return tuple(
+            BallotOption(p.title, p.summary, p.user_name, tuple(voters[p.id])) for p in proposals
         )
 
 
@@ -114,6 +118,26 @@ class RoundService:
         self._schedule(round_id, deadline)
         number = len(await self._book.chapters(member.chat_id)) + 1
         return RoundOpened(number, self.minutes_left(deadline), self.model_writes)
+
+    async def current(self, member: Member) -> CurrentRound:
+        """The member's chat's open round as it stands; `Refused("no_round")` without one."""
+        r = await self._rounds.open_round(member.chat_id)
+        if r is None:
+            raise Refused("no_round")
+        deadline = {Phase.PROPOSAL: r.proposal_deadline, Phase.VOTING: r.vote_deadline}.get(r.phase)
+        options = await self.ballots.options(r.id)
+        winner = next(
+            (p.title for p in await self._rounds.proposals(r.id) if p.id == r.winner_id), ""
+        )
+        return CurrentRound(
+            r.id,
+            r.phase,
+            len(await self._book.chapters(r.chat_id)) + 1,
+            deadline,
+            self.minutes_left(deadline),
+            options,
+            winner,
+        )
 
     async def propose(self, member: Member, goal: Goal) -> ProposalSaved:
         title, summary, notes = goal.title.strip(), goal.summary, goal.notes

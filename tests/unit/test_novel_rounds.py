@@ -8,8 +8,13 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+import pytest
+
 from bot.actor import Actor
+from bot.presenters.novel import member_of
 from novel import api
+from novel.phase import Phase
+from novel.results import Refused
 from novel.settings import NovelSettings
 from novel.summary import SUMMARY_SYSTEM
 from retrieval.llm.scripted import ScriptedLLM
@@ -273,3 +278,34 @@ async def test_ballot_help_matches_the_ballot_actually_rendered(tmp_path: Path) 
         assert ballot.poll is not None and not ballot.poll.native
         assert len(dr.render(ballot)[-1].buttons) == 3
         assert _rendered_ballot_help(ballot.plain()) == "buttons", ballot.plain()
+
+
+async def test_the_open_round_as_it_stands(tmp_path: Path) -> None:
+    """`RoundService.current`: the phase, the chapter, the minutes left on the room's clock,
+    the proposals with their running count, the winner once decided."""
+    async with Room(tmp_path, None) as room:
+        s, rounds, asking = room.service, room.novel.rounds, member_of(member(9))
+        with pytest.raises(Refused) as none:
+            await rounds.current(asking)
+        assert none.value.key == "no_round"
+        await s.handle(ADMIN, api.NextRound())
+        room.clock.advance(minutes=20)
+        await s.handle(member(1), api.Propose("夜渡", "渡河"))
+        now = await rounds.current(asking)
+        assert (now.phase, now.number, now.minutes) == (Phase.PROPOSAL, 1, 40)
+        assert [(o.title, o.proposer, o.voters) for o in now.options] == [("夜渡", "成员1", ())]
+        await s.handle(member(2), api.Propose("寻师"))
+        assert not (await s.handle(ADMIN, api.CloseRound())).is_error  # voting opens
+        await s.handle(member(3), api.ChooseOption(2))
+        room.clock.advance(minutes=15)
+        now = await rounds.current(asking)
+        assert (now.phase, now.minutes, now.winner) == (Phase.VOTING, 45, "")
+        assert [o.voters for o in now.options] == [(), ("成员3",)]
+        await s.handle(ADMIN, api.CloseRound())  # no model: the winner waits for its text
+        now = await rounds.current(asking)
+        assert (now.phase, now.deadline, now.minutes, now.winner) == (
+            Phase.PENDING,
+            None,
+            0,
+            "寻师",
+        )

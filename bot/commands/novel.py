@@ -88,6 +88,7 @@ def novel_handlers(service: NovelService, words: NovelPresenter) -> Handlers:
 
     add(api.NextRound, lambda m, r, steps: service.next_round(m, steps), words.next_round)
     add(api.Propose, lambda m, r, steps: rounds.propose(m, r), words.proposed)
+    add(api.ShowRound, lambda m, r, steps: rounds.current(m), words.current_round)
     add(
         api.ChooseOption,
         lambda m, r, steps: rounds.vote(api.Vote("", r.option, m)),
@@ -334,8 +335,8 @@ def novel_commands(
             "chapter",
             "小说接龙：提议、投票、写作与修订章节",
             "Collaborative novel: propose, vote, write and revise chapters",
-            "/chapter next | propose | vote | submit | show | revise | history | rollback | delete"
-            " | close",
+            "/chapter next | propose | status | vote | submit | show | revise | history | rollback"
+            " | delete | close",
         ),
         (
             command(
@@ -368,6 +369,17 @@ def novel_commands(
                 ),
                 pipe_split=True,
                 rate_limited=False,  # cheap, and a round's last minute must not lock people out
+            ),
+            command(
+                Help(
+                    "status",
+                    "当前这一轮：阶段、截止时间、各提议与票数",
+                    "The open round: its phase, deadline, proposals and running count",
+                    "/chapter status",
+                ),
+                novel_api.ShowRound,
+                lambda v: novel_api.ShowRound(),
+                rate_limited=False,  # a look, no work
             ),
             command(
                 Help(

@@ -20,7 +20,9 @@ from novel.blueprint import BlueprintError
 from novel.consistency import Finding
 from novel.evolve import BlueprintChange
 from novel.member import Member
+from novel.phase import Phase
 from novel.results import (
+    BallotOption,
     BallotView,
     BlueprintEdited,
     BlueprintHistoryView,
@@ -31,6 +33,7 @@ from novel.results import (
     ChapterView,
     Closed,
     ClosedAndWritten,
+    CurrentRound,
     Deleted,
     Exported,
     History,
@@ -121,6 +124,27 @@ class NovelPresenter:
             T(lang, "proposal_count", n=r.count, minutes=r.minutes),
             lang=lang,
         )
+
+    def current_round(self, r: CurrentRound, actor: Actor) -> Reply:
+        """`/chapter status`: the phase, the proposals (with the running count once voting
+        opened), what closes when, and what members can do now."""
+        lang = actor.lang
+        heading = T(lang, "chapter_heading", n=r.number, title=T(lang, f"phase_{r.phase.value}"))
+        counted = r.phase != Phase.PROPOSAL
+        lines = [_option_line(i, o, lang, counted) for i, o in enumerate(r.options, start=1)]
+        blocks = [Block(heading, "heading"), *([Block("\n".join(lines))] if lines else [])]
+        if r.phase == Phase.PROPOSAL:
+            said = [T(lang, "proposal_count", n=len(r.options), minutes=r.minutes)]
+            said.append(T(lang, "how_to_propose"))
+        elif r.phase == Phase.VOTING:
+            votes = sum(len(o.voters) for o in r.options)
+            said = [T(lang, "ballot_total", n=votes) + T(lang, "ballot_help", minutes=r.minutes)]
+        elif r.phase == Phase.WRITING:
+            said = [T(lang, "writing_progress", n=r.number)]
+        else:
+            said = [T(lang, "pending_waiting", title=r.winner, n=r.number)]
+        blocks += [Block(text, "note") for text in said]
+        return Reply(blocks=tuple(blocks), lang=lang)
 
     def vote_cast(self, r: VoteCast, actor: Actor) -> Reply:
         lang = actor.lang
@@ -451,6 +475,16 @@ def tally_lines(counts: Sequence[tuple[Proposal, int]], lang: Lang) -> list[str]
     """The count of each proposal, one line each, in ballot order."""
     unit = " vote(s)" if lang == "en" else " 票"
     return [f"{i}. {p.title} — {n}{unit}" for i, (p, n) in enumerate(counts, start=1)]
+
+
+def _option_line(number: int, option: BallotOption, lang: Lang, counted: bool) -> str:
+    """A proposal on one line: its number and title, its count (once voting opened), who
+    proposed it."""
+    unit = " vote(s)" if lang == "en" else " 票"
+    by = "proposed by " if lang == "en" else "提议："
+    count = f" — {len(option.voters)}{unit}" if counted else ""
+    proposer = f" · {by}{option.proposer}" if option.proposer else ""
+    return f"{number}. {option.title}{count}{proposer}"
 
 
 def _one_line(text: str) -> str:

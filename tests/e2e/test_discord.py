@@ -104,6 +104,7 @@ async def test_start_syncs_commands_from_the_table(tmp_path: Path) -> None:
     assert set(subs) == {
         "next",
         "propose",
+        "status",  # issue 41: the open round as it stands
         "vote",
         "submit",  # issue 12: the group writes the winning chapter itself
         "show",

@@ -371,3 +371,18 @@ async def test_an_upload_is_checked_before_ack_and_its_real_size_after_reading()
     assert "文件太大了" in await load(upload("c.txt", 2, b"abcdefghi"))  # the size understated
     assert await load(upload("d.txt", 3, b"abc")) == "ok"
     assert acks == ["ack", "ack"] and reads == ["c.txt", "d.txt"] and taken == [b"abc"]
+
+
+async def test_chapter_status_takes_no_arguments_and_ignores_stray_words(
+    parts: tuple[Router, RecordingScholar, RecordingNovels],
+) -> None:
+    """`/chapter status` (issue 41) has no parameter: what follows it (garbage, pipes, a
+    number) is ignored as for every command without one, and a member may ask (no admin
+    lookup); words in English get the answer in English."""
+    router, _, novels = parts
+    member = Actor("telegram", "-100", "8")
+    for line in ("/chapter status", "/chapter status ||| ### 3 <b>", "/chapter status what now"):
+        reply = await router.answer(Invocation(member, Line(line, private=False)))
+        assert reply is not None and not reply.is_error, line
+    assert novels.requests == [novel_api.ShowRound()] * 3
+    assert [actor.lang for actor, _ in novels.calls] == ["zh", "zh", "en"]

@@ -13,6 +13,7 @@ import logging
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
 
+from kernel.refusal import Refused
 from novel import consistency, evolve
 from novel.blueprint import Blueprint, default_blueprint, validate
 from novel.consistency import Finding
@@ -28,7 +29,6 @@ from novel.results import (
     Exported,
     History,
     Proposal,
-    Refused,
     RolledBack,
     SaveHow,
     Steps,

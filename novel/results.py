@@ -2,8 +2,9 @@
 
 These are the writers' room's own facts, not storage rows: the repository (`novel.repo`) builds
 them from its rows (`Proposal`, `ChapterVersion`, `ProposedChange`), and nothing here imports
-it. `bot.presenters.novel` words each one. A refusal is raised as `Refused` (a catalog key and
-its fields) so a service can stop anywhere with one line; the presenter words it.
+it. `bot.presenters.novel` words each one. A refusal is raised as `kernel.refusal.Refused` (a
+catalogue key and its fields) so a service can stop anywhere with one line; the presenter
+words it.
 """
 
 from __future__ import annotations
@@ -17,16 +18,6 @@ from novel.consistency import Finding
 from novel.evolve import BlueprintChange
 from novel.phase import Phase
 from retrieval.i18n import Lang
-
-
-class Refused(Exception):
-    """A user-facing refusal: the catalog key and its fields."""
-
-    def __init__(self, key: str, **fields: object) -> None:
-        super().__init__(key)
-        self.key = key
-        self.fields = fields
-
 
 # ---- what the results are made of -------------------------------------------------------------
 

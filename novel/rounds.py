@@ -7,6 +7,7 @@ from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Literal
 
+from kernel.refusal import Refused
 from novel.announce import Announce
 from novel.api import Vote, Withdrawal
 from novel.member import Member
@@ -18,7 +19,6 @@ from novel.results import (
     CurrentRound,
     Outcome,
     ProposalSaved,
-    Refused,
     RoundEmpty,
     RoundOpened,
     VoteCast,

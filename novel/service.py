@@ -21,6 +21,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from datetime import datetime
 
+from kernel.refusal import Refused
 from novel.announce import Announce
 from novel.blueprint import default_blueprint
 from novel.chapters import ChapterService
@@ -34,7 +35,6 @@ from novel.results import (
     Closed,
     ClosedAndWritten,
     Proposal,
-    Refused,
     RoundEmpty,
     RoundOpened,
     Steps,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+from kernel.refusal import Refused
 from novel.blueprint import (
     Blueprint,
     default_blueprint,
@@ -22,7 +23,6 @@ from novel.results import (
     BlueprintSaved,
     BlueprintShown,
     ChangesDecided,
-    Refused,
 )
 from novel.schedule import Now
 from novel.settings import NovelSettings

@@ -15,8 +15,9 @@ from bot.presenters.novel import NovelPresenter, member_of
 from bot.presenters.novel_messages import T
 from bot.registry import PollAnswer
 from bot.reply import Posted, Reply
+from kernel.refusal import Refused
 from novel.api import Vote, Withdrawal
-from novel.results import Refused, VoteCast, VoteRetracted
+from novel.results import VoteCast, VoteRetracted
 
 
 @dataclass(frozen=True, slots=True)

@@ -29,13 +29,18 @@ from bot.registry import (
     Values,
 )
 from bot.reply import Reply
+from kernel.refusal import Refused
 from novel import api as novel_api
 from novel.api import Story
 from novel.blueprint import BlueprintError
 from novel.cast import RECAP_DEFAULT, RECAP_MAX
 from novel.chapters import ChapterService
 from novel.member import Member
-from novel.results import ChapterSaved, Refused, Revising, Steps
+from novel.results import (
+    ChapterSaved,
+    Revising,
+    Steps,
+)
 from novel.service import NovelService
 from novel.settings import MAX_CHAPTER_CHARS
 

@@ -16,6 +16,7 @@ from typing import Protocol
 from bot.actor import Actor
 from bot.presenters.novel_messages import T
 from bot.reply import Attachment, Block, Posted, Progress, Reply
+from kernel.refusal import Refused
 from novel.blueprint import BlueprintError
 from novel.consistency import Finding
 from novel.evolve import BlueprintChange
@@ -40,7 +41,6 @@ from novel.results import (
     Proposal,
     ProposalSaved,
     ProposedChange,
-    Refused,
     Revising,
     RolledBack,
     RoundEmpty,
@@ -82,10 +82,10 @@ class NovelPresenter:
 
     def refusal(self, lang: Lang, refused: Refused, *, admin: bool = False) -> Reply:
         fields = dict(refused.fields)
-        if refused.key == "round_open" and isinstance(fields.get("phase"), str):
+        if refused.reason == "round_open" and isinstance(fields.get("phase"), str):
             fields["phase"] = T(lang, f"phase_{fields['phase']}")
-        text = T(lang, refused.key, **fields)
-        if admin and refused.key == "needs_model":  # the setting to fix, said once
+        text = T(lang, refused.reason, **fields)
+        if admin and refused.reason == "needs_model":  # the setting to fix, said once
             text += T(lang, "admin_setting")
         return Reply.error(text, lang=lang)
 

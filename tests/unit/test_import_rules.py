@@ -10,7 +10,10 @@
 - `novel` never holds a chat's message or poll id either: where a ballot was posted is the
   ballot room's (`bot/ballot/`), and a member reaches the room as plain ids.
 - the domain packages build no `Catalog` of user messages: they return typed facts (a reason
-  and its fields) and `bot/` words them.
+  and its fields) and `bot/` words them;
+- the shared kernel (`kernel/`: the catalogue's mechanism, the refusal type) imports none of
+  the rooms, so every room can import it; and a refusal is one convention: no room defines a
+  refusal type of its own (they raise `kernel.refusal.Refused`).
 """
 
 from __future__ import annotations
@@ -21,7 +24,8 @@ from collections.abc import Collection, Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-PACKAGES = ("bot", "retrieval", "novel", "ingest")
+PACKAGES = ("bot", "retrieval", "novel", "ingest", "kernel")
+ROOMS = ("bot", "retrieval", "novel", "ingest")
 DOMAIN = ("retrieval", "novel")
 CHAT_SDKS = ("discord", "telegram")
 # Modules that speak chat (what a reply looks like, who asks on which platform).
@@ -250,3 +254,31 @@ def test_the_domain_packages_build_no_catalogue_of_user_messages() -> None:
         tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
         built += [f"{name}:{line}" for line in _catalogues(tree)]
     assert built == []
+
+
+def test_the_kernel_imports_no_room() -> None:
+    offending: list[str] = []
+    for name, path in product_modules().items():
+        if name.split(".")[0] != "kernel":
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+        for target in _imported(tree, name, path.name == "__init__.py"):
+            if target.split(".")[0] in ROOMS or target.split(".")[0] in CHAT_SDKS:
+                offending.append(f"{name} imports {target}")
+    assert offending == []
+
+
+REFUSALS = re.compile(r"^Refus(al|ed)$")
+
+
+def test_a_refusal_is_one_convention_in_every_room() -> None:
+    """Issue 41: the scholar returned a `Refusal` value, the writers' room raised its own
+    `Refused`; now every room raises `kernel.refusal.Refused`, and none defines another."""
+    defined = [
+        f"{name}.{n}"
+        for name, path in product_modules().items()
+        if name.split(".")[0] in ROOMS
+        for n in _defined_names(ast.parse(path.read_text(encoding="utf-8"), str(path)))
+        if REFUSALS.match(n)
+    ]
+    assert defined == []

@@ -12,9 +12,9 @@ import pytest
 
 from bot.actor import Actor
 from bot.presenters.novel import member_of
+from kernel.refusal import Refused
 from novel import api
 from novel.phase import Phase
-from novel.results import Refused
 from novel.settings import NovelSettings
 from novel.summary import SUMMARY_SYSTEM
 from retrieval.llm.scripted import ScriptedLLM
@@ -287,7 +287,7 @@ async def test_the_open_round_as_it_stands(tmp_path: Path) -> None:
         s, rounds, asking = room.service, room.novel.rounds, member_of(member(9))
         with pytest.raises(Refused) as none:
             await rounds.current(asking)
-        assert none.value.key == "no_round"
+        assert none.value.reason == "no_round"
         await s.handle(ADMIN, api.NextRound())
         room.clock.advance(minutes=20)
         await s.handle(member(1), api.Propose("夜渡", "渡河"))

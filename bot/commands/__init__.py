@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Literal
 
 from bot.commands.help import help_command, start_command
-from bot.commands.scholar import Scholar, scholar_commands
+from bot.commands.scholar import ScholarReplies, scholar_commands
 from bot.registry import MAX_UPLOAD_BYTES, Registry
 
 if TYPE_CHECKING:
@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
 
 def standard_registry(
-    scholar: Scholar,
+    scholar: ScholarReplies,
     novels: NovelRunner,
     ballots: BallotReplies,
     *,
@@ -56,7 +56,10 @@ def standard_registry(
 
 
 def scholar_registry(
-    scholar: Scholar, *, chats: LanguageSetting | None = None, registry: Registry | None = None
+    scholar: ScholarReplies,
+    *,
+    chats: LanguageSetting | None = None,
+    registry: Registry | None = None,
 ) -> Registry:
     """The scholar's commands alone: what the one-shot CLI (`baibao ask`, `baibao cite`)
     routes, with no writers' room open."""

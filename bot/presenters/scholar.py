@@ -2,7 +2,7 @@
 typed results (`Answer`, `CiteResult`) and its refusals (`kernel.refusal.Refused`) are worded
 here as `Reply`s.
 
-`ScholarPresenter` is what the commands call (`bot.commands.scholar.Scholar`); given `pictures`,
+`ScholarPresenter` is what the commands call (`bot.commands.scholar.ScholarReplies`); given `pictures`,
 an answer that showed a knowledge-graph path also carries a picture of it.
 """
 

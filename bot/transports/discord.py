@@ -21,7 +21,7 @@ import discord
 from discord import app_commands
 
 from bot.actor import Actor
-from bot.admin import Member
+from bot.admin import MemberFacts
 from bot.i18n import catalog
 from bot.registry import Command, Entry, Group, Param, Suggest, Upload, UploadFailed
 from bot.render.discord import (
@@ -336,14 +336,14 @@ class DiscordTransport(ChatTransport[DiscordOutlet]):
         )
 
     @staticmethod
-    def member(interaction: discord.Interaction[Any]) -> Member:
+    def member(interaction: discord.Interaction[Any]) -> MemberFacts:
         """What Discord says about the member; `bot.admin.AdminPolicy` decides what it means."""
         user = interaction.user
         if not isinstance(user, discord.Member):  # a DM: the user's own chat
-            return Member(private_chat=True)
+            return MemberFacts(private_chat=True)
         perms = interaction.permissions
         guild = interaction.guild
-        return Member(
+        return MemberFacts(
             owner=guild is not None and guild.owner_id == user.id,
             administrator=perms.administrator,
             manage_server=perms.manage_guild,
@@ -370,7 +370,7 @@ class DiscordTransport(ChatTransport[DiscordOutlet]):
         async def ack() -> None:
             await interaction.response.defer(thinking=True)
 
-        async def member() -> Member:
+        async def member() -> MemberFacts:
             return self.member(interaction)
 
         await self.router.handle(
@@ -403,8 +403,8 @@ class DiscordTransport(ChatTransport[DiscordOutlet]):
             lang=self._settings.default_language,
         )
 
-        async def member() -> Member:
-            return Member(private_chat=True)
+        async def member() -> MemberFacts:
+            return MemberFacts(private_chat=True)
 
         said = Line(message.content, bot_username=me.name if me is not None else "", private=True)
         await self.router.handle(
@@ -415,7 +415,7 @@ class DiscordTransport(ChatTransport[DiscordOutlet]):
         action = self._actions.decode(custom_id)
         await interaction.response.defer(ephemeral=True, thinking=True)
 
-        async def member() -> Member:
+        async def member() -> MemberFacts:
             return self.member(interaction)
 
         await self.router.handle(

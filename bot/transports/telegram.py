@@ -27,7 +27,7 @@ from telegram.ext import (
 from telegram.request import BaseRequest
 
 from bot.actor import Actor
-from bot.admin import AdminCache, AdminUnknown, Member
+from bot.admin import AdminCache, AdminUnknown, MemberFacts
 from bot.registry import PollAnswer, Upload, UploadFailed
 from bot.render.stream import TELEGRAM_EDIT_INTERVAL_S, ActionTable, StreamingEditor
 from bot.render.telegram import CALLBACK_LIMIT, TelegramMessage, plain_preview, render
@@ -306,25 +306,25 @@ class TelegramTransport(ChatTransport[_Chat]):
 
     def _member(
         self, chat: Chat, user_id: int, sender_chat: Chat | None = None
-    ) -> Callable[[], Awaitable[Member]]:
+    ) -> Callable[[], Awaitable[MemberFacts]]:
         """The lookup the router calls when a command needs an admin (never otherwise)."""
 
-        async def lookup() -> Member:
+        async def lookup() -> MemberFacts:
             if chat.type == ChatType.PRIVATE:
-                return Member(private_chat=True)
+                return MemberFacts(private_chat=True)
             if sender_chat is not None:  # on behalf of a chat: no member to look up
-                return Member(as_the_chat=sender_chat.id == chat.id)
+                return MemberFacts(as_the_chat=sender_chat.id == chat.id)
             return await self.admins.member(chat.id, user_id)
 
         return lookup
 
-    async def _fetch_admins(self, chat_id: int) -> dict[int, Member]:
+    async def _fetch_admins(self, chat_id: int) -> dict[int, MemberFacts]:
         try:
             admins = await self.app.bot.get_chat_administrators(chat_id)
         except TelegramError as err:
             raise AdminUnknown(f"telegram getChatAdministrators: {err}") from err
         return {
-            a.user.id: Member(
+            a.user.id: MemberFacts(
                 owner=a.status == ChatMemberStatus.OWNER,
                 administrator=a.status == ChatMemberStatus.ADMINISTRATOR,
             )

@@ -301,21 +301,21 @@ async def test_submit_looks_the_caller_up_without_requiring_an_admin(
 ) -> None:
     """Anyone may try /chapter submit (the winner's author); the router still tells the
     service whether an admin asks — and a failed lookup means "not an admin", not a refusal."""
-    from bot.admin import AdminUnknown, Member
+    from bot.admin import AdminUnknown, MemberFacts
 
     router, _, novels = parts
     member = Actor("telegram", "-100", "8")
     looked: list[str] = []
 
-    async def admin() -> Member:
+    async def admin() -> MemberFacts:
         looked.append("admin")
-        return Member(administrator=True)
+        return MemberFacts(administrator=True)
 
-    async def plain() -> Member:
+    async def plain() -> MemberFacts:
         looked.append("plain")
-        return Member()
+        return MemberFacts()
 
-    async def broken() -> Member:
+    async def broken() -> MemberFacts:
         looked.append("broken")
         raise AdminUnknown("502")
 

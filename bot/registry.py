@@ -30,7 +30,7 @@ from typing import Any, Generic, Literal, TypeVar
 
 from bot.actor import Actor
 from bot.reply import Posted, Progress, Reply
-from retrieval.i18n import Lang
+from kernel.i18n import Lang
 
 A = TypeVar("A")
 

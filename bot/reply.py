@@ -12,7 +12,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Literal
 
-from retrieval.i18n import Lang
+from kernel.i18n import Lang
 
 BlockKind = Literal["heading", "text", "quote", "code", "item", "note"]
 

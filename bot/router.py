@@ -69,8 +69,8 @@ from bot.registry import (
     Values,
 )
 from bot.reply import Posted, Progress, Reply
+from kernel.i18n import Lang, detect_language
 from retrieval.clock import SYSTEM_CLOCK, Clock
-from retrieval.i18n import Lang, detect_language
 
 log = logging.getLogger(__name__)
 

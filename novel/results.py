@@ -14,10 +14,10 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Literal
 
+from kernel.i18n import Lang
 from novel.consistency import Finding
 from novel.evolve import BlueprintChange
 from novel.phase import Phase
-from retrieval.i18n import Lang
 
 # ---- what the results are made of -------------------------------------------------------------
 

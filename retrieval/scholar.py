@@ -21,6 +21,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
+from kernel.i18n import Lang
 from kernel.refusal import Refused
 from retrieval import scripture
 from retrieval.answer import (
@@ -39,7 +40,6 @@ from retrieval.answer import (
     quote_at,
     verify,
 )
-from retrieval.i18n import Lang
 from retrieval.index import SourceNames, VerseRow
 from retrieval.labels import CitationLabel
 from retrieval.ports import LLM, CitationStats, LLMError, OnDelta, VectorStore

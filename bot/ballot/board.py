@@ -25,9 +25,9 @@ from bot.ballot.editor import BallotEditor
 from bot.ballot.store import BallotStore, PostedBallot
 from bot.presenters.novel_messages import T
 from bot.reply import Block, Button, Poll, Posted, Reply
+from kernel.i18n import Lang
 from novel.results import BallotView
 from retrieval.clock import Clock
-from retrieval.i18n import Lang
 from retrieval.lifecycle import Closing
 
 log = logging.getLogger(__name__)

@@ -16,6 +16,7 @@ from typing import Protocol
 from bot.actor import Actor
 from bot.presenters.novel_messages import T
 from bot.reply import Attachment, Block, Posted, Progress, Reply
+from kernel.i18n import Lang
 from kernel.refusal import Refused
 from novel.blueprint import BlueprintError
 from novel.consistency import Finding
@@ -53,7 +54,6 @@ from novel.results import (
     Writing,
 )
 from novel.settings import NovelSettings
-from retrieval.i18n import Lang
 
 
 def join(*replies: Reply) -> Reply:

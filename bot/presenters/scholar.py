@@ -16,10 +16,10 @@ from bot.actor import Actor
 from bot.i18n import catalog
 from bot.presenters.answer import answer_reply
 from bot.reply import Attachment, Block, BlockKind, Progress, Reply
+from kernel.i18n import Lang
 from kernel.refusal import Refused
 from retrieval import scripture
 from retrieval.answer import Answer
-from retrieval.i18n import Lang
 from retrieval.requests import AskRequest, CiteRequest
 from retrieval.scholar import (
     MAX_VERSES,

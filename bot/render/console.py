@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from bot.reply import Reply
-from retrieval.i18n import Lang
+from kernel.i18n import Lang
 
 _SOURCES = {"zh": "出处", "en": "Sources"}
 _CHOOSE = {"zh": "（输入 /press 编号 选择）", "en": "(type /press N to choose)"}

@@ -16,7 +16,7 @@ from discord.utils import escape_markdown, escape_mentions
 from bot.render import join_pieces, short_label, split_message
 from bot.render.stream import ActionTable
 from bot.reply import Block, Reply
-from retrieval.i18n import Lang
+from kernel.i18n import Lang
 
 LIMIT = 2000
 MAX_PIECES = 6  # beyond this the whole text also goes as a .md file and only the start is posted

@@ -14,7 +14,7 @@ from bot.render.console import actions, render
 from bot.reply import Attachment, Posted, Reply
 from bot.router import Invocation, Line, Press, Router
 from bot.transports.base import ChatTransport
-from retrieval.i18n import Lang
+from kernel.i18n import Lang
 
 PROMPT = "百宝箱> "
 _BYE = {"zh": "再见。", "en": "Bye."}

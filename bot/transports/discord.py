@@ -38,8 +38,8 @@ from bot.reply import Posted, Reply
 from bot.router import Invocation, Line, Press, Router, Slash
 from bot.settings import Settings
 from bot.transports.base import ChatTransport, required_token
+from kernel.i18n import Lang
 from retrieval.clock import Clock
-from retrieval.i18n import Lang
 
 log = logging.getLogger(__name__)
 

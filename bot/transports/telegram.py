@@ -36,8 +36,8 @@ from bot.router import Invocation, Line, Post, Press, Router
 from bot.settings import Settings
 from bot.transports.base import ChatTransport, required_token
 from bot.transports.telegram_flood import FloodControl
+from kernel.i18n import Lang
 from retrieval.clock import Clock
-from retrieval.i18n import Lang
 
 log = logging.getLogger(__name__)
 

@@ -58,7 +58,7 @@ def test_a_name_is_registered_once() -> None:
 def test_transports_hold_no_domain_rules() -> None:
     """Only the shared reply/request model (and the injected clock) comes from `retrieval/`;
     no service, no parser, no copied admin policy."""
-    allowed = {"retrieval.requests", "retrieval.i18n", "retrieval.clock"}
+    allowed = {"retrieval.requests", "kernel.i18n", "retrieval.clock"}
     for path in (ROOT / "bot" / "transports").glob("*.py"):
         text = path.read_text(encoding="utf-8")
         used = {m for m in _imports(path) if m.startswith(("retrieval", "novel", "ingest"))}

@@ -13,6 +13,7 @@ COPY bot ./bot
 COPY retrieval ./retrieval
 COPY novel ./novel
 COPY ingest ./ingest
+COPY kernel ./kernel
 RUN pip install --no-cache-dir .
 USER baibao
 VOLUME ["/data"]

@@ -35,6 +35,7 @@ if str(ROOT) not in sys.path:
 from bench.eval_quality import _settings, corpus_dir, make_embedder  # noqa: E402
 from bot.actor import Actor  # noqa: E402
 from bot.app import App  # noqa: E402
+from bot.router import Invocation, Line  # noqa: E402
 
 MODES = ("cold", "warmed", "racing")
 FIRST = "/ask 神圣的分赐是什么意思？"  # the process's first question, in Chinese
@@ -60,7 +61,7 @@ async def one_process(mode: str, data_dir: Path, embedder: str) -> list[float]:
         out = []
         for actor, line in [(ZH, FIRST), *((EN, q) for q in QUESTIONS)]:
             start = time.perf_counter()
-            await app.router.handle_text(actor, line)
+            await app.router.answer(Invocation(actor, Line(line)))
             out.append(time.perf_counter() - start)
         return out
 

@@ -25,6 +25,7 @@ from bench.measure import percentile as pct
 from bench.measure import rss_mb
 from bot.actor import Actor
 from bot.app import App
+from bot.router import Invocation, Line
 from bot.settings import Settings
 from retrieval.fakes import HashEmbedder
 from retrieval.llm.scripted import ScriptedLLM
@@ -73,14 +74,17 @@ async def run(n: int, delay: float) -> dict[str, float]:
             t = time.perf_counter()
             await app.prepare_samples()
             prepare_s = time.perf_counter() - t
-            warm = await app.router.handle_text(Actor("console", "c", "w"), "/ask 经纶")
+            warm = await app.router.answer(
+                Invocation(Actor("console", "c", "w"), Line("/ask 经纶"))
+            )
             assert warm is not None and not warm.is_error
             rss_before = rss_mb()
 
             async def one(i: int) -> tuple[float, bool]:
                 actor = Actor("telegram", f"chat{i % 20}", f"user{i}")
                 start = time.perf_counter()
-                reply = await app.router.handle_text(actor, "/ask " + QUESTIONS[i % len(QUESTIONS)])
+                asked = Line("/ask " + QUESTIONS[i % len(QUESTIONS)])
+                reply = await app.router.answer(Invocation(actor, asked))
                 ok = reply is not None and not reply.is_error and bool(reply.plain().strip())
                 return time.perf_counter() - start, ok
 

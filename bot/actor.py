@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from retrieval.i18n import Lang
+from kernel.i18n import Lang
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,6 +1,6 @@
 """Who counts as an admin: one policy for every platform.
 
-A transport only reports facts about a member (`Member`), lazily, through a `MemberLookup` the
+A transport only reports facts about a member (`MemberFacts`), lazily, through a `MemberLookup` the
 router calls when — and only when — a command needs an admin. The policy here turns the facts
 into a yes or no:
 
@@ -26,7 +26,7 @@ class AdminUnknown(Exception):
 
 
 @dataclass(frozen=True, slots=True)
-class Member:
+class MemberFacts:
     """Facts about a member of a chat, as the platform reports them."""
 
     private_chat: bool = False  # a DM / private chat: the member owns it
@@ -40,14 +40,14 @@ class Member:
     as_the_chat: bool = False
 
 
-MemberLookup = Callable[[], Awaitable[Member]]
+MemberLookup = Callable[[], Awaitable[MemberFacts]]
 
 
 @dataclass(frozen=True, slots=True)
 class AdminPolicy:
     admin_role: str = ""  # NOVEL_ADMIN_ROLE: a Discord role whose members count as admins
 
-    def is_admin(self, member: Member) -> bool:
+    def is_admin(self, member: MemberFacts) -> bool:
         if (
             member.private_chat
             or member.owner
@@ -68,7 +68,7 @@ class AdminCache:
 
     def __init__(
         self,
-        fetch: Callable[[int], Awaitable[Mapping[int, Member]]],
+        fetch: Callable[[int], Awaitable[Mapping[int, MemberFacts]]],
         *,
         ttl_s: float = 600.0,
         clock: Callable[[], float] = time.monotonic,
@@ -78,13 +78,13 @@ class AdminCache:
         self._ttl = ttl_s
         self._clock = clock
         self._max = max_chats
-        self._chats: dict[int, tuple[float, Mapping[int, Member]]] = {}
-        self._pending: dict[int, asyncio.Task[Mapping[int, Member]]] = {}
+        self._chats: dict[int, tuple[float, Mapping[int, MemberFacts]]] = {}
+        self._pending: dict[int, asyncio.Task[Mapping[int, MemberFacts]]] = {}
 
-    async def member(self, chat_id: int, user_id: int) -> Member:
-        return (await self.admins(chat_id)).get(user_id, Member())
+    async def member(self, chat_id: int, user_id: int) -> MemberFacts:
+        return (await self.admins(chat_id)).get(user_id, MemberFacts())
 
-    async def admins(self, chat_id: int) -> Mapping[int, Member]:
+    async def admins(self, chat_id: int) -> Mapping[int, MemberFacts]:
         cached = self._chats.get(chat_id)
         if cached is not None and cached[0] > self._clock():
             return cached[1]

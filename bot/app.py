@@ -19,13 +19,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self, TypeVar
 
 from bot.activity import Activity
-from bot.actor import Actor
 from bot.admin import AdminPolicy
 from bot.chats import ChatSettings
 from bot.commands import scholar_registry, standard_registry
 from bot.lock import DataDirLock
 from bot.ratelimit import RateLimiter
-from bot.reply import Reply
+from bot.registry import Handlers, Registry
 from bot.router import Router
 from bot.settings import Settings
 from retrieval.clock import SYSTEM_CLOCK, Clock
@@ -33,11 +32,10 @@ from retrieval.lifecycle import Closing
 from retrieval.ports import LLM, Embedder, VectorStore
 
 if TYPE_CHECKING:
-    from bot.presenters.novel import PresentedNovels
-    from bot.transports.base import BallotPosted, ChatTransport
+    from bot.ballot.room import BallotRoom
     from ingest.pipeline import OnProgress
-    from novel.api import Story
-    from novel.ballot import BallotPost
+    from novel.cast import StoryService
+    from novel.service import NovelService
     from retrieval.graph import KnowledgeGraph
     from retrieval.index import Indexer
     from retrieval.keyword import Bm25Encoder
@@ -76,6 +74,17 @@ def keep_what_start_up_built() -> None:
     freed when nothing refers to them; only a cycle among them would stay."""
     gc.collect()
     gc.freeze()
+
+
+@dataclass(frozen=True, slots=True)
+class WritersRoom:
+    """The writers' room as this process serves it: the domain service, its commands'
+    handlers by request type, the ballot room, and the story reader beside them."""
+
+    service: NovelService
+    handlers: Handlers
+    ballots: BallotRoom
+    story: StoryService
 
 
 class _Default:
@@ -160,7 +169,6 @@ class App(Closing):
         self._embedder_override = embedder
         self._llm_override = llm
         self._stack = AsyncExitStack()
-        self._transports: dict[str, ChatTransport[Any]] = {}
         self.router: Router
         self.store: VectorStore
         self.embedder: Embedder
@@ -170,7 +178,7 @@ class App(Closing):
         self.search: HybridSearch
         self.scholar: Scholar
         self.llm: LLM | None
-        self.novels: PresentedNovels  # the writers' room, worded (`.service`: the domain)
+        self.novels: WritersRoom  # `.service`: the domain; `.ballots`: the ballot room
         self.chats: ChatSettings
         self.warmed: asyncio.Future[None] | None = None  # `serving`'s warm-up, once started
 
@@ -268,45 +276,51 @@ class App(Closing):
         self.chats = await self._stack.enter_async_context(
             ChatSettings(self.db_path, s.default_language)
         )
-        if not self.startup.writers_room:
-            registry = scholar_registry(scholar, chats=self.chats)
-        else:
-            from ingest.uploads import CorpusUploads
-
-            self.novels, story = await self._open_writers_room()
-            upload_max = int(s.chat_upload_max_mb * 1024 * 1024)
-            corpus = CorpusUploads(self.indexer, s.data_dir / "uploads", max_bytes=upload_max)
-            registry = standard_registry(
-                scholar,
-                self.novels,
-                chats=self.chats,
-                corpus=corpus,
-                graph=viewer,
-                story=story,
-                openers=s.novel_round_openers,
-                upload_max_bytes=upload_max,
-            )
+        # The router first: what the rooms say unasked goes out through it (`send`, `edit`).
+        registry = Registry()
         self.router = Router(
             registry,
             limiter=limiter,
             policy=AdminPolicy(s.novel_admin_role),
             chats=self.chats,
             activity=Activity(self.clock.monotonic),
+            clock=self.clock,
+        )
+        if not self.startup.writers_room:
+            scholar_registry(scholar, chats=self.chats, registry=registry)
+            return
+        from ingest.uploads import CorpusUploads
+
+        self.novels = await self._open_writers_room()
+        upload_max = int(s.chat_upload_max_mb * 1024 * 1024)
+        corpus = CorpusUploads(self.indexer, s.data_dir / "uploads", max_bytes=upload_max)
+        standard_registry(
+            scholar,
+            self.novels.handlers,
+            self.novels.ballots,
+            registry=registry,
+            chats=self.chats,
+            corpus=corpus,
+            graph=viewer,
+            story=self.novels.story,
+            openers=s.novel_round_openers,
+            upload_max_bytes=upload_max,
         )
 
-    async def _open_writers_room(self) -> tuple[PresentedNovels, Story]:
+    async def _open_writers_room(self) -> WritersRoom:
         """The writers' room: its store, plot memory, chapters and service (rounds resume on
-        opening), worded by its presenter; and the story reader beside it."""
-        from bot.presenters.novel import (
-            NovelPresenter,
-            PresentedNovels,
-            announcer,
-            ballot_editor,
-        )
+        opening), its commands' handlers, the ballot room, and the story reader beside them.
+        What it announces goes out through the router."""
+        from bot.ballot.board import BallotBoard
+        from bot.ballot.room import BallotRoom
+        from bot.ballot.store import BallotStore
+        from bot.commands.novel import novel_handlers
+        from bot.presenters.novel import NovelAnnouncer, NovelPresenter
         from novel.cast import StoryService
         from novel.chapters import ChapterService
         from novel.memory import PlotMemory
         from novel.repo import NovelRepo
+        from novel.rounds import BallotViews
         from novel.service import NovelService
         from novel.settings import NovelSettings
         from novel.tag_cache import use_tag_cache
@@ -326,29 +340,33 @@ class App(Closing):
             openers=s.novel_round_openers,
             proposal_minutes=s.novel_proposal_minutes,
             vote_minutes=s.novel_vote_minutes,
-            ballot_edit_interval_s=s.novel_ballot_edit_interval_s,
         )
         chapters = ChapterService(novel_repo, plot_memory, self.llm, settings, self.clock.now)
-        presenter = NovelPresenter(settings)
+        board = BallotBoard(
+            await self._stack.enter_async_context(BallotStore(self.db_path)),
+            BallotViews(novel_repo.rounds, self.clock.now),
+            self.router.edit,
+            interval_s=s.novel_ballot_edit_interval_s,
+            clock=self.clock,
+        )
+        self._stack.push_async_callback(board.close)
+        presenter = NovelPresenter(settings, board)
         service = await self._stack.enter_async_context(
             NovelService(
                 novel_repo,
                 plot_memory,
                 chapters,
                 settings,
-                announcer(presenter, self.announce),
+                NovelAnnouncer(presenter, self.router.send, board),
                 self.clock,
-                ballots=ballot_editor(
-                    presenter,
-                    self.edit_ballot,
-                    settings.ballot_edit_interval_s,
-                    now=self.clock.monotonic,
-                    sleep=self.clock.sleep,
-                ),
             )
         )
-        story = StoryService(novel_repo, self.llm, chapters.blueprint)
-        return PresentedNovels(service, presenter), story
+        return WritersRoom(
+            service,
+            novel_handlers(service, presenter),
+            BallotRoom(board, service.rounds, presenter),
+            StoryService(novel_repo, self.llm, chapters.blueprint),
+        )
 
     async def _open_graph_and_words(self) -> Tokenizer:
         """The knowledge graph, and the keyword tokenizer with its dictionary loaded."""
@@ -488,43 +506,6 @@ class App(Closing):
             "all" if books.lower() == "all" else [b.strip() for b in books.split(",") if b.strip()]
         )
         return bool(await ensure_sample_corpus(self.indexer, chosen, on_progress=on_progress))
-
-    # ---- transports ----------------------------------------------------------------------
-
-    def attach(self, transport: ChatTransport[Any]) -> None:
-        """Register a transport so unsolicited replies (round results) reach its chats."""
-        self._transports[transport.name] = transport
-
-    async def announce(self, target: Actor, reply: Reply) -> None:
-        transport = self._transports.get(target.platform)
-        if transport is None:
-            log.warning("no %s transport to announce to; reply dropped", target.platform)
-            return
-        await transport.send(target, reply)
-
-    async def ballot_posted(self, posted: BallotPosted) -> None:
-        """A transport's report of a ballot it posted (its `on_ballot`)."""
-        from novel.ballot import BallotPost
-
-        await self.novels.ballot_posted(
-            BallotPost(
-                posted.round_id,
-                posted.platform,
-                posted.chat_id,
-                posted.channel_id,
-                posted.message_id,
-                posted.poll_id,
-                posted.poll_message_id,
-            )
-        )
-
-    async def edit_ballot(self, post: BallotPost, reply: Reply) -> None:
-        """Show a ballot's running count in the message it was posted as."""
-        transport = self._transports.get(post.platform)
-        if transport is None:
-            return
-        target = Actor(post.platform, post.chat_id, "", channel_id=post.channel_id, lang=reply.lang)
-        await transport.edit(target, post.message_id, reply, poll_message_id=post.poll_message_id)
 
     async def close(self) -> None:
         await self._stack.aclose()

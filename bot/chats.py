@@ -13,7 +13,7 @@ from typing import Self
 
 import aiosqlite
 
-from retrieval.i18n import Lang
+from kernel.i18n import Lang
 from retrieval.lifecycle import Closing
 from retrieval.requests import Script
 from retrieval.sqlite import open_sqlite

@@ -132,7 +132,6 @@ async def _main(args: argparse.Namespace, settings: Settings) -> int:
             from bot.transports.console import ConsoleTransport
 
             console = ConsoleTransport(app.router, lang=settings.default_language)
-            app.attach(console)
             async with console:
                 app.serving()  # warm what English questions read, now that it answers
                 await console.serve()
@@ -167,6 +166,7 @@ async def _prepare(app: App) -> None:
 async def _one_shot(app: App, args: argparse.Namespace) -> int:
     from bot.actor import Actor
     from bot.render.console import render
+    from bot.router import Invocation, Line
 
     actor = Actor(
         "console", "console", "cli", "cli", is_admin=True, lang=app.settings.default_language
@@ -174,7 +174,7 @@ async def _one_shot(app: App, args: argparse.Namespace) -> int:
     words = " ".join(args.question if args.cmd == "ask" else args.reference)
     if args.cmd == "ask" and args.json:
         return await _ask_json(app, actor, words)
-    reply = await app.router.handle_text(actor, f"/{args.cmd} {words}")
+    reply = await app.router.answer(Invocation(actor, Line(f"/{args.cmd} {words}")))
     if reply is None:
         return 1
     print(render(reply, reply.lang))
@@ -325,15 +325,11 @@ async def _run(app: App, settings: Settings) -> int:
     if settings.discord_token is not None:
         from bot.transports.discord import DiscordTransport
 
-        transports.append(
-            DiscordTransport(app.router, settings, on_ballot=app.ballot_posted, clock=app.clock)
-        )
+        transports.append(DiscordTransport(app.router, settings))
     if settings.telegram_token is not None:
         from bot.transports.telegram import TelegramTransport
 
-        transports.append(
-            TelegramTransport(app.router, settings, on_ballot=app.ballot_posted, clock=app.clock)
-        )
+        transports.append(TelegramTransport(app.router, settings))
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
@@ -341,7 +337,6 @@ async def _run(app: App, settings: Settings) -> int:
     started: list[ChatTransport[Any]] = []
     try:
         for transport in transports:
-            app.attach(transport)
             await transport.start()
             started.append(transport)
         app.serving()  # warm what English questions read, now that the bot answers

@@ -3,7 +3,7 @@ transports' own strings (zh default, en)."""
 
 from pathlib import Path
 
-from retrieval.i18n import Catalog
+from kernel.i18n import Catalog
 
 CATALOGS = Path(__file__).resolve().parent / "catalogs"
 

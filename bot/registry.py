@@ -4,8 +4,14 @@ A `Command` is a small object holding everything about one command: its name and
 its parameters (which drive text parsing, validation, Discord's option schema and
 autocomplete), who may run it, whether it is rate-limited, how its validated arguments become
 a typed request (`parse`) and what runs it (`run`). `Group`s nest commands (`/chapter vote`).
-An `Action` decodes the `prefix:payload` strings a feature puts on buttons, keyboards and
-polls, and runs them.
+An `Action` decodes the `prefix:payload` strings a feature puts on buttons and keyboards, and
+runs them (discord.py's `DynamicItem`: the feature that builds the string parses it back).
+A native poll's answer (`PollAnswer`) goes to the one handler registered for it, and every
+delivery runs the `posted` hooks (what a feature must know about what went out, e.g. where a
+ballot was posted).
+
+`Handlers` keeps handlers by the type of request they take (python-telegram-bot's
+`TypeHandler`): `Command[SubmitChapter]` runs `handlers.of(SubmitChapter)`.
 
 Features contribute their commands from `bot/commands/<room>.py`; the composition root adds
 them to one `Registry`; the router, `/help`, both platforms' command menus and Discord's slash
@@ -13,7 +19,7 @@ commands all read it. Nothing here knows about a platform.
 
     registry = Registry()
     registry.add(*scholar_commands(scholar), *novel_commands(novels))
-    registry.add_action(*novel_actions(novels))
+    registry.add_action(*ballot_actions(ballots)).answer_polls(ballots.poll_answer)
 """
 
 from __future__ import annotations
@@ -23,8 +29,8 @@ from dataclasses import dataclass
 from typing import Any, Generic, Literal, TypeVar
 
 from bot.actor import Actor
-from bot.reply import Progress, Reply
-from retrieval.i18n import Lang
+from bot.reply import Posted, Progress, Reply
+from kernel.i18n import Lang
 
 A = TypeVar("A")
 
@@ -154,6 +160,25 @@ class Call:
     progress: Progress | None = None
 
 
+# What runs a command (or an action, or a poll's answer) once its request is typed.
+Run = Callable[[Call, A], Awaitable[Reply]]
+
+
+@dataclass(frozen=True, slots=True)
+class PollAnswer:
+    """A native poll's answer as the platform reports it: which poll, and the options chosen
+    (0-based, as the platforms count them; none = the member withdrew). It names no chat: the
+    feature that posted the poll knows where it went."""
+
+    poll_id: str
+    option_ids: tuple[int, ...] = ()
+
+
+# Told about every reply a transport posted: where (the chat as an actor), what, and the ids
+# it got (httpx's response hooks).
+PostedHook = Callable[[Actor, Reply, Posted], Awaitable[None]]
+
+
 @dataclass(frozen=True, slots=True)
 class Help:
     name: str
@@ -177,7 +202,7 @@ class Command(Generic[A]):
     help: Help
     params: tuple[Param, ...] = ()
     parse: Callable[[Values], A]
-    run: Callable[[Call, A], Awaitable[Reply]]
+    run: Run[A]
     # Who may run it; a function of the values when it depends on them (blueprint show / set).
     permission: Permission | Callable[[Values], Permission] = "anyone"
     # The refusal a non-admin gets (zh, en); None = the generic one.
@@ -236,7 +261,32 @@ class Action(Generic[A]):
 
     prefix: str
     decode: Callable[[str], A | None]
-    run: Callable[[Call, A], Awaitable[Reply]]
+    run: Run[A]
+
+
+class Handlers:
+    """Handlers by the type of request they take (python-telegram-bot's `TypeHandler`): a
+    command runs `of(its request type)`; `run` finds the handler by a request's own type, for
+    a command whose `parse` chooses the type (an action word) and for callers holding a
+    request already (tests). A type registered twice, or never, is a wiring mistake."""
+
+    def __init__(self) -> None:
+        self._runs: dict[type, Run[Any]] = {}
+
+    def add(self, kind: type[A], run: Run[A]) -> Handlers:
+        if kind in self._runs:
+            raise ValueError(f"{kind.__name__} has a handler already")
+        self._runs[kind] = run
+        return self
+
+    def of(self, kind: type[A]) -> Run[A]:
+        try:
+            return self._runs[kind]
+        except KeyError:
+            raise LookupError(f"no handler for {kind.__name__}") from None
+
+    async def run(self, call: Call, request: object) -> Reply:
+        return await self.of(type(request))(call, request)
 
 
 class Registry:
@@ -245,6 +295,8 @@ class Registry:
     def __init__(self) -> None:
         self._entries: dict[str, Entry] = {}
         self._actions: dict[str, Action[Any]] = {}
+        self._poll_answers: Run[PollAnswer] | None = None
+        self._posted: list[PostedHook] = []
 
     def add(self, *entries: Entry) -> Registry:
         for entry in entries:
@@ -259,6 +311,25 @@ class Registry:
                 raise ValueError(f"bad or duplicate action prefix {action.prefix!r}")
             self._actions[action.prefix] = action
         return self
+
+    def answer_polls(self, run: Run[PollAnswer]) -> Registry:
+        """The one handler of native polls' answers."""
+        if self._poll_answers is not None:
+            raise ValueError("poll answers have a handler already")
+        self._poll_answers = run
+        return self
+
+    def on_posted(self, *hooks: PostedHook) -> Registry:
+        self._posted.extend(hooks)
+        return self
+
+    @property
+    def poll_answers(self) -> Run[PollAnswer] | None:
+        return self._poll_answers
+
+    @property
+    def posted_hooks(self) -> tuple[PostedHook, ...]:
+        return tuple(self._posted)
 
     def __iter__(self) -> Iterator[Entry]:
         return iter(self._entries.values())

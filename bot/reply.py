@@ -8,11 +8,11 @@ Text inside blocks is plain: renderers escape it.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Literal
 
-from retrieval.i18n import Lang
+from kernel.i18n import Lang
 
 BlockKind = Literal["heading", "text", "quote", "code", "item", "note"]
 
@@ -46,17 +46,23 @@ class Button:
 
 @dataclass(frozen=True, slots=True)
 class Poll:
-    """A ballot: rendered as buttons (Discord, console) or a native poll / keyboard (Telegram)."""
+    """A ballot: rendered as buttons (Discord, console) or a native poll / keyboard (Telegram).
+
+    Each option is a `Button` whose action the ballot room encoded (`bot.ballot.codec`); a
+    renderer shows the labels and puts the actions on its buttons as they are, never encoding
+    one itself. A native poll carries only the labels: its answers come back as a
+    `bot.registry.PollAnswer` (option indexes), not as actions."""
 
     question: str
-    options: tuple[str, ...]
-    # The vote prefix of the round (`novel.ballot.vote_prefix`). Transports encode option i
-    # (1-based) with the codec, `novel.ballot.encode_vote(round_id, i)`, never by hand.
-    action_prefix: str
-    round_id: str = ""
+    options: tuple[Button, ...]
+    round_id: str = ""  # the round the ballot is for (the posted-ballot hook records it)
     # True: a platform-native poll where the platform has one (Telegram), and no keyboard;
     # False: buttons/keyboard only. Never both: one ballot, one tally.
     native: bool = False
+
+    @property
+    def labels(self) -> tuple[str, ...]:
+        return tuple(o.label for o in self.options)
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,22 +109,20 @@ class Reply:
             parts.append(f"【{c.label}】{c.quote}")
         if self.poll:
             parts.append(self.poll.question)
-            parts.extend(f"{i + 1}. {o}" for i, o in enumerate(self.poll.options))
+            parts.extend(f"{i + 1}. {o}" for i, o in enumerate(self.poll.labels))
         parts.extend(f"[{b.label}]" for b in self.buttons)
         parts.extend(f"📎 {a.filename}" for a in self.attachments)
         return "\n\n".join(p for p in parts if p)
 
 
-# ---- a native poll's answer, as the transport reports it ------------------------------------
-# The platform says only which poll and which options: spelled as an action for
-# `Router.press`, decoded by the feature that posted the poll.
+@dataclass(frozen=True, slots=True)
+class Posted:
+    """What one delivery put in the chat: the messages the transport may edit later (public
+    ones, in order; the last carries the buttons), and a native poll if one went out."""
 
-POLL_ANSWER = "poll"  # f"poll:{poll_id}:{1-based options, comma-separated; none = retracted}"
-
-
-def poll_answer_action(poll_id: str, options: Sequence[int]) -> str:
-    """A platform-native poll's answer (options 1-based, as on the ballot; none = withdrawn)."""
-    return f"{POLL_ANSWER}:{poll_id}:{','.join(str(o) for o in options)}"
+    message_ids: tuple[str, ...] = ()
+    poll_id: str = ""
+    poll_message_id: str = ""
 
 
 # A service streams partial text (e.g. an answer being generated) through this callable; the

@@ -1,14 +1,27 @@
-"""Invocations in, replies out: every transport reaches the registry's commands through here.
+"""Invocations in, what was posted out: every transport reaches the registry through here.
 
-Text transports (console, Telegram) hand in a raw line (`/ask@baibao_bot 什么是经纶？`);
-Discord hands in already-split slash-command options. Both go through the same steps, once:
+A transport hands in one `Invocation` (who, what they said, and where the reply goes) and gets
+back what it posted (`Posted`), as an httpx transport takes a request and returns a response:
 
-    resolve the command → an `Invocation` through the checks: validate each parameter →
+    transport ──Invocation──▶ Router.handle ──reply──▶ invocation.reply_to (the transport's
+    `post`) ──Posted──▶ the registry's `posted` hooks (e.g. the ballot room records a ballot)
+                                                  ──▶ Posted back to the transport
+
+What was said is one of: a raw `Line` (console, Telegram, a Discord DM:
+`/ask@baibao_bot 什么是经纶？`), a `Slash` command with its options already split (Discord), a
+`Press` of a button or keyboard key, a native poll's `PollAnswer`. A command goes through the
+same steps, once:
+
+    resolve the command → an `Attempt` through the checks: validate each parameter →
     the upload's type and declared size → admin (only when the command needs or wants it) →
     rate limit; then `ack()` → read the upload → `parse` into a typed request → `run`
 
 Every failure becomes a `Reply` in the chat's language: nothing raises out of the router.
 Replies produced before `ack` are quick refusals (Discord answers them privately at once).
+
+The router also owns the way out for what no one asked (`send`: a round's result; `edit`: a
+ballot's running count): each transport attaches itself when it is built (`attach`), and
+`start` refuses a transport the router does not hold (`NotAttached`).
 
 Language: the chat's setting (`/settings language`, default `DEFAULT_LANGUAGE`), except that
 words clearly written in the other language (an English question in a Chinese group) are
@@ -25,7 +38,7 @@ import dataclasses
 import logging
 import uuid
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any, Protocol
+from typing import Any, Protocol, assert_never
 
 from bot.activity import Activity
 from bot.actor import Actor
@@ -48,23 +61,91 @@ from bot.registry import (
     File,
     Group,
     Param,
+    PollAnswer,
     Registry,
     Upload,
     UploadFailed,
     UsageError,
     Values,
 )
-from bot.reply import Progress, Reply
-from retrieval.i18n import Lang, detect_language
+from bot.reply import Posted, Progress, Reply
+from kernel.i18n import Lang, detect_language
+from retrieval.clock import SYSTEM_CLOCK, Clock
 
 log = logging.getLogger(__name__)
 
 # Called once a command is accepted, before slow work (Discord: defer the interaction).
 Ack = Callable[[], Awaitable[None]]
+# Where an invocation's reply goes: the transport posts it there and says what it posted.
+Post = Callable[[Reply], Awaitable[Posted]]
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Line:
+    """A raw chat line: `/ask@baibao_bot 什么是经纶？`, or plain talk. In a group (`private`
+    False) only our own commands are answered; `bot_username` tells `/x@us` from `/x@them`."""
+
+    text: str
+    bot_username: str = ""
+    private: bool = True
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Slash:
+    """A slash command with its options already split (Discord): the path names the command."""
+
+    path: tuple[str, ...]
+    options: RawArgs
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Press:
+    """A button or keyboard key coming back: its action, `f"{prefix}:{payload}"`."""
+
+    action: str
+
+
+# What a member did, as a transport saw it.
+Said = Line | Slash | Press | PollAnswer
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Invocation:
+    """Everything a transport hands the router about one thing a member did: who (`actor`,
+    in the transport's default language: the router applies the chat's), what (`said`), the
+    file that came with it, where progress streams, how to look the member's standing up
+    (only asked when a command needs an admin), what to do once a command is accepted, and
+    where the reply goes (`reply_to`: required by `handle`; `answer` only returns it)."""
+
+    actor: Actor
+    said: Said
+    upload: Upload | None = None
+    progress: Progress | None = None
+    member: MemberLookup | None = None
+    ack: Ack | None = None
+    reply_to: Post | None = None
+
+
+class Transport(Protocol):
+    """What the router needs of an attached transport: its platform's name, and the way out
+    for what no one asked (`bot.transports.base.ChatTransport`)."""
+
+    name: str
+
+    async def send(self, target: Actor, reply: Reply) -> Posted: ...
+
+    async def edit(
+        self, target: Actor, message_id: str, reply: Reply, *, poll_message_id: str = ""
+    ) -> None: ...
+
+
+class NotAttached(RuntimeError):
+    """A transport the router does not hold was started: its replies would post, but nothing
+    unasked (a round's result, a ballot's count) could ever reach its chats."""
 
 
 @dataclasses.dataclass(frozen=True)
-class Invocation:
+class Attempt:
     """One command call on its way through the router's checks. Each check returns it (perhaps
     with more known: validated values, the admin flag) or the Reply that refuses it."""
 
@@ -90,8 +171,8 @@ class Invocation:
         return param, self.upload
 
 
-# A check step (discord.py's `app_commands.check`): pass the invocation on, or refuse it.
-Check = Callable[[Invocation], Awaitable[Invocation | Reply]]
+# A check step (discord.py's `app_commands.check`): pass the attempt on, or refuse it.
+Check = Callable[[Attempt], Awaitable[Attempt | Reply]]
 
 
 class ChatLanguages(Protocol):
@@ -111,11 +192,15 @@ class Router:
         policy: AdminPolicy | None = None,
         chats: ChatLanguages | None = None,
         activity: Activity | None = None,
+        clock: Clock = SYSTEM_CLOCK,
     ) -> None:
         """Without `chats`, `Actor.lang` as the transport set it is the chat's language.
-        `activity` records each command's run (background work waits for a quiet moment)."""
+        `activity` records each command's run (background work waits for a quiet moment);
+        `clock` is the process's (the composition root's): the transports' throttles read it."""
         self.registry = registry
+        self.clock = clock
         self.activity = activity or Activity()
+        self._transports: dict[str, Transport] = {}
         self._limiter = limiter or RateLimiter()
         self._policy = policy or AdminPolicy()
         self._chats = chats
@@ -128,27 +213,45 @@ class Router:
 
     # ---- entry points -------------------------------------------------------------------
 
-    async def handle_text(
-        self,
-        actor: Actor,
-        line: str,
-        *,
-        bot_username: str = "",
-        private: bool = True,
-        upload: Upload | None = None,
-        progress: Progress | None = None,
-        member: MemberLookup | None = None,
-        ack: Ack | None = None,
-    ) -> Reply | None:
-        """A raw chat line. None means stay quiet (see the module docstring)."""
-        resolved = await self._resolve_text(actor, line, bot_username, private)
+    async def handle(self, inv: Invocation) -> Posted:
+        """Answer `inv`, post the reply where it goes, run the `posted` hooks; what was
+        posted (nothing when the router stays quiet)."""
+        if inv.reply_to is None:
+            raise ValueError("an invocation to handle says where its reply goes (reply_to)")
+        reply = await self.answer(inv)
+        if reply is None:
+            return Posted()
+        return await self._delivered(inv.actor, reply, await inv.reply_to(reply))
+
+    async def answer(self, inv: Invocation) -> Reply | None:
+        """The reply to `inv`, posted nowhere (one-shot callers print it). None means stay
+        quiet (see the module docstring)."""
+        said = inv.said
+        match said:
+            case Line():
+                return await self._line(inv, said)
+            case Slash():
+                return await self._slash(inv, said)
+            case Press():
+                return await self._press(inv.actor, said.action)
+            case PollAnswer():
+                return await self._poll_answer(inv.actor, said)
+            case _:
+                assert_never(said)
+
+    async def _line(self, inv: Invocation, line: Line) -> Reply | None:
+        resolved = await self._resolve_text(inv.actor, line.text, line.bot_username, line.private)
         if not isinstance(resolved, tuple):
             return resolved
         actor, entry, raw = resolved
-        return await self._run(Invocation(actor, entry, raw, upload, progress, member, ack))
+        return await self._run(self._attempt(inv, actor, entry, raw))
+
+    @staticmethod
+    def _attempt(inv: Invocation, actor: Actor, command: Command[Any], raw: RawArgs) -> Attempt:
+        return Attempt(actor, command, raw, inv.upload, inv.progress, inv.member, inv.ack)
 
     async def parse_text(self, actor: Actor, line: str) -> tuple[Actor, Any] | Reply:
-        """A command line parsed exactly as `handle_text` parses it (the same resolution,
+        """A command line parsed exactly as `answer` parses a `Line` (the same resolution,
         parameter checks and `parse`), without running it: (the actor in the language of the
         user's words, the typed request), or the usage Reply the chat would get. For one-shot
         callers such as `baibao ask --json`; a command that takes a file cannot be parsed here."""
@@ -194,19 +297,11 @@ class Router:
             return Reply.error(T(actor.lang, "unknown_command", name=name[:40]), lang=actor.lang)
         return actor, entry, parse_args(entry, rest)
 
-    async def dispatch(
-        self,
-        actor: Actor,
-        path: tuple[str, ...],
-        raw: RawArgs,
-        *,
-        upload: Upload | None = None,
-        progress: Progress | None = None,
-        member: MemberLookup | None = None,
-        ack: Ack | None = None,
-    ) -> Reply:
-        """Structured form (Discord options): the path names the command, `raw` its options."""
-        actor = await self.in_chat_language(actor)
+    async def _slash(self, inv: Invocation, slash: Slash) -> Reply:
+        """Structured form (Discord options): the path names the command, `options` its
+        arguments."""
+        path, raw = slash.path, slash.options
+        actor = await self.in_chat_language(inv.actor)
         words = " ".join(v for v in raw.values() if isinstance(v, str))
         actor = self._with_lang(actor, self._lang(actor, words))
         lang = actor.lang
@@ -222,12 +317,11 @@ class Router:
             entry = child
         if isinstance(entry, Group):
             return self._sub_error(lang, entry, "")
-        return await self._run(Invocation(actor, entry, raw, upload, progress, member, ack))
+        return await self._run(self._attempt(inv, actor, entry, raw))
 
-    async def press(
-        self, actor: Actor, action: str, *, member: MemberLookup | None = None
-    ) -> Reply:
-        """A button / keyboard / poll choice coming back (`f"{prefix}:{payload}"`)."""
+    async def _press(self, actor: Actor, action: str) -> Reply:
+        """A button / keyboard choice coming back (`f"{prefix}:{payload}"`), decoded by the
+        action its feature registered."""
         actor = await self.in_chat_language(actor)
         prefix, _, payload = action.partition(":")
         codec = self.registry.action(prefix)
@@ -240,21 +334,78 @@ class Router:
         except Exception:
             return self._internal_error(actor.lang, f"action {prefix}")
 
+    async def _poll_answer(self, actor: Actor, answer: PollAnswer) -> Reply:
+        """A native poll's answer, to the handler registered for them."""
+        actor = await self.in_chat_language(actor)
+        run = self.registry.poll_answers
+        if run is None:
+            return Reply.error(T(actor.lang, "unknown_action"), lang=actor.lang)
+        try:
+            with self.activity.command():
+                return await run(Call(actor), answer)
+        except Exception:
+            return self._internal_error(actor.lang, "poll answer")
+
+    # ---- the way out ------------------------------------------------------------------------
+
+    def attach(self, transport: Transport) -> None:
+        """`transport` serves its platform's chats: what no one asked reaches them through it.
+        A later transport of the same platform replaces it (the earlier one cannot start)."""
+        self._transports[transport.name] = transport
+
+    def attached(self, transport: Transport) -> bool:
+        return self._transports.get(transport.name) is transport
+
+    def ensure_attached(self, transport: Transport) -> None:
+        """Raise `NotAttached` unless `transport` is the one serving its platform here."""
+        if not self.attached(transport):
+            raise NotAttached(
+                f"the {transport.name} transport is not attached to this router (another one "
+                f"replaced it, or it was built for another router): build it with the router "
+                f"it serves, e.g. {type(transport).__name__}(app.router, settings)"
+            )
+
+    async def send(self, target: Actor, reply: Reply) -> Posted:
+        """Post an unsolicited reply (a round closing, a chapter finished) to `target`'s chat
+        through its platform's transport, and run the `posted` hooks."""
+        transport = self._transports.get(target.platform)
+        if transport is None:
+            log.warning("no %s transport to send to; reply dropped", target.platform)
+            return Posted()
+        return await self._delivered(target, reply, await transport.send(target, reply))
+
+    async def edit(
+        self, target: Actor, message_id: str, reply: Reply, *, poll_message_id: str = ""
+    ) -> None:
+        """Replace a message posted in `target`'s chat (a ballot's running count); nothing
+        when no transport of its platform is attached."""
+        transport = self._transports.get(target.platform)
+        if transport is not None:
+            await transport.edit(target, message_id, reply, poll_message_id=poll_message_id)
+
+    async def _delivered(self, where: Actor, reply: Reply, posted: Posted) -> Posted:
+        for hook in self.registry.posted_hooks:
+            try:
+                await hook(where, reply, posted)
+            except Exception:  # what was posted stays posted; only what the hook keeps is lost
+                log.exception("a posted hook failed (%s chat %s)", where.platform, where.chat_id)
+        return posted
+
     # ---- the steps ------------------------------------------------------------------------
 
-    async def _run(self, invocation: Invocation) -> Reply:
+    async def _run(self, attempt: Attempt) -> Reply:
         """The checks in order (the first refusal wins), then `ack`, then read, parse, run."""
         with self.activity.command():
             for check in self._checks:
-                outcome = await check(invocation)
+                outcome = await check(attempt)
                 if isinstance(outcome, Reply):
                     return outcome
-                invocation = outcome
-            if invocation.ack is not None:
-                await invocation.ack()
-            return await self._execute(invocation)
+                attempt = outcome
+            if attempt.ack is not None:
+                await attempt.ack()
+            return await self._execute(attempt)
 
-    async def _validate(self, inv: Invocation) -> Invocation | Reply:
+    async def _validate(self, inv: Attempt) -> Attempt | Reply:
         """Each parameter on its own; an upload counts only for a command that takes a file."""
         upload = inv.upload if inv.command.file_param is not None else None
         try:
@@ -263,7 +414,7 @@ class Router:
             return self._usage(inv.lang, inv.command, err)
         return dataclasses.replace(inv, upload=upload, values=values)
 
-    async def _check_upload(self, inv: Invocation) -> Invocation | Reply:
+    async def _check_upload(self, inv: Attempt) -> Attempt | Reply:
         """The upload's name and declared size (its bytes are read only after `ack`)."""
         if inv.file is None:
             return inv
@@ -274,7 +425,7 @@ class Router:
         too_large = self._too_large(inv.lang, upload.size, param)
         return inv if too_large is None else too_large
 
-    async def _check_admin(self, inv: Invocation) -> Invocation | Reply:
+    async def _check_admin(self, inv: Attempt) -> Attempt | Reply:
         """Asked only when the command needs an admin or wants to know (`admin_aware`)."""
         command, actor, lang = inv.command, inv.actor, inv.lang
         needs_admin = command.needs_admin(Values(inv.values))
@@ -292,7 +443,7 @@ class Router:
             return Reply.error(en if lang == "en" else zh, lang=lang)
         return dataclasses.replace(inv, actor=dataclasses.replace(actor, is_admin=admin))
 
-    async def _check_rate(self, inv: Invocation) -> Invocation | Reply:
+    async def _check_rate(self, inv: Attempt) -> Attempt | Reply:
         """The console is the operator's own terminal: limits protect shared chats only."""
         actor = inv.actor
         if not inv.command.rate_limited or actor.platform == "console":
@@ -304,7 +455,7 @@ class Router:
             )
         return inv
 
-    async def _execute(self, inv: Invocation) -> Reply:
+    async def _execute(self, inv: Attempt) -> Reply:
         """Read the upload, parse into a typed request, run; every failure becomes a Reply."""
         lang, command = inv.lang, inv.command
         try:

@@ -25,6 +25,11 @@ class Settings(BaseSettings):
     # --- chat platforms -----------------------------------------------------------------
     discord_token: SecretStr | None = None
     discord_guild_id: int | None = None  # sync commands to one guild instantly (development)
+    # Sharding (discord.py's AutoShardedClient; docs/SCALE.md). Unset: Discord recommends the
+    # count and this process runs every shard. Several processes: the same count in each, and
+    # each its own comma-separated slice of shard ids ("0,1" here, "2,3" in the next).
+    discord_shard_count: int | None = Field(None, ge=1)
+    discord_shard_ids: str = ""
     telegram_token: SecretStr | None = None
     telegram_api_base: str = "https://api.telegram.org/bot"
     telegram_bot_username: str = ""
@@ -102,6 +107,28 @@ class Settings(BaseSettings):
             raise ValueError("three non-negative numbers, not all zero, e.g. 0.5,0.3,0.2")
         return value
 
+    @field_validator("discord_shard_ids")
+    @classmethod
+    def _shard_ids(cls, value: str) -> str:
+        parts = [p.strip() for p in value.split(",") if p.strip()]
+        if not all(p.isascii() and p.isdigit() for p in parts):
+            raise ValueError("comma-separated shard numbers, e.g. 0,1")
+        if len(set(parts)) != len(parts):
+            raise ValueError("a shard is named twice")
+        return ",".join(parts)
+
+    @model_validator(mode="after")
+    def _shards(self) -> Settings:
+        ids = self.shard_ids
+        if ids is None:
+            return self
+        count = self.discord_shard_count
+        if count is None:
+            raise ValueError("DISCORD_SHARD_IDS needs DISCORD_SHARD_COUNT (the shards in all)")
+        if any(i >= count for i in ids):
+            raise ValueError(f"DISCORD_SHARD_IDS: shard ids are between 0 and {count - 1}")
+        return self
+
     @field_validator("qdrant_url", "llm_base_url", "embedding_base_url", "telegram_api_base")
     @classmethod
     def _url(cls, value: str | None) -> str | None:
@@ -134,6 +161,13 @@ class Settings(BaseSettings):
                 "when EMBEDDING_PROVIDER=openai"
             )
         return self
+
+    @property
+    def shard_ids(self) -> tuple[int, ...] | None:
+        """The Discord shards this process runs; None: every one."""
+        if not self.discord_shard_ids:
+            return None
+        return tuple(int(p) for p in self.discord_shard_ids.split(","))
 
     @property
     def weights(self) -> tuple[float, float, float]:

@@ -1,13 +1,15 @@
-"""The novel service's typed requests and its one-method Protocol, as the router sees them."""
+"""What the chat layer asks of the writers' room: one typed request per command (each command
+is registered for its own request type, and its handler calls the one service method it needs),
+the `Vote` every way of voting becomes, and the one admin rule.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Literal, Protocol
 
 from novel.cast import CastMap, CastView, Recap
 from novel.member import Member
-from novel.results import Progress, Result
 from novel.writer import Goal
 
 
@@ -22,26 +24,41 @@ class Propose(Goal):
 
 
 @dataclass(frozen=True, slots=True)
+class ShowRound:
+    """The chat's open round as it stands (phase, deadline, proposals, running count)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ChooseOption:
+    """`/chapter vote N`: option N (1-based, as on the ballot) of the chat's open round."""
+
+    option: int
+
+
+# How a vote was cast: a command, a ballot's button or key, a native poll. A poll's withdrawal
+# takes back only a vote cast through the poll.
+VoteSource = Literal["command", "button", "poll"]
+
+
+@dataclass(frozen=True, slots=True)
 class Vote:
-    option: int  # 1-based option number on the ballot
-    round_id: str = ""  # set by button clicks so stale ballots cannot vote in a new round
+    """A member's vote, however it was cast: option `option` (1-based) of round `round_id`
+    ("" = the voter's chat's open round; a ballot names its round, so a stale ballot cannot
+    vote in a newer one)."""
+
+    round_id: str
+    option: int
+    voter: Member
+    source: VoteSource = "command"
 
 
 @dataclass(frozen=True, slots=True)
-class PollAnswer:
-    """A native poll's answer as the platform reports it: no chat, only the poll's id (mapped
-    to its round in SQLite). `options` are 1-based; empty = the member retracted the vote."""
+class Withdrawal:
+    """A member takes back the vote they cast through `source` in round `round_id`."""
 
-    poll_id: str
-    options: tuple[int, ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class BallotSettings:
-    """Per chat: `style` poll | keyboard (one ballot, never both); `voters` shown | hidden."""
-
-    style: str | None = None
-    voters: str | None = None
+    round_id: str
+    voter: Member
+    source: VoteSource = "poll"
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,7 +139,7 @@ class Export:
 
 
 # The requests by the service that answers them (rounds; chapters; the blueprint).
-RoundRequest = NextRound | Propose | Vote | PollAnswer | BallotSettings | CloseRound
+RoundRequest = NextRound | Propose | ShowRound | ChooseOption | CloseRound
 ChapterRequest = (
     SubmitChapter
     | ShowChapter
@@ -143,8 +160,9 @@ WorldRequest = (
 NovelRequest = RoundRequest | ChapterRequest | WorldRequest
 
 
-# Requests only an admin may make. The one rule: the commands' permissions ask it
-# (`bot.commands.novel`), and the service asks it again for callers that skipped the router.
+# Requests only an admin may make. The one rule: the commands' permissions ask it before
+# parsing, and the room's handlers ask it again of every request they run (a caller that
+# skipped the router's checks is refused the same way).
 ADMIN_ONLY: tuple[type, ...] = (
     CloseRound,
     ReviseChapter,
@@ -157,17 +175,9 @@ ADMIN_ONLY: tuple[type, ...] = (
 )
 
 
-def needs_admin(request: NovelRequest) -> bool:
-    """True when only an admin may make `request` (changing a chat's ballot settings too)."""
-    if isinstance(request, BallotSettings):
-        return request.style is not None or request.voters is not None
+def needs_admin(request: object) -> bool:
+    """True when only an admin may make `request`."""
     return isinstance(request, ADMIN_ONLY)
-
-
-class Novels(Protocol):
-    async def handle(
-        self, member: Member, request: NovelRequest, progress: Progress | None = None
-    ) -> Result: ...
 
 
 class Story(Protocol):

@@ -11,7 +11,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from retrieval.i18n import Lang
+from kernel.i18n import Lang
 
 
 class BlueprintError(ValueError):

@@ -2,6 +2,10 @@
 
 One connection; every public method is one complete unit (its own transaction) taken under one
 asyncio lock, so coroutines never interleave inside a transaction.
+
+Rows are the stores' own (`RoundRow`, `VersionRow`, `ChangeRow` …); what a result carries to
+the chat layer is built from them here (`Proposal`, `VersionRow.as_version`,
+`ChangeRow.as_change`: the types of `novel.results`), so no presenter reads a storage row.
 """
 
 from __future__ import annotations
@@ -18,9 +22,10 @@ from typing import Any
 
 import aiosqlite
 
-from novel.ballot import BallotPost
+from novel.evolve import BlueprintChange
 from novel.member import Member
 from novel.phase import OPEN_PHASES, Event, Phase, sources, transition
+from novel.results import ChangeStatus, ChapterVersion, Proposal, ProposedChange
 from novel.summary import ChapterSummary, load
 from retrieval.sqlite import open_sqlite
 
@@ -41,7 +46,7 @@ CREATE TABLE IF NOT EXISTS novel_rounds (
     id TEXT PRIMARY KEY,
     chat_id TEXT NOT NULL REFERENCES novel_novels(chat_id),
     phase TEXT NOT NULL,
-    platform TEXT NOT NULL,
+    via TEXT NOT NULL,
     channel_id TEXT NOT NULL DEFAULT '',
     opener_id TEXT NOT NULL,
     opener_name TEXT NOT NULL DEFAULT '',
@@ -56,23 +61,6 @@ CREATE TABLE IF NOT EXISTS novel_rounds (
 );
 CREATE UNIQUE INDEX IF NOT EXISTS novel_rounds_one_open ON novel_rounds(chat_id)
     WHERE phase IN ('proposal', 'voting', 'writing', 'pending');
-CREATE TABLE IF NOT EXISTS novel_ballots (
-    round_id TEXT PRIMARY KEY REFERENCES novel_rounds(id),
-    platform TEXT NOT NULL,
-    chat_id TEXT NOT NULL,
-    channel_id TEXT NOT NULL DEFAULT '',
-    message_id TEXT NOT NULL DEFAULT '',
-    poll_id TEXT NOT NULL DEFAULT '',
-    poll_message_id TEXT NOT NULL DEFAULT '',
-    posted_at TEXT NOT NULL
-);
-CREATE UNIQUE INDEX IF NOT EXISTS novel_ballots_poll ON novel_ballots(poll_id) WHERE poll_id != '';
-CREATE TABLE IF NOT EXISTS novel_chat_settings (
-    chat_id TEXT NOT NULL,
-    key TEXT NOT NULL,
-    value TEXT NOT NULL,
-    PRIMARY KEY (chat_id, key)
-);
 CREATE TABLE IF NOT EXISTS novel_blueprint_history (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
     chat_id TEXT NOT NULL REFERENCES novel_novels(chat_id),
@@ -143,6 +131,7 @@ _MIGRATIONS: tuple[tuple[str, str, str], ...] = (
 )
 
 VoteSource = str  # "command" | "button" | "poll"
+_CHANGE_STATUSES: tuple[ChangeStatus, ...] = ("pending", "accepted", "rejected", "superseded")
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,7 +139,7 @@ class RoundRow:
     id: str
     chat_id: str
     phase: Phase
-    platform: str
+    via: str  # the chat layer's word for where the round's chat is (handed back, never read)
     channel_id: str
     opener_id: str
     opener_name: str
@@ -161,17 +150,6 @@ class RoundRow:
     winner_id: int | None
     outcome: str
     chapter_id: str | None
-
-
-@dataclass(frozen=True, slots=True)
-class ProposalRow:
-    id: int
-    round_id: str
-    user_id: str
-    user_name: str
-    title: str
-    summary: str
-    notes: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -201,6 +179,12 @@ class VersionRow:
     created_at: datetime
     author: str
     reason: str
+
+    def as_version(self) -> ChapterVersion:
+        """The version as members read it (`/chapter show`, `/chapter history`)."""
+        return ChapterVersion(
+            self.version, self.title, self.text, self.created_at, self.author, self.reason
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -237,6 +221,17 @@ class ChangeRow:
     created_at: datetime
     decided_at: datetime | None = None
     decided_by: str = ""
+
+    def as_change(self) -> ProposedChange:
+        """The proposal as the members see it: its change read from the stored payload."""
+        return ProposedChange(
+            self.id,
+            self.chapter_no,
+            BlueprintChange.from_row(self.kind, self.payload),
+            next((s for s in _CHANGE_STATUSES if s == self.status), "pending"),
+            self.decided_at,
+            self.decided_by,
+        )
 
 
 def _ts(value: datetime) -> str:
@@ -285,10 +280,6 @@ def _summary(stored: str, title: str) -> ChapterSummary:
     except ValueError:
         data = stored
     return load(data, title)
-
-
-def _ballot(row: sqlite3.Row) -> BallotPost:
-    return BallotPost(**_columns(BallotPost, row))
 
 
 def _change(row: sqlite3.Row) -> ChangeRow:
@@ -355,24 +346,24 @@ class _Store:
 
 
 class RoundStore(_Store):
-    """Rounds and their phases, proposals, votes, and where each ballot was posted."""
+    """Rounds and their phases, proposals and votes."""
 
     async def insert_round(
         self, *, round_id: str, opener: Member, now: datetime, proposal_deadline: datetime
     ) -> bool:
-        """Open a round in the opener's chat (its platform, channel and language); False when the
-        novel already has an open round (the partial unique index)."""
+        """Open a round in the opener's chat (where they spoke and their language); False when
+        the novel already has an open round (the partial unique index)."""
         try:
             async with self._tx() as db:
                 await db.execute(
-                    "INSERT INTO novel_rounds(id, chat_id, phase, platform, channel_id, opener_id,"
+                    "INSERT INTO novel_rounds(id, chat_id, phase, via, channel_id, opener_id,"
                     " opener_name, lang, opened_at, proposal_deadline)"
                     " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     (
                         round_id,
                         opener.chat_id,
                         Phase.PROPOSAL.value,
-                        opener.platform,
+                        opener.via,
                         opener.channel_id,
                         opener.user_id,
                         opener.user_name,
@@ -448,11 +439,11 @@ class RoundStore(_Store):
             )
             return True
 
-    async def proposals(self, round_id: str) -> list[ProposalRow]:
+    async def proposals(self, round_id: str) -> list[Proposal]:
         rows = await self._all(
             "SELECT * FROM novel_proposals WHERE round_id = ? ORDER BY id", (round_id,)
         )
-        return [ProposalRow(**_columns(ProposalRow, r)) for r in rows]
+        return [Proposal(**_columns(Proposal, r)) for r in rows]
 
     async def vote(
         self,
@@ -509,37 +500,6 @@ class RoundStore(_Store):
         return [
             VoteRow(r["user_id"], r["user_name"], int(r["proposal_id"]), r["source"]) for r in rows
         ]
-
-    async def save_ballot(self, post: BallotPost, now: datetime) -> None:
-        async with self._tx() as db:
-            await db.execute(
-                "INSERT INTO novel_ballots(round_id, platform, chat_id, channel_id, message_id,"
-                " poll_id, poll_message_id, posted_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
-                " ON CONFLICT(round_id) DO UPDATE SET platform = excluded.platform,"
-                " chat_id = excluded.chat_id, channel_id = excluded.channel_id,"
-                " message_id = excluded.message_id, poll_id = excluded.poll_id,"
-                " poll_message_id = excluded.poll_message_id, posted_at = excluded.posted_at",
-                (
-                    post.round_id,
-                    post.platform,
-                    post.chat_id,
-                    post.channel_id,
-                    post.message_id,
-                    post.poll_id,
-                    post.poll_message_id,
-                    _ts(now),
-                ),
-            )
-
-    async def ballot(self, round_id: str) -> BallotPost | None:
-        row = await self._one("SELECT * FROM novel_ballots WHERE round_id = ?", (round_id,))
-        return _ballot(row) if row else None
-
-    async def ballot_by_poll(self, poll_id: str) -> BallotPost | None:
-        if not poll_id:
-            return None
-        row = await self._one("SELECT * FROM novel_ballots WHERE poll_id = ?", (poll_id,))
-        return _ballot(row) if row else None
 
 
 class ChapterStore(_Store):
@@ -869,22 +829,12 @@ class BlueprintStore(_Store):
             return int(cur.rowcount)
 
 
-class SettingsStore(_Store):
-    """Per-chat settings of the writers' room (the ballot's style, voters shown)."""
-
-    async def setting(self, chat_id: str, key: str) -> str | None:
-        row = await self._one(
-            "SELECT value FROM novel_chat_settings WHERE chat_id = ? AND key = ?", (chat_id, key)
-        )
-        return row["value"] if row else None
-
-    async def set_setting(self, chat_id: str, key: str, value: str) -> None:
-        async with self._tx() as db:
-            await db.execute(
-                "INSERT INTO novel_chat_settings(chat_id, key, value) VALUES (?, ?, ?)"
-                " ON CONFLICT(chat_id, key) DO UPDATE SET value = excluded.value",
-                (chat_id, key, value),
-            )
+async def _rename_columns(db: aiosqlite.Connection) -> None:
+    """A rounds table from before the room stopped naming platforms: its column is renamed
+    (`platform` → `via`, the same values)."""
+    rounds = await db.execute_fetchall("PRAGMA table_info(novel_rounds)")
+    if "platform" in {row[1] for row in rounds}:
+        await db.execute_fetchall("ALTER TABLE novel_rounds RENAME COLUMN platform TO via")
 
 
 class NovelRepo:
@@ -897,13 +847,17 @@ class NovelRepo:
         self.rounds = RoundStore(db, lock)
         self.book = ChapterStore(db, lock)
         self.world = BlueprintStore(db, lock)
-        self.chat_settings = SettingsStore(db, lock)
 
     @classmethod
     async def open(cls, path: Path) -> NovelRepo:
         db = await open_sqlite(
             path, _SCHEMA, autocommit=True, foreign_keys=True, columns=_MIGRATIONS
         )
+        try:
+            await _rename_columns(db)
+        except BaseException:
+            await db.close()
+            raise
         db.row_factory = sqlite3.Row
         return cls(db)
 

@@ -1,29 +1,87 @@
 """What the round and chapter services return: plain typed results, no wording, no layout.
 
-`bot.presenters.novel.NovelPresenter` turns each `Result` into a `Reply`. A refusal is raised as
-`Refused` (a catalog key and its fields) so a service can stop anywhere with one line; the
-presenter words it.
+These are the writers' room's own facts, not storage rows: the repository (`novel.repo`) builds
+them from its rows (`Proposal`, `ChapterVersion`, `ProposedChange`), and nothing here imports
+it. `bot.presenters.novel` words each one. A refusal is raised as `kernel.refusal.Refused` (a
+catalogue key and its fields) so a service can stop anywhere with one line; the presenter
+words it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Literal
 
-from novel.ballot import BallotStyle
+from kernel.i18n import Lang
 from novel.consistency import Finding
-from novel.repo import ChangeRow, ProposalRow, RoundRow, VersionRow, VoteRow
-from novel.tally import Outcome
+from novel.evolve import BlueprintChange
+from novel.phase import Phase
+
+# ---- what the results are made of -------------------------------------------------------------
 
 
-class Refused(Exception):
-    """A user-facing refusal: the catalog key and its fields."""
+@dataclass(frozen=True, slots=True)
+class Proposal:
+    """A member's proposed goal for the next chapter (the winner's is what gets written)."""
 
-    def __init__(self, key: str, **fields: object) -> None:
-        super().__init__(key)
-        self.key = key
-        self.fields = fields
+    id: int
+    round_id: str
+    user_id: str
+    user_name: str
+    title: str
+    summary: str
+    notes: str
+
+
+@dataclass(frozen=True, slots=True)
+class ChapterVersion:
+    """One version of a chapter as members read it: its words, who wrote it, when and why."""
+
+    version: int
+    title: str
+    text: str
+    created_at: datetime
+    author: str
+    reason: str  # a code (generated, submitted, …) or a revision's own instructions
+
+
+ChangeStatus = Literal["pending", "accepted", "rejected", "superseded"]
+
+
+@dataclass(frozen=True, slots=True)
+class ProposedChange:
+    """A blueprint change a chapter proposed, and its fate."""
+
+    id: int
+    chapter_no: int
+    change: BlueprintChange
+    status: ChangeStatus
+    decided_at: datetime | None = None
+    decided_by: str = ""
+
+
+WinReason = Literal["votes", "tie", "no_votes", "empty"]
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """A round's tally read by the rules (`novel.tally.decide`): the winner and every count."""
+
+    winner: Proposal | None
+    reason: WinReason
+    counts: tuple[tuple[Proposal, int], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class BallotOption:
+    """One proposal on a ballot, with the members who voted for it (names, else ids)."""
+
+    title: str
+    summary: str
+    proposer: str  # the proposer's name ("" when the platform gave none)
+    voters: tuple[str, ...] = ()
 
 
 # ---- rounds -----------------------------------------------------------------------------------
@@ -46,15 +104,35 @@ class ProposalSaved:
 
 @dataclass(frozen=True, slots=True)
 class BallotView:
-    """A ballot as it stands: open with the running count, or closed with the final one."""
+    """A ballot as it stands: open with the running count, or closed with the final one. Said
+    in the round's language wherever it is shown; how it looks (buttons or a native poll,
+    voters' names) is the chat layer's to decide."""
 
-    round: RoundRow
-    proposals: Sequence[ProposalRow]
-    votes: Sequence[VoteRow]
-    minutes: int
-    style: BallotStyle
-    show_voters: bool
+    round_id: str
+    chat_id: str
+    lang: Lang
+    options: tuple[BallotOption, ...]
+    minutes: int  # left to vote
     closed: bool = False
+
+    @property
+    def votes(self) -> int:
+        return sum(len(o.voters) for o in self.options)
+
+
+@dataclass(frozen=True, slots=True)
+class CurrentRound:
+    """The chat's open round as it stands: its phase, the chapter it is for, when the current
+    phase closes (on the room's clock; None while the winner is written or waits for its
+    text), the proposals with the running count, and the winner once there is one."""
+
+    round_id: str
+    phase: Phase
+    number: int  # the chapter the round is for
+    deadline: datetime | None
+    minutes: int  # left until `deadline`
+    options: tuple[BallotOption, ...]
+    winner: str = ""  # the winning proposal's title (writing, pending)
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,7 +151,7 @@ class VoteRetracted:
 
 @dataclass(frozen=True, slots=True)
 class RoundEmpty:
-    lang: str = "zh"  # the round's language (said to the chat the round was opened in)
+    lang: Lang = "zh"  # the round's language (said to the chat the round was opened in)
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,12 +164,6 @@ class VotesClosed:
 @dataclass(frozen=True, slots=True)
 class Abandoned:
     pass
-
-
-@dataclass(frozen=True, slots=True)
-class SettingsSaved:
-    style: BallotStyle
-    show_voters: bool
 
 
 # ---- chapters ---------------------------------------------------------------------------------
@@ -108,7 +180,7 @@ class ChapterSaved:
     version: int
     how: SaveHow
     findings: Sequence[Finding] = ()
-    changes: Sequence[ChangeRow] = ()
+    changes: Sequence[ProposedChange] = ()
 
 
 StallReason = Literal["no_model", "llm", "error", "busy", "no_model_retry"]
@@ -127,14 +199,14 @@ class WriteStalled:
 @dataclass(frozen=True, slots=True)
 class ChapterView:
     number: int
-    version: VersionRow
+    version: ChapterVersion
 
 
 @dataclass(frozen=True, slots=True)
 class History:
     number: int
     current: int
-    versions: Sequence[VersionRow]
+    versions: Sequence[ChapterVersion]
 
 
 @dataclass(frozen=True, slots=True)
@@ -166,7 +238,7 @@ class Exported:
 class BlueprintShown:
     json: str
     lines: Sequence[str]
-    pending: Sequence[ChangeRow] = ()
+    pending: Sequence[ProposedChange] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -184,16 +256,16 @@ class BlueprintEdited:
 @dataclass(frozen=True, slots=True)
 class ChangesDecided:
     accepted: bool
-    changes: Sequence[ChangeRow]
+    changes: Sequence[ProposedChange]
     # (change, why it no longer applies: a BlueprintError, worded by the presenter, or another
     # ValueError shown as it reads)
-    skipped: Sequence[tuple[ChangeRow, ValueError]] = field(default_factory=tuple)
+    skipped: Sequence[tuple[ProposedChange, ValueError]] = field(default_factory=tuple)
 
 
 @dataclass(frozen=True, slots=True)
 class BlueprintHistoryView:
     entries: Sequence[tuple[str, str, str, str]]  # (when, who, reason, title)
-    decisions: Sequence[ChangeRow] = ()  # accepted and rejected proposals, newest first
+    decisions: Sequence[ProposedChange] = ()  # accepted and rejected proposals, newest first
 
 
 # ---- progress and announcements -------------------------------------------------------------
@@ -213,7 +285,7 @@ class Revising:
 
 
 # While a chapter is written: a notice, then the draft so far (plain text) as it streams.
-Progress = Callable[[Writing | Revising | str], Awaitable[None]]
+Steps = Callable[[Writing | Revising | str], Awaitable[None]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -224,30 +296,5 @@ class ClosedAndWritten:
     written: ChapterSaved | WriteStalled
 
 
-# Everything `NovelService.handle` returns, by the service that produced it (the presenter's
-# match over them ends in assert_never).
-RoundResult = (
-    RoundOpened
-    | ProposalSaved
-    | BallotView
-    | VoteCast
-    | VoteRetracted
-    | RoundEmpty
-    | VotesClosed
-    | Abandoned
-    | SettingsSaved
-)
-ChapterResult = (
-    ChapterSaved
-    | WriteStalled
-    | ChapterView
-    | History
-    | RolledBack
-    | Deleted
-    | Exported
-    | ClosedAndWritten
-)
-WorldResult = (
-    BlueprintShown | BlueprintSaved | BlueprintEdited | ChangesDecided | BlueprintHistoryView
-)
-Result = RoundResult | ChapterResult | WorldResult
+# What `/chapter close` can come to, by the phase it closes.
+Closed = BallotView | RoundEmpty | VotesClosed | ClosedAndWritten | Abandoned

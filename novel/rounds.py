@@ -4,71 +4,107 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable
-from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Literal
 
-from novel.ballot import BALLOT_STYLES, BallotPost, BallotStyle
+from kernel.refusal import Refused
+from novel.announce import Announce
+from novel.api import Vote, Withdrawal
 from novel.member import Member
 from novel.phase import Event, Phase
-from novel.repo import ChapterStore, RoundRow, RoundStore, SettingsStore, VoteSource
+from novel.repo import ChapterStore, RoundRow, RoundStore
 from novel.results import (
+    BallotOption,
     BallotView,
+    CurrentRound,
+    Outcome,
     ProposalSaved,
-    Refused,
     RoundEmpty,
     RoundOpened,
-    SettingsSaved,
     VoteCast,
     VoteRetracted,
     VotesClosed,
 )
 from novel.schedule import Now
 from novel.settings import NovelSettings
-from novel.tally import Outcome, decide
+from novel.tally import decide
 from novel.writer import Goal
-
-STYLE_KEY = "ballot_style"
-VOTERS_KEY = "ballot_voters"
 
 Schedule = Callable[[str, datetime], None]  # (round id, when) → a deadline job
 Cancel = Callable[[str], None]
 
 
-def default_style(platform: str) -> BallotStyle:
-    """Telegram groups get the native poll; everywhere else the buttons/keyboard."""
-    return "poll" if platform == "telegram" else "keyboard"
+def minutes_left(clock: Now, when: datetime | None) -> int:
+    if when is None:
+        return 0
+    return max(0, round((when - clock()).total_seconds() / 60))
+
+
+def lang_of(r: RoundRow) -> Literal["zh", "en"]:
+    return "en" if r.lang == "en" else "zh"
+
+
+class BallotViews:
+    """A round's ballot as it stands (read only): what the round service returns when voting
+    opens, and what the chat layer redraws as the count changes."""
+
+    def __init__(self, rounds: RoundStore, clock: Now) -> None:
+        self._rounds = rounds
+        self._clock = clock
+
+    async def view(self, round_id: str) -> BallotView | None:
+        r = await self._rounds.get_round(round_id)
+        if r is None:
+            return None
+        return BallotView(
+            round_id=r.id,
+            chat_id=r.chat_id,
+            lang=lang_of(r),
+            options=await self.options(round_id),
+            minutes=minutes_left(self._clock, r.vote_deadline),
+            closed=r.phase != Phase.VOTING,
+        )
+
+    async def options(self, round_id: str) -> tuple[BallotOption, ...]:
+        """The round's proposals in ballot order, each with who voted for it."""
+        proposals = await self._rounds.proposals(round_id)
+        voters: dict[int, list[str]] = {p.id: [] for p in proposals}
+        for v in await self._rounds.votes(round_id):
+            voters.setdefault(v.proposal_id, []).append(v.user_name or v.user_id)
+        return tuple(
+            BallotOption(p.title, p.summary, p.user_name, tuple(voters[p.id])) for p in proposals
+        )
 
 
 class RoundService:
     """Open → propose → vote → close. Every phase change is `RoundStore.advance` (a
-    compare-and-set), so a deadline job and an admin closing at once never both act."""
+    compare-and-set), so a deadline job and an admin closing at once never both act. Every
+    change of a ballot's count is announced (`Announce.tally_changed`)."""
 
     def __init__(
         self,
         rounds: RoundStore,
-        chat_settings: SettingsStore,
         book: ChapterStore,
         settings: NovelSettings,
         clock: Now,
         schedule: Schedule,
         cancel: Cancel,
+        announce: Announce,
         *,
         model_writes: bool,
     ) -> None:
         self._rounds = rounds
-        self._chat_settings = chat_settings
         self._book = book  # how many chapters there are (the round is for the next)
         self._settings = settings
         self._clock = clock
         self._schedule = schedule
         self._cancel = cancel
+        self._announce = announce
+        self.ballots = BallotViews(rounds, clock)
         self.model_writes = model_writes
 
     def minutes_left(self, when: datetime | None) -> int:
-        if when is None:
-            return 0
-        return max(0, round((when - self._clock()).total_seconds() / 60))
+        return minutes_left(self._clock, when)
 
     async def open(self, member: Member) -> RoundOpened:
         now = self._clock()
@@ -82,6 +118,26 @@ class RoundService:
         self._schedule(round_id, deadline)
         number = len(await self._book.chapters(member.chat_id)) + 1
         return RoundOpened(number, self.minutes_left(deadline), self.model_writes)
+
+    async def current(self, member: Member) -> CurrentRound:
+        """The member's chat's open round as it stands; `Refused("no_round")` without one."""
+        r = await self._rounds.open_round(member.chat_id)
+        if r is None:
+            raise Refused("no_round")
+        deadline = {Phase.PROPOSAL: r.proposal_deadline, Phase.VOTING: r.vote_deadline}.get(r.phase)
+        options = await self.ballots.options(r.id)
+        winner = next(
+            (p.title for p in await self._rounds.proposals(r.id) if p.id == r.winner_id), ""
+        )
+        return CurrentRound(
+            r.id,
+            r.phase,
+            len(await self._book.chapters(r.chat_id)) + 1,
+            deadline,
+            self.minutes_left(deadline),
+            options,
+            winner,
+        )
 
     async def propose(self, member: Member, goal: Goal) -> ProposalSaved:
         title, summary, notes = goal.title.strip(), goal.summary, goal.notes
@@ -123,48 +179,43 @@ class RoundService:
             raise Refused("voting_closed")
         return r
 
-    async def vote(
-        self, member: Member, option: int, round_id: str = "", source: VoteSource = "command"
-    ) -> VoteCast:
-        r = await self._voting_round(member.chat_id, round_id)
+    async def vote(self, vote: Vote) -> VoteCast:
+        """Count `vote` (one per member: a later vote replaces the earlier one)."""
+        voter = vote.voter
+        r = await self._voting_round(voter.chat_id, vote.round_id)
         proposals = await self._rounds.proposals(r.id)
-        if not 1 <= option <= len(proposals):
+        if not 1 <= vote.option <= len(proposals):
             raise Refused("bad_option", n=len(proposals))
-        chosen = proposals[option - 1]
+        chosen = proposals[vote.option - 1]
         try:
             before = await self._rounds.vote(
                 r.id,
-                member.user_id,
+                voter.user_id,
                 chosen.id,
                 self._clock(),
-                user_name=member.user_name,
-                source=source,
+                user_name=voter.user_name,
+                source=vote.source,
             )
         except LookupError:
             raise Refused("voting_closed") from None
+        self._announce.tally_changed(r.id)
         outcome = decide(proposals, await self._rounds.tally(r.id))
         change: Literal["new", "same", "changed"] = (
             "new" if before is None else "same" if before == chosen.id else "changed"
         )
-        return VoteCast(r.id, option, chosen.title, change, outcome)
+        return VoteCast(r.id, vote.option, chosen.title, change, outcome)
 
-    async def poll_answer(
-        self, member: Member, poll_id: str, options: tuple[int, ...]
-    ) -> tuple[str, VoteCast | VoteRetracted]:
-        """A native poll's answer → the round's tally; returns (round id, result)."""
-        post = await self._rounds.ballot_by_poll(poll_id)
-        if post is None:
-            raise Refused("stale_ballot")
-        voter = replace(member, chat_id=post.chat_id)
-        if not options:
-            r = await self._voting_round(post.chat_id, post.round_id)
-            try:
-                removed = await self._rounds.retract_vote(r.id, member.user_id, source="poll")
-            except LookupError:
-                raise Refused("voting_closed") from None
-            return r.id, VoteRetracted(removed)
-        cast = await self.vote(voter, options[0], post.round_id, source="poll")
-        return post.round_id, cast
+    async def withdraw(self, withdrawal: Withdrawal) -> VoteRetracted:
+        """Take back the member's vote if it was cast through `withdrawal.source` (a poll's
+        withdrawal does not undo a later button vote)."""
+        voter = withdrawal.voter
+        r = await self._voting_round(voter.chat_id, withdrawal.round_id)
+        try:
+            removed = await self._rounds.retract_vote(r.id, voter.user_id, source=withdrawal.source)
+        except LookupError:
+            raise Refused("voting_closed") from None
+        self._announce.tally_changed(r.id)
+        return VoteRetracted(removed)
 
     async def close_proposals(self, r: RoundRow) -> BallotView | RoundEmpty | None:
         """Proposals → voting (or the round closes empty). None if someone else did it."""
@@ -175,9 +226,9 @@ class RoundService:
         self._cancel(r.id)
         if not await self._rounds.proposals(r.id):
             await self._rounds.advance(r.id, Event.NO_PROPOSALS, closed_at=now, outcome="empty")
-            return RoundEmpty(r.lang)
+            return RoundEmpty(lang_of(r))
         self._schedule(r.id, deadline)
-        view = await self.ballot_view(r.id)
+        view = await self.ballots.view(r.id)
         assert view is not None
         return view
 
@@ -186,6 +237,7 @@ class RoundService:
         if not await self._rounds.advance(r.id, Event.CLOSE_VOTES):
             return None
         self._cancel(r.id)
+        self._announce.tally_changed(r.id)  # the ballot shows the final count, without buttons
         # Decided after the compare-and-set: no vote can land in a closed round any more.
         outcome = await self.decide(r.id)
         number = len(await self._book.chapters(r.chat_id)) + 1
@@ -200,46 +252,3 @@ class RoundService:
 
     async def abandon(self, r: RoundRow) -> bool:
         return await self._rounds.advance(r.id, Event.ABANDON, closed_at=self._clock())
-
-    async def ballot_view(self, round_id: str) -> BallotView | None:
-        r = await self._rounds.get_round(round_id)
-        if r is None:
-            return None
-        style, show = await self.ballot_settings(r.chat_id, r.platform)
-        return BallotView(
-            round=r,
-            proposals=await self._rounds.proposals(round_id),
-            votes=await self._rounds.votes(round_id),
-            minutes=self.minutes_left(r.vote_deadline),
-            style=style,
-            show_voters=show,
-            closed=r.phase != Phase.VOTING,
-        )
-
-    async def record_ballot(self, post: BallotPost) -> bool:
-        """Where the round's ballot was posted; False for a round of another chat or none."""
-        r = await self._rounds.get_round(post.round_id)
-        if r is None or r.chat_id != post.chat_id:
-            return False
-        await self._rounds.save_ballot(post, self._clock())
-        return True
-
-    async def ballot_settings(self, chat_id: str, platform: str) -> tuple[BallotStyle, bool]:
-        style = await self._chat_settings.setting(chat_id, STYLE_KEY)
-        voters = await self._chat_settings.setting(chat_id, VOTERS_KEY)
-        chosen = next((s for s in BALLOT_STYLES if s == style), default_style(platform))
-        return chosen, voters == "shown"
-
-    async def set_ballot_settings(
-        self, member: Member, style: str | None, voters: str | None
-    ) -> SettingsSaved:
-        if style is not None:
-            if style not in BALLOT_STYLES:
-                raise Refused("bad_ballot_style", got=style[:20])
-            await self._chat_settings.set_setting(member.chat_id, STYLE_KEY, style)
-        if voters is not None:
-            if voters not in ("shown", "hidden"):
-                raise Refused("bad_voters", got=voters[:20])
-            await self._chat_settings.set_setting(member.chat_id, VOTERS_KEY, voters)
-        chosen, show = await self.ballot_settings(member.chat_id, member.platform)
-        return SettingsSaved(chosen, show)

@@ -21,4 +21,3 @@ class NovelSettings:
     plot_token_budget: int = 3_000  # L2 retrieved chunks in the prompt
     chapter_max_tokens: int = 4_096
     consistency_model: bool = True  # the LLM-judged consistency pass when a model is configured
-    ballot_edit_interval_s: float = 5.0  # at most one ballot edit per ballot in this window

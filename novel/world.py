@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+from kernel.refusal import Refused
 from novel.blueprint import (
     Blueprint,
     default_blueprint,
@@ -22,7 +23,6 @@ from novel.results import (
     BlueprintSaved,
     BlueprintShown,
     ChangesDecided,
-    Refused,
 )
 from novel.schedule import Now
 from novel.settings import NovelSettings
@@ -43,11 +43,17 @@ class WorldService:
         return BlueprintShown(
             bp.to_json(),
             render_summary(bp, member.lang),
-            await self._store.pending_changes(member.chat_id),
+            [c.as_change() for c in await self._store.pending_changes(member.chat_id)],
         )
+
+    async def _ensure_novel(self, chat_id: str) -> None:
+        """The chat's novel exists (with the default blueprint) before its blueprint is
+        written over."""
+        await self._store.ensure_novel(chat_id, default_blueprint().to_json(), self._clock())
 
     async def upload(self, member: Member, data: bytes, reason: str) -> BlueprintSaved:
         bp = parse_upload(data, self._settings.max_blueprint_bytes)
+        await self._ensure_novel(member.chat_id)
         await self._store.set_blueprint(
             member.chat_id, bp.to_json(), member.user_id, self._clock(), reason
         )
@@ -55,6 +61,7 @@ class WorldService:
 
     async def edit(self, member: Member, field: str, value: str, reason: str) -> BlueprintEdited:
         bp = edit(await self.blueprint(member.chat_id), field, value)
+        await self._ensure_novel(member.chat_id)
         await self._store.set_blueprint(
             member.chat_id, bp.to_json(), member.user_id, self._clock(), reason
         )
@@ -79,7 +86,7 @@ class WorldService:
             chosen = [by_id[i] for i in ids]
         if not accept:
             await self._decide(member, [c.id for c in chosen], "rejected", None, "")
-            return ChangesDecided(False, chosen)
+            return ChangesDecided(False, [c.as_change() for c in chosen])
         bp = await self.blueprint(member.chat_id)
         applied: list[ChangeRow] = []
         skipped: list[tuple[ChangeRow, ValueError]] = []
@@ -95,7 +102,11 @@ class WorldService:
             await self._decide(member, [c.id for c in applied], "accepted", bp, numbers)
         if skipped:
             await self._decide(member, [c.id for c, _ in skipped], "rejected", None, "")
-        return ChangesDecided(True, applied, tuple(skipped))
+        return ChangesDecided(
+            True,
+            [c.as_change() for c in applied],
+            tuple((c.as_change(), err) for c, err in skipped),
+        )
 
     async def _decide(
         self, member: Member, ids: list[int], status: str, bp: Blueprint | None, numbers: str
@@ -123,4 +134,5 @@ class WorldService:
             entries.append(
                 (rev.changed_at.strftime("%Y-%m-%d %H:%M"), rev.changed_by, rev.reason, title)
             )
-        return BlueprintHistoryView(entries, await self._store.decided_changes(member.chat_id))
+        decided = await self._store.decided_changes(member.chat_id)
+        return BlueprintHistoryView(entries, [c.as_change() for c in decided])

@@ -180,11 +180,11 @@ def build_request(ctx: Context, max_tokens: int = 4096) -> LLMRequest:
     )
 
 
-Progress = Callable[[str], Awaitable[None]]
+DraftPreview = Callable[[str], Awaitable[None]]
 
 
 async def generate(
-    llm: LLM, ctx: Context, progress: Progress | None = None, max_tokens: int = 4096
+    llm: LLM, ctx: Context, progress: DraftPreview | None = None, max_tokens: int = 4096
 ) -> str:
     """The chapter text; raises LLMError (nothing is saved by the caller on error)."""
     request = build_request(ctx, max_tokens)

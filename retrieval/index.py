@@ -57,7 +57,7 @@ _POINT_NS = uuid.UUID("0b7f3c55-2d7e-4c1a-9a53-3f0e8c1d6a42")
 EMBED_BATCH = 32
 SCROLL_LIMIT = 100_000
 
-Progress = Callable[[int, int], Awaitable[None] | None]
+IndexProgress = Callable[[int, int], Awaitable[None] | None]
 
 
 class GraphNames(Protocol):
@@ -202,7 +202,7 @@ def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
 
-async def _report(progress: Progress | None, done: int, total: int) -> None:
+async def _report(progress: IndexProgress | None, done: int, total: int) -> None:
     if progress is None:
         return
     result = progress(done, total)
@@ -331,7 +331,9 @@ class Indexer(SqliteOwner):
             self.encoder.encode_document(c.search_text or c.text, c.scripture_refs) for c in chunks
         ]
 
-    async def _upsert(self, chunks: Sequence[Chunk], progress: Progress | None) -> Counter[int]:
+    async def _upsert(
+        self, chunks: Sequence[Chunk], progress: IndexProgress | None
+    ) -> Counter[int]:
         """Embed and store `chunks`; returns how many of them hold each keyword term."""
         terms: Counter[int] = Counter()
         total = len(chunks)
@@ -355,7 +357,7 @@ class Indexer(SqliteOwner):
         chunks: Sequence[Chunk],
         *,
         embed: bool = True,
-        progress: Progress | None = None,
+        progress: IndexProgress | None = None,
     ) -> IndexReport:
         """Index a document version; a no-op when its content hash is already registered.
 

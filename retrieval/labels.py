@@ -20,8 +20,8 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
+from kernel.i18n import Lang
 from retrieval import scripture
-from retrieval.i18n import Lang
 from retrieval.text import to_simplified
 from retrieval.types import Chunk, ChunkType
 

@@ -8,7 +8,8 @@ retrieved passages verbatim with their citation labels, clearly labelled as such
 its footnotes, the ministry passages whose `scripture_refs` include it (one per source first,
 then the rest), and the concepts the knowledge graph grounds in it: a `CiteResult`.
 
-A request the scholar will not run comes back as a `Refusal`. Results are typed and carry their
+A request the scholar will not run raises `kernel.refusal.Refused` (its reason, the value at
+fault, and what the corpus does hold), the one convention of every room. Results are typed and carry their
 language; `bot.presenters` words them for the chat.
 """
 
@@ -20,6 +21,8 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
+from kernel.i18n import Lang
+from kernel.refusal import Refused
 from retrieval import scripture
 from retrieval.answer import (
     Answer,
@@ -37,7 +40,6 @@ from retrieval.answer import (
     quote_at,
     verify,
 )
-from retrieval.i18n import Lang
 from retrieval.index import SourceNames, VerseRow
 from retrieval.labels import CitationLabel
 from retrieval.ports import LLM, CitationStats, LLMError, OnDelta, VectorStore
@@ -56,17 +58,9 @@ FILTER_KEYS = frozenset({"source", "type", "era", "language", "topic_tags", "doc
 # Receives the answer so far while the model writes it (the chat shows it as a growing message).
 Preview = Callable[[str], Awaitable[None]]
 
+# Why the scholar refuses (`Refused.reason`); the fields: `value`, the filter value or the
+# reference at fault; `known`, what the corpus does hold (unknown_source / unknown_era).
 RefusalReason = Literal["empty_question", "unknown_source", "unknown_era", "no_refs", "bad_ref"]
-
-
-@dataclass(frozen=True, slots=True)
-class Refusal:
-    """A request the scholar will not run, and why."""
-
-    reason: RefusalReason
-    lang: Lang
-    value: str = ""  # the filter value or the reference at fault
-    known: tuple[str, ...] = ()  # what the corpus does hold (unknown_source / unknown_era)
 
 
 @dataclass(frozen=True, slots=True)
@@ -185,16 +179,16 @@ class Scholar:
 
     # ---- /ask ---------------------------------------------------------------------------
 
-    async def ask(
-        self, lang: Lang, request: AskRequest, progress: Preview | None = None
-    ) -> Answer | Refusal:
+    async def ask(self, lang: Lang, request: AskRequest, progress: Preview | None = None) -> Answer:
+        """The answer to `request`; `Refused` for an empty question or a filter naming what
+        the corpus does not hold."""
         if not request.question.strip():
-            return Refusal("empty_question", lang)
+            raise Refused("empty_question")
         try:
             request = await self.resolve_filters(request)
         except UnknownFilter as err:
             reason: RefusalReason = "unknown_source" if err.key == "source" else "unknown_era"
-            return Refusal(reason, lang, err.value, err.known)
+            raise Refused(reason, value=err.value, known=err.known) from None
         return await self.answer(lang, request, progress)
 
     # ---- the corpus: /ask filters ---------------------------------------------------------
@@ -326,19 +320,20 @@ class Scholar:
 
     # ---- /cite --------------------------------------------------------------------------
 
-    async def cite(self, lang: Lang, request: CiteRequest) -> CiteResult | Refusal:
+    async def cite(self, lang: Lang, request: CiteRequest) -> CiteResult:
         """The verse once (in the reader's script, the version named); the notes on that verse
         — the note text, not the verse again; notes on other verses that mention it; then the
-        ministry passages that cite it. Nothing is shown twice."""
+        ministry passages that cite it. Nothing is shown twice. `Refused` without a reference,
+        or for one the Bible does not have."""
         if not request.refs:
-            return Refusal("no_refs", lang)
+            raise Refused("no_refs")
         ranges: list[_Range] = []
         for start, end in request.refs:
             try:
                 ref = scripture.RefRange(_verse_ref(start), _verse_ref(end))
                 ranges.append(_Range(ref, ref.osis(), tuple(scripture.expand(ref))))
             except (ValueError, KeyError):
-                return Refusal("bad_ref", lang, f"{start}-{end}")
+                raise Refused("bad_ref", value=f"{start}-{end}") from None
         ids = tuple(dict.fromkeys(i for r in ranges for i in r.ids))
         has_bible = await self._indexer.has_bible()
         rows = list(await self._indexer.verses(ids[:MAX_VERSES])) if has_bible else []

@@ -137,7 +137,9 @@ def app_settings(data_dir: Path, **overrides: Any) -> Settings:
 @asynccontextmanager
 async def simulated(transport: DiscordTransport, time: VirtualTime) -> AsyncIterator[Server]:
     """`transport`'s client in SimCord, with one server set up."""
-    async with simcord.run(transport.client, settle_timeout=SETTLE_S) as env:
+    # An AutoShardedClient left to Discord's recommended count runs one shard here.
+    shards = None if transport.client.shard_count is not None else 1
+    async with simcord.run(transport.client, settle_timeout=SETTLE_S, shard_count=shards) as env:
         time.env = env
         try:
             yield Server.open(env, time)
@@ -155,9 +157,6 @@ async def discord_app(
     time = VirtualTime()
     model: dict[str, Any] = {} if use_settings_llm else {"llm": llm}
     async with App(settings, embedder=HashEmbedder(DIM), clock=time.clock(), **model) as app:
-        transport = DiscordTransport(
-            app.router, settings, on_ballot=app.ballot_posted, clock=time.clock()
-        )
-        app.attach(transport)
+        transport = DiscordTransport(app.router, settings, clock=time.clock())
         async with simulated(transport, time) as server:
             yield app, server

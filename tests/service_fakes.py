@@ -5,14 +5,21 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
+from typing import Any
 
 from bot.actor import Actor
+from bot.ballot.board import posted_ballot
+from bot.ballot.codec import VoteButton
+from bot.ballot.room import BallotSettings
+from bot.ballot.store import PostedBallot
 from bot.chats import ChatSettings
 from bot.commands import standard_registry
 from bot.ratelimit import RateLimiter
-from bot.reply import Progress, Reply
+from bot.registry import Call, PollAnswer, Run
+from bot.reply import Button, Poll, Posted, Progress, Reply
 from bot.router import Router
 from novel import api as novel_api
+from retrieval.clock import SYSTEM_CLOCK, Clock
 from retrieval.requests import AskRequest, CiteRequest
 
 
@@ -72,6 +79,9 @@ class RecordingScholar(_Recorder):
 
 
 class RecordingNovels(_Recorder):
+    """The writers' room's handlers by request type (`bot.commands.novel.NovelRunner`): every
+    request any handler gets is recorded, and answered with `reply`."""
+
     def __init__(self) -> None:
         super().__init__()
         self.calls: list[tuple[Actor, novel_api.NovelRequest]] = []
@@ -81,22 +91,73 @@ class RecordingNovels(_Recorder):
     def requests(self) -> list[novel_api.NovelRequest]:
         return [request for _, request in self.calls]
 
-    async def handle(
-        self, actor: Actor, request: novel_api.NovelRequest, progress: Progress | None = None
+    def of(self, kind: type[Any]) -> Run[Any]:
+        return self.run
+
+    async def run(self, call: Call, request: object) -> Reply:
+        self.calls.append((call.actor, request))  # type: ignore[arg-type]
+        await self._notify()
+        return self.reply
+
+
+class RecordingBallots(_Recorder):
+    """The ballot room as its commands call it (`bot.ballot.room.BallotReplies`): votes by
+    button, poll answers and settings recorded and answered with `reply`; every ballot the
+    router's `posted` hook is told of recorded in `posted_ballots`."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls: list[tuple[Actor, VoteButton | PollAnswer | BallotSettings]] = []
+        self.reply: Reply = Reply.text("ok", lang="zh")
+        self.posted_ballots: list[PostedBallot] = []
+
+    @property
+    def requests(self) -> list[VoteButton | PollAnswer | BallotSettings]:
+        return [request for _, request in self.calls]
+
+    async def _record(
+        self, actor: Actor, request: VoteButton | PollAnswer | BallotSettings
     ) -> Reply:
         self.calls.append((actor, request))
         await self._notify()
         return self.reply
+
+    async def vote(self, actor: Actor, button: VoteButton) -> Reply:
+        return await self._record(actor, button)
+
+    async def poll_answer(self, actor: Actor, answer: PollAnswer) -> Reply:
+        return await self._record(actor, answer)
+
+    async def settings(self, actor: Actor, asked: BallotSettings) -> Reply:
+        return await self._record(actor, asked)
+
+    async def posted(self, where: Actor, reply: Reply, posted: Posted) -> None:
+        ballot = posted_ballot(where, reply, posted)
+        if ballot is not None:
+            self.posted_ballots.append(ballot)
 
 
 def fake_router(
     scholar: RecordingScholar,
     novels: RecordingNovels,
     *,
+    ballots: RecordingBallots | None = None,
     limiter: RateLimiter | None = None,
     chats: ChatSettings | None = None,
+    clock: Clock = SYSTEM_CLOCK,
 ) -> Router:
     """The real router and command registry over the recording services (and, when given,
     real chat settings: `/settings` and the chat's language)."""
-    registry = standard_registry(scholar, novels, chats=chats)
-    return Router(registry, limiter=limiter, chats=chats)
+    registry = standard_registry(scholar, novels, ballots or RecordingBallots(), chats=chats)
+    return Router(registry, limiter=limiter, chats=chats, clock=clock)
+
+
+def ballot_poll(
+    question: str, labels: tuple[str, ...], round_id: str, *, native: bool = False
+) -> Poll:
+    """A round's ballot as the ballot room builds one: each option a button whose action is
+    the vote codec's (`VoteButton`)."""
+    options = tuple(
+        Button(label, VoteButton(round_id, i).action) for i, label in enumerate(labels, start=1)
+    )
+    return Poll(question, options, round_id, native)

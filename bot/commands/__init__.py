@@ -5,21 +5,24 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Literal
 
 from bot.commands.help import help_command, start_command
-from bot.commands.scholar import Scholar, scholar_commands
+from bot.commands.scholar import ScholarReplies, scholar_commands
 from bot.registry import MAX_UPLOAD_BYTES, Registry
 
 if TYPE_CHECKING:
+    from bot.ballot.room import BallotReplies
     from bot.commands.corpus import Corpus
     from bot.commands.graph import GraphView
+    from bot.commands.novel import NovelRunner
     from bot.commands.settings import LanguageSetting
-    from bot.presenters.novel import NovelReplies
     from novel.api import Story
 
 
 def standard_registry(
-    scholar: Scholar,
-    novels: NovelReplies,
+    scholar: ScholarReplies,
+    novels: NovelRunner,
+    ballots: BallotReplies,
     *,
+    registry: Registry | None = None,
     chats: LanguageSetting | None = None,
     corpus: Corpus | None = None,
     graph: GraphView | None = None,
@@ -27,17 +30,19 @@ def standard_registry(
     openers: Literal["admins", "members"] = "admins",
     upload_max_bytes: int = MAX_UPLOAD_BYTES,
 ) -> Registry:
-    """The commands of the rooms this process serves; `/settings`, `/ingest`, `/graph` and
+    """The commands of the rooms this process serves (added to `registry` when given: the
+    composition root builds its router first); `/settings`, `/ingest`, `/graph` and
     `/novel characters|recap|map` only when their services are given (the one-shot CLI and
     some tests run without them)."""
     # The other rooms are imported here, not with this package: `baibao cite` (the scholar's
     # registry alone) starts without reading the writers' room, ingestion or the graph views.
+    from bot.commands.ballot import ballot_setting, register_ballots
     from bot.commands.corpus import corpus_commands
     from bot.commands.graph import graph_commands
-    from bot.commands.novel import ballot_setting, novel_actions, novel_commands
+    from bot.commands.novel import novel_commands
     from bot.commands.settings import settings_commands
 
-    registry = Registry()
+    registry = registry if registry is not None else Registry()
     registry.add(
         *scholar_commands(scholar, chats), *novel_commands(novels, openers=openers, story=story)
     )
@@ -45,16 +50,20 @@ def standard_registry(
         registry.add(*graph_commands(graph))
     if corpus is not None:
         registry.add(*corpus_commands(corpus, max_bytes=upload_max_bytes))
-    registry.add(*settings_commands(chats, extra=(ballot_setting(novels),)))
+    registry.add(*settings_commands(chats, extra=(ballot_setting(ballots),)))
     registry.add(start_command(registry), help_command(registry))
-    registry.add_action(*novel_actions(novels))
-    return registry
+    return register_ballots(registry, ballots)
 
 
-def scholar_registry(scholar: Scholar, *, chats: LanguageSetting | None = None) -> Registry:
+def scholar_registry(
+    scholar: ScholarReplies,
+    *,
+    chats: LanguageSetting | None = None,
+    registry: Registry | None = None,
+) -> Registry:
     """The scholar's commands alone: what the one-shot CLI (`baibao ask`, `baibao cite`)
     routes, with no writers' room open."""
-    registry = Registry()
+    registry = registry if registry is not None else Registry()
     registry.add(*scholar_commands(scholar, chats))
     registry.add(start_command(registry), help_command(registry))
     return registry

@@ -18,7 +18,7 @@ from bot.reply import Block, Reply
 from ingest.manifest import DocMeta
 from ingest.pipeline import IngestProgress, OnProgress
 from ingest.uploads import IngestBusy, UploadResult
-from retrieval.i18n import Lang
+from kernel.i18n import Lang
 from retrieval.index import DocumentRecord
 from retrieval.types import ChunkType
 

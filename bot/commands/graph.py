@@ -8,8 +8,8 @@ from typing import Any, Protocol
 from bot.presenters.graph import graph_reply
 from bot.registry import Call, Command, Help, Param, UsageError, Values
 from bot.reply import Reply
+from kernel.i18n import Lang
 from retrieval.graph.view import GraphLookup
-from retrieval.i18n import Lang
 
 MAX_CONCEPT = 100
 

@@ -1,19 +1,161 @@
-"""The writers' room commands: `/chapter …`, `/novel …`, and the vote buttons."""
+"""The writers' room commands: `/chapter …` and `/novel …`.
+
+Each command is registered for its own request type (`Command[SubmitChapter]` …): `parse`
+builds the request, and its handler (`novel_handlers`, python-telegram-bot's `TypeHandler`)
+calls the one service method it needs and the one presenter method that words its result.
+Adding a command is its `Command` and its handler here, and its presenter method.
+"""
 
 from __future__ import annotations
 
 import unicodedata
-from collections.abc import Callable
-from typing import Any, Literal
+from collections.abc import Awaitable, Callable
+from typing import Any, Literal, Protocol, TypeVar
 
+from bot.actor import Actor
+from bot.presenters import novel as present
 from bot.presenters.cast import cast_reply, map_reply, recap_reply
-from bot.presenters.novel import VOTE, NovelReplies, decode_vote_payload
-from bot.registry import Action, Call, Command, Group, Help, Param, Permission, UsageError, Values
-from bot.reply import POLL_ANSWER, Reply
+from bot.presenters.novel import NovelPresenter, member_of
+from bot.registry import (
+    Call,
+    Command,
+    Group,
+    Handlers,
+    Help,
+    Param,
+    Permission,
+    Run,
+    UsageError,
+    Values,
+)
+from bot.reply import Reply
+from kernel.refusal import Refused
 from novel import api as novel_api
-from novel.api import NovelRequest, Story
+from novel.api import Story
+from novel.blueprint import BlueprintError
 from novel.cast import RECAP_DEFAULT, RECAP_MAX
+from novel.chapters import ChapterService
+from novel.member import Member
+from novel.results import (
+    ChapterSaved,
+    Revising,
+    Steps,
+)
+from novel.service import NovelService
 from novel.settings import MAX_CHAPTER_CHARS
+
+R = TypeVar("R")
+Out = TypeVar("Out")
+# A handler's two halves: the service call (a member, the request, where steps stream), and
+# the presenter method that words its result for the asking actor.
+Serve = Callable[[Member, R, Steps | None], Awaitable[Out]]
+Show = Callable[[Out, Actor], Reply]
+
+
+class NovelRunner(Protocol):
+    """The writers' room's handlers by request type, as the commands take them
+    (`bot.registry.Handlers`; tests record the calls with a plain class)."""
+
+    def of(self, kind: type[R]) -> Run[R]: ...
+
+    async def run(self, call: Call, request: object) -> Reply: ...
+
+
+def handler(present: NovelPresenter, serve: Serve[R, Out], show: Show[Out]) -> Run[R]:
+    """A typed handler: the room's one admin rule asked again (a caller may have skipped the
+    router), the service called, its result (or refusal) worded."""
+
+    async def run(call: Call, request: R) -> Reply:
+        actor, lang = call.actor, call.actor.lang
+        if novel_api.needs_admin(request) and not actor.is_admin:
+            return present.refusal(lang, Refused("admins_only"))
+        steps = None if call.progress is None else present.steps(lang, call.progress)
+        try:
+            result = await serve(member_of(actor), request, steps)
+        except Refused as refused:
+            return present.refusal(lang, refused, admin=actor.is_admin)
+        except BlueprintError as err:
+            return present.blueprint_error(lang, err)
+        return show(result, actor)
+
+    return run
+
+
+def novel_handlers(service: NovelService, words: NovelPresenter) -> Handlers:
+    """Each request type's handler: the one service method it calls, the one presenter method
+    that words the result."""
+    rounds, chapters, world, shown = service.rounds, service.chapters, service.world, words.chapters
+    api = novel_api
+    handlers = Handlers()
+
+    def add(kind: type[R], serve: Serve[R, Out], show: Show[Out]) -> None:
+        handlers.add(kind, handler(words, serve, show))
+
+    add(api.NextRound, lambda m, r, steps: service.next_round(m, steps), words.next_round)
+    add(api.Propose, lambda m, r, steps: rounds.propose(m, r), words.proposed)
+    add(api.ShowRound, lambda m, r, steps: rounds.current(m), words.current_round)
+    add(
+        api.ChooseOption,
+        lambda m, r, steps: rounds.vote(api.Vote("", r.option, m)),
+        words.vote_cast,
+    )
+    add(api.CloseRound, lambda m, r, steps: service.close_round(m, steps), words.closed)
+    add(api.SubmitChapter, lambda m, r, steps: service.submit(m, r.text), shown.saved)
+    add(api.ShowChapter, lambda m, r, steps: chapters.show(m, r.chapter), shown.shown)
+    add(api.ReviseChapter, _revise(chapters), shown.saved)
+    add(api.ChapterHistory, lambda m, r, steps: chapters.history(m, r.chapter), shown.history)
+    add(
+        api.RollbackChapter,
+        lambda m, r, steps: chapters.rollback(m, r.chapter, r.version),
+        shown.rolled_back,
+    )
+    add(
+        api.DeleteChapter,
+        lambda m, r, steps: chapters.delete(m, r.chapter, r.confirm),
+        shown.deleted,
+    )
+    add(api.Export, lambda m, r, steps: chapters.export(m, r.fmt), shown.exported)
+    add(api.BlueprintShow, lambda m, r, steps: world.show(m), present.blueprint_shown)
+    add(
+        api.BlueprintSet,
+        lambda m, r, steps: world.upload(m, r.data, "upload"),
+        present.blueprint_saved,
+    )
+    add(
+        api.BlueprintEdit,
+        lambda m, r, steps: world.edit(m, r.field, r.value, f"edit:{r.field}"),
+        present.blueprint_edited,
+    )
+    add(
+        api.BlueprintAccept,
+        lambda m, r, steps: world.decide(m, r.ids, True),
+        present.changes_decided,
+    )
+    add(
+        api.BlueprintReject,
+        lambda m, r, steps: world.decide(m, r.ids, False),
+        present.changes_decided,
+    )
+    add(api.BlueprintHistory, lambda m, r, steps: world.history(m), present.blueprint_history)
+    return handlers
+
+
+def _revise(chapters: ChapterService) -> Serve[novel_api.ReviseChapter, ChapterSaved]:
+    """A revision says "rewriting…" once it passed every check, then streams the draft."""
+
+    async def revise(
+        member: Member, request: novel_api.ReviseChapter, steps: Steps | None
+    ) -> ChapterSaved:
+        async def started() -> None:
+            if steps is not None:
+                await steps(Revising(request.chapter))
+
+        return await chapters.revise(
+            member, request.chapter, request.instructions, request.text, steps, started
+        )
+
+    return revise
+
 
 _CH = Param("chapter", "章节号", "chapter number", "int")
 _OPEN_DENIED = ("只有管理员可以开启新一轮。", "Only admins can open a round.")
@@ -51,7 +193,7 @@ def _change_ids(values: Values) -> tuple[int, ...]:
     return ids
 
 
-def _blueprint_request(values: Values) -> NovelRequest:
+def _blueprint_request(values: Values) -> novel_api.WorldRequest:
     action = values.text("action")
     if action == "show":
         return novel_api.BlueprintShow()
@@ -91,7 +233,7 @@ def _blueprint_permission(values: Values) -> Permission:
     return _by_rule(_BLUEPRINT_KINDS.get(values.text("action"), novel_api.BlueprintEdit))
 
 
-def _submission(values: Values) -> NovelRequest:
+def _submission(values: Values) -> novel_api.SubmitChapter:
     """The chapter typed after the command, or an uploaded text file (UTF-8 or GB18030)."""
     text = _decode_upload(values.file("file"))
     if text is None:
@@ -99,43 +241,6 @@ def _submission(values: Values) -> NovelRequest:
     if not text.strip():
         raise UsageError("missing_arg", param=Param("text", "正文或文件", "text or a file"))
     return novel_api.SubmitChapter(text)
-
-
-_STYLES = ("poll", "keyboard")
-_VOTERS = ("shown", "hidden")
-
-
-def _ballot_settings(values: Values) -> NovelRequest:
-    chosen = [values.text(name) for name in ("setting", "setting2") if values.has(name)]
-    style = next((c for c in chosen if c in _STYLES), None)
-    voters = next((c for c in chosen if c in _VOTERS), None)
-    if len([c for c in chosen if c in _STYLES]) > 1 or len([c for c in chosen if c in _VOTERS]) > 1:
-        raise UsageError.say("每项只能选一个", "Choose one value for each setting")
-    return novel_api.BallotSettings(style, voters)
-
-
-def _ballot_permission(values: Values) -> Permission:
-    """Showing the settings is anyone's; changing either is what `needs_admin` says."""
-    asked = novel_api.BallotSettings(
-        values.text("setting") if values.has("setting") else None,
-        values.text("setting2") if values.has("setting2") else None,
-    )
-    return "admins" if novel_api.needs_admin(asked) else "anyone"
-
-
-def decode_vote(payload: str) -> novel_api.Vote | None:
-    """A vote button's payload → a vote, by the codec the ballot was built with."""
-    vote = decode_vote_payload(payload)
-    return novel_api.Vote(vote.option, vote.round_id) if vote is not None else None
-
-
-def decode_poll_answer(payload: str) -> novel_api.PollAnswer | None:
-    """`{poll id}:{1,2}` (see `bot.reply.poll_answer_action`) → the answer."""
-    poll_id, _, options = payload.rpartition(":")
-    parts = [o for o in options.split(",") if o]
-    if not poll_id or not all(o.isascii() and o.isdigit() for o in parts):
-        return None
-    return novel_api.PollAnswer(poll_id, tuple(int(o) for o in parts))
 
 
 def _recap_count(values: Values) -> int:
@@ -201,17 +306,15 @@ def story_commands(story: Story) -> tuple[Command[Any], ...]:
 
 
 def novel_commands(
-    novels: NovelReplies,
+    novels: NovelRunner,
     *,
     openers: Literal["admins", "members"] = "admins",
     story: Story | None = None,
 ) -> tuple[Group, ...]:
-    async def run(call: Call, request: NovelRequest) -> Reply:
-        return await novels.handle(call.actor, request, call.progress)
-
     def command(
         help: Help,
-        parse: Callable[[Values], NovelRequest],
+        kind: type[R],
+        parse: Callable[[Values], R],
         params: tuple[Param, ...] = (),
         *,
         permission: Permission | Callable[[Values], Permission] = "anyone",
@@ -219,12 +322,12 @@ def novel_commands(
         rate_limited: bool = True,
         pipe_split: bool = False,
         admin_aware: bool = False,
-    ) -> Command[NovelRequest]:
+    ) -> Command[R]:
         return Command(
             help=help,
             params=params,
             parse=parse,
-            run=run,
+            run=novels.of(kind),
             permission=permission,
             denied=denied,
             rate_limited=rate_limited,
@@ -237,8 +340,8 @@ def novel_commands(
             "chapter",
             "小说接龙：提议、投票、写作与修订章节",
             "Collaborative novel: propose, vote, write and revise chapters",
-            "/chapter next | propose | vote | submit | show | revise | history | rollback | delete"
-            " | close",
+            "/chapter next | propose | status | vote | submit | show | revise | history | rollback"
+            " | delete | close",
         ),
         (
             command(
@@ -248,6 +351,7 @@ def novel_commands(
                     "Open a round (propose → vote → write); retries a pending chapter",
                     "/chapter next",
                 ),
+                novel_api.NextRound,
                 lambda v: novel_api.NextRound(),
                 permission="admins" if openers == "admins" else "anyone",
                 denied=_OPEN_DENIED,
@@ -261,6 +365,7 @@ def novel_commands(
                     "/chapter propose 夜渡 | 林远夜里渡河寻找师父 | 多写环境，少写对白",
                     "/chapter propose Night crossing | Lin crosses the river | more scenery",
                 ),
+                novel_api.Propose,
                 lambda v: novel_api.Propose(v.text("title"), v.text("summary"), v.text("notes")),
                 (
                     Param("title", "标题", "title", max_len=100),
@@ -272,12 +377,24 @@ def novel_commands(
             ),
             command(
                 Help(
+                    "status",
+                    "当前这一轮：阶段、截止时间、各提议与票数",
+                    "The open round: its phase, deadline, proposals and running count",
+                    "/chapter status",
+                ),
+                novel_api.ShowRound,
+                lambda v: novel_api.ShowRound(),
+                rate_limited=False,  # a look, no work
+            ),
+            command(
+                Help(
                     "vote",
                     "为提议投票（可改票）",
                     "Vote for a proposal (changeable)",
                     "/chapter vote 2",
                 ),
-                lambda v: novel_api.Vote(v.number("option")),
+                novel_api.ChooseOption,
+                lambda v: novel_api.ChooseOption(v.number("option")),
                 (Param("option", "选项编号", "option number", "int"),),
                 rate_limited=False,
             ),
@@ -289,6 +406,7 @@ def novel_commands(
                     "/chapter submit 夜色沉沉，林远……（或附上 .txt 文件）",
                     "/chapter submit The night was deep… (or attach a .txt file)",
                 ),
+                novel_api.SubmitChapter,
                 _submission,
                 (
                     Param(
@@ -310,6 +428,7 @@ def novel_commands(
                     "Show a chapter (latest by default)",
                     "/chapter show 12",
                 ),
+                novel_api.ShowChapter,
                 lambda v: novel_api.ShowChapter(v.maybe_number("chapter")),
                 (Param("chapter", "章节号", "chapter number", "int", required=False),),
                 rate_limited=False,
@@ -322,6 +441,7 @@ def novel_commands(
                     "/chapter revise 12 让结尾更有悬念",
                     "/chapter revise 12 make the ending more suspenseful",
                 ),
+                novel_api.ReviseChapter,
                 lambda v: novel_api.ReviseChapter(
                     v.number("chapter"), v.text("instructions"), _decode_upload(v.file("file"))
                 ),
@@ -343,6 +463,7 @@ def novel_commands(
                 Help(
                     "history", "查看某章的版本", "List a chapter's versions", "/chapter history 12"
                 ),
+                novel_api.ChapterHistory,
                 lambda v: novel_api.ChapterHistory(v.number("chapter")),
                 (_CH,),
                 rate_limited=False,
@@ -354,6 +475,7 @@ def novel_commands(
                     "Roll a chapter back to a version",
                     "/chapter rollback 12 2",
                 ),
+                novel_api.RollbackChapter,
                 lambda v: novel_api.RollbackChapter(v.number("chapter"), v.number("version")),
                 (_CH, Param("version", "版本号", "version", "int")),
                 permission=_by_rule(novel_api.RollbackChapter),
@@ -366,6 +488,7 @@ def novel_commands(
                     "/chapter delete  或  /chapter delete 5 confirm",
                     "/chapter delete  or  /chapter delete 5 confirm",
                 ),
+                novel_api.DeleteChapter,
                 lambda v: novel_api.DeleteChapter(v.maybe_number("chapter"), v.has("confirm")),
                 (
                     Param("chapter", "章节号", "chapter number", "int", required=False),
@@ -387,6 +510,7 @@ def novel_commands(
                     "Close the current phase early; abandon a pending round (admins)",
                     "/chapter close",
                 ),
+                novel_api.CloseRound,
                 lambda v: novel_api.CloseRound(),
                 permission=_by_rule(novel_api.CloseRound),
             ),
@@ -401,16 +525,19 @@ def novel_commands(
             " · /novel recap [N] · /novel map · /novel export",
         ),
         (
-            command(
-                Help(
+            Command(
+                help=Help(
                     "blueprint",
                     "世界设定：show · set 上传 JSON · edit 字段 值 · accept/reject 更新建议 · history 记录",
                     "Blueprint: show · set (JSON) · edit FIELD VALUE · accept/reject updates · history",
                     "/novel blueprint edit characters.林远.status 已死亡",
                     "/novel blueprint edit characters.Lin.status dead",
                 ),
-                _blueprint_request,
-                (
+                # The action word picks the request's type, as a subcommand's name would; its
+                # handler is the one registered for that type.
+                parse=_blueprint_request,
+                run=novels.run,
+                params=(
                     Param(
                         "action",
                         "操作",
@@ -431,6 +558,7 @@ def novel_commands(
                     "Export the novel (md or epub)",
                     "/novel export epub",
                 ),
+                novel_api.Export,
                 lambda v: novel_api.Export(v.text("format", "md")),
                 (
                     Param(
@@ -442,40 +570,3 @@ def novel_commands(
         ),
     )
     return chapter, novel
-
-
-def ballot_setting(novels: NovelReplies) -> Command[NovelRequest]:
-    """`/settings ballot poll|keyboard shown|hidden`: one ballot per chat, voters' names."""
-
-    async def run(call: Call, request: NovelRequest) -> Reply:
-        return await novels.handle(call.actor, request)
-
-    choice = _STYLES + _VOTERS
-    return Command(
-        help=Help(
-            "ballot",
-            "投票方式：poll 原生投票 · keyboard 按钮；shown/hidden 显示或隐藏投票人",
-            "Ballot: poll (native) · keyboard (buttons); shown/hidden voters' names",
-            "/settings ballot keyboard shown",
-        ),
-        params=(
-            Param("setting", "设置", "setting", "choice", required=False, choices=choice),
-            Param("setting2", "设置", "setting", "choice", required=False, choices=choice),
-        ),
-        parse=_ballot_settings,
-        run=run,
-        permission=_ballot_permission,
-        rate_limited=False,
-    )
-
-
-def novel_actions(novels: NovelReplies) -> tuple[Action[Any], ...]:
-    """Vote buttons and native poll answers."""
-
-    async def run(call: Call, request: NovelRequest) -> Reply:
-        return await novels.handle(call.actor, request)
-
-    return (
-        Action(prefix=VOTE, decode=decode_vote, run=run),
-        Action(prefix=POLL_ANSWER, decode=decode_poll_answer, run=run),
-    )

@@ -18,7 +18,7 @@ from retrieval.text import is_traditional
 MAX_QUESTION = 1000
 
 
-class Scholar(Protocol):
+class ScholarReplies(Protocol):
     async def ask(
         self, actor: Actor, request: AskRequest, progress: Progress | None = None
     ) -> Reply: ...
@@ -144,7 +144,7 @@ class ChatScripts(Protocol):
 
 
 def scholar_commands(
-    scholar: Scholar, scripts: ChatScripts | None = None
+    scholar: ScholarReplies, scripts: ChatScripts | None = None
 ) -> tuple[Command[Any], ...]:
     async def chat_script(call: Call, typed: str) -> Script | None:
         """The chat's script, unless the user's own words are Traditional (which win, as they

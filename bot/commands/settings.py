@@ -8,7 +8,7 @@ from typing import Any, Protocol
 from bot.i18n import catalog
 from bot.registry import Call, Command, Group, Help, Param, Permission, Values
 from bot.reply import Reply
-from retrieval.i18n import Lang
+from kernel.i18n import Lang
 from retrieval.requests import SCRIPT_NAMES, Script
 
 T = catalog("settings")

@@ -17,11 +17,11 @@ from typing import assert_never
 
 from bot.i18n import catalog
 from bot.reply import Block, Citation, Reply
+from kernel.i18n import Lang
 from retrieval.answer.notices import EmptyModelAnswer, ModelFailed, Notice
 from retrieval.answer.quotes import verify_form
 from retrieval.answer.result import Answer, Cited
 from retrieval.answer.verify import SECTION_TITLES
-from retrieval.i18n import Lang
 from retrieval.types import GraphPath
 
 T = catalog("answer")

@@ -11,9 +11,9 @@ import asyncio
 
 from bot.i18n import catalog
 from bot.reply import Attachment, Block, Reply
+from kernel.i18n import Lang
 from novel.cast import CastMap, CastMember, CastView, MapEdge, Recap, Standing
 from retrieval.graph.draw import DrawEdge, DrawNode, draw_png
-from retrieval.i18n import Lang
 
 QUOTE_CHARS = 60
 MAP_LISTED = 12  # relations listed under the picture

@@ -8,9 +8,9 @@ from typing import Protocol, assert_never
 
 from bot.i18n import catalog
 from bot.reply import Attachment, Block, Reply
+from kernel.i18n import Lang
 from retrieval.graph.draw import source_note
 from retrieval.graph.view import GraphLookup, NodeView, NotInGraph, RelationView
-from retrieval.i18n import Lang
 from retrieval.types import GraphPath
 
 T = catalog("graph")

@@ -1,101 +1,59 @@
 """The one place the writers' room's results become `Reply`s: wording (via the catalogue in
-`bot.presenters.novel_messages`), layout, ballots and polls, attachments for long chapters; the
-vote codec (the ballot's buttons are encoded here, and decoded by `bot.commands.novel` with the
-same functions); and `PresentedNovels`, the room as the router sees it (an `Actor` in, a `Reply`
-out) over `novel.service.NovelService` (a `Member` in, a typed result out).
+`bot.presenters.novel_messages`), layout, attachments for long chapters. Each command has its
+own presenter method here, taking the result its handler got (`bot.commands.novel` pairs them);
+a ballot is drawn by the ballot room's board (`bot.ballot.board`), which knows each chat's look.
 
-`NovelPresenter.reply(result, lang, admin=...)` covers every `novel.results.Result` (the match
-ends in `assert_never`, so mypy checks it is complete); `refusal` covers `Refused`.
+`NovelAnnouncer` is the chat side of the writers' room's announce port: what a deadline or a
+resumed write produced, worded and sent to the round's chat through the router, and a changed
+tally passed to the ballot board.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import asdict, dataclass
-from typing import Protocol, assert_never
+from typing import Protocol
 
 from bot.actor import Actor
 from bot.presenters.novel_messages import T
-from bot.reply import Attachment, Block, Poll, Progress, Reply
-from novel import api
-from novel.ballot import BallotEditor, BallotPost, native_ballot
+from bot.reply import Attachment, Block, Posted, Progress, Reply
+from kernel.i18n import Lang
+from kernel.refusal import Refused
 from novel.blueprint import BlueprintError
 from novel.consistency import Finding
 from novel.evolve import BlueprintChange
 from novel.member import Member
-from novel.repo import ChangeRow
+from novel.phase import Phase
 from novel.results import (
-    Abandoned,
+    BallotOption,
     BallotView,
     BlueprintEdited,
     BlueprintHistoryView,
     BlueprintSaved,
     BlueprintShown,
     ChangesDecided,
-    ChapterResult,
     ChapterSaved,
     ChapterView,
+    Closed,
     ClosedAndWritten,
+    CurrentRound,
     Deleted,
     Exported,
     History,
+    Proposal,
     ProposalSaved,
-    Refused,
-    Result,
+    ProposedChange,
     Revising,
     RolledBack,
     RoundEmpty,
     RoundOpened,
-    RoundResult,
-    SettingsSaved,
+    Steps,
     VoteCast,
     VoteRetracted,
     VotesClosed,
-    WorldResult,
     WriteStalled,
     Writing,
 )
-from novel.service import Announcement, FindBallot, NovelService
 from novel.settings import NovelSettings
-from novel.tally import option_label, tally_lines
-from retrieval.i18n import Lang
-
-# ---- the vote codec ---------------------------------------------------------------------------
-# A vote button (or keyboard key) carries `vote:<round id>:<option>`.
-
-VOTE = "vote"  # the action prefix of vote buttons
-
-
-@dataclass(frozen=True, slots=True)
-class VoteAction:
-    round_id: str
-    option: int  # 1-based, as printed on the ballot
-
-
-def vote_prefix(round_id: str) -> str:
-    """What a ballot option's action starts with; option i appends `i` (1-based)."""
-    return f"{VOTE}:{round_id}:"
-
-
-def encode_vote(round_id: str, option: int) -> str:
-    return f"{vote_prefix(round_id)}{option}"
-
-
-def decode_vote(action: str) -> VoteAction | None:
-    """`vote:<round>:<n>` → VoteAction; None for anything else (another action, garbage)."""
-    kind, _, payload = action.partition(":")
-    return decode_vote_payload(payload) if kind == VOTE else None
-
-
-def decode_vote_payload(payload: str) -> VoteAction | None:
-    """`<round>:<n>` (what follows the `vote:` prefix) → VoteAction, or None."""
-    round_id, _, option = payload.rpartition(":")
-    if not option.isascii() or not option.isdigit() or not 0 < int(option) <= 1000:
-        return None
-    return VoteAction(round_id, int(option))
-
-
-# ---- replies ----------------------------------------------------------------------------------
 
 
 def join(*replies: Reply) -> Reply:
@@ -108,214 +66,120 @@ def join(*replies: Reply) -> Reply:
     )
 
 
-def _lang(value: str) -> Lang:
-    return "en" if value == "en" else "zh"
+class Ballots(Protocol):
+    """How a ballot is drawn in a chat (`bot.ballot.board.BallotBoard`)."""
+
+    def reply(self, view: BallotView, where: Actor) -> Reply: ...
 
 
 class NovelPresenter:
-    def __init__(self, settings: NovelSettings) -> None:
-        self._settings = settings
+    """The rounds' replies and what every command shares (refusals, progress); the chapters'
+    are `chapters`, the blueprint's the module's `blueprint_*` functions."""
+
+    def __init__(self, settings: NovelSettings, ballots: Ballots) -> None:
+        self.chapters = ChapterPresenter(settings)
+        self._ballots = ballots
 
     def refusal(self, lang: Lang, refused: Refused, *, admin: bool = False) -> Reply:
         fields = dict(refused.fields)
-        if refused.key == "round_open" and isinstance(fields.get("phase"), str):
+        if refused.reason == "round_open" and isinstance(fields.get("phase"), str):
             fields["phase"] = T(lang, f"phase_{fields['phase']}")
-        text = T(lang, refused.key, **fields)
-        if admin and refused.key == "needs_model":  # the setting to fix, said once
+        text = T(lang, refused.reason, **fields)
+        if admin and refused.reason == "needs_model":  # the setting to fix, said once
             text += T(lang, "admin_setting")
         return Reply.error(text, lang=lang)
 
-    def reply(self, result: Result, lang: Lang, *, admin: bool = False) -> Reply:
-        match result:
-            case (
-                RoundOpened()
-                | ProposalSaved()
-                | BallotView()
-                | VoteCast()
-                | VoteRetracted()
-                | RoundEmpty()
-                | VotesClosed()
-                | Abandoned()
-                | SettingsSaved()
-            ):
-                return self._round_reply(result, lang, admin)
-            case (
-                ChapterSaved()
-                | WriteStalled()
-                | ChapterView()
-                | History()
-                | RolledBack()
-                | Deleted()
-                | Exported()
-                | ClosedAndWritten()
-            ):
-                return self._chapter_reply(result, lang, admin)
-            case (
-                BlueprintShown()
-                | BlueprintSaved()
-                | BlueprintEdited()
-                | ChangesDecided()
-                | BlueprintHistoryView()
-            ):
-                return self._world_reply(result, lang)
-            case _:
-                assert_never(result)
+    def blueprint_error(self, lang: Lang, err: BlueprintError) -> Reply:
+        return Reply.error(err.text(lang), lang=lang)
 
-    def _round_reply(self, result: RoundResult, lang: Lang, admin: bool) -> Reply:
-        match result:
-            case RoundOpened():
-                return self._opened(result, lang, admin)
-            case ProposalSaved():
-                key = "proposal_added" if result.new else "proposal_updated"
-                return Reply.text(
-                    T(lang, key, title=result.title),
-                    T(lang, "proposal_count", n=result.count, minutes=result.minutes),
-                    lang=lang,
-                )
-            case BallotView():  # said in the round's language, wherever it is shown
-                return self.ballot(result, _lang(result.round.lang))
-            case VoteCast():
-                said = {"new": "voted", "same": "vote_same", "changed": "vote_changed"}
-                head = T(lang, said[result.change], n=result.option, title=result.title)
-                return Reply.text(
-                    head, "\n".join(tally_lines(result.outcome.counts, lang)), lang=lang
-                )
-            case VoteRetracted():
-                key = "vote_retracted" if result.removed else "vote_not_retracted"
-                return Reply.text(T(lang, key), lang=lang)
-            case RoundEmpty():  # said in the round's language
-                return Reply.text(T(_lang(result.lang), "round_empty"), lang=_lang(result.lang))
-            case VotesClosed():
-                return self._result(result, lang, admin)
-            case Abandoned():
-                return Reply.text(T(lang, "pending_abandoned"), lang=lang)
-            case SettingsSaved():
-                style = T(lang, f"style_{result.style}")
-                voters = T(lang, "voters_shown" if result.show_voters else "voters_hidden")
-                return Reply.text(T(lang, "ballot_settings", style=style, voters=voters), lang=lang)
-            case _:
-                assert_never(result)
+    def steps(self, lang: Lang, progress: Progress) -> Steps:
+        """A long request's steps (a notice, then the draft) as the caller's progress lines."""
 
-    def _chapter_reply(self, result: ChapterResult, lang: Lang, admin: bool) -> Reply:
-        match result:
-            case ChapterSaved():
-                return self._saved(result, lang)
-            case WriteStalled():
-                return self.stalled(result, lang, admin=admin)
-            case ChapterView():
-                v = result.version
-                return self.chapter(
-                    lang, result.number, v.title, v.text, T(lang, "version_note", v=v.version)
-                )
-            case History():
-                return self._history(result, lang)
-            case RolledBack():
-                return Reply.text(
-                    T(lang, "rolled_back", n=result.number, v=result.version), lang=lang
-                )
-            case Deleted():
-                if result.renumbered:
-                    said = T(lang, "deleted_renumbered", n=result.number, count=result.renumbered)
-                    return Reply.text(said, lang=lang)
-                return Reply.text(T(lang, "deleted", n=result.number), lang=lang)
-            case Exported():
-                return self._exported(result, lang)
-            case ClosedAndWritten():
-                return join(
-                    self._result(result.closed, lang, admin),
-                    self._chapter_reply(result.written, lang, admin),
-                )
-            case _:
-                assert_never(result)
+        async def step(said: Writing | Revising | str) -> None:
+            await progress(self.progress(lang, said))
 
-    def _world_reply(self, result: WorldResult, lang: Lang) -> Reply:
-        match result:
-            case BlueprintShown():
-                return self._blueprint(result, lang)
-            case BlueprintSaved():
-                return Reply.text(
-                    T(lang, "blueprint_saved", title=result.title, chars=result.characters),
-                    lang=lang,
-                )
-            case BlueprintEdited():
-                return Reply.text(
-                    T(lang, "blueprint_edited", field=result.field, value=result.value), lang=lang
-                )
-            case ChangesDecided():
-                return self._decided(result, lang)
-            case BlueprintHistoryView():
-                return self._blueprint_history(result, lang)
-            case _:
-                assert_never(result)
+        return step
 
-    def _exported(self, result: Exported, lang: Lang) -> Reply:
-        said = T(lang, "exported", title=result.title, n=result.chapters, chars=result.chars)
-        return Reply(
-            blocks=(Block(said),),
-            attachments=(Attachment(result.filename, result.data, result.mime),),
+    def progress(self, lang: Lang, step: Writing | Revising | str) -> str:
+        """A step of a long request as the caller's progress line (a draft streams as is)."""
+        if isinstance(step, Writing):
+            return self.writing(lang, step)
+        if isinstance(step, Revising):
+            return T(lang, "revising_progress", n=step.number)
+        return step
+
+    # ---- each round command's reply ------------------------------------------------------------
+
+    def next_round(self, r: RoundOpened | ChapterSaved | WriteStalled, actor: Actor) -> Reply:
+        """`/chapter next`: the round opened, or a pending chapter written again (or not)."""
+        if isinstance(r, RoundOpened):
+            return self._opened(r, actor.lang, actor.is_admin)
+        return self.written(r, actor.lang, admin=actor.is_admin)
+
+    def proposed(self, r: ProposalSaved, actor: Actor) -> Reply:
+        lang = actor.lang
+        key = "proposal_added" if r.new else "proposal_updated"
+        return Reply.text(
+            T(lang, key, title=r.title),
+            T(lang, "proposal_count", n=r.count, minutes=r.minutes),
             lang=lang,
         )
 
-    # ---- rounds --------------------------------------------------------------------------------
+    def current_round(self, r: CurrentRound, actor: Actor) -> Reply:
+        """`/chapter status`: the phase, the proposals (with the running count once voting
+        opened), what closes when, and what members can do now."""
+        lang = actor.lang
+        heading = T(lang, "chapter_heading", n=r.number, title=T(lang, f"phase_{r.phase.value}"))
+        counted = r.phase != Phase.PROPOSAL
+        lines = [_option_line(i, o, lang, counted) for i, o in enumerate(r.options, start=1)]
+        blocks = [Block(heading, "heading"), *([Block("\n".join(lines))] if lines else [])]
+        if r.phase == Phase.PROPOSAL:
+            said = [T(lang, "proposal_count", n=len(r.options), minutes=r.minutes)]
+            said.append(T(lang, "how_to_propose"))
+        elif r.phase == Phase.VOTING:
+            votes = sum(len(o.voters) for o in r.options)
+            said = [T(lang, "ballot_total", n=votes) + T(lang, "ballot_help", minutes=r.minutes)]
+        elif r.phase == Phase.WRITING:
+            said = [T(lang, "writing_progress", n=r.number)]
+        else:
+            said = [T(lang, "pending_waiting", title=r.winner, n=r.number)]
+        blocks += [Block(text, "note") for text in said]
+        return Reply(blocks=tuple(blocks), lang=lang)
 
-    def _opened(self, r: RoundOpened, lang: Lang, admin: bool) -> Reply:
-        paragraphs = [
-            T(lang, "round_opened", n=r.number, minutes=r.minutes),
-            T(lang, "how_to_propose"),
-        ]
-        if not r.model_writes:
-            notice = T(lang, "no_model_round")
-            paragraphs.append(notice + (T(lang, "admin_setting") if admin else ""))
-        return Reply.text(*paragraphs, lang=lang)
+    def vote_cast(self, r: VoteCast, actor: Actor) -> Reply:
+        lang = actor.lang
+        said = {"new": "voted", "same": "vote_same", "changed": "vote_changed"}
+        head = T(lang, said[r.change], n=r.option, title=r.title)
+        return Reply.text(head, "\n".join(tally_lines(r.outcome.counts, lang)), lang=lang)
 
-    def ballot(self, view: BallotView, lang: Lang) -> Reply:
-        """The ballot message: options with the running count (and voters' names when the chat
-        shows them); the poll/keyboard while open, the final count once closed."""
-        counts = {p.id: 0 for p in view.proposals}
-        names: dict[int, list[str]] = {p.id: [] for p in view.proposals}
-        for v in view.votes:
-            counts[v.proposal_id] = counts.get(v.proposal_id, 0) + 1
-            names.setdefault(v.proposal_id, []).append(v.user_name or v.user_id)
-        unit = " vote(s)" if lang == "en" else " 票"
-        lines = []
-        by = "proposed by " if lang == "en" else "提议："
-        for i, p in enumerate(view.proposals, start=1):
-            line = f"{i}. {p.title} — {counts[p.id]}{unit}"
-            if view.show_voters and names[p.id]:
-                line += "（" + "、".join(names[p.id]) + "）"
-            detail = " · ".join(
-                x for x in (p.summary, f"{by}{p.user_name}" if p.user_name else "") if x
+    def vote_retracted(self, r: VoteRetracted, actor: Actor) -> Reply:
+        key = "vote_retracted" if r.removed else "vote_not_retracted"
+        return Reply.text(T(actor.lang, key), lang=actor.lang)
+
+    def closed(self, r: Closed, actor: Actor) -> Reply:
+        """`/chapter close`, by the phase it closed: the ballot (voting opens), the empty round,
+        the result (and the chapter the model wrote), or the abandoned round."""
+        lang, admin = actor.lang, actor.is_admin
+        if isinstance(r, BallotView):  # said in the round's language, wherever it is shown
+            return self._ballots.reply(r, actor)
+        if isinstance(r, RoundEmpty):
+            return self.round_empty(r)
+        if isinstance(r, VotesClosed):
+            return self.votes_closed(r, lang, admin=admin)
+        if isinstance(r, ClosedAndWritten):
+            return join(
+                self.votes_closed(r.closed, lang, admin=admin),
+                self.written(r.written, lang, admin=admin),
             )
-            lines.append(line + (f"\n   {detail}" if detail else ""))
-        total = T(lang, "ballot_total", n=len(view.votes))
-        if view.closed:
-            return Reply(
-                blocks=(
-                    Block(T(lang, "ballot_closed_heading"), "heading"),
-                    Block("\n".join(lines)),
-                    Block(total, "note"),
-                ),
-                lang=lang,
-            )
-        native = native_ballot(view.style, view.round.platform, len(view.proposals))
-        help_key = "ballot_poll_help" if native else "ballot_help"
-        return Reply(
-            blocks=(
-                Block(T(lang, "ballot_heading"), "heading"),
-                Block("\n".join(lines)),
-                Block(total + T(lang, help_key, minutes=view.minutes), "note"),
-            ),
-            poll=Poll(
-                question=T(lang, "ballot_question"),
-                options=tuple(option_label(p) for p in view.proposals),
-                action_prefix=vote_prefix(view.round.id),
-                round_id=view.round.id,
-                native=native,
-            ),
-            lang=lang,
-        )
+        return Reply.text(T(lang, "pending_abandoned"), lang=lang)
 
-    def _result(self, r: VotesClosed, lang: Lang, admin: bool) -> Reply:
+    # ---- what is also announced ----------------------------------------------------------------
+
+    def round_empty(self, r: RoundEmpty) -> Reply:
+        """Said in the round's language."""
+        return Reply.text(T(r.lang, "round_empty"), lang=r.lang)
+
+    def votes_closed(self, r: VotesClosed, lang: Lang, *, admin: bool = False) -> Reply:
         winner = r.outcome.winner
         assert winner is not None
         blocks = [
@@ -335,20 +199,21 @@ class NovelPresenter:
         """The "writing chapter N…" message announced to the chat (no caller to stream to)."""
         return Reply.text(self.writing(lang, step), lang=lang)
 
-    def blueprint_error(self, lang: Lang, err: BlueprintError) -> Reply:
-        return Reply.error(err.text(lang), lang=lang)
+    def written(self, r: ChapterSaved | WriteStalled, lang: Lang, *, admin: bool = False) -> Reply:
+        """A round's chapter: saved, or the write stalled (the round waits)."""
+        if isinstance(r, ChapterSaved):
+            return self.chapters.saved_in(r, lang)
+        return self.stalled(r, lang, admin=admin)
 
-    def progress(self, lang: Lang, step: Writing | Revising | str) -> str:
-        """A step of a long request as the caller's progress line (a draft streams as is)."""
-        match step:
-            case Writing():
-                return self.writing(lang, step)
-            case Revising():
-                return T(lang, "revising_progress", n=step.number)
-            case str():
-                return step
-            case _:
-                assert_never(step)
+    def _opened(self, r: RoundOpened, lang: Lang, admin: bool) -> Reply:
+        paragraphs = [
+            T(lang, "round_opened", n=r.number, minutes=r.minutes),
+            T(lang, "how_to_propose"),
+        ]
+        if not r.model_writes:
+            notice = T(lang, "no_model_round")
+            paragraphs.append(notice + (T(lang, "admin_setting") if admin else ""))
+        return Reply.text(*paragraphs, lang=lang)
 
     def stalled(self, r: WriteStalled, lang: Lang, *, admin: bool = False) -> Reply:
         if r.reason == "no_model":
@@ -363,7 +228,66 @@ class NovelPresenter:
             return Reply.error(T(lang, "llm_failed_pending", kind=r.kind), lang=lang)
         return Reply.error(T(lang, "write_failed_pending"), lang=lang)
 
-    # ---- chapters ------------------------------------------------------------------------------
+
+class ChapterPresenter:
+    """The chapters' replies: a chapter inline or attached (`show_inline_chars`), its check and
+    the blueprint updates it proposes, its versions, an export."""
+
+    def __init__(self, settings: NovelSettings) -> None:
+        self._settings = settings
+
+    def saved(self, r: ChapterSaved, actor: Actor) -> Reply:
+        """`/chapter submit`, `/chapter revise`: the chapter as saved, its check and updates."""
+        return self.saved_in(r, actor.lang)
+
+    def shown(self, r: ChapterView, actor: Actor) -> Reply:
+        lang, v = actor.lang, r.version
+        return self.chapter(lang, r.number, v.title, v.text, T(lang, "version_note", v=v.version))
+
+    def history(self, r: History, actor: Actor) -> Reply:
+        lang = actor.lang
+        lines = []
+        for v in r.versions:
+            mark = T(lang, "current_mark") if v.version == r.current else ""
+            lines.append(
+                T(
+                    lang,
+                    "history_line",
+                    v=v.version,
+                    when=v.created_at.strftime("%Y-%m-%d %H:%M"),
+                    who=v.author or "-",
+                    why=_reason(lang, v.reason) or "-",
+                    chars=len(v.text),
+                )
+                + mark
+            )
+        return Reply(
+            blocks=(
+                Block(T(lang, "history_heading", n=r.number), "heading"),
+                Block("\n".join(lines)),
+            ),
+            lang=lang,
+        )
+
+    def rolled_back(self, r: RolledBack, actor: Actor) -> Reply:
+        lang = actor.lang
+        return Reply.text(T(lang, "rolled_back", n=r.number, v=r.version), lang=lang)
+
+    def deleted(self, r: Deleted, actor: Actor) -> Reply:
+        lang = actor.lang
+        if r.renumbered:
+            said = T(lang, "deleted_renumbered", n=r.number, count=r.renumbered)
+            return Reply.text(said, lang=lang)
+        return Reply.text(T(lang, "deleted", n=r.number), lang=lang)
+
+    def exported(self, r: Exported, actor: Actor) -> Reply:
+        lang = actor.lang
+        said = T(lang, "exported", title=r.title, n=r.chapters, chars=r.chars)
+        return Reply(
+            blocks=(Block(said),),
+            attachments=(Attachment(r.filename, r.data, r.mime),),
+            lang=lang,
+        )
 
     def chapter(self, lang: Lang, number: int, title: str, text: str, footer: str = "") -> Reply:
         """A chapter inline when short, else its opening and the whole as a .md attachment."""
@@ -390,7 +314,7 @@ class NovelPresenter:
             lang=lang,
         )
 
-    def _saved(self, r: ChapterSaved, lang: Lang) -> Reply:
+    def saved_in(self, r: ChapterSaved, lang: Lang) -> Reply:
         if r.how == "generated":
             footer = T(lang, "indexed", chunks=r.chunks)
         elif r.how == "submitted":
@@ -421,7 +345,7 @@ class NovelPresenter:
             blocks.append(Block(f"/chapter revise {number} {_one_line(fix)}", "code"))
         return Reply(blocks=tuple(blocks), lang=lang)
 
-    def changes(self, lang: Lang, changes: Sequence[ChangeRow]) -> Reply:
+    def changes(self, lang: Lang, changes: Sequence[ProposedChange]) -> Reply:
         if not changes:
             return Reply(lang=lang)
         blocks = [Block(T(lang, "changes_heading"), "heading")]
@@ -429,97 +353,92 @@ class NovelPresenter:
         blocks.append(Block(T(lang, "changes_help"), "note"))
         return Reply(blocks=tuple(blocks), lang=lang)
 
-    def _history(self, r: History, lang: Lang) -> Reply:
-        lines = []
-        for v in r.versions:
-            mark = T(lang, "current_mark") if v.version == r.current else ""
-            lines.append(
-                T(
-                    lang,
-                    "history_line",
-                    v=v.version,
-                    when=v.created_at.strftime("%Y-%m-%d %H:%M"),
-                    who=v.author or "-",
-                    why=_reason(lang, v.reason) or "-",
-                    chars=len(v.text),
-                )
-                + mark
-            )
-        return Reply(
-            blocks=(
-                Block(T(lang, "history_heading", n=r.number), "heading"),
-                Block("\n".join(lines)),
-            ),
-            lang=lang,
+
+# ---- the blueprint -------------------------------------------------------------------------
+
+
+def blueprint_shown(r: BlueprintShown, actor: Actor) -> Reply:
+    lang = actor.lang
+    blocks = [
+        Block(T(lang, "blueprint_heading"), "heading"),
+        *(Block(line) for line in r.lines),
+    ]
+    if r.pending:
+        blocks.append(Block(T(lang, "pending_heading"), "heading"))
+        blocks += [Block(describe_change(lang, c), "item") for c in r.pending]
+        blocks.append(Block(T(lang, "changes_help"), "note"))
+    return Reply(
+        blocks=tuple(blocks),
+        attachments=(Attachment("blueprint.json", r.json.encode("utf-8"), "application/json"),),
+        lang=lang,
+    )
+
+
+def blueprint_saved(r: BlueprintSaved, actor: Actor) -> Reply:
+    lang = actor.lang
+    return Reply.text(T(lang, "blueprint_saved", title=r.title, chars=r.characters), lang=lang)
+
+
+def blueprint_edited(r: BlueprintEdited, actor: Actor) -> Reply:
+    lang = actor.lang
+    return Reply.text(T(lang, "blueprint_edited", field=r.field, value=r.value), lang=lang)
+
+
+def changes_decided(r: ChangesDecided, actor: Actor) -> Reply:
+    lang = actor.lang
+    blocks: list[Block] = []
+    if r.changes:
+        head = T(lang, "changes_accepted" if r.accepted else "changes_rejected")
+        blocks.append(Block(head))
+        blocks += [Block(describe_change(lang, c), "item") for c in r.changes]
+    for change, err in r.skipped:
+        why = err.text(lang) if isinstance(err, BlueprintError) else str(err)
+        blocks.append(Block(T(lang, "change_skipped", id=change.id, why=why), "note"))
+    return Reply(blocks=tuple(blocks), is_error=not r.changes, lang=lang)
+
+
+def blueprint_history(r: BlueprintHistoryView, actor: Actor) -> Reply:
+    lang = actor.lang
+    if not r.entries and not r.decisions:
+        return Reply.text(T(lang, "blueprint_history_empty"), lang=lang)
+    blocks: list[Block] = []
+    lines = [
+        T(
+            lang,
+            "blueprint_history_line",
+            when=when,
+            who=who or "-",
+            why=_reason(lang, why) or "-",
+            title=title,
         )
-
-    # ---- blueprint -----------------------------------------------------------------------------
-
-    def _blueprint(self, r: BlueprintShown, lang: Lang) -> Reply:
-        blocks = [
-            Block(T(lang, "blueprint_heading"), "heading"),
-            *(Block(line) for line in r.lines),
-        ]
-        if r.pending:
-            blocks.append(Block(T(lang, "pending_heading"), "heading"))
-            blocks += [Block(describe_change(lang, c), "item") for c in r.pending]
-            blocks.append(Block(T(lang, "changes_help"), "note"))
-        return Reply(
-            blocks=tuple(blocks),
-            attachments=(Attachment("blueprint.json", r.json.encode("utf-8"), "application/json"),),
-            lang=lang,
+        for when, who, why, title in r.entries
+    ]
+    if lines:
+        blocks += [Block(T(lang, "blueprint_history_heading"), "heading")]
+        blocks += [Block("\n".join(lines))]
+    decided = [
+        T(
+            lang,
+            "blueprint_decision_line",
+            when=c.decided_at.strftime("%Y-%m-%d %H:%M") if c.decided_at else "-",
+            who=c.decided_by or "-",
+            status=T(lang, f"change_status_{c.status}"),
+            change=describe_change(lang, c),
         )
-
-    def _decided(self, r: ChangesDecided, lang: Lang) -> Reply:
-        blocks: list[Block] = []
-        if r.changes:
-            head = T(lang, "changes_accepted" if r.accepted else "changes_rejected")
-            blocks.append(Block(head))
-            blocks += [Block(describe_change(lang, c), "item") for c in r.changes]
-        for change, err in r.skipped:
-            why = err.text(lang) if isinstance(err, BlueprintError) else str(err)
-            blocks.append(Block(T(lang, "change_skipped", id=change.id, why=why), "note"))
-        return Reply(blocks=tuple(blocks), is_error=not r.changes, lang=lang)
-
-    def _blueprint_history(self, r: BlueprintHistoryView, lang: Lang) -> Reply:
-        if not r.entries and not r.decisions:
-            return Reply.text(T(lang, "blueprint_history_empty"), lang=lang)
-        blocks: list[Block] = []
-        lines = [
-            T(
-                lang,
-                "blueprint_history_line",
-                when=when,
-                who=who or "-",
-                why=_reason(lang, why) or "-",
-                title=title,
-            )
-            for when, who, why, title in r.entries
-        ]
-        if lines:
-            blocks += [Block(T(lang, "blueprint_history_heading"), "heading")]
-            blocks += [Block("\n".join(lines))]
-        decided = [
-            T(
-                lang,
-                "blueprint_decision_line",
-                when=c.decided_at.strftime("%Y-%m-%d %H:%M") if c.decided_at else "-",
-                who=c.decided_by or "-",
-                status=T(lang, f"change_status_{c.status}"),
-                change=describe_change(lang, c),
-            )
-            for c in r.decisions
-        ]
-        if decided:
-            blocks += [Block(T(lang, "blueprint_decisions_heading"), "heading")]
-            blocks += [Block("\n".join(decided))]
-        return Reply(blocks=tuple(blocks), lang=lang)
+        for c in r.decisions
+    ]
+    if decided:
+        blocks += [Block(T(lang, "blueprint_decisions_heading"), "heading")]
+        blocks += [Block("\n".join(decided))]
+    return Reply(blocks=tuple(blocks), lang=lang)
 
 
-def describe_change(lang: Lang, row: ChangeRow) -> str:
+def describe_change(lang: Lang, proposed: ProposedChange) -> str:
     """A proposed blueprint change in one line: `change_<kind>`, worded with its fields."""
-    change = BlueprintChange.from_row(row.kind, row.payload)
-    return T(lang, f"change_{change.kind}", id=row.id, name=change.name, **_change_fields(change))
+    change = proposed.change
+    return T(
+        lang, f"change_{change.kind}", id=proposed.id, name=change.name, **_change_fields(change)
+    )
 
 
 def _change_fields(change: BlueprintChange) -> dict[str, str]:
@@ -552,6 +471,22 @@ def _reason(lang: Lang, reason: str) -> str:
     return reason
 
 
+def tally_lines(counts: Sequence[tuple[Proposal, int]], lang: Lang) -> list[str]:
+    """The count of each proposal, one line each, in ballot order."""
+    unit = " vote(s)" if lang == "en" else " 票"
+    return [f"{i}. {p.title} — {n}{unit}" for i, (p, n) in enumerate(counts, start=1)]
+
+
+def _option_line(number: int, option: BallotOption, lang: Lang, counted: bool) -> str:
+    """A proposal on one line: its number and title, its count (once voting opened), who
+    proposed it."""
+    unit = " vote(s)" if lang == "en" else " 票"
+    by = "proposed by " if lang == "en" else "提议："
+    count = f" — {len(option.voters)}{unit}" if counted else ""
+    proposer = f" · {by}{option.proposer}" if option.proposer else ""
+    return f"{number}. {option.title}{count}{proposer}"
+
+
 def _one_line(text: str) -> str:
     return " ".join(text.split())[:300]
 
@@ -560,94 +495,69 @@ def _one_line(text: str) -> str:
 
 
 def member_of(actor: Actor) -> Member:
-    """The chat's person as the writers' room sees one: an Actor's fields but its roles, from
-    which the router already decided `is_admin`."""
-    fields = asdict(actor)
-    del fields["roles"]
-    return Member(**fields)
+    """The chat's person as the writers' room sees one: plain ids, the admin flag the router
+    decided, the language, and the platform as the opaque `via` the room hands back."""
+    return Member(
+        chat_id=actor.chat_id,
+        user_id=actor.user_id,
+        user_name=actor.user_name,
+        channel_id=actor.channel_id,
+        is_admin=actor.is_admin,
+        lang=actor.lang,
+        via=actor.platform,
+    )
 
 
 def actor_of(member: Member) -> Actor:
-    return Actor(**asdict(member))  # a Member's fields are an Actor's, roles aside
+    """Where a member spoke, as the router addresses it (roles are not the room's to know)."""
+    return Actor(
+        member.via,
+        member.chat_id,
+        member.user_id,
+        member.user_name,
+        channel_id=member.channel_id,
+        is_admin=member.is_admin,
+        lang=member.lang,
+    )
 
 
-AnnounceReply = Callable[[Actor, Reply], Awaitable[None]]
-EditBallotReply = Callable[[BallotPost, Reply], Awaitable[None]]
+Send = Callable[[Actor, Reply], Awaitable[Posted]]
 
 
-def announcer(
-    presenter: NovelPresenter, announce: AnnounceReply
-) -> Callable[[Member, Announcement], Awaitable[None]]:
-    """The service's `announce`: each announcement worded for the round's chat."""
+class Board(Ballots, Protocol):
+    """The ballot board as announcements reach it: draw a ballot, redraw one's count."""
 
-    async def say(target: Member, said: Announcement) -> None:
-        if isinstance(said, Writing):
-            reply = presenter.writing_notice(target.lang, said)
-        else:
-            reply = presenter.reply(said, target.lang, admin=target.is_admin)
-        await announce(actor_of(target), reply)
-
-    return say
+    def touch(self, round_id: str) -> None: ...
 
 
-def ballot_editor(
-    presenter: NovelPresenter,
-    edit: EditBallotReply,
-    interval_s: float,
-    *,
-    now: Callable[[], float],
-    sleep: Callable[[float], Awaitable[object]],
-) -> Callable[[FindBallot], BallotEditor[Reply]]:
-    """The service's `ballots`: posted ballots edited with the presented running count."""
+class NovelAnnouncer:
+    """The writers' room's announce port (`novel.announce.Announce`): each announcement
+    worded for the round's chat and sent through the router (`Router.send`, which runs the
+    posted hooks: a ballot announced at a deadline is recorded like any other); a changed tally
+    passed to the ballot board."""
 
-    def build(find: FindBallot) -> BallotEditor[Reply]:
-        async def render(round_id: str) -> tuple[BallotPost, Reply] | None:
-            found = await find(round_id)
-            if found is None:
-                return None
-            post, view = found
-            return post, presenter.ballot(view, _lang(view.round.lang))
+    def __init__(self, presenter: NovelPresenter, send: Send, board: Board) -> None:
+        self._present = presenter
+        self._send = send
+        self._board = board
 
-        return BallotEditor(render, edit, interval_s, now=now, sleep=sleep)
+    async def round_empty(self, chat: Member, empty: RoundEmpty) -> None:
+        await self._send(actor_of(chat), self._present.round_empty(empty))
 
-    return build
+    async def proposals_closed(self, chat: Member, ballot: BallotView) -> None:
+        where = actor_of(chat)
+        await self._send(where, self._board.reply(ballot, where))
 
+    async def votes_closed(self, chat: Member, closed: VotesClosed) -> None:
+        reply = self._present.votes_closed(closed, chat.lang, admin=chat.is_admin)
+        await self._send(actor_of(chat), reply)
 
-class NovelReplies(Protocol):
-    """The writers' room as the commands call it (tests record the calls with a plain class)."""
+    async def writing(self, chat: Member, step: Writing) -> None:
+        await self._send(actor_of(chat), self._present.writing_notice(chat.lang, step))
 
-    async def handle(
-        self, actor: Actor, request: api.NovelRequest, progress: Progress | None = None
-    ) -> Reply: ...
+    async def written(self, chat: Member, written: ChapterSaved | WriteStalled) -> None:
+        reply = self._present.written(written, chat.lang, admin=chat.is_admin)
+        await self._send(actor_of(chat), reply)
 
-
-class PresentedNovels:
-    """`novel.api.Novels` for the router: an `Actor` in, the service's result worded out."""
-
-    def __init__(self, service: NovelService, presenter: NovelPresenter) -> None:
-        self.service = service
-        self.present = presenter
-
-    async def handle(
-        self, actor: Actor, request: api.NovelRequest, progress: Progress | None = None
-    ) -> Reply:
-        lang = actor.lang
-        steps = None if progress is None else self._steps(lang, progress)
-        try:
-            result = await self.service.handle(member_of(actor), request, steps)
-        except Refused as refused:
-            return self.present.refusal(lang, refused, admin=actor.is_admin)
-        except BlueprintError as err:
-            return self.present.blueprint_error(lang, err)
-        return self.present.reply(result, lang, admin=actor.is_admin)
-
-    def _steps(
-        self, lang: Lang, progress: Progress
-    ) -> Callable[[Writing | Revising | str], Awaitable[None]]:
-        async def step(said: Writing | Revising | str) -> None:
-            await progress(self.present.progress(lang, said))
-
-        return step
-
-    async def ballot_posted(self, post: BallotPost) -> None:
-        await self.service.ballot_posted(post)
+    def tally_changed(self, round_id: str) -> None:
+        self._board.touch(round_id)

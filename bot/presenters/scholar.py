@@ -1,7 +1,8 @@
 """The scholar as the chat sees it: `/ask` and `/cite` run `retrieval.scholar.Scholar`, whose
-typed results (`Answer`, `CiteResult`, `Refusal`) are worded here as `Reply`s.
+typed results (`Answer`, `CiteResult`) and its refusals (`kernel.refusal.Refused`) are worded
+here as `Reply`s.
 
-`ScholarPresenter` is what the commands call (`bot.commands.scholar.Scholar`); given `pictures`,
+`ScholarPresenter` is what the commands call (`bot.commands.scholar.ScholarReplies`); given `pictures`,
 an answer that showed a knowledge-graph path also carries a picture of it.
 """
 
@@ -15,15 +16,15 @@ from bot.actor import Actor
 from bot.i18n import catalog
 from bot.presenters.answer import answer_reply
 from bot.reply import Attachment, Block, BlockKind, Progress, Reply
+from kernel.i18n import Lang
+from kernel.refusal import Refused
 from retrieval import scripture
 from retrieval.answer import Answer
-from retrieval.i18n import Lang
 from retrieval.requests import AskRequest, CiteRequest
 from retrieval.scholar import (
     MAX_VERSES,
     CitedText,
     CiteResult,
-    Refusal,
     Scholar,
     UnknownFilter,
     VerseLine,
@@ -52,13 +53,15 @@ def filter_error(err: UnknownFilter, lang: Lang) -> str:
     return unknown_filter_message(err.key, err.value, err.known, lang)
 
 
-def refusal_reply(refusal: Refusal) -> Reply:
-    lang = refusal.lang
-    if refusal.reason in ("unknown_source", "unknown_era"):
-        key = refusal.reason.removeprefix("unknown_")
-        text = unknown_filter_message(key, refusal.value, refusal.known, lang)
+def refusal_reply(refused: Refused, lang: Lang) -> Reply:
+    """The scholar's refusal (`retrieval.scholar.RefusalReason`) in `lang`."""
+    value = str(refused.fields.get("value", ""))
+    if refused.reason in ("unknown_source", "unknown_era"):
+        known = refused.fields.get("known", ())
+        held = [str(k) for k in known] if isinstance(known, tuple | list) else []
+        text = unknown_filter_message(refused.reason.removeprefix("unknown_"), value, held, lang)
     else:
-        text = T(lang, refusal.reason, ref=refusal.value)
+        text = T(lang, refused.reason, ref=value)
     return Reply.error(text, lang=lang)
 
 
@@ -128,9 +131,10 @@ class ScholarPresenter:
     async def ask(
         self, actor: Actor, request: AskRequest, progress: Progress | None = None
     ) -> Reply:
-        answer = await self.scholar.ask(actor.lang, request, progress)
-        if isinstance(answer, Refusal):
-            return refusal_reply(answer)
+        try:
+            answer = await self.scholar.ask(actor.lang, request, progress)
+        except Refused as refused:
+            return refusal_reply(refused, actor.lang)
         return await self._with_picture(answer, answer_reply(answer))
 
     async def _with_picture(self, answer: Answer, reply: Reply) -> Reply:
@@ -143,8 +147,10 @@ class ScholarPresenter:
         return dataclasses.replace(reply, attachments=(*reply.attachments, picture))
 
     async def cite(self, actor: Actor, request: CiteRequest) -> Reply:
-        result = await self.scholar.cite(actor.lang, request)
-        return refusal_reply(result) if isinstance(result, Refusal) else cite_reply(result)
+        try:
+            return cite_reply(await self.scholar.cite(actor.lang, request))
+        except Refused as refused:
+            return refusal_reply(refused, actor.lang)
 
     def source_suggestions(self, typed: str, limit: int = 25) -> list[str]:
         return self.scholar.source_suggestions(typed, limit)

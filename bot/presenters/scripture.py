@@ -4,7 +4,7 @@ for a user: the reason the parser gives, with the book named in the reader's lan
 from __future__ import annotations
 
 from bot.i18n import catalog
-from retrieval.i18n import Lang
+from kernel.i18n import Lang
 from retrieval.scripture import ScriptureError, render_en, render_zh
 
 T = catalog("scripture")

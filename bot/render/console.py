@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from bot.reply import Reply
-from retrieval.i18n import Lang
+from kernel.i18n import Lang
 
 _SOURCES = {"zh": "出处", "en": "Sources"}
 _CHOOSE = {"zh": "（输入 /press 编号 选择）", "en": "(type /press N to choose)"}
@@ -29,7 +29,7 @@ def render(reply: Reply, lang: Lang = "zh") -> str:
     choices: list[str] = []
     if reply.poll:
         out.append(reply.poll.question)
-        choices = list(reply.poll.options)
+        choices = list(reply.poll.labels)
     choices += [b.label for b in reply.buttons]
     if choices:
         out.extend(f"  [{i + 1}] {label}" for i, label in enumerate(choices))
@@ -42,11 +42,7 @@ def render(reply: Reply, lang: Lang = "zh") -> str:
 def actions(reply: Reply) -> list[str]:
     """The actions behind the numbered choices `render` printed, in the same order."""
     acts: list[str] = []
-    if reply.poll:
-        # the writers' room's codec, read only for a ballot (`baibao cite` prints none)
-        from bot.presenters.novel import encode_vote
-
-        poll = reply.poll
-        acts += [encode_vote(poll.round_id, i + 1) for i in range(len(poll.options))]
+    if reply.poll:  # each option's action as the ballot room encoded it
+        acts += [o.action for o in reply.poll.options]
     acts += [b.action for b in reply.buttons]
     return acts

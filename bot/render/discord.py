@@ -13,11 +13,10 @@ from dataclasses import dataclass, field
 import discord
 from discord.utils import escape_markdown, escape_mentions
 
-from bot.presenters.novel import encode_vote
 from bot.render import join_pieces, short_label, split_message
 from bot.render.stream import ActionTable
 from bot.reply import Block, Reply
-from retrieval.i18n import Lang
+from kernel.i18n import Lang
 
 LIMIT = 2000
 MAX_PIECES = 6  # beyond this the whole text also goes as a .md file and only the start is posted
@@ -79,7 +78,7 @@ def render_text(reply: Reply) -> list[str]:
     if reply.poll:
         poll = reply.poll
         lines = [f"**{esc(poll.question)}**"]
-        lines += [f"{i + 1}. {esc(o)}" for i, o in enumerate(poll.options)]
+        lines += [f"{i + 1}. {esc(o)}" for i, o in enumerate(poll.labels)]
         sections.append("\n".join(lines))
     return sections
 
@@ -103,10 +102,9 @@ def buttons(reply: Reply, table: ActionTable | None = None) -> list[tuple[str, s
     """(label, custom_id) for the poll options (numbered) and the reply's buttons."""
     table = table or ActionTable(CUSTOM_ID_LIMIT)
     out: list[tuple[str, str]] = []
-    if reply.poll:
-        round_id = reply.poll.round_id
+    if reply.poll:  # each option's action as the ballot room encoded it
         for i, option in enumerate(reply.poll.options):
-            out.append((_label(f"{i + 1}. {option}"), table.encode(encode_vote(round_id, i + 1))))
+            out.append((_label(f"{i + 1}. {option.label}"), table.encode(option.action)))
     out += [(_label(b.label), table.encode(b.action)) for b in reply.buttons]
     return out[:MAX_BUTTONS]
 

@@ -17,7 +17,6 @@ from dataclasses import dataclass, field
 
 from telegram import InlineKeyboardButton, InlineKeyboardMarkup
 
-from bot.presenters.novel import encode_vote
 from bot.render import fitting, join_pieces, short_label, split_message
 from bot.render.stream import ActionTable
 from bot.reply import Block, Reply
@@ -49,8 +48,8 @@ class TelegramReply:
     messages: list[TelegramMessage]
     files: list[tuple[str, bytes]] = field(default_factory=list)  # documents
     photos: list[tuple[str, bytes]] = field(default_factory=list)  # shown inline (by MIME type)
-    # A native poll to send after the messages: (question, options, action_prefix)
-    poll: tuple[str, list[str], str] | None = None
+    # A native poll to send after the messages: (question, options)
+    poll: tuple[str, list[str]] | None = None
 
 
 def esc(text: str) -> str:
@@ -116,7 +115,7 @@ def sections(reply: Reply) -> list[list[str]]:
             out.append([head + ("\n" + quote[0] if quote else ""), *quote[1:]])
     if reply.poll:
         lines = [f"<b>{esc(reply.poll.question)}</b>"]
-        lines += [f"{i + 1}. {esc(o)}" for i, o in enumerate(reply.poll.options)]
+        lines += [f"{i + 1}. {esc(o)}" for i, o in enumerate(reply.poll.labels)]
         out.append(fit_lines(lines))
     return out
 
@@ -148,7 +147,7 @@ def _label(text: str) -> str:
 def native_poll(reply: Reply) -> bool:
     """The ballot goes out as Telegram's own poll (else as keyboard buttons) — never both, so
     there is one ballot and one count. The ballot's owner decided which (`Poll.native`, set
-    within Telegram's 2–12 options by `novel.ballot.native_ballot`): the help text it wrote
+    within Telegram's 2–12 options by `bot.ballot.native_ballot`): the help text it wrote
     matches only what it decided, so the renderer follows it and never re-decides."""
     return reply.poll is not None and reply.poll.native
 
@@ -156,11 +155,11 @@ def native_poll(reply: Reply) -> bool:
 def keyboard(reply: Reply, table: ActionTable) -> InlineKeyboardMarkup | None:
     """One button per row: the ballot's options (unless it is a native poll) and buttons."""
     rows: list[list[InlineKeyboardButton]] = []
-    if reply.poll and not native_poll(reply):
-        round_id = reply.poll.round_id
+    if reply.poll and not native_poll(reply):  # each option's action as the ballot room encoded it
         for i, option in enumerate(reply.poll.options):
-            data = table.encode(encode_vote(round_id, i + 1))
-            rows.append([InlineKeyboardButton(_label(f"{i + 1}. {option}"), callback_data=data)])
+            data = table.encode(option.action)
+            label = _label(f"{i + 1}. {option.label}")
+            rows.append([InlineKeyboardButton(label, callback_data=data)])
     for button in reply.buttons:
         data = table.encode(button.action)
         rows.append([InlineKeyboardButton(_label(button.label), callback_data=data)])
@@ -191,8 +190,7 @@ def render(reply: Reply, table: ActionTable | None = None) -> TelegramReply:
     if reply.poll and native_poll(reply):
         poll = (
             _clip(reply.poll.question, POLL_QUESTION_LIMIT),
-            [_clip(o, POLL_OPTION_LIMIT) for o in reply.poll.options],
-            reply.poll.action_prefix,
+            [_clip(o, POLL_OPTION_LIMIT) for o in reply.poll.labels],
         )
     return TelegramReply(messages, files, photos, poll)
 

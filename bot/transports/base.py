@@ -1,66 +1,34 @@
 """The transport seam: events in, replies out.
 
-The base class owns delivery: every reply a transport posts, whatever the path (a command
-answered at once or after a deferral, follow-ups, a button press, an unsolicited channel
-message, a native poll), goes out through `deliver`, which knows the ids of the messages posted
-and reports a ballot through the one injected callback (`on_ballot`). Each platform fills in one
-primitive, `_post`: put a reply in its outlet (an interaction, a channel, a chat) and say what it
-posted. Lifecycle (`start`, `stop`) and unsolicited `send` are the platform's too.
+A transport is httpx's strict point of cut-off, seen from both sides:
+
+- in: every event becomes one `bot.router.Invocation` (who, what was said, where the reply
+  goes) handed to `Router.handle`, which answers, posts through `reply_to` and runs the
+  registry's `posted` hooks (the router owns them; a transport fires no callback);
+- out: one primitive per platform, `post(outlet, reply) -> Posted`: put a reply in its outlet
+  (an interaction, a channel, a chat) and say what it posted. `send` (unsolicited) picks the
+  outlet for a chat and posts there; `edit` replaces a posted message.
+
+A transport is built with the router it serves and attaches itself to it (the router's `send`
+and `edit` reach its chats that way; its clock is the router's, the composition root's, unless
+a test drives the wire on a clock of its own), so `DiscordTransport(app.router, settings)` is
+complete. `start` refuses a transport the router does not hold (`bot.router.NotAttached`):
+never a silent drop later.
 """
 
 from __future__ import annotations
 
 import abc
-import logging
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
-from typing import Generic, Self, TypedDict, TypeVar
+from typing import Generic, Self, TypeVar
 
 from pydantic import SecretStr
 
 from bot.actor import Actor
-from bot.reply import Reply
-from bot.router import Router
-from retrieval.clock import SYSTEM_CLOCK, Clock
-
-log = logging.getLogger(__name__)
+from bot.reply import Posted, Reply
+from bot.router import Post, Router
+from retrieval.clock import Clock
 
 Outlet = TypeVar("Outlet")
-
-
-@dataclass(frozen=True, slots=True)
-class Posted:
-    """What one delivery put in the chat: the messages the transport may edit later (public
-    ones, in order; the last carries the buttons), and a native poll if one went out."""
-
-    message_ids: tuple[str, ...] = ()
-    poll_id: str = ""
-    poll_message_id: str = ""
-
-
-@dataclass(frozen=True, slots=True)
-class BallotPosted:
-    """A round's ballot is in a chat: the message that shows its running count (edited as
-    votes arrive) and, on Telegram, the native poll that carries its votes."""
-
-    platform: str
-    chat_id: str
-    channel_id: str  # a Discord channel, a Telegram forum topic ("" for none)
-    round_id: str
-    message_id: str
-    poll_id: str = ""
-    poll_message_id: str = ""
-
-
-OnBallot = Callable[[BallotPosted], Awaitable[None]]
-
-
-class Wiring(TypedDict, total=False):
-    """What the composition root wires into every transport (`ChatTransport`'s keywords); a
-    platform's transport takes them as `**wiring` and hands them on."""
-
-    on_ballot: OnBallot | None
-    clock: Clock
 
 
 def required_token(token: SecretStr | None, variable: str) -> SecretStr:
@@ -71,63 +39,47 @@ def required_token(token: SecretStr | None, variable: str) -> SecretStr:
 
 
 class ChatTransport(abc.ABC, Generic[Outlet]):
-    """Lifecycle through `async with`; `serve()` runs until `stop()` or cancellation.
-
-    `on_ballot` is told where every ballot went (the composition root passes the writers'
-    room's); `clock` drives the transport's throttles (streaming edits)."""
+    """Lifecycle through `async with` (`start`, `stop`); built attached to its router."""
 
     name: str = "transport"
 
-    def __init__(
-        self,
-        router: Router,
-        *,
-        on_ballot: OnBallot | None = None,
-        clock: Clock = SYSTEM_CLOCK,
-    ) -> None:
+    def __init__(self, router: Router, *, clock: Clock | None = None) -> None:
+        """`clock` drives the transport's throttles (streaming edits, flood pacing): the
+        router's unless given."""
         self.router = router
-        self.clock = clock
-        self._on_ballot = on_ballot
+        self.clock = clock if clock is not None else router.clock
+        router.attach(self)
+
+    async def start(self) -> None:
+        """Connect and begin receiving events (returns once running). `NotAttached` when the
+        router does not hold this transport (another one of its platform replaced it)."""
+        self.router.ensure_attached(self)
+        await self._start()
 
     @abc.abstractmethod
-    async def start(self) -> None:
-        """Connect and begin receiving events (returns once running)."""
+    async def _start(self) -> None:
+        """The platform's own start."""
 
     @abc.abstractmethod
     async def stop(self) -> None:
         """Disconnect cleanly; idempotent."""
 
     @abc.abstractmethod
-    async def send(self, target: Actor, reply: Reply) -> None:
-        """Post an unsolicited reply (a round closing, a chapter finished) to `target`'s chat:
-        `target.channel_id` when set, else `target.chat_id`. Through `deliver`."""
-
-    @abc.abstractmethod
-    async def _post(self, outlet: Outlet, reply: Reply) -> Posted:
+    async def post(self, outlet: Outlet, reply: Reply) -> Posted:
         """Put `reply` in `outlet`, the platform's place for it; say what was posted."""
 
-    async def deliver(self, where: Actor, reply: Reply, outlet: Outlet) -> Posted:
-        """Post `reply` in `where`'s chat through `outlet`; a ballot reports where it went."""
-        posted = await self._post(outlet, reply)
-        poll = reply.poll
-        if poll is None or not poll.round_id or not posted.message_ids:
-            return posted
-        if self._on_ballot is None:
-            return posted
-        ballot = BallotPosted(
-            where.platform,
-            where.chat_id,
-            where.channel_id,
-            poll.round_id,
-            posted.message_ids[-1],
-            posted.poll_id,
-            posted.poll_message_id,
-        )
-        try:
-            await self._on_ballot(ballot)
-        except Exception:  # the ballot is posted and votes count; only its live count is lost
-            log.exception("%s: reporting the ballot of round %s failed", self.name, poll.round_id)
-        return posted
+    @abc.abstractmethod
+    async def send(self, target: Actor, reply: Reply) -> Posted:
+        """Post an unsolicited reply to `target`'s chat: `target.channel_id` when set, else
+        `target.chat_id` (the router's `send` calls it and runs the hooks)."""
+
+    def reply_to(self, outlet: Outlet) -> Post:
+        """Where an invocation's reply goes: posted in `outlet`."""
+
+        async def post(reply: Reply) -> Posted:
+            return await self.post(outlet, reply)
+
+        return post
 
     async def edit(
         self, target: Actor, message_id: str, reply: Reply, *, poll_message_id: str = ""

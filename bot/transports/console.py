@@ -11,10 +11,10 @@ from typing import TextIO
 
 from bot.actor import Actor
 from bot.render.console import actions, render
-from bot.reply import Attachment, Reply
-from bot.router import Router
-from bot.transports.base import ChatTransport, Posted
-from retrieval.i18n import Lang
+from bot.reply import Attachment, Posted, Reply
+from bot.router import Invocation, Line, Press, Router
+from bot.transports.base import ChatTransport
+from kernel.i18n import Lang
 
 PROMPT = "百宝箱> "
 _BYE = {"zh": "再见。", "en": "Bye."}
@@ -24,7 +24,10 @@ _WELCOME = (
 )
 
 
-class ConsoleTransport(ChatTransport[None]):
+class ConsoleTransport(ChatTransport[bool]):
+    """The outlet is whether the reply answers the operator's own line (its text attachments
+    are printed whole, a picture's file path shown) or was sent unasked (named only)."""
+
     name = "console"
 
     def __init__(
@@ -46,20 +49,27 @@ class ConsoleTransport(ChatTransport[None]):
         self._last_actions: list[str] = []
         self._stopped = asyncio.Event()
 
-    async def start(self) -> None:
+    async def _start(self) -> None:
         self._write(_WELCOME)
 
     async def stop(self) -> None:
         self._stopped.set()
 
-    async def send(self, target: Actor, reply: Reply) -> None:
-        await self.deliver(target, reply, None)
+    async def send(self, target: Actor, reply: Reply) -> Posted:
+        return await self.post(False, reply)
 
-    async def _post(self, outlet: None, reply: Reply) -> Posted:
+    async def post(self, outlet: bool, reply: Reply) -> Posted:
         """Printed: nothing on a terminal can be edited later."""
-        self._last_actions = actions(reply) or self._last_actions
-        self._write(render(reply, reply.lang))
+        self._print(reply, whole=outlet)
         return Posted()
+
+    def _print(self, reply: Reply, *, whole: bool) -> str:
+        self._last_actions = actions(reply) or self._last_actions
+        text = render(reply, reply.lang)
+        if whole:
+            text += self._attached(reply)
+        self._write(text)
+        return text
 
     async def serve(self) -> None:
         """Read lines until /quit, EOF or stop()."""
@@ -78,25 +88,30 @@ class ConsoleTransport(ChatTransport[None]):
             await self.handle_line(line)
 
     async def handle_line(self, line: str) -> str:
+        """One line of the operator's, answered; what was printed ("" when nothing was)."""
+        said: Line | Press = Line(line)
         if line.startswith("/press"):
             choice = line.removeprefix("/press").strip()
-            if choice.isdigit() and 1 <= int(choice) <= len(self._last_actions):
-                reply = await self.router.press(self._actor, self._last_actions[int(choice) - 1])
-            else:
-                reply = await self.router.press(self._actor, "")
-        else:
-            got = await self.router.handle_text(self._actor, line, progress=self._progress)
-            if got is None:
-                return ""
-            reply = got
-        self._last_actions = actions(reply) or self._last_actions
-        text = render(reply, reply.lang)
+            chosen = choice.isdigit() and 1 <= int(choice) <= len(self._last_actions)
+            said = Press(self._last_actions[int(choice) - 1] if chosen else "")
+        printed: list[str] = []
+
+        async def reply_to(reply: Reply) -> Posted:
+            printed.append(self._print(reply, whole=True))
+            return Posted()
+
+        await self.router.handle(
+            Invocation(self._actor, said, progress=self._progress, reply_to=reply_to)
+        )
+        return "".join(printed)
+
+    def _attached(self, reply: Reply) -> str:
+        text = ""
         for attachment in reply.attachments:
             if attachment.mime.startswith("text/"):
                 text += f"\n{attachment.data.decode('utf-8', errors='replace')}"
             else:  # a picture on a terminal: written to a file, its path shown
                 text += f"\n{self._save(attachment)}"
-        self._write(text)
         return text
 
     async def _progress(self, partial: str) -> None:

@@ -1,8 +1,9 @@
 """Discord transport (discord.py): slash commands generated from the command registry,
-button clicks back to `Router.press`, replies rendered by `bot.render.discord`.
+button clicks back to the router as a `Press`, replies rendered by `bot.render.discord`.
 
 Thin on purpose: parsing, validation, permissions and limits live in the router; this module
-turns interactions into `Router.dispatch` calls and replies into interaction responses.
+turns interactions into `Invocation`s for `Router.handle` and replies into interaction
+responses.
 """
 
 from __future__ import annotations
@@ -14,13 +15,13 @@ import logging
 import re
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
-from typing import Any, Optional, Unpack
+from typing import Any, Optional
 
 import discord
 from discord import app_commands
 
 from bot.actor import Actor
-from bot.admin import Member
+from bot.admin import MemberFacts
 from bot.i18n import catalog
 from bot.registry import Command, Entry, Group, Param, Suggest, Upload, UploadFailed
 from bot.render.discord import (
@@ -33,11 +34,12 @@ from bot.render.discord import (
     render,
 )
 from bot.render.stream import DISCORD_EDIT_INTERVAL_S, ActionTable, StreamingEditor
-from bot.reply import Reply
-from bot.router import Router
+from bot.reply import Posted, Reply
+from bot.router import Invocation, Line, Press, Router, Slash
 from bot.settings import Settings
-from bot.transports.base import ChatTransport, Posted, Wiring, required_token
-from retrieval.i18n import Lang
+from bot.transports.base import ChatTransport, required_token
+from kernel.i18n import Lang
+from retrieval.clock import Clock
 
 log = logging.getLogger(__name__)
 
@@ -117,9 +119,26 @@ def _send_kwargs(message: DiscordMessage, *, files_key: str = "files") -> dict[s
     return kwargs
 
 
-class _Client(discord.Client):
-    def __init__(self, transport: DiscordTransport) -> None:
-        super().__init__(intents=discord.Intents.default(), allowed_mentions=NO_MENTIONS)
+class _Client(discord.AutoShardedClient):
+    """Sharded (Discord refuses an unsharded bot in more than 2,500 servers): the shard count
+    and this process's shards come from the settings, Discord's recommendation when unset
+    (docs/SCALE.md)."""
+
+    def __init__(self, transport: DiscordTransport, settings: Settings) -> None:
+        intents, count, ids = (
+            discord.Intents.default(),
+            settings.discord_shard_count,
+            settings.shard_ids,
+        )
+        if ids is None:  # every shard (of Discord's recommended count when none is set)
+            super().__init__(intents=intents, allowed_mentions=NO_MENTIONS, shard_count=count)
+        else:
+            super().__init__(
+                intents=intents,
+                allowed_mentions=NO_MENTIONS,
+                shard_count=count,
+                shard_ids=list(ids),
+            )
         self.transport = transport
         self.tree: app_commands.CommandTree[_Client] = app_commands.CommandTree(self)
 
@@ -159,12 +178,12 @@ DiscordOutlet = _Answer | discord.abc.Messageable
 class DiscordTransport(ChatTransport[DiscordOutlet]):
     name = "discord"
 
-    def __init__(self, router: Router, settings: Settings, **wiring: Unpack[Wiring]) -> None:
-        super().__init__(router, **wiring)
+    def __init__(self, router: Router, settings: Settings, *, clock: Clock | None = None) -> None:
+        super().__init__(router, clock=clock)
         self._token = required_token(settings.discord_token, "DISCORD_TOKEN")
         self._settings = settings
         self._actions = ActionTable(CUSTOM_ID_LIMIT)
-        self.client = _Client(self)
+        self.client = _Client(self, settings)
         self.tree = self.client.tree
         self._task: asyncio.Task[None] | None = None
         self._started = False
@@ -176,7 +195,7 @@ class DiscordTransport(ChatTransport[DiscordOutlet]):
 
     # ---- lifecycle --------------------------------------------------------------------------
 
-    async def start(self) -> None:
+    async def _start(self) -> None:
         if self._started:
             return
         await self.client.login(self._token.get_secret_value())  # runs setup(): command sync
@@ -233,7 +252,7 @@ class DiscordTransport(ChatTransport[DiscordOutlet]):
                     reply.plain(), ephemeral=True, allowed_mentions=NO_MENTIONS
                 )
             else:
-                await self.deliver(self.actor(interaction), reply, _Answer(interaction))
+                await self.post(_Answer(interaction), reply)
 
     async def _chat_lang(self, interaction: discord.Interaction[Any]) -> Lang:
         """The server's language setting, as every command reply uses; the user's own client
@@ -317,14 +336,14 @@ class DiscordTransport(ChatTransport[DiscordOutlet]):
         )
 
     @staticmethod
-    def member(interaction: discord.Interaction[Any]) -> Member:
+    def member(interaction: discord.Interaction[Any]) -> MemberFacts:
         """What Discord says about the member; `bot.admin.AdminPolicy` decides what it means."""
         user = interaction.user
         if not isinstance(user, discord.Member):  # a DM: the user's own chat
-            return Member(private_chat=True)
+            return MemberFacts(private_chat=True)
         perms = interaction.permissions
         guild = interaction.guild
-        return Member(
+        return MemberFacts(
             owner=guild is not None and guild.owner_id == user.id,
             administrator=perms.administrator,
             manage_server=perms.manage_guild,
@@ -351,14 +370,20 @@ class DiscordTransport(ChatTransport[DiscordOutlet]):
         async def ack() -> None:
             await interaction.response.defer(thinking=True)
 
-        async def member() -> Member:
+        async def member() -> MemberFacts:
             return self.member(interaction)
 
-        actor = self.actor(interaction)
-        reply = await self.router.dispatch(
-            actor, path, raw, upload=upload, progress=progress, member=member, ack=ack
+        await self.router.handle(
+            Invocation(
+                self.actor(interaction),
+                Slash(path, raw),
+                upload=upload,
+                progress=progress,
+                member=member,
+                ack=ack,
+                reply_to=self.reply_to(_Answer(interaction, editor, state)),
+            )
         )
-        await self.deliver(actor, reply, _Answer(interaction, editor, state))
 
     async def on_message(self, message: discord.Message) -> None:
         """A message typed in a DM to the bot gets what a private chat gets from the router (a
@@ -378,28 +403,29 @@ class DiscordTransport(ChatTransport[DiscordOutlet]):
             lang=self._settings.default_language,
         )
 
-        async def member() -> Member:
-            return Member(private_chat=True)
+        async def member() -> MemberFacts:
+            return MemberFacts(private_chat=True)
 
-        reply = await self.router.handle_text(
-            actor,
-            message.content,
-            bot_username=me.name if me is not None else "",
-            private=True,
-            member=member,
+        said = Line(message.content, bot_username=me.name if me is not None else "", private=True)
+        await self.router.handle(
+            Invocation(actor, said, member=member, reply_to=self.reply_to(message.channel))
         )
-        if reply is not None:
-            await self.deliver(actor, reply, message.channel)
 
     async def on_press(self, interaction: discord.Interaction[Any], custom_id: str) -> None:
         action = self._actions.decode(custom_id)
         await interaction.response.defer(ephemeral=True, thinking=True)
 
-        async def member() -> Member:
+        async def member() -> MemberFacts:
             return self.member(interaction)
 
-        reply = await self.router.press(self.actor(interaction), action, member=member)
-        await self.deliver(self.actor(interaction), reply, _Answer(interaction, private=True))
+        await self.router.handle(
+            Invocation(
+                self.actor(interaction),
+                Press(action),
+                member=member,
+                reply_to=self.reply_to(_Answer(interaction, private=True)),
+            )
+        )
 
     def _editor(self, interaction: discord.Interaction[Any], state: _EditState) -> StreamingEditor:
         async def edit(text: str) -> None:
@@ -411,9 +437,9 @@ class DiscordTransport(ChatTransport[DiscordOutlet]):
 
         return StreamingEditor(edit, edit, self.edit_interval_s, clock=self.clock)
 
-    # ---- delivery (`ChatTransport.deliver` calls `_post`) -----------------------------------
+    # ---- delivery ---------------------------------------------------------------------------
 
-    async def _post(self, outlet: DiscordOutlet, reply: Reply) -> Posted:
+    async def post(self, outlet: DiscordOutlet, reply: Reply) -> Posted:
         messages = render(reply, self._actions)
         if not isinstance(outlet, _Answer):
             return await self._send_in(outlet, messages)
@@ -509,8 +535,8 @@ class DiscordTransport(ChatTransport[DiscordOutlet]):
             return user.dm_channel or await user.create_dm()
         raise ValueError(f"no channel to post to for chat {target.chat_id}")
 
-    async def send(self, target: Actor, reply: Reply) -> None:
-        await self.deliver(target, reply, await self._channel(target))
+    async def send(self, target: Actor, reply: Reply) -> Posted:
+        return await self.post(await self._channel(target), reply)
 
 
 def _upload(attachment: discord.Attachment) -> Upload:

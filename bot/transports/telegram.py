@@ -1,5 +1,6 @@
-"""Telegram transport (python-telegram-bot): updates in, HTML messages out. Thin on purpose:
-parsing and validation live in the router, formatting in `bot.render.telegram`."""
+"""Telegram transport (python-telegram-bot): updates in (each an `Invocation` for
+`Router.handle`), HTML messages out. Thin on purpose: parsing and validation live in the router,
+formatting in `bot.render.telegram`."""
 
 from __future__ import annotations
 
@@ -9,7 +10,6 @@ import logging
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
-from typing import Unpack
 
 from telegram import BotCommand, Chat, Document, InlineKeyboardMarkup, Message, Update, User
 from telegram.constants import ChatAction, ChatMemberStatus, ChatType, ParseMode
@@ -27,16 +27,17 @@ from telegram.ext import (
 from telegram.request import BaseRequest
 
 from bot.actor import Actor
-from bot.admin import AdminCache, AdminUnknown, Member
-from bot.registry import Upload, UploadFailed
+from bot.admin import AdminCache, AdminUnknown, MemberFacts
+from bot.registry import PollAnswer, Upload, UploadFailed
 from bot.render.stream import TELEGRAM_EDIT_INTERVAL_S, ActionTable, StreamingEditor
 from bot.render.telegram import CALLBACK_LIMIT, TelegramMessage, plain_preview, render
-from bot.reply import Reply, poll_answer_action
-from bot.router import Router
+from bot.reply import Posted, Reply
+from bot.router import Invocation, Line, Post, Press, Router
 from bot.settings import Settings
-from bot.transports.base import ChatTransport, Posted, Wiring, required_token
+from bot.transports.base import ChatTransport, required_token
 from bot.transports.telegram_flood import FloodControl
-from retrieval.i18n import Lang
+from kernel.i18n import Lang
+from retrieval.clock import Clock
 
 log = logging.getLogger(__name__)
 
@@ -78,9 +79,9 @@ class TelegramTransport(ChatTransport[_Chat]):
         request: BaseRequest | None = None,
         edit_interval_s: float = TELEGRAM_EDIT_INTERVAL_S,
         concurrent_updates: int = 8,
-        **wiring: Unpack[Wiring],
+        clock: Clock | None = None,
     ) -> None:
-        super().__init__(router, **wiring)
+        super().__init__(router, clock=clock)
         token = required_token(settings.telegram_token, "TELEGRAM_TOKEN")
         self._settings = settings
         self._edit_interval = edit_interval_s
@@ -117,7 +118,7 @@ class TelegramTransport(ChatTransport[_Chat]):
 
     # ---- lifecycle --------------------------------------------------------------------------
 
-    async def start(self) -> None:
+    async def _start(self) -> None:
         if self._running:
             return
         await self.app.initialize()
@@ -157,18 +158,12 @@ class TelegramTransport(ChatTransport[_Chat]):
 
     # ---- outgoing ---------------------------------------------------------------------------
 
-    async def send(self, target: Actor, reply: Reply) -> None:
+    async def send(self, target: Actor, reply: Reply) -> Posted:
         chat_id = int(target.chat_id)
         thread = int(target.channel_id) if target.channel_id.lstrip("-").isdigit() else None
-        await self.deliver(target, reply, _Chat(chat_id, thread))
+        return await self.post(_Chat(chat_id, thread), reply)
 
-    @staticmethod
-    def _where(chat_id: int, thread_id: int | None, lang: Lang) -> Actor:
-        """A chat (and topic) as the actor `deliver` reports a ballot for."""
-        topic = str(thread_id) if thread_id is not None else ""
-        return Actor("telegram", str(chat_id), "", channel_id=topic, lang=lang)
-
-    async def _post(self, outlet: _Chat, reply: Reply) -> Posted:
+    async def post(self, outlet: _Chat, reply: Reply) -> Posted:
         bot = self.app.bot
         chat_id, thread_id = outlet.chat_id, outlet.thread_id
         editor, state = outlet.editor, outlet.state
@@ -192,7 +187,7 @@ class TelegramTransport(ChatTransport[_Chat]):
             )
         poll_id = poll_message_id = ""
         if out.poll is not None:
-            question, options, _ = out.poll
+            question, options = out.poll
             try:
                 sent = await bot.send_poll(
                     chat_id,
@@ -311,25 +306,25 @@ class TelegramTransport(ChatTransport[_Chat]):
 
     def _member(
         self, chat: Chat, user_id: int, sender_chat: Chat | None = None
-    ) -> Callable[[], Awaitable[Member]]:
+    ) -> Callable[[], Awaitable[MemberFacts]]:
         """The lookup the router calls when a command needs an admin (never otherwise)."""
 
-        async def lookup() -> Member:
+        async def lookup() -> MemberFacts:
             if chat.type == ChatType.PRIVATE:
-                return Member(private_chat=True)
+                return MemberFacts(private_chat=True)
             if sender_chat is not None:  # on behalf of a chat: no member to look up
-                return Member(as_the_chat=sender_chat.id == chat.id)
+                return MemberFacts(as_the_chat=sender_chat.id == chat.id)
             return await self.admins.member(chat.id, user_id)
 
         return lookup
 
-    async def _fetch_admins(self, chat_id: int) -> dict[int, Member]:
+    async def _fetch_admins(self, chat_id: int) -> dict[int, MemberFacts]:
         try:
             admins = await self.app.bot.get_chat_administrators(chat_id)
         except TelegramError as err:
             raise AdminUnknown(f"telegram getChatAdministrators: {err}") from err
         return {
-            a.user.id: Member(
+            a.user.id: MemberFacts(
                 owner=a.status == ChatMemberStatus.OWNER,
                 administrator=a.status == ChatMemberStatus.ADMINISTRATOR,
             )
@@ -383,21 +378,26 @@ class TelegramTransport(ChatTransport[_Chat]):
             async def ack() -> None:  # accepted: show "typing…" until the reply is sent
                 await stack.enter_async_context(self._typing(chat.id, thread))
 
-            reply = await self.router.handle_text(
-                actor,
+            async def reply_to(reply: Reply) -> Posted:
+                await stack.aclose()  # "typing…" stops before the reply goes out
+                return await self.post(_Chat(chat.id, thread, editor, state), reply)
+
+            said = Line(
                 text,
                 bot_username=self.app.bot.username or self._settings.telegram_bot_username,
                 private=chat.type == ChatType.PRIVATE,
-                upload=upload,
-                progress=progress,
-                member=self._member(chat, int(actor.user_id), message.sender_chat),
-                ack=ack,
             )
-        if reply is None:  # addressed to another bot
-            return
-        await self.deliver(
-            self._where(chat.id, thread, reply.lang), reply, _Chat(chat.id, thread, editor, state)
-        )
+            await self.router.handle(
+                Invocation(
+                    actor,
+                    said,
+                    upload=upload,
+                    progress=progress,
+                    member=self._member(chat, int(actor.user_id), message.sender_chat),
+                    ack=ack,
+                    reply_to=reply_to,
+                )
+            )
 
     def _editor(self, chat_id: int, thread_id: int | None, state: _EditState) -> StreamingEditor:
         bot = self.app.bot
@@ -432,21 +432,29 @@ class TelegramTransport(ChatTransport[_Chat]):
         user = query.from_user
         message = query.message
         thread = _topic(message) if isinstance(message, Message) else None
-        member = self._member(chat, user.id)
-        reply = await self.router.press(
-            self._actor(chat, user, thread_id=thread), action, member=member
+
+        async def reply_to(reply: Reply) -> Posted:
+            """A short answer is the button's own pop-up; anything more goes to the chat."""
+            text = reply.plain()
+            plain = not reply.buttons and not reply.poll and not reply.attachments
+            if len(text) <= 190 and plain:
+                await query.answer(text, show_alert=reply.is_error)
+                return Posted()
+            await query.answer()
+            return await self.post(_Chat(chat.id, thread), reply)
+
+        await self.router.handle(
+            Invocation(
+                self._actor(chat, user, thread_id=thread),
+                Press(action),
+                member=self._member(chat, user.id),
+                reply_to=reply_to,
+            )
         )
-        text = reply.plain()
-        short = len(text) <= 190 and not reply.buttons and not reply.poll and not reply.attachments
-        if short:
-            await query.answer(text, show_alert=reply.is_error)
-            return
-        await query.answer()
-        await self.deliver(self._where(chat.id, thread, reply.lang), reply, _Chat(chat.id, thread))
 
     async def _on_poll_answer(self, update: Update, context: Context) -> None:
-        """A native poll answered or withdrawn. The answer names only the poll; the writers'
-        room maps it to its round (kept in SQLite, so answers after a restart still count)."""
+        """A native poll answered or withdrawn. The answer names only the poll; the ballot room
+        maps it to its round (kept in SQLite, so answers after a restart still count)."""
         answer = update.poll_answer
         if answer is None or answer.user is None:
             return
@@ -459,11 +467,24 @@ class TelegramTransport(ChatTransport[_Chat]):
             user.full_name or user.username or "",
             lang=self._settings.default_language,
         )
-        options = [i + 1 for i in answer.option_ids]  # ballots number options from 1
-        reply = await self.router.press(actor, poll_answer_action(answer.poll_id, options))
-        if reply.is_error and where is not None:  # success shows in the count; failures need words
-            chat = _Chat(where.chat_id, where.thread_id)
-            await self.deliver(self._where(chat.chat_id, chat.thread_id, reply.lang), reply, chat)
+        await self.router.handle(
+            Invocation(
+                actor,
+                PollAnswer(answer.poll_id, tuple(answer.option_ids)),
+                reply_to=self._errors_to(where),
+            )
+        )
+
+    def _errors_to(self, where: _PollTarget | None) -> Post:
+        """A poll answer's reply: its success shows in the ballot's count, so only a refusal
+        is said, in the poll's chat (when this process posted the poll)."""
+
+        async def post(reply: Reply) -> Posted:
+            if reply.is_error and where is not None:
+                return await self.post(_Chat(where.chat_id, where.thread_id), reply)
+            return Posted()
+
+        return post
 
     async def _on_error(self, update: object, context: Context) -> None:
         log.error("telegram: update failed", exc_info=context.error)

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Literal
 
 from ingest.errors import BilingualError
-from retrieval.i18n import Lang, detect_language
+from kernel.i18n import Lang, detect_language
 
 BlockKind = Literal["heading", "para", "quote", "point"]
 

@@ -12,8 +12,8 @@ import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from kernel.i18n import Lang
 from retrieval.answer.quotes import verify_form
-from retrieval.i18n import Lang
 from retrieval.labels import CitationLabel
 from retrieval.llm.base import Budget, estimate_tokens, fit_texts
 from retrieval.ports import LLMRequest, Message, SourceDocument

@@ -7,11 +7,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from kernel.i18n import Lang
 from retrieval.answer.notices import Notice
 from retrieval.answer.prompt import Passage
 from retrieval.answer.quotes import excerpt, quote_at
 from retrieval.answer.verify import Verified
-from retrieval.i18n import Lang
 from retrieval.labels import CitationLabel
 from retrieval.requests import Script
 from retrieval.text import in_script

@@ -27,9 +27,9 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from kernel.i18n import Lang
 from retrieval.answer.prompt import Passage
 from retrieval.answer.quotes import quote_found, split_sentences, verify_form
-from retrieval.i18n import Lang
 from retrieval.labels import label_key
 from retrieval.ports import CitationStats, LLMResponse, ModelCitation
 

@@ -8,11 +8,11 @@ import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from kernel.i18n import Lang
 from retrieval.graph.draw import DrawEdge, DrawNode, draw_png
 from retrieval.graph.linking import fold, term_key
 from retrieval.graph.model import RELATION_INFO, Edge
 from retrieval.graph.queries import GraphQueries
-from retrieval.i18n import Lang
 from retrieval.types import GraphPath
 
 NEIGHBOURS = 16  # nodes around the centre in a picture

@@ -285,7 +285,7 @@ async def test_the_products_commands_register_as_discord_requires() -> None:
     )
     payload = [c.to_dict(transport.tree) for c in transport.tree.get_commands()]
     assert len(payload) >= 7 and command_errors(payload) == {}
-    await transport.client.close()
+    await transport.stop()  # never started: nothing to close
 
 
 async def test_a_request_the_stub_cannot_handle_is_refused_and_recorded(

@@ -1,8 +1,9 @@
 """Contract tests for the writers' room's stores (`novel.repo`): one store per concern on one
-SQLite connection (`RoundStore`, `ChapterStore`, `BlueprintStore`, `SettingsStore`), each
-tested on its own through its public methods on a real SQLite file — what a service may rely
-on whatever it does with the rows. Phase moves follow `novel.phase`'s table; a move the
-table does not allow is refused as a compare-and-set (False or LookupError), never applied.
+SQLite connection (`RoundStore`, `ChapterStore`, `BlueprintStore`), each tested on its own
+through its public methods on a real SQLite file — what a service may rely on whatever it does
+with the rows. Phase moves follow `novel.phase`'s table; a move the table does not allow is
+refused as a compare-and-set (False or LookupError), never applied. (Where ballots were posted
+and how a chat shows them is the ballot room's: tests/contract/test_ballot_store.py.)
 """
 
 from __future__ import annotations
@@ -15,7 +16,6 @@ from pathlib import Path
 
 import pytest
 
-from novel.ballot import BallotPost
 from novel.member import Member
 from novel.phase import Event, Phase
 from novel.repo import Draft, NovelRepo
@@ -33,7 +33,7 @@ async def repo(tmp_path: Path) -> AsyncIterator[NovelRepo]:
 
 
 async def _open(repo: NovelRepo, round_id: str = "r1", chat_id: str = CHAT) -> bool:
-    opener = Member("telegram", chat_id, "u1", user_name="甲", channel_id="c", lang="zh")
+    opener = Member(chat_id, "u1", user_name="甲", channel_id="c", lang="zh", via="telegram")
     return await repo.rounds.insert_round(
         round_id=round_id, opener=opener, now=NOW, proposal_deadline=NOW + timedelta(hours=1)
     )
@@ -103,16 +103,30 @@ async def test_votes_change_retract_by_source_and_tally(repo: NovelRepo) -> None
     assert row is not None and row.winner_id == second and row.outcome == "voted"
 
 
-async def test_a_ballot_post_is_kept_per_round_and_found_by_its_poll(repo: NovelRepo) -> None:
+async def test_a_round_keeps_where_it_was_opened(repo: NovelRepo) -> None:
+    """The opener's channel, language and the chat layer's `via`: handed back unread."""
     await _open(repo)
-    post = BallotPost("r1", "telegram", CHAT, "c", "m1", poll_id="p1", poll_message_id="m2")
-    await repo.rounds.save_ballot(post, NOW)
-    moved = BallotPost("r1", "telegram", CHAT, "c", "m9", poll_id="p9")
-    await repo.rounds.save_ballot(moved, NOW)  # reposted: one row per round
-    assert await repo.rounds.ballot("r1") == moved
-    assert await repo.rounds.ballot_by_poll("p9") == moved
-    assert await repo.rounds.ballot_by_poll("p1") is None
-    assert await repo.rounds.ballot_by_poll("") is None  # a button ballot has no poll
+    row = await repo.rounds.get_round("r1")
+    assert row is not None and (row.via, row.channel_id, row.lang) == ("telegram", "c", "zh")
+
+
+async def test_a_rounds_table_from_before_via_is_renamed_in_place(tmp_path: Path) -> None:
+    """A data directory written when the rounds table named its platform (`platform`): the
+    column is renamed (`via`), its values kept, and the round reads as before."""
+    path = tmp_path / "old.db"
+    async with await NovelRepo.open(path) as repo:
+        await repo.world.ensure_novel(CHAT, "{}", NOW)
+        await _open(repo)
+    with closing(sqlite3.connect(path)) as db:
+        db.execute("ALTER TABLE novel_rounds RENAME COLUMN via TO platform")
+        db.commit()
+    async with await NovelRepo.open(path) as repo:
+        row = await repo.rounds.get_round("r1")
+        assert row is not None and row.via == "telegram"
+        await repo.world.ensure_novel("other", "{}", NOW)
+        assert await _open(repo, "r2", "other")  # and a new round writes the renamed column
+        again = await repo.rounds.get_round("r2")
+        assert again is not None and again.via == "telegram"
 
 
 # ---- ChapterStore -----------------------------------------------------------------------------
@@ -311,24 +325,12 @@ async def test_changes_are_proposed_superseded_and_decided_once(repo: NovelRepo)
     assert await repo.world.pending_changes(CHAT) == []
 
 
-# ---- SettingsStore ----------------------------------------------------------------------------
-
-
-async def test_settings_are_per_chat_and_overwritten(repo: NovelRepo) -> None:
-    assert await repo.chat_settings.setting(CHAT, "ballot_style") is None
-    await repo.chat_settings.set_setting(CHAT, "ballot_style", "buttons")
-    await repo.chat_settings.set_setting(CHAT, "ballot_style", "poll")
-    await repo.chat_settings.set_setting("dc:1", "ballot_style", "buttons")
-    assert await repo.chat_settings.setting(CHAT, "ballot_style") == "poll"
-    assert await repo.chat_settings.setting("dc:1", "ballot_style") == "buttons"
-
-
 async def test_the_stores_share_one_connection_and_survive_a_reopen(tmp_path: Path) -> None:
     path = tmp_path / "novel.db"
     async with await NovelRepo.open(path) as first:
         await first.world.ensure_novel(CHAT, "{}", NOW)
-        await first.chat_settings.set_setting(CHAT, "voters", "shown")
+        await _open(first)
         await _chapter(first, "c1", "第一章")
     async with await NovelRepo.open(path) as again:
-        assert await again.chat_settings.setting(CHAT, "voters") == "shown"
+        assert [r.id for r in await again.rounds.open_rounds()] == ["r1"]
         assert [c.chapter_id for _, c in await again.book.current_versions(CHAT)] == ["c1"]

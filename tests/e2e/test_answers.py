@@ -16,6 +16,7 @@ from pathlib import Path
 
 from bot.actor import Actor
 from bot.app import App
+from bot.router import Invocation, Line
 from bot.transports.telegram import TelegramTransport
 from ingest.pipeline import Pipeline
 from ingest.samples import SAMPLES_DIR
@@ -64,7 +65,9 @@ async def test_unaddressed_questions_are_declined_with_related_reading(data_dir:
 
 async def test_bible_hits_are_cited_with_the_verse_in_the_reply_language(data_dir: Path) -> None:
     async with App(_settings(data_dir), embedder=HashEmbedder(DIM), llm=None) as app:
-        zh = await app.router.handle_text(ZH, "/ask 弗1:10 在日期满足的时候同归于一是什么意思？")
+        zh = await app.router.answer(
+            Invocation(ZH, Line("/ask 弗1:10 在日期满足的时候同归于一是什么意思？"))
+        )
         en = await app.scholar.answer(
             EN.lang, AskRequest("What does Eph. 1:10 say about all things?")
         )

@@ -14,6 +14,7 @@ import pytest
 from bot.actor import Actor
 from bot.app import App
 from bot.registry import Upload
+from bot.router import Invocation, Line
 from bot.settings import load_settings
 from bot.transports.telegram import TelegramTransport
 from ingest.uploads import safe_filename
@@ -177,7 +178,7 @@ async def test_a_scanned_pdf_in_chat_names_its_pages_and_writes_nothing(tmp_path
     async with open_app(tmp_path / "data", corpus=False, chat_upload_max_mb=2) as app:
         admin = Actor("telegram", "42", "42", is_admin=True)
         upload = Upload.of((LAYOUT / "mixed-scan.pdf").read_bytes(), "扫描.pdf")
-        reply = await app.router.handle_text(admin, "/ingest", upload=upload)
+        reply = await app.router.answer(Invocation(admin, Line("/ingest"), upload=upload))
         assert reply is not None
         text = reply.plain()
         assert "无法导入 扫描.pdf：PDF 共 2 页，其中第 2 页是扫描图像" in text
@@ -273,11 +274,13 @@ async def test_one_upload_at_a_time(tmp_path: Path) -> None:
     async with App(settings(tmp_path / "data"), embedder=embedder, llm=None) as app:
         admin = Actor("telegram", "42", "42", is_admin=True)
         first = asyncio.create_task(
-            app.router.handle_text(admin, "/ingest 甲", upload=Upload.of(DOC.encode(), "a.md"))
+            app.router.answer(
+                Invocation(admin, Line("/ingest 甲"), upload=Upload.of(DOC.encode(), "a.md"))
+            )
         )
         await embedder.entered.wait()
-        second = await app.router.handle_text(
-            admin, "/ingest 乙", upload=Upload.of(DOC.encode() + b"\n\n", "b.md")
+        second = await app.router.answer(
+            Invocation(admin, Line("/ingest 乙"), upload=Upload.of(DOC.encode() + b"\n\n", "b.md"))
         )
         assert second is not None and second.plain() == "另一个文件正在导入，请等它完成后再试。"
         embedder.release.set()

@@ -7,6 +7,7 @@ cannot do runs on the loopback stub (`test_discord_stub.py`)."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -16,17 +17,24 @@ from typing import Any
 import pytest
 
 from bot.actor import Actor
+from bot.ballot.codec import VoteButton
+from bot.ballot.store import PostedBallot
 from bot.chats import ChatSettings
 from bot.commands.scholar import book_suggestions
 from bot.ratelimit import RateLimiter
-from bot.reply import Attachment, Block, Button, Poll, Reply
-from bot.router import Router
-from bot.transports.base import BallotPosted
+from bot.reply import Attachment, Block, Button, Reply
+from bot.router import Invocation, Router
 from bot.transports.discord import DiscordTransport
 from novel import api as novel_api
 from retrieval.requests import AskRequest
 from tests.discord_sim import Server, VirtualTime, answer_text, app_settings, buttons, simulated
-from tests.service_fakes import RecordingNovels, RecordingScholar, fake_router
+from tests.service_fakes import (
+    RecordingBallots,
+    RecordingNovels,
+    RecordingScholar,
+    ballot_poll,
+    fake_router,
+)
 
 
 @dataclass
@@ -35,7 +43,12 @@ class Env:
     server: Server
     scholar: RecordingScholar
     novels: RecordingNovels
-    ballots: list[BallotPosted]
+    votes: RecordingBallots  # the ballot room: button votes, posted ballots
+
+    @property
+    def ballots(self) -> list[PostedBallot]:
+        """Where each ballot went, as the router's `posted` hook saw it."""
+        return self.votes.posted_ballots
 
     def since(self, mark: int, method: str, fragment: str = "") -> list[Any]:
         """The bot's REST requests after `mark` (an index into the log)."""
@@ -52,37 +65,31 @@ class Env:
 
 @asynccontextmanager
 async def discord_env(tmp_path: Path, router_type: type[Router] = Router) -> AsyncIterator[Env]:
-    scholar, novels = RecordingScholar(), RecordingNovels()
-    ballots: list[BallotPosted] = []
-
-    async def on_ballot(posted: BallotPosted) -> None:
-        ballots.append(posted)
-
+    scholar, novels, votes = RecordingScholar(), RecordingNovels(), RecordingBallots()
     async with ChatSettings(tmp_path / "chats.sqlite3") as chats:
-        router = fake_router(scholar, novels, limiter=RateLimiter(0, 0), chats=chats)
+        router = fake_router(scholar, novels, ballots=votes, limiter=RateLimiter(0, 0), chats=chats)
         router.__class__ = router_type
         time = VirtualTime()
         # Answering takes longer than Discord's 3-s acknowledgement window (virtual time).
         scholar.takes = novels.takes = lambda: time.elapse(5)
         settings = app_settings(tmp_path / "data")
-        transport = DiscordTransport(router, settings, on_ballot=on_ballot, clock=time.clock())
+        transport = DiscordTransport(router, settings, clock=time.clock())
         async with simulated(transport, time) as server:
-            yield Env(transport, server, scholar, novels, ballots)
+            yield Env(transport, server, scholar, novels, votes)
 
 
 class AnswersAtOnce(Router):
     """The real router, but a command is answered without being deferred first (no command
     does that today; a ballot posted that way must still report itself)."""
 
-    async def dispatch(self, actor: Actor, path: tuple[str, ...], raw: Any, **kw: Any) -> Reply:
-        kw["ack"] = None
-        return await super().dispatch(actor, path, raw, **kw)
+    async def answer(self, inv: Invocation) -> Reply | None:
+        return await super().answer(dataclasses.replace(inv, ack=None))
 
 
 BALLOT = Reply(
     lang="zh",
     blocks=[Block("投票开始")],
-    poll=Poll("下一章写什么？", ("夜渡", "山门"), "vote:r9:", "r9"),
+    poll=ballot_poll("下一章写什么？", ("夜渡", "山门"), "r9"),
     buttons=[Button("结束投票", "close:r9")],
 )
 
@@ -97,6 +104,7 @@ async def test_start_syncs_commands_from_the_table(tmp_path: Path) -> None:
     assert set(subs) == {
         "next",
         "propose",
+        "status",  # issue 41: the open round as it stands
         "vote",
         "submit",  # issue 12: the group writes the winning chapter itself
         "show",
@@ -141,7 +149,7 @@ async def test_subcommand_reaches_the_novel_service(tmp_path: Path) -> None:
     async with discord_env(tmp_path) as env:
         await env.server.member("alice").slash(env.server.channel, "chapter vote", option=2)
     [(actor, request)] = env.novels.calls
-    assert request == novel_api.Vote(2) and not actor.is_admin
+    assert request == novel_api.ChooseOption(2) and not actor.is_admin
 
 
 @pytest.mark.parametrize(
@@ -214,11 +222,11 @@ async def test_poll_becomes_buttons_and_a_click_presses(tmp_path: Path) -> None:
         sent = buttons(message)
         assert [b["custom_id"] for b in sent] == ["vote:r9:1", "vote:r9:2", "close:r9"]
         assert sent[0]["label"] == "1. 夜渡" and sent[0]["type"] == 2
-        env.novels.reply = Reply.text("已投给第 2 项", lang="zh")
+        env.votes.reply = Reply.text("已投给第 2 项", lang="zh")
         mark = env.mark
         click = await env.server.member("bob").click(message, label="2. 山门")
         [callback] = env.since(mark, "POST", "/callback")
-    assert env.novels.calls[-1][1] == novel_api.Vote(2, "r9")
+    assert env.votes.calls[-1][1] == VoteButton("r9", 2)
     assert callback.json["type"] == 5 and callback.json["data"]["flags"] & 64
     assert answer_text(click) == "已投给第 2 项" and click.ephemeral
 
@@ -355,11 +363,11 @@ async def test_a_deferred_ballot_reports_the_message_with_its_buttons(tmp_path: 
         opened = await mod.slash(env.server.channel, "chapter next")
     assert opened.response is not None
     [posted] = env.ballots
-    assert posted == BallotPosted(
+    assert posted == PostedBallot(
+        "r9",
         "discord",
         str(env.server.guild.id),
         str(env.server.channel.id),
-        "r9",
         str(opened.response.id),
     )
 
@@ -398,7 +406,7 @@ async def test_a_ballot_sent_to_the_channel_reports_its_message(tmp_path: Path) 
     async with discord_env(tmp_path) as env:
         channel = env.server.channel
         target = Actor("discord", str(env.server.guild.id), "0", channel_id=str(channel.id))
-        await env.transport.send(target, BALLOT)
+        await env.transport.router.send(target, BALLOT)
         message = channel.last_message
     assert message is not None and message.components
     [posted] = env.ballots
@@ -411,10 +419,10 @@ async def test_a_private_reply_reports_no_ballot(tmp_path: Path) -> None:
         channel = env.server.channel
         target = Actor("discord", str(env.server.guild.id), "0", channel_id=str(channel.id))
         choice = Reply(lang="zh", blocks=[Block("选一个")], buttons=[Button("夜渡", "vote:r9:1")])
-        await env.transport.send(target, choice)
+        await env.transport.router.send(target, choice)
         message = channel.last_message
         assert message is not None
-        env.novels.reply = BALLOT  # the press's own answer carries a ballot
+        env.votes.reply = BALLOT  # the press's own answer carries a ballot
         click = await env.server.member("bob").click(message, label="夜渡")
     assert click.ephemeral and "投票开始" in answer_text(click)
     assert env.ballots == []

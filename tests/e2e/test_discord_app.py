@@ -270,6 +270,37 @@ async def test_deadlines_follow_the_virtual_clock_and_a_posted_ballot_counts(
         assert "投票已截止" in ballot.content and not ballot.components
 
 
+async def test_chapter_status_follows_the_round_on_the_virtual_clock(data_dir: Path) -> None:
+    """`/chapter status` (issue 41): the phase, the proposals, the minutes left on the clock,
+    then the running count once voting opens, in the server's language; with no round, the
+    way to open one (privately)."""
+    settings = app_settings(data_dir, novel_proposal_minutes=30, novel_vote_minutes=30)
+    async with discord_app(settings) as (_, server):
+        editor, author = server.member("editor", server.editors), server.member("author")
+        none = await author.slash(server.channel, "chapter status")
+        assert "当前没有进行中的一轮，先用 /chapter next 开启" in answer_text(none)
+        assert none.followups and all(m.ephemeral for m in none.followups)
+        await editor.slash(server.channel, "chapter next")
+        await author.slash(server.channel, "chapter propose", title="夜渡", summary="林远渡河")
+        await server.env.advance_time(10 * 60)
+        shown = answer_text(await server.member("reader").slash(server.channel, "chapter status"))
+        assert "第 1 章　提议阶段" in shown and "1. 夜渡 · 提议：author" in shown
+        assert "目前共 1 个提议，约 20 分钟后开始投票" in shown
+        await server.member("other").slash(server.channel, "chapter propose", title="山火")
+        ballot = _ballot(await editor.slash(server.channel, "chapter close"))
+        await server.member("voter").click(ballot, label="2. 山火")
+        await server.env.advance_time(5 * 60)
+        shown = answer_text(await author.slash(server.channel, "chapter status"))
+        assert "第 1 章　投票阶段" in shown and "2. 山火 — 1 票 · 提议：other" in shown
+        assert "共 1 票。" in shown and "25 分钟后截止" in shown
+        await editor.slash(server.channel, "settings language", value="en")
+        english = answer_text(await author.slash(server.channel, "chapter status"))
+        assert "Chapter 1: voting" in english and "2. 山火 — 1 vote(s)" in english
+        await editor.slash(server.channel, "chapter close")  # no model: waits for its text
+        shown = answer_text(await author.slash(server.channel, "chapter status"))
+        assert "The winner “山火” (chapter 1) is waiting for its text" in shown
+
+
 # ---- limits and autocomplete ----------------------------------------------------------------
 
 

@@ -16,14 +16,14 @@ from bot.commands import standard_registry
 from bot.presenters.graph import PathPictures
 from bot.presenters.scholar import ScholarPresenter
 from bot.ratelimit import RateLimiter
-from bot.router import Router
+from bot.router import Invocation, Line, Router
 from bot.transports.console import ConsoleTransport
 from bot.transports.discord import DiscordTransport
 from bot.transports.telegram import TelegramTransport
 from retrieval.graph import KnowledgeGraph
 from retrieval.graph.view import GraphViewer
 from tests.discord_sim import VirtualTime, app_settings, simulated
-from tests.service_fakes import RecordingNovels, RecordingScholar
+from tests.service_fakes import RecordingBallots, RecordingNovels, RecordingScholar
 from tests.stubs.fixtures import telegram_settings
 from tests.stubs.telegram_server import TelegramServer
 
@@ -34,7 +34,7 @@ PNG = b"\x89PNG\r\n\x1a\n"
 async def router() -> AsyncIterator[Router]:
     graph = await KnowledgeGraph.open(None)
     registry = standard_registry(
-        RecordingScholar(), RecordingNovels(), graph=GraphViewer(graph.query)
+        RecordingScholar(), RecordingNovels(), RecordingBallots(), graph=GraphViewer(graph.query)
     )
     yield Router(registry, limiter=RateLimiter(0, 0))
     await graph.close()
@@ -58,14 +58,20 @@ async def test_english_and_unknown_and_empty(router: Router, tmp_path: Path) -> 
     )
     text = await console.handle_line("/graph divine dispensing")
     assert "divine dispensing —develops→ organic salvation〔curated〕" in text
-    unknown = await router.handle_text(Actor("console", "c", "u", lang="zh"), "/graph 不存在的词")
+    unknown = await router.answer(
+        Invocation(Actor("console", "c", "u", lang="zh"), Line("/graph 不存在的词"))
+    )
     assert unknown is not None and unknown.is_error
     assert "知识图谱中没有「不存在的词」" in unknown.plain()
-    similar = await router.handle_text(Actor("console", "c", "u", lang="zh"), "/graph 分赐")
+    similar = await router.answer(
+        Invocation(Actor("console", "c", "u", lang="zh"), Line("/graph 分赐"))
+    )
     assert similar is not None and "您是否要找" in similar.plain()
-    empty = await router.handle_text(Actor("console", "c", "u", lang="zh"), "/graph")
+    empty = await router.answer(Invocation(Actor("console", "c", "u", lang="zh"), Line("/graph")))
     assert empty is not None and empty.is_error and "/graph 神圣分赐" in empty.plain()
-    long = await router.handle_text(Actor("console", "c", "u", lang="zh"), "/graph " + "灵" * 300)
+    long = await router.answer(
+        Invocation(Actor("console", "c", "u", lang="zh"), Line("/graph " + "灵" * 300))
+    )
     assert long is not None and long.is_error
 
 
@@ -149,7 +155,7 @@ async def grown_router() -> AsyncIterator[Router]:
     )
     await graph.index_document(built.record.doc_id, built.chunks)
     registry = standard_registry(
-        RecordingScholar(), RecordingNovels(), graph=GraphViewer(graph.query)
+        RecordingScholar(), RecordingNovels(), RecordingBallots(), graph=GraphViewer(graph.query)
     )
     yield Router(registry, limiter=RateLimiter(0, 0))
     await graph.close()

@@ -18,6 +18,7 @@ import pytest
 from bot.actor import Actor
 from bot.cli import _parser
 from bot.registry import Upload
+from bot.router import Invocation, Line
 from ingest.cli import add_ingest_arguments, run_ingest
 from ingest.loaders import LoadError, load_document
 from ingest.loaders.ocr import tesseract_path
@@ -99,9 +100,9 @@ async def _upload_and_ask(tmp_path: Path, fixture: str, title: str, question: st
     async with open_app(tmp_path / "data", corpus=False) as app:
         admin = Actor("console", "1", "1", is_admin=True)
         upload = Upload.of((FIXTURES / fixture).read_bytes(), Path(fixture).name)
-        done = await app.router.handle_text(admin, "/ingest", upload=upload)
+        done = await app.router.answer(Invocation(admin, Line("/ingest"), upload=upload))
         assert done is not None and f"已导入《{title}》" in done.plain()
-        reply = await app.router.handle_text(admin, f"/ask {question}")
+        reply = await app.router.answer(Invocation(admin, Line(f"/ask {question}")))
         assert reply is not None
         return reply.plain()
 

@@ -78,8 +78,7 @@ class Tg:
         before = len([c for c in self.server.named("sendMessage") if marker(c)])
         self.server.push_message("/help@baibao_bot", chat_id=GROUP, user_id=CREATOR)
         await self.server.wait_for("sendMessage", before + 1, where=marker)
-        assert self.app.novels.service.ballots is not None
-        await self.app.novels.service.ballots.idle()
+        await self.app.novels.ballots.board.idle()
 
     def said(self) -> list[str]:
         return [
@@ -122,10 +121,8 @@ async def _telegram(
         telegram_settings(server),
         edit_interval_s=0.0,
         concurrent_updates=1,
-        on_ballot=app.ballot_posted,
         clock=server.clock,
     )
-    app.attach(transport)
     await transport.start()
     return app, transport
 

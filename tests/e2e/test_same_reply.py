@@ -10,14 +10,14 @@ from pathlib import Path
 import pytest
 
 from bot.ratelimit import RateLimiter
-from bot.reply import Block, Citation, Poll, Reply
+from bot.reply import Block, Citation, Reply
 from bot.router import Router
 from bot.transports.console import ConsoleTransport
 from bot.transports.discord import DiscordTransport
 from bot.transports.telegram import TelegramTransport
 from retrieval.requests import AskRequest
 from tests.discord_sim import VirtualTime, app_settings, simulated
-from tests.service_fakes import RecordingNovels, RecordingScholar, fake_router
+from tests.service_fakes import RecordingNovels, RecordingScholar, ballot_poll, fake_router
 from tests.stubs.fixtures import telegram_settings
 from tests.stubs.telegram_server import TelegramServer
 
@@ -29,7 +29,7 @@ REPLY = Reply(
         Block("神圣的分赐是神经纶的中心", "quote"),
     ],
     citations=[Citation("神圣的分赐与召会，第一篇", "神圣的分赐与召会", "第一篇", "召会乃是结果")],
-    poll=Poll("下一章写什么？", ("夜渡", "山火"), "vote:r1:", "r1"),
+    poll=ballot_poll("下一章写什么？", ("夜渡", "山火"), "r1"),
 )
 PARTS = [
     "职事明确教导",

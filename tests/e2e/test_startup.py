@@ -14,6 +14,7 @@ from pathlib import Path
 from bot.actor import Actor
 from bot.app import FULL, LOOKUP, QUERY, RECORDS, App, Startup
 from bot.cli import _parser, startup_for
+from bot.router import Invocation, Line
 from retrieval.embed.offline import E5Embedder
 from retrieval.store.edge import EdgeStore
 from retrieval.store.edge_process import EdgeProcessStore
@@ -93,7 +94,7 @@ async def test_a_lookup_still_answers_and_loads_the_model_on_a_cache_miss(tmp_pa
     e5 = E5Embedder()
     async with App(settings(tmp_path / "data"), embedder=e5, llm=None, startup=LOOKUP) as app:
         assert not e5.started
-        reply = await app.router.handle_text(ACTOR, "/cite 弗1:10")
+        reply = await app.router.answer(Invocation(ACTOR, Line("/cite 弗1:10")))
         assert reply is not None and not reply.is_error
         assert e5.started
         assert app.router.registry.get("cite") is not None

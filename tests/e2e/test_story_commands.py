@@ -114,7 +114,6 @@ async def telegram_app(
         concurrent_updates=1,
         clock=telegram_wire.clock,
     )
-    app.attach(transport)
     await transport.start()
     try:
         yield app

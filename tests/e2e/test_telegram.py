@@ -14,14 +14,22 @@ from pathlib import Path
 import pytest
 
 from bot.actor import Actor
+from bot.ballot.codec import PollVote, VoteButton
+from bot.ballot.store import PostedBallot
 from bot.chats import ChatSettings
 from bot.ratelimit import RateLimiter
-from bot.reply import Block, Button, Poll, Reply
-from bot.transports.base import BallotPosted
+from bot.registry import PollAnswer
+from bot.reply import Block, Button, Reply
 from bot.transports.telegram import TelegramTransport
 from novel import api as novel_api
 from retrieval.requests import AskRequest
-from tests.service_fakes import RecordingNovels, RecordingScholar, fake_router
+from tests.service_fakes import (
+    RecordingBallots,
+    RecordingNovels,
+    RecordingScholar,
+    ballot_poll,
+    fake_router,
+)
 from tests.stubs.fixtures import telegram_settings
 from tests.stubs.telegram_server import TelegramServer
 
@@ -34,25 +42,25 @@ class Env:
     server: TelegramServer
     scholar: RecordingScholar
     novels: RecordingNovels
-    ballots: list[BallotPosted]
+    votes: RecordingBallots  # the ballot room: button votes, poll answers, posted ballots
+
+    @property
+    def ballots(self) -> list[PostedBallot]:
+        """Where each ballot went, as the router's `posted` hook saw it."""
+        return self.votes.posted_ballots
 
 
 @pytest.fixture
 async def env(telegram_wire: TelegramServer, tmp_path: Path) -> AsyncIterator[Env]:
-    scholar, novels = RecordingScholar(), RecordingNovels()
+    scholar, novels, votes = RecordingScholar(), RecordingNovels(), RecordingBallots()
     async with ChatSettings(tmp_path / "chats.sqlite3") as chats:
-        router = fake_router(scholar, novels, limiter=RateLimiter(0, 0), chats=chats)
+        router = fake_router(scholar, novels, ballots=votes, limiter=RateLimiter(0, 0), chats=chats)
         settings = telegram_settings(telegram_wire)
-        ballots: list[BallotPosted] = []
-
-        async def on_ballot(posted: BallotPosted) -> None:
-            ballots.append(posted)
-
         transport = TelegramTransport(
-            router, settings, edit_interval_s=0.0, on_ballot=on_ballot, clock=telegram_wire.clock
+            router, settings, edit_interval_s=0.0, clock=telegram_wire.clock
         )
         async with transport:
-            yield Env(transport, telegram_wire, scholar, novels, ballots)
+            yield Env(transport, telegram_wire, scholar, novels, votes)
 
 
 async def test_start_sets_commands_and_long_polls(env: Env) -> None:
@@ -138,10 +146,10 @@ async def test_callback_query_presses_and_answers(env: Env) -> None:
     env.server.push_command("/chapter vote 2")
     [ballot] = await env.server.wait_for("sendMessage")
     data = ballot.params["reply_markup"]["inline_keyboard"][0][0]["callback_data"]
-    env.novels.reply = Reply.text("已投给第 2 项", lang="zh")
+    env.votes.reply = Reply.text("已投给第 2 项", lang="zh")
     env.server.push_callback(data)
     [answer] = await env.server.wait_for("answerCallbackQuery")
-    assert env.novels.calls[-1][1] == novel_api.Vote(2, "r1")
+    assert env.votes.calls[-1][1] == VoteButton("r1", 2)
     assert answer.params["text"] == "已投给第 2 项"
 
 
@@ -153,10 +161,10 @@ async def test_long_callback_data_goes_through_the_table(env: Env) -> None:
     env.server.push_command("/chapter next")
     [sent] = await env.server.wait_for("sendMessage")  # accepted: ≤ 64 bytes on the wire
     data = sent.params["reply_markup"]["inline_keyboard"][0][0]["callback_data"]
-    env.novels.reply = Reply.text("ok", lang="zh")
+    env.votes.reply = Reply.text("ok", lang="zh")
     env.server.push_callback(data)
     await env.server.wait_for("answerCallbackQuery")
-    assert env.novels.calls[-1][1] == novel_api.Vote(2, round_id)
+    assert env.votes.calls[-1][1] == VoteButton(round_id, 2)
 
 
 async def test_long_reply_split_in_order(env: Env) -> None:
@@ -171,13 +179,14 @@ async def test_long_reply_split_in_order(env: Env) -> None:
 
 
 async def test_one_ballot_native_poll_or_keyboard_and_answers_come_back(env: Env) -> None:
-    """Issue 12: per chat either the native poll or the keyboard, never both; the transport
-    reports where the ballot went; poll answers (retractions too) reach the router by poll id."""
+    """Issue 12: per chat either the native poll or the keyboard, never both; the router's
+    posted hook learns where the ballot went; poll answers (retractions too) reach the ballot
+    room by poll id, as the platform numbers the options (the room reads them as the ballot's)."""
     server = env.server
     env.novels.reply = Reply(
         lang="zh",
         blocks=[Block("第 3 章投票开始")],
-        poll=Poll("下一章写什么？", ("夜渡", "山门"), "vote:r9:", "r9", native=True),
+        poll=ballot_poll("下一章写什么？", ("夜渡", "山门"), "r9", native=True),
     )
     server.member_status[(GROUP, 7)] = "creator"  # opening a round takes an admin
     server.push_command("/chapter next", chat_id=GROUP, user_id=7)
@@ -197,20 +206,21 @@ async def test_one_ballot_native_poll_or_keyboard_and_answers_come_back(env: Env
     ballot = server.messages[(GROUP, int(posted.message_id))]  # the message with the count
     assert ballot.text == message.params["text"] and posted.poll_message_id
     assert posted.chat_id == str(GROUP)
-    env.novels.reply = Reply.text("已投票", lang="zh")
+    env.votes.reply = Reply.text("已投票", lang="zh")
     server.push_poll_answer(server.last_poll_id(), [1], user_id=8)
-    await env.novels.wait_calls(2)
-    actor, request = env.novels.calls[-1]
-    assert request == novel_api.PollAnswer(server.last_poll_id(), (2,))
+    await env.votes.wait_calls(1)
+    actor, request = env.votes.calls[-1]
+    assert request == PollAnswer(server.last_poll_id(), (1,))
+    assert isinstance(request, PollAnswer) and PollVote.of(request).options == (2,)
     assert actor.chat_id == str(GROUP) and actor.user_id == "8"
     server.push_poll_answer(server.last_poll_id(), [], user_id=8)  # retracted
-    await env.novels.wait_calls(3)
-    assert env.novels.calls[-1][1] == novel_api.PollAnswer(server.last_poll_id(), ())
+    await env.votes.wait_calls(2)
+    assert env.votes.calls[-1][1] == PollAnswer(server.last_poll_id(), ())
 
     env.novels.reply = Reply(
         lang="zh",
         blocks=[Block("第 4 章投票开始")],
-        poll=Poll("下一章写什么？", ("夜渡", "山门"), "vote:r10:", "r10", native=False),
+        poll=ballot_poll("下一章写什么？", ("夜渡", "山门"), "r10", native=False),
     )
     server.push_command("/chapter next", chat_id=GROUP, user_id=7)
     sent = (await server.wait_for("sendMessage", 2))[-1]

@@ -17,11 +17,17 @@ from bot.actor import Actor
 from bot.app import App
 from bot.chats import ChatSettings
 from bot.ratelimit import RateLimiter
-from bot.reply import Attachment, Block, Button, Poll, Reply
+from bot.reply import Attachment, Block, Button, Reply
 from bot.transports.telegram import TelegramTransport
 from retrieval.fakes import HashEmbedder
 from tests.reliability.helpers.stack import DIM, settings
-from tests.service_fakes import RecordingNovels, RecordingScholar, fake_router
+from tests.service_fakes import (
+    RecordingBallots,
+    RecordingNovels,
+    RecordingScholar,
+    ballot_poll,
+    fake_router,
+)
 from tests.stubs.fixtures import telegram_settings
 from tests.stubs.telegram_server import Call, TelegramServer, parse_html
 
@@ -35,6 +41,7 @@ class Forum:
     transport: TelegramTransport
     scholar: RecordingScholar
     novels: RecordingNovels
+    votes: RecordingBallots
     topic: int
     other: int
 
@@ -48,14 +55,14 @@ async def forum(telegram_wire: TelegramServer, tmp_path: Path) -> AsyncIterator[
     topic = telegram_wire.open_topic(FORUM, "以弗所书")
     other = telegram_wire.open_topic(FORUM, "闲谈")
     telegram_wire.member_status[(FORUM, ADMIN)] = "creator"
-    scholar, novels = RecordingScholar(), RecordingNovels()
+    scholar, novels, votes = RecordingScholar(), RecordingNovels(), RecordingBallots()
     async with ChatSettings(tmp_path / "chats.sqlite3") as chats:
-        router = fake_router(scholar, novels, limiter=RateLimiter(0, 0), chats=chats)
+        router = fake_router(scholar, novels, ballots=votes, limiter=RateLimiter(0, 0), chats=chats)
         transport = TelegramTransport(
             router, telegram_settings(telegram_wire), clock=telegram_wire.clock
         )
         async with transport:
-            yield Forum(telegram_wire, transport, scholar, novels, topic, other)
+            yield Forum(telegram_wire, transport, scholar, novels, votes, topic, other)
 
 
 def threads(calls: list[Call]) -> set[object]:
@@ -94,21 +101,21 @@ async def test_ballots_and_what_comes_after_go_to_the_topic(forum: Forum) -> Non
     novels.reply = Reply(
         lang="zh",
         blocks=[Block("第 3 章投票开始")],
-        poll=Poll("下一章写什么？", ("夜渡", "山门"), "vote:r9:", "r9", native=True),
+        poll=ballot_poll("下一章写什么？", ("夜渡", "山门"), "r9", native=True),
     )
     server.push_command("/chapter next", chat_id=FORUM, user_id=ADMIN, thread_id=forum.topic)
     [poll] = await server.wait_for("sendPoll")
     novels.reply = Reply(
         lang="zh",
         blocks=[Block("第 4 章投票开始")],
-        poll=Poll("下一章写什么？", ("夜渡", "山门"), "vote:r10:", "r10", native=False),
+        poll=ballot_poll("下一章写什么？", ("夜渡", "山门"), "r10", native=False),
     )
     server.push_command("/chapter next", chat_id=FORUM, user_id=ADMIN, thread_id=forum.other)
     [native, keyboard] = await server.wait_for("sendMessage", 2)
     assert poll.params["message_thread_id"] == native.params["message_thread_id"] == forum.topic
     assert keyboard.params["message_thread_id"] == forum.other
     # A press on the keyboard ballot: the answer (it has buttons) is posted where the ballot is.
-    novels.reply = Reply(
+    forum.votes.reply = Reply(
         lang="zh", blocks=[Block("已投给第 1 项")], buttons=[Button("撤回", "x:1")]
     )
     [ballot] = [m for m in server.messages.values() if m.markup is not None]
@@ -169,7 +176,6 @@ async def test_the_writers_room_keeps_the_topic_a_round_was_opened_in(
         transport = TelegramTransport(
             app.router, telegram_settings(telegram_wire), clock=telegram_wire.clock
         )
-        app.attach(transport)
         async with transport:
             telegram_wire.push_command(
                 "/chapter next", chat_id=FORUM, user_id=ADMIN, thread_id=topic
@@ -178,6 +184,6 @@ async def test_the_writers_room_keeps_the_topic_a_round_was_opened_in(
             r = await app.novels.service.repo.rounds.open_round(str(FORUM))
             assert r is not None and r.channel_id == str(topic)
             target = Actor("telegram", r.chat_id, r.opener_id, channel_id=r.channel_id)
-            await app.announce(target, Reply.text("提议阶段已结束", lang="zh"))
+            await app.router.send(target, Reply.text("提议阶段已结束", lang="zh"))
     [_, announced] = telegram_wire.named("sendMessage")
     assert opened.params["message_thread_id"] == announced.params["message_thread_id"] == topic

@@ -15,16 +15,17 @@ from bot.actor import Actor
 from bot.app import App
 from bot.commands import standard_registry
 from bot.presenters.scripture import scripture_error_text
-from bot.registry import Upload
+from bot.registry import Call, Upload
 from bot.render import discord as dr
 from bot.render import telegram as tr
 from bot.reply import Block, Button, Citation, Reply
+from bot.router import Invocation, Line
 from novel import api as novel_api
 from novel.blueprint import default_blueprint, parse_upload, validate
 from retrieval import scripture
 from retrieval.types import Filter
 from tests.reliability.helpers.stack import Loop, with_app
-from tests.service_fakes import RecordingNovels, RecordingScholar
+from tests.service_fakes import RecordingBallots, RecordingNovels, RecordingScholar
 
 FUZZ = settings(
     max_examples=60,
@@ -65,7 +66,7 @@ NASTY = st.sampled_from(
     ]
 )
 TEXT = st.lists(st.one_of(st.text(max_size=40), NASTY), max_size=12).map("".join)
-REGISTRY = standard_registry(RecordingScholar(), RecordingNovels())
+REGISTRY = standard_registry(RecordingScholar(), RecordingNovels(), RecordingBallots())
 HEADS = st.sampled_from(
     ["", "/", "／", "/ask ", "/cite ", "/help ", "/nosuch ", "/ask@baibao_bot ", "/ask@other "]
     + [f"/{' '.join(path)} " for path, _ in REGISTRY.commands() if len(path) > 1]
@@ -88,11 +89,12 @@ def test_router_never_raises_on_arbitrary_lines(tmp_path: Path) -> None:
         def case(head: str, text: str, actor: Actor, attachment: bytes | None) -> None:
             line = head + text
             reply = loop.run(
-                app.router.handle_text(
-                    actor,
-                    line,
-                    bot_username="baibao_bot",
-                    upload=None if attachment is None else Upload.of(attachment),
+                app.router.answer(
+                    Invocation(
+                        actor,
+                        Line(line, bot_username="baibao_bot"),
+                        upload=None if attachment is None else Upload.of(attachment),
+                    )
                 )
             )
             if reply is None:  # only for a command addressed to another bot, or a bare "/"
@@ -121,7 +123,7 @@ async def test_huge_empty_and_control_only_questions(tmp_path: Path) -> None:
             "/chapter propose " + "|" * 5000: "缺少参数「标题」",
         }
         for line, needle in cases.items():
-            reply = await app.router.handle_text(actor, line)
+            reply = await app.router.answer(Invocation(actor, Line(line)))
             assert reply is not None and reply.is_error, line[:40]
             assert needle in reply.plain(), (line[:40], reply.plain())
 
@@ -179,7 +181,7 @@ def test_blueprint_upload_clear_message_and_unchanged(tmp_path: Path) -> None:
         @given(BLUEPRINT_BYTES)
         def case(data: bytes) -> None:
             before = loop.run(repo.world.blueprint_json(admin.chat_id))
-            reply = loop.run(novels.handle(admin, novel_api.BlueprintSet(data)))
+            reply = loop.run(novels.handlers.run(Call(admin), novel_api.BlueprintSet(data)))
             after = loop.run(repo.world.blueprint_json(admin.chat_id))
             if reply.is_error:
                 assert reply.plain().strip() and "Traceback" not in reply.plain()

@@ -13,6 +13,7 @@ import pytest
 from bot.actor import Actor
 from bot.app import App
 from bot.presenters.answer import notice_text
+from bot.router import Invocation, Line
 from ingest.pipeline import Pipeline
 from retrieval.answer import ModelFailed
 from retrieval.fakes import HashEmbedder
@@ -51,7 +52,7 @@ async def test_model_429_then_success_is_retried(tmp_path: Path) -> None:
             server.openai.append(
                 Scripted.json(openai_completion("神圣的分赐使召会成为基督的身体。[1]"))
             )
-            reply = await app.router.handle_text(USER, "/ask 什么是神圣的分赐？")
+            reply = await app.router.answer(Invocation(USER, Line("/ask 什么是神圣的分赐？")))
             assert reply is not None and not reply.is_error
             assert "神圣的分赐使召会成为基督的身体" in reply.plain()
             assert len(server.requests_to("/v1/chat/completions")) == 2
@@ -76,14 +77,16 @@ async def test_model_failure_gives_a_clear_answer_in_the_users_language(
         app = await _app_with_model(tmp_path, server, llm_max_retries=2, llm_timeout_s=timeout_s)
         try:
             server.openai.extend(scripts)
-            zh = await app.router.handle_text(USER, "/ask 什么是神圣的分赐？")
+            zh = await app.router.answer(Invocation(USER, Line("/ask 什么是神圣的分赐？")))
             late.set()
             assert zh is not None and notice_text(ModelFailed(kind), "zh") in zh.plain()
             assert "迟到的回答" not in zh.plain()
             assert len(server.requests_to("/v1/chat/completions")) == 3  # 1 + 2 retries
             late.clear()
             server.openai.extend(scripts)
-            en = await app.router.handle_text(USER, "/ask What is the divine dispensing?")
+            en = await app.router.answer(
+                Invocation(USER, Line("/ask What is the divine dispensing?"))
+            )
             late.set()
             assert en is not None and notice_text(ModelFailed(kind), "en") in en.plain()
         finally:
@@ -98,10 +101,10 @@ async def test_model_failure_while_writing_saves_no_chapter(tmp_path: Path) -> N
         app = await _app_with_model(tmp_path, server, llm_max_retries=1, llm_timeout_s=60.0)
         try:
             for line in ("/chapter next", "/chapter propose 夜渡 | 林远夜里渡河", "/chapter close"):
-                reply = await app.router.handle_text(ADMIN, line)
+                reply = await app.router.answer(Invocation(ADMIN, Line(line)))
                 assert reply is not None and not reply.is_error, reply.plain() if reply else line
             server.openai.extend([Scripted.error(500, openai_error("server_error", "boom"))] * 2)
-            failed = await app.router.handle_text(ADMIN, "/chapter close")
+            failed = await app.router.answer(Invocation(ADMIN, Line("/chapter close")))
             assert failed is not None and failed.is_error
             assert "没有保存任何内容" in failed.plain()
             novels = app.novels
@@ -135,7 +138,7 @@ async def test_embedding_provider_down_during_ingest_is_resumable(tmp_path: Path
             docs = await app.indexer.documents()
             n = await app.store.count(Filter(equals={"namespace": "corpus"}))
             assert len(docs) == 1 and n == docs[0].chunk_count > 0
-            reply = await app.router.handle_text(USER, "/ask 神圣的分赐")
+            reply = await app.router.answer(Invocation(USER, Line("/ask 神圣的分赐")))
             assert reply is not None and "召会" in reply.plain()
 
 
@@ -158,7 +161,7 @@ async def test_store_failing_after_start_gives_a_reply_not_a_crash(tmp_path: Pat
     same error a lost Qdrant server raises): /ask answers with the error reply and a ref."""
     async with open_app(tmp_path / "data") as app:
         await app.store.close()
-        reply = await app.router.handle_text(USER, "/ask 什么是神圣的分赐？")
+        reply = await app.router.answer(Invocation(USER, Line("/ask 什么是神圣的分赐？")))
         assert reply is not None and reply.is_error
         assert "错误编号" in reply.plain()
 
@@ -180,7 +183,7 @@ async def test_sqlite_busy_is_waited_out(tmp_path: Path) -> None:
 
         # The novel store's connection (aiosqlite's own trace hook, no project code replaced).
         await app.novels.service.repo._db.set_trace_callback(traced)  # type: ignore[attr-defined]
-        ask = asyncio.create_task(app.router.handle_text(ADMIN, "/chapter next"))
+        ask = asyncio.create_task(app.router.answer(Invocation(ADMIN, Line("/chapter next"))))
         async with asyncio.timeout(60):  # a hang guard, not a time limit
             await writing.wait()  # the write began while the lock is held: it has to wait
         assert not ask.done()

@@ -9,6 +9,7 @@ import pytest
 
 from bot.actor import Actor
 from bot.app import App
+from bot.router import Invocation, Line
 from retrieval.fakes import HashEmbedder
 from tests.reliability.helpers.stack import open_app, settings
 from tests.stubs.llm_server import LLMStubServer, Scripted, openai_completion
@@ -38,7 +39,9 @@ async def test_global_cap_on_concurrent_model_calls(
             await Pipeline(app.indexer).ingest_paths([tmp_path / "doc.md"])
             asks = asyncio.gather(
                 *(
-                    app.router.handle_text(Actor("telegram", f"c{i}", f"u{i}"), "/ask 神圣的分赐？")
+                    app.router.answer(
+                        Invocation(Actor("telegram", f"c{i}", f"u{i}"), Line("/ask 神圣的分赐？"))
+                    )
                     for i in range(n)
                 )
             )
@@ -60,14 +63,14 @@ async def test_rate_limits_per_user_and_per_chat(tmp_path: Path) -> None:
         a = Actor("telegram", "g1", "u1")
         b = Actor("telegram", "g1", "u2")
         c = Actor("telegram", "g2", "u3")
-        r = [await app.router.handle_text(a, "/cite 弗1:10") for _ in range(3)]
+        r = [await app.router.answer(Invocation(a, Line("/cite 弗1:10"))) for _ in range(3)]
         assert [x is not None and x.is_error for x in r] == [False, False, True]
         assert r[2] is not None and "请求太频繁了" in r[2].plain()
-        assert not (await app.router.handle_text(b, "/cite 弗1:10")).is_error  # type: ignore[union-attr]
-        chat_full = await app.router.handle_text(b, "/cite 弗1:10")  # 4th in chat g1
+        assert not (await app.router.answer(Invocation(b, Line("/cite 弗1:10")))).is_error  # type: ignore[union-attr]
+        chat_full = await app.router.answer(Invocation(b, Line("/cite 弗1:10")))  # 4th in chat g1
         assert chat_full is not None and "请求太频繁了" in chat_full.plain()
-        assert not (await app.router.handle_text(c, "/cite 弗1:10")).is_error  # type: ignore[union-attr]
-        en = await app.router.handle_text(a, "/ask What is the divine dispensing?")
+        assert not (await app.router.answer(Invocation(c, Line("/cite 弗1:10")))).is_error  # type: ignore[union-attr]
+        en = await app.router.answer(Invocation(a, Line("/ask What is the divine dispensing?")))
         assert en is not None and "Too many requests" in en.plain()
-        helped = await app.router.handle_text(a, "/help")
+        helped = await app.router.answer(Invocation(a, Line("/help")))
         assert helped is not None and not helped.is_error  # /help is never limited

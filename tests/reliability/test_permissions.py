@@ -10,6 +10,7 @@ import pytest
 
 from bot.actor import Actor
 from bot.registry import Upload
+from bot.router import Invocation, Line
 from novel.blueprint import default_blueprint
 from retrieval.llm.base import RetryPolicy
 from retrieval.llm.openai import OpenAICompatLLM
@@ -63,15 +64,17 @@ async def test_non_admin_is_refused_every_time(
 ) -> None:
     async with open_app(tmp_path / "data", model) as app:
         for step in ("/chapter next", "/chapter propose 夜渡 | 渡河", "/chapter close"):
-            assert not (await app.router.handle_text(ADMIN, step)).is_error  # type: ignore[union-attr]
-        done = await app.router.handle_text(ADMIN, "/chapter close")
+            assert not (await app.router.answer(Invocation(ADMIN, Line(step)))).is_error  # type: ignore[union-attr]
+        done = await app.router.answer(Invocation(ADMIN, Line("/chapter close")))
         assert done is not None and not done.is_error, done.plain() if done else ""
-        assert not (await app.router.handle_text(ADMIN, "/chapter revise 1 改")).is_error  # type: ignore[union-attr]
+        assert not (
+            await app.router.answer(Invocation(ADMIN, Line("/chapter revise 1 改")))
+        ).is_error  # type: ignore[union-attr]
         repo = app.novels.service.repo
         before = (await repo.world.blueprint_json("g1"), await repo.book.current_map("g1"))
         for _ in range(2):  # checked on every call, not once
             upload = None if attachment is None else Upload.of(attachment)
-            reply = await app.router.handle_text(MEMBER, line, upload=upload)
+            reply = await app.router.answer(Invocation(MEMBER, Line(line), upload=upload))
             assert reply is not None and reply.is_error
             assert "只有管理员可以" in reply.plain()
         assert (await repo.world.blueprint_json("g1"), await repo.book.current_map("g1")) == before
@@ -84,11 +87,11 @@ async def test_one_servers_novel_is_never_retrieved_in_another(
     """Also: tests/unit/test_novel_memory.py::test_isolation_between_chats (memory level)."""
     async with open_app(tmp_path / "data", model) as app:
         for step in ("/chapter next", "/chapter propose 夜渡", "/chapter close", "/chapter close"):
-            assert not (await app.router.handle_text(ADMIN, step)).is_error  # type: ignore[union-attr]
+            assert not (await app.router.answer(Invocation(ADMIN, Line(step)))).is_error  # type: ignore[union-attr]
         memory = app.novels.service.memory
         assert await memory.search("g1", "林远 渡口 灯笼")
         assert await memory.search("g2", "林远 渡口 灯笼") == []
-        other = await app.router.handle_text(OTHER_GUILD, "/chapter show 1")
+        other = await app.router.answer(Invocation(OTHER_GUILD, Line("/chapter show 1")))
         assert other is not None and "青岚渡口" not in other.plain()
         found = await app.search.search("林远 青岚渡口 灯笼", limit=20)  # what /ask retrieves
         assert found.hits and all("青岚渡口" not in h.chunk.text for h in found.hits)
@@ -97,11 +100,15 @@ async def test_one_servers_novel_is_never_retrieved_in_another(
 async def test_ingest_in_chat_is_for_admins_and_reads_only_the_upload(tmp_path: Path) -> None:
     async with open_app(tmp_path / "data", corpus=False) as app:
         for line in ("/ingest delete 神圣的分赐", "/ingest 书名"):
-            refused = await app.router.handle_text(MEMBER, line, upload=Upload.of(b"# x", "a.md"))
+            refused = await app.router.answer(
+                Invocation(MEMBER, Line(line), upload=Upload.of(b"# x", "a.md"))
+            )
             assert refused is not None and refused.is_error
             assert "只有管理员可以" in refused.plain()
         # A path in the arguments is only a title: nothing on the server is read.
-        reply = await app.router.handle_text(ADMIN, "/ingest /etc/passwd", upload=Upload.of(b"x"))
+        reply = await app.router.answer(
+            Invocation(ADMIN, Line("/ingest /etc/passwd"), upload=Upload.of(b"x"))
+        )
         assert reply is not None and reply.is_error
         assert "That kind of file is not supported" in reply.plain()  # Latin words: English
         assert await app.indexer.documents() == []

@@ -12,6 +12,7 @@ import pytest
 from bot.actor import Actor
 from bot.app import App
 from bot.logs import configure_logging
+from bot.router import Invocation, Line
 from retrieval.fakes import HashEmbedder
 from tests.reliability.helpers.stack import DOC, settings
 from tests.stubs.llm_server import LLMStubServer, Scripted, openai_error
@@ -55,14 +56,16 @@ async def test_key_echoed_by_a_401_never_leaks(tmp_path: Path, captured: io.Stri
             (tmp_path / "doc.md").write_text(DOC, encoding="utf-8")
             await Pipeline(app.indexer).ingest_paths([tmp_path / "doc.md"])
             server.openai.append(Scripted.error(401, body))
-            reply = await app.router.handle_text(Actor("telegram", "g", "u"), "/ask 神圣的分赐？")
+            reply = await app.router.answer(
+                Invocation(Actor("telegram", "g", "u"), Line("/ask 神圣的分赐？"))
+            )
             assert reply is not None
             shown = reply.plain() + repr(reply)
             server.openai.append(Scripted.error(401, body))
             admin = Actor("telegram", "g", "a", is_admin=True)
             for line in ("/chapter next", "/chapter propose 夜渡", "/chapter close"):
-                await app.router.handle_text(admin, line)
-            failed = await app.router.handle_text(admin, "/chapter close")
+                await app.router.answer(Invocation(admin, Line(line)))
+            failed = await app.router.answer(Invocation(admin, Line("/chapter close")))
             assert failed is not None
             shown += failed.plain()
     # the SDK did send the key (so the test is meaningful) …

@@ -32,7 +32,8 @@ Point the library at it with `discord.http.Route.BASE = server.api` and
 `DiscordWebSocket.DEFAULT_GATEWAY = yarl.URL(server.gateway)` (the `discord_wire` fixture does).
 
 The gateway speaks the real sequence: HELLO (heartbeat interval) → IDENTIFY (the token is
-checked) → READY → GUILD_CREATE (roles and a channel), heartbeats acknowledged; a test sends an
+checked; a sharded client names its shard, which READY says back, and the shard hears only the
+guild it owns) → READY → GUILD_CREATE (roles and a channel), heartbeats acknowledged; a test sends an
 interaction with `await server.interact(payload)`, which arrives as an `INTERACTION_CREATE`
 dispatch with the next sequence number; `await server.post_message(text)` posts a message (in a DM
 by default) as a MESSAGE_CREATE dispatch. Member payloads carry role ids and permissions, and the
@@ -453,16 +454,22 @@ class DiscordServer(LoopbackServer):
                     break
                 self._ws = ws
                 self._seq = 0
+                # A sharded IDENTIFY names [shard, count]; READY says it back, and the shard
+                # hears only its own guilds (Discord's rule: (guild id >> 22) % count).
+                shard = frame.get("d", {}).get("shard") or [0, 1]
+                ours = (int(GUILD_ID) >> 22) % shard[1] == shard[0]
                 ready = {
                     "v": 10,
                     "user": _user(BOT_ID, "baibao", bot=True),
-                    "guilds": [{"id": GUILD_ID, "unavailable": True}],
+                    "guilds": [{"id": GUILD_ID, "unavailable": True}] if ours else [],
                     "session_id": "session-1",
                     "resume_gateway_url": self.gateway,
                     "application": {"id": APP_ID, "flags": 0},
+                    "shard": shard,
                 }
                 await self._dispatch("READY", ready)
-                await self._dispatch("GUILD_CREATE", guild_payload())
+                if ours:
+                    await self._dispatch("GUILD_CREATE", guild_payload())
                 self.identified.set()
                 await self._notify()
             elif op == 1:  # heartbeat

@@ -9,26 +9,27 @@ from collections.abc import Mapping
 import pytest
 
 from bot.actor import Actor
-from bot.admin import AdminCache, AdminPolicy, AdminUnknown, Member
+from bot.admin import AdminCache, AdminPolicy, AdminUnknown, MemberFacts
 from bot.ratelimit import RateLimiter
+from bot.router import Invocation, Line
 from tests.service_fakes import RecordingNovels, RecordingScholar, fake_router
 
 
 @pytest.mark.parametrize(
     ("member", "role", "admin"),
     [
-        (Member(), "", False),
-        (Member(private_chat=True), "", True),
-        (Member(owner=True), "", True),
-        (Member(administrator=True), "", True),
-        (Member(manage_server=True), "", True),
-        (Member(as_the_chat=True), "", True),  # a Telegram anonymous administrator
-        (Member(roles=("写手",)), "写手", True),
-        (Member(roles=("写手",)), "", False),
-        (Member(roles=("读者",)), "写手", False),
+        (MemberFacts(), "", False),
+        (MemberFacts(private_chat=True), "", True),
+        (MemberFacts(owner=True), "", True),
+        (MemberFacts(administrator=True), "", True),
+        (MemberFacts(manage_server=True), "", True),
+        (MemberFacts(as_the_chat=True), "", True),  # a Telegram anonymous administrator
+        (MemberFacts(roles=("写手",)), "写手", True),
+        (MemberFacts(roles=("写手",)), "", False),
+        (MemberFacts(roles=("读者",)), "写手", False),
     ],
 )
-def test_policy(member: Member, role: str, admin: bool) -> None:
+def test_policy(member: MemberFacts, role: str, admin: bool) -> None:
     assert AdminPolicy(role).is_admin(member) is admin
 
 
@@ -43,14 +44,14 @@ class Clock:
 async def test_cache_fetches_once_per_ttl_and_forgets_on_change() -> None:
     calls: list[int] = []
 
-    async def fetch(chat_id: int) -> Mapping[int, Member]:
+    async def fetch(chat_id: int) -> Mapping[int, MemberFacts]:
         calls.append(chat_id)
-        return {7: Member(administrator=True)}
+        return {7: MemberFacts(administrator=True)}
 
     clock = Clock()
     cache = AdminCache(fetch, ttl_s=60, clock=clock)
     assert (await cache.member(-1, 7)).administrator
-    assert await cache.member(-1, 8) == Member()
+    assert await cache.member(-1, 8) == MemberFacts()
     assert calls == [-1]
     clock.now = 61
     await cache.member(-1, 7)
@@ -64,7 +65,7 @@ async def test_cache_shares_one_request_between_concurrent_checks() -> None:
     release = asyncio.Event()
     calls = 0
 
-    async def fetch(chat_id: int) -> Mapping[int, Member]:
+    async def fetch(chat_id: int) -> Mapping[int, MemberFacts]:
         nonlocal calls
         calls += 1
         await release.wait()
@@ -74,14 +75,14 @@ async def test_cache_shares_one_request_between_concurrent_checks() -> None:
     waiting = [asyncio.create_task(cache.member(-1, n)) for n in range(5)]
     await asyncio.sleep(0)
     release.set()
-    assert await asyncio.gather(*waiting) == [Member()] * 5
+    assert await asyncio.gather(*waiting) == [MemberFacts()] * 5
     assert calls == 1
 
 
 async def test_cache_does_not_remember_failures() -> None:
-    answers: list[Mapping[int, Member] | None] = [None, {7: Member(owner=True)}]
+    answers: list[Mapping[int, MemberFacts] | None] = [None, {7: MemberFacts(owner=True)}]
 
-    async def fetch(chat_id: int) -> Mapping[int, Member]:
+    async def fetch(chat_id: int) -> Mapping[int, MemberFacts]:
         answer = answers.pop(0)
         if answer is None:
             raise AdminUnknown("timed out")
@@ -100,17 +101,19 @@ async def test_unknown_admin_status_is_said_once_in_the_log_never_a_wrong_refusa
     router = fake_router(RecordingScholar(), novels, limiter=RateLimiter(0, 0))
     lookups = 0
 
-    async def member() -> Member:
+    async def member() -> MemberFacts:
         nonlocal lookups
         lookups += 1
         raise AdminUnknown("getChatAdministrators: Bad Gateway")
 
     creator = Actor("telegram", "-100", "1")
     with caplog.at_level(logging.DEBUG):
-        asked = await router.handle_text(creator, "/ask 什么是经纶？", member=member)
+        asked = await router.answer(Invocation(creator, Line("/ask 什么是经纶？"), member=member))
         assert lookups == 0  # /ask needs no admin: nothing is looked up
-        closed = await router.handle_text(creator, "/chapter close", member=member)
-        english = await router.handle_text(creator, "/chapter delete 2 confirm", member=member)
+        closed = await router.answer(Invocation(creator, Line("/chapter close"), member=member))
+        english = await router.answer(
+            Invocation(creator, Line("/chapter delete 2 confirm"), member=member)
+        )
     assert asked is not None and not asked.is_error and lookups == 2
     assert closed is not None and closed.is_error
     assert closed.plain() == "暂时无法确认管理员身份，请稍后再试。"
@@ -126,11 +129,15 @@ async def test_unknown_admin_status_is_said_once_in_the_log_never_a_wrong_refusa
 async def test_english_words_get_the_english_admin_notice() -> None:
     router = fake_router(RecordingScholar(), RecordingNovels(), limiter=RateLimiter(0, 0))
 
-    async def member() -> Member:
+    async def member() -> MemberFacts:
         raise AdminUnknown("down")
 
-    reply = await router.handle_text(
-        Actor("telegram", "-100", "1"), "/chapter revise 2 make the ending darker", member=member
+    reply = await router.answer(
+        Invocation(
+            Actor("telegram", "-100", "1"),
+            Line("/chapter revise 2 make the ending darker"),
+            member=member,
+        )
     )
     assert reply is not None and reply.plain() == (
         "Could not confirm admin status right now; please try again later."

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from bot.actor import Actor
+from bot.router import Invocation, Line, Slash
 from retrieval.requests import AskRequest, CiteRequest
 from tests.service_fakes import RecordingNovels, RecordingScholar, fake_router
 
@@ -19,7 +20,7 @@ def scholar() -> RecordingScholar:
 
 async def _ask(scholar: RecordingScholar, line: str) -> tuple[AskRequest | None, str]:
     router = fake_router(scholar, RecordingNovels())
-    reply = await router.handle_text(ZH, line)
+    reply = await router.answer(Invocation(ZH, Line(line)))
     assert reply is not None
     request = scholar.requests[-1] if scholar.requests else None
     return (request if isinstance(request, AskRequest) else None), reply.plain()
@@ -57,8 +58,11 @@ async def test_bad_filters_get_a_clear_message(
 
 async def test_discord_options_and_source_autocomplete(scholar: RecordingScholar) -> None:
     router = fake_router(scholar, RecordingNovels())
-    reply = await router.dispatch(
-        ZH, ("ask",), {"question": "什么是经纶？", "source": "神的经纶", "type": "outline"}
+    reply = await router.answer(
+        Invocation(
+            ZH,
+            Slash(("ask",), {"question": "什么是经纶？", "source": "神的经纶", "type": "outline"}),
+        )
     )
     assert not reply.is_error
     assert scholar.requests[-1] == AskRequest(
@@ -71,8 +75,8 @@ async def test_discord_options_and_source_autocomplete(scholar: RecordingScholar
 
 async def test_cite_script_option_and_help(scholar: RecordingScholar) -> None:
     router = fake_router(scholar, RecordingNovels())
-    await router.dispatch(ZH, ("cite",), {"reference": "弗1:10", "script": "繁体"})
+    await router.answer(Invocation(ZH, Slash(("cite",), {"reference": "弗1:10", "script": "繁体"})))
     request = scholar.requests[-1]
     assert isinstance(request, CiteRequest) and request.script == "traditional"
-    help_text = (await router.handle_text(ZH, "/help ask")).plain()  # type: ignore[union-attr]
+    help_text = (await router.answer(Invocation(ZH, Line("/help ask")))).plain()  # type: ignore[union-attr]
     assert "书:神的经纶 类型:outline" in help_text

@@ -1,4 +1,4 @@
-"""The string catalogues: `bot/catalogs/*.toml` read through `retrieval.i18n`.
+"""The string catalogues: `bot/catalogs/*.toml` read through `kernel.i18n`.
 
 A malformed catalogue file is a developer's mistake and says which file and key; every shipped
 catalogue loads, is used by a module and travels in the wheel.
@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from bot.i18n import CATALOGS
-from retrieval.i18n import Catalog, CatalogError, read_catalog
+from kernel.i18n import Catalog, CatalogError, read_catalog
 
 ROOT = Path(__file__).resolve().parents[2]
 

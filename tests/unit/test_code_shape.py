@@ -1,6 +1,6 @@
 """Code shape: no god classes in product code (issue 22).
 
-A class in bot/, retrieval/, novel/ or ingest/ has at most `MAX_PUBLIC_METHODS` public methods
+A class in bot/, retrieval/, novel/, ingest/ or kernel/ has at most `MAX_PUBLIC_METHODS` public methods
 (functions defined in its body whose names do not start with `_`; properties count, dunder
 methods do not). Function size is ruff's job (C901, PLR0912, PLR0915 in pyproject.toml).
 """
@@ -11,7 +11,7 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-PACKAGES = ("bot", "retrieval", "novel", "ingest")
+PACKAGES = ("bot", "retrieval", "novel", "ingest", "kernel")
 MAX_PUBLIC_METHODS = 20
 
 # Classes allowed over the limit (none since NovelRepo became one store per concern and

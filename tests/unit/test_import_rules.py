@@ -4,10 +4,16 @@
   functions too: a cycle there is still two modules that each need the other);
 - the domain packages (`retrieval`, `novel`) import nothing from `bot` and no chat SDK;
 - `novel` imports no chat concept either (replies, actors: `bot/` presents its typed results).
-- `retrieval` defines no chat concept (a reply, a chat identity, a button, a poll …) and never
-  names a chat platform: the chat layer (`bot/`) presents its typed results.
+- neither domain package defines a chat concept (a reply, a chat identity, a button, a poll, a
+  poll's answer, a posted message …) or names a chat platform: the chat layer (`bot/`)
+  presents their typed results;
+- `novel` never holds a chat's message or poll id either: where a ballot was posted is the
+  ballot room's (`bot/ballot/`), and a member reaches the room as plain ids.
 - the domain packages build no `Catalog` of user messages: they return typed facts (a reason
-  and its fields) and `bot/` words them.
+  and its fields) and `bot/` words them;
+- the shared kernel (`kernel/`: the catalogue's mechanism, the refusal type) imports none of
+  the rooms, so every room can import it; and a refusal is one convention: no room defines a
+  refusal type of its own (they raise `kernel.refusal.Refused`).
 """
 
 from __future__ import annotations
@@ -18,17 +24,21 @@ from collections.abc import Collection, Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-PACKAGES = ("bot", "retrieval", "novel", "ingest")
+PACKAGES = ("bot", "retrieval", "novel", "ingest", "kernel")
+ROOMS = ("bot", "retrieval", "novel", "ingest")
 DOMAIN = ("retrieval", "novel")
 CHAT_SDKS = ("discord", "telegram")
 # Modules that speak chat (what a reply looks like, who asks on which platform).
 CHAT_MODULES = ("retrieval.reply", "retrieval.requests", "bot.reply", "bot.actor")
-# What only the chat layer may define (`bot/reply.py`, `bot/actor.py`, the ballot protocol).
+# What only the chat layer may define (`bot/reply.py`, `bot/actor.py`, `bot/router.py`, the
+# ballot's room).
 CHAT_CONCEPTS = frozenset(
-    {"Reply", "Actor", "Block", "Button", "Poll", "Attachment", "Citation"}
-    | {"POLL_ANSWER", "BALLOT_POSTED", "poll_answer_action"}
+    {"Reply", "Actor", "Block", "Button", "Poll", "Attachment", "Citation", "Posted"}
+    | {"Invocation", "PollAnswer", "PostedBallot", "VoteButton", "BallotPosted", "BallotPost"}
 )
 PLATFORM_NAMES = re.compile(r"discord|telegram", re.IGNORECASE)
+# A platform's name, or a chat's message or poll id, anywhere in a module (comments included).
+CHAT_WORDS = re.compile(r"discord|telegram|poll_id|message_id", re.IGNORECASE)
 
 
 def _module_name(path: Path) -> str:
@@ -168,20 +178,41 @@ def test_the_definition_finder_sees_classes_and_constants() -> None:
     assert set(_defined_names(tree)) == {"Reply", "POLL_ANSWER", "x", "f"}
 
 
-def test_retrieval_defines_no_chat_concept_and_names_no_platform() -> None:
+def _chat_words(
+    package: str, words: re.Pattern[str], concepts: Collection[str] = CHAT_CONCEPTS
+) -> tuple[list[str], list[str]]:
+    """(chat concepts `package` defines, `module:line` of each word of `words` it says)."""
     defined: list[str] = []
     named: list[str] = []
     for name, path in product_modules().items():
-        if name.split(".")[0] != "retrieval":
+        if name.split(".")[0] != package:
             continue
         text = path.read_text(encoding="utf-8")
         tree = ast.parse(text, str(path))
-        defined += [f"{name}.{n}" for n in _defined_names(tree) if n in CHAT_CONCEPTS]
-        named += [
-            f"{name}:{text.count(chr(10), 0, m.start()) + 1}" for m in PLATFORM_NAMES.finditer(text)
-        ]
-    assert defined == []
-    assert named == []
+        defined += [f"{name}.{n}" for n in _defined_names(tree) if n in concepts]
+        named += [f"{name}:{text.count(chr(10), 0, m.start()) + 1}" for m in words.finditer(text)]
+    return defined, named
+
+
+def test_retrieval_defines_no_chat_concept_and_names_no_platform() -> None:
+    assert _chat_words("retrieval", PLATFORM_NAMES) == ([], [])
+
+
+def test_the_writers_room_names_no_platform_and_holds_no_message_id() -> None:
+    """Issue 41: `Member.platform`, `BallotPost` (message and poll ids), the native-poll rule
+    and a `"telegram"` check once lived in novel/. (`novel.reading.Actor` is a clause's actor,
+    who does what a sentence says, not a chat's: the one name left out of the check.)"""
+    assert _chat_words("novel", CHAT_WORDS, CHAT_CONCEPTS - {"Actor"}) == ([], [])
+
+
+def test_the_chat_word_finder_sees_every_spelling() -> None:
+    said = "class Member:\n    platform = 'Telegram'  # a Discord poll_id\n    message_id: str"
+    assert [m.group().lower() for m in CHAT_WORDS.finditer(said)] == [
+        "telegram",
+        "discord",
+        "poll_id",
+        "message_id",
+    ]
 
 
 def _names_catalog(node: ast.expr) -> bool:
@@ -223,3 +254,31 @@ def test_the_domain_packages_build_no_catalogue_of_user_messages() -> None:
         tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
         built += [f"{name}:{line}" for line in _catalogues(tree)]
     assert built == []
+
+
+def test_the_kernel_imports_no_room() -> None:
+    offending: list[str] = []
+    for name, path in product_modules().items():
+        if name.split(".")[0] != "kernel":
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+        for target in _imported(tree, name, path.name == "__init__.py"):
+            if target.split(".")[0] in ROOMS or target.split(".")[0] in CHAT_SDKS:
+                offending.append(f"{name} imports {target}")
+    assert offending == []
+
+
+REFUSALS = re.compile(r"^Refus(al|ed)$")
+
+
+def test_a_refusal_is_one_convention_in_every_room() -> None:
+    """Issue 41: the scholar returned a `Refusal` value, the writers' room raised its own
+    `Refused`; now every room raises `kernel.refusal.Refused`, and none defines another."""
+    defined = [
+        f"{name}.{n}"
+        for name, path in product_modules().items()
+        if name.split(".")[0] in ROOMS
+        for n in _defined_names(ast.parse(path.read_text(encoding="utf-8"), str(path)))
+        if REFUSALS.match(n)
+    ]
+    assert defined == []

@@ -10,14 +10,15 @@ from bot.presenters.novel import actor_of, member_of
 from novel.member import Member
 
 
-def test_a_member_has_an_actors_fields_but_its_roles() -> None:
-    actor_fields = [f.name for f in fields(Actor)]
-    assert [f.name for f in fields(Member)] == [n for n in actor_fields if n != "roles"]
+def test_a_member_has_an_actors_fields_but_its_roles_and_platform() -> None:
+    """The room keeps the platform only as the opaque `via` it hands back."""
+    actor_fields = {f.name for f in fields(Actor)} - {"roles", "platform"}
+    assert {f.name for f in fields(Member)} == actor_fields | {"via"}
 
 
 def test_actor_to_member_and_back_keeps_everything_but_roles() -> None:
     actor = Actor("telegram", "-1001", "42", "路得", "7", True, ("editor",), "en")
-    assert member_of(actor) == Member("telegram", "-1001", "42", "路得", "7", True, "en")
+    assert member_of(actor) == Member("-1001", "42", "路得", "7", True, "en", via="telegram")
     assert actor_of(member_of(actor)) == Actor(
         "telegram", "-1001", "42", "路得", "7", True, (), "en"
     )

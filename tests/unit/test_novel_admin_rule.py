@@ -1,6 +1,7 @@
 """The writers' room's admin rule is written once (`novel.api.ADMIN_ONLY` / `needs_admin`):
 every /chapter and /novel command the router checks before parsing asks for an admin exactly
-when the request it parses is one the service would refuse a member."""
+when the request it parses is one its handler would refuse a member. `/settings ballot` is the
+ballot room's: changing a setting is for admins (`BallotSettings.changes`)."""
 
 from __future__ import annotations
 
@@ -9,9 +10,12 @@ from typing import Any
 
 import pytest
 
-from bot.commands.novel import ballot_setting, novel_commands
+from bot.ballot.room import BallotSettings
+from bot.commands.ballot import ballot_setting
+from bot.commands.novel import novel_commands
 from bot.registry import Command, File, Group, Values
 from novel import api as novel_api
+from tests.service_fakes import RecordingBallots, RecordingNovels
 
 BLUEPRINT = File("world.yaml", b"title: t\n")
 
@@ -51,10 +55,16 @@ def _leaves(
 # allowed, /chapter next is the room's rule alone. The replies are never run: parse only.
 COMMANDS = {
     path: command
-    for group in novel_commands(None, openers="members")  # type: ignore[arg-type]
+    for group in novel_commands(RecordingNovels(), openers="members")
     for path, command in _leaves(group)
 }
-COMMANDS[("settings", "ballot")] = ballot_setting(None)  # type: ignore[arg-type]
+COMMANDS[("settings", "ballot")] = ballot_setting(RecordingBallots())
+
+
+def _refused_to_members(request: object) -> bool:
+    if isinstance(request, BallotSettings):
+        return request.changes
+    return novel_api.needs_admin(request)
 
 
 @pytest.mark.parametrize(("group", "name", "arguments"), CALLS)
@@ -64,7 +74,7 @@ def test_a_command_asks_an_admin_exactly_when_the_service_would(
     command = COMMANDS[(group, name)]
     values = Values(arguments)
     request = command.parse(values)
-    assert command.needs_admin(values) is novel_api.needs_admin(request), request
+    assert command.needs_admin(values) is _refused_to_members(request), request
 
 
 def test_the_calls_cover_every_admin_only_kind() -> None:

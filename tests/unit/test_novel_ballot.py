@@ -7,16 +7,18 @@ import asyncio
 
 import pytest
 
-from bot.presenters.novel import decode_vote, encode_vote, vote_prefix
+from bot.ballot.codec import PollVote, VoteButton
+from bot.ballot.editor import BallotEditor
+from bot.ballot.store import PostedBallot
+from bot.registry import PollAnswer
 from bot.reply import Reply
-from novel.ballot import BallotEditor, BallotPost
 from novel.phase import Event, IllegalMove, Phase, sources, transition
 
 
 def test_vote_codec_round_trips_and_rejects_garbage() -> None:
-    action = encode_vote("r-7", 3)
-    assert action == "vote:r-7:3" and action.startswith(vote_prefix("r-7"))
-    decoded = decode_vote(action)
+    action = VoteButton("r-7", 3).action
+    assert action == "vote:r-7:3"
+    decoded = VoteButton.read(action)
     assert decoded is not None and (decoded.round_id, decoded.option) == ("r-7", 3)
     for bad in (
         "",
@@ -29,7 +31,14 @@ def test_vote_codec_round_trips_and_rejects_garbage() -> None:
         "vote:r1:２",
         "vote:r1:99999",
     ):
-        assert decode_vote(bad) is None, bad
+        assert VoteButton.read(bad) is None, bad
+
+
+def test_a_native_polls_answer_reads_as_ballot_options() -> None:
+    """Platforms count a poll's options from 0, the ballot from 1; none is a withdrawal."""
+    chosen = PollVote.of(PollAnswer("p-1", (1,)))
+    assert chosen == PollVote("p-1", (2,)) and not chosen.withdrawn
+    assert PollVote.of(PollAnswer("p-1", ())).withdrawn
 
 
 def test_one_transition_function() -> None:
@@ -66,12 +75,12 @@ async def test_editor_coalesces_a_burst_within_the_interval() -> None:
     time = FakeTime()
     count = {"n": 0}
     edits: list[str] = []
-    post = BallotPost("r1", "telegram", "-1", "", "55")
+    post = PostedBallot("r1", "telegram", "-1", "", "55")
 
-    async def render(round_id: str) -> tuple[BallotPost, Reply]:
+    async def render(round_id: str) -> tuple[PostedBallot, Reply]:
         return post, Reply.text(f"{round_id}: {count['n']} 票", lang="zh")
 
-    async def edit(where: BallotPost, reply: Reply) -> None:
+    async def edit(where: PostedBallot, reply: Reply) -> None:
         edits.append(reply.plain())
 
     editor = BallotEditor(render, edit, interval_s=5.0, now=time.now, sleep=time.sleep)
@@ -94,14 +103,14 @@ async def test_editor_survives_a_failing_edit_and_a_vanished_ballot() -> None:
     time.gate.set()
     calls: list[str] = []
 
-    async def render(round_id: str) -> tuple[BallotPost, Reply] | None:
+    async def render(round_id: str) -> tuple[PostedBallot, Reply] | None:
         return (
             None
             if round_id == "gone"
-            else (BallotPost(round_id, "d", "g", "c", "m"), Reply(lang="zh"))
+            else (PostedBallot(round_id, "d", "g", "c", "m"), Reply(lang="zh"))
         )
 
-    async def edit(where: BallotPost, reply: Reply) -> None:
+    async def edit(where: PostedBallot, reply: Reply) -> None:
         calls.append(where.round_id)
         raise RuntimeError("message deleted")
 

@@ -8,9 +8,13 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+import pytest
+
 from bot.actor import Actor
+from bot.presenters.novel import member_of
+from kernel.refusal import Refused
 from novel import api
-from novel.ballot import BallotPost
+from novel.phase import Phase
 from novel.settings import NovelSettings
 from novel.summary import SUMMARY_SYSTEM
 from retrieval.llm.scripted import ScriptedLLM
@@ -18,12 +22,6 @@ from retrieval.ports import LLMRequest, LLMResponse, OnDelta
 from tests.novel_room import ADMIN, SLOW, FakeClock, Room, fake_model, member
 
 TG = Actor("telegram", "-100", "admin", "管理员", is_admin=True)
-
-
-def posted(rid: str, message_id: str, poll_id: str = "", poll_message_id: str = "") -> BallotPost:
-    """Where a transport says the ballot of round `rid` went (its `on_ballot` report)."""
-    platform, chat = ("telegram", "-100") if poll_id else ("console", "g1")
-    return BallotPost(rid, platform, chat, "", message_id, poll_id, poll_message_id)
 
 
 def tg(i: int) -> Actor:
@@ -50,34 +48,33 @@ async def test_one_tally_from_commands_buttons_and_poll_with_retraction(tmp_path
     async with Room(tmp_path, None, edits=True) as room:
         s = room.service
         rid = await _to_voting(room, TG, "夜渡", "山门")
-        await s.ballot_posted(posted(rid, "501", "poll-9", "502"))
-        await s.handle(tg(1), api.Vote(1))  # /chapter vote 1
-        await s.handle(tg(2), api.Vote(2, rid))  # a button
-        poll = await s.handle(poll_voter(3), api.PollAnswer("poll-9", (2,)))
+        await room.post_ballot(TG, rid, "501", "poll-9", "502")
+        await s.handle(tg(1), api.ChooseOption(1))  # /chapter vote 1
+        await s.vote(tg(2), 2, rid)  # a button
+        poll = await s.poll_answer(poll_voter(3), "poll-9", (2,))
         assert not poll.is_error and "山门" in poll.plain()
         assert await room.repo.rounds.tally(rid) == {
             p.id: n for p, n in zip(await room.repo.rounds.proposals(rid), (1, 2), strict=True)
         }
         # A retraction in the poll withdraws the poll vote …
-        gone = await s.handle(poll_voter(3), api.PollAnswer("poll-9", ()))
+        gone = await s.poll_answer(poll_voter(3), "poll-9", ())
         assert "撤回" in gone.plain()
         # … but not a vote the member cast by button after answering the poll.
-        await s.handle(poll_voter(2), api.PollAnswer("poll-9", (1,)))
-        await s.handle(tg(2), api.Vote(2, rid))
-        kept = await s.handle(poll_voter(2), api.PollAnswer("poll-9", ()))
+        await s.poll_answer(poll_voter(2), "poll-9", (1,))
+        await s.vote(tg(2), 2, rid)
+        kept = await s.poll_answer(poll_voter(2), "poll-9", ())
         assert "仍然有效" in kept.plain()
         tally = await room.repo.rounds.tally(rid)
         assert sorted(tally.values()) == [1, 1]
-        unknown = await s.handle(poll_voter(4), api.PollAnswer("poll-unknown", (1,)))
+        unknown = await s.poll_answer(poll_voter(4), "poll-unknown", (1,))
         assert unknown.is_error and "已经结束的一轮" in unknown.plain()
         # The ballot message was edited with the running count (one tally everywhere).
-        assert s.service.ballots is not None
-        await s.service.ballots.idle()
+        await room.board.idle()
         edited = []
         while not room.edited.empty():
             edited.append(await room.edited.get())
-        post, last = edited[-1]
-        assert post.message_id == "501" and post.poll_id == "poll-9"
+        where, message_id, poll_message_id, last = edited[-1]
+        assert (where.chat_id, message_id, poll_message_id) == ("-100", "501", "502")
         assert "1. 夜渡 — 1 票" in last.plain() and "2. 山门 — 1 票" in last.plain()
         assert last.poll is not None and last.poll.native  # Telegram default: the native poll
 
@@ -86,22 +83,22 @@ async def test_voter_names_follow_the_chat_setting(tmp_path: Path) -> None:
     async with Room(tmp_path, None, edits=True) as room:
         s = room.service
         rid = await _to_voting(room, ADMIN, "夜渡", "山门")
-        await s.ballot_posted(posted(rid, "m1"))
-        await s.handle(member(5), api.Vote(2))
-        refused = await s.handle(member(5), api.BallotSettings(voters="shown"))
+        await room.post_ballot(ADMIN, rid, "m1")
+        await s.handle(member(5), api.ChooseOption(2))
+        refused = await s.ballot_settings(member(5), voters="shown")
         assert refused.is_error and "管理员" in refused.plain()
-        bad = await s.handle(ADMIN, api.BallotSettings(style="carrier-pigeon"))
+        bad = await s.ballot_settings(ADMIN, style="carrier-pigeon")
         assert bad.is_error and "poll" in bad.plain() and "keyboard" in bad.plain()
-        ok = await s.handle(ADMIN, api.BallotSettings(style="keyboard", voters="shown"))
+        ok = await s.ballot_settings(ADMIN, style="keyboard", voters="shown")
         assert "按钮" in ok.plain() and "显示姓名" in ok.plain()
-        view = await s.service.rounds.ballot_view(rid)
+        view = await room.novel.rounds.ballots.view(rid)
         assert view is not None
-        shown = s.present.ballot(view, "zh")
+        shown = room.board.reply(view, ADMIN)
         assert "2. 山门 — 1 票（成员5）" in shown.plain()
         assert shown.poll is not None and not shown.poll.native
-        await s.handle(ADMIN, api.BallotSettings(voters="hidden"))
-        view = await s.service.rounds.ballot_view(rid)
-        assert view is not None and "成员5" not in s.present.ballot(view, "zh").blocks[1].text
+        await s.ballot_settings(ADMIN, voters="hidden")
+        view = await room.novel.rounds.ballots.view(rid)
+        assert view is not None and "成员5" not in room.board.reply(view, ADMIN).blocks[1].text
 
 
 async def test_late_proposal_and_vote_by_the_clock_before_the_job_fires(tmp_path: Path) -> None:
@@ -119,7 +116,7 @@ async def test_late_proposal_and_vote_by_the_clock_before_the_job_fires(tmp_path
 
         rid = await _to_voting(room, ADMIN, "夜渡")
         room.clock.advance(minutes=60)  # exactly at the vote deadline
-        late_vote = await s.handle(member(2), api.Vote(1, rid))
+        late_vote = await s.vote(member(2), 1, rid)
         assert late_vote.is_error and "投票已经截止" in late_vote.plain()
         assert await room.repo.rounds.tally(rid) == {}
 
@@ -129,14 +126,14 @@ async def test_restart_during_voting_keeps_votes_and_the_poll_mapping(tmp_path: 
     llm = ScriptedLLM([fake_model], repeat_last=True)
     async with Room(tmp_path, llm, SLOW, clock) as room:
         rid = await _to_voting(room, TG, "夜渡", "山门")
-        await room.novel.ballot_posted(posted(rid, "501", "poll-1", "502"))
-        await room.service.handle(tg(1), api.Vote(1))
+        await room.post_ballot(TG, rid, "501", "poll-1", "502")
+        await room.service.handle(tg(1), api.ChooseOption(1))
     clock.advance(minutes=30)
     async with Room(tmp_path, llm, SLOW, clock) as room:
         s = room.service
         # The poll answer after the restart finds its round (persisted mapping) and counts.
         for i in (2, 3):
-            r = await s.handle(poll_voter(i), api.PollAnswer("poll-1", (2,)))
+            r = await s.poll_answer(poll_voter(i), "poll-1", (2,))
             assert not r.is_error, r.plain()
         assert s.service.deadlines.when(f"round:{rid}") is not None  # rescheduled from SQLite
         await room.fire(minutes=31)
@@ -271,7 +268,7 @@ async def test_ballot_help_matches_the_ballot_actually_rendered(tmp_path: Path) 
     discord_admin = Actor("discord", "guild", "admin", "管理员", "chan", is_admin=True)
     async with Room(tmp_path / "dc", None) as room:
         s = room.service
-        set_poll = await s.handle(discord_admin, api.BallotSettings(style="poll"))
+        set_poll = await s.ballot_settings(discord_admin, style="poll")
         assert not set_poll.is_error
         assert not (await s.handle(discord_admin, api.NextRound())).is_error
         for i, title in enumerate(titles[:3], start=1):
@@ -281,3 +278,34 @@ async def test_ballot_help_matches_the_ballot_actually_rendered(tmp_path: Path) 
         assert ballot.poll is not None and not ballot.poll.native
         assert len(dr.render(ballot)[-1].buttons) == 3
         assert _rendered_ballot_help(ballot.plain()) == "buttons", ballot.plain()
+
+
+async def test_the_open_round_as_it_stands(tmp_path: Path) -> None:
+    """`RoundService.current`: the phase, the chapter, the minutes left on the room's clock,
+    the proposals with their running count, the winner once decided."""
+    async with Room(tmp_path, None) as room:
+        s, rounds, asking = room.service, room.novel.rounds, member_of(member(9))
+        with pytest.raises(Refused) as none:
+            await rounds.current(asking)
+        assert none.value.reason == "no_round"
+        await s.handle(ADMIN, api.NextRound())
+        room.clock.advance(minutes=20)
+        await s.handle(member(1), api.Propose("夜渡", "渡河"))
+        now = await rounds.current(asking)
+        assert (now.phase, now.number, now.minutes) == (Phase.PROPOSAL, 1, 40)
+        assert [(o.title, o.proposer, o.voters) for o in now.options] == [("夜渡", "成员1", ())]
+        await s.handle(member(2), api.Propose("寻师"))
+        assert not (await s.handle(ADMIN, api.CloseRound())).is_error  # voting opens
+        await s.handle(member(3), api.ChooseOption(2))
+        room.clock.advance(minutes=15)
+        now = await rounds.current(asking)
+        assert (now.phase, now.minutes, now.winner) == (Phase.VOTING, 45, "")
+        assert [o.voters for o in now.options] == [(), ("成员3",)]
+        await s.handle(ADMIN, api.CloseRound())  # no model: the winner waits for its text
+        now = await rounds.current(asking)
+        assert (now.phase, now.deadline, now.minutes, now.winner) == (
+            Phase.PENDING,
+            None,
+            0,
+            "寻师",
+        )

@@ -4,6 +4,7 @@ model, deadlines on an injected clock (moved forward by the test, never slept on
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -11,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from bot.actor import Actor
+from bot.presenters.novel import changes_decided
 from novel import api
 from novel.service import NovelService
 from novel.summary import SUMMARY_SYSTEM
@@ -37,30 +39,31 @@ async def test_whole_round_with_deadlines(tmp_path: Path) -> None:
             assert not r.is_error, r.plain()
         updated = await s.handle(member(3), api.Propose("江心岛", "去江心岛"))
         assert "更新" in updated.plain()
-        early = await s.handle(member(1), api.Vote(1))
+        early = await s.handle(member(1), api.ChooseOption(1))
         assert early.is_error and "投票尚未开始" in early.plain()
 
         assert await room.fire(minutes=59) == []  # not yet
         assert len(await room.fire(minutes=1)) == 1
         target, ballot = await room.next_announcement()
         assert target.chat_id == "g1" and target.channel_id == "c1"
-        assert ballot.poll is not None and ballot.poll.options == ("夜渡", "寻师", "江心岛")
-        prefix = ballot.poll.action_prefix
+        assert ballot.poll is not None and ballot.poll.labels == ("夜渡", "寻师", "江心岛")
         round_id = ballot.poll.round_id
-        assert prefix == f"vote:{round_id}:"
+        assert [o.action for o in ballot.poll.options] == [
+            f"vote:{round_id}:{i}" for i in (1, 2, 3)
+        ]
 
         votes = await asyncio.gather(
-            s.handle(member(1), api.Vote(2, round_id)),
-            s.handle(member(2), api.Vote(2, round_id)),
-            s.handle(member(3), api.Vote(3, round_id)),
-            s.handle(member(4), api.Vote(1, round_id)),
+            s.vote(member(1), 2, round_id),
+            s.vote(member(2), 2, round_id),
+            s.vote(member(3), 3, round_id),
+            s.vote(member(4), 1, round_id),
         )
         assert not any(v.is_error for v in votes)
-        changed = await s.handle(member(4), api.Vote(3, round_id))
+        changed = await s.vote(member(4), 3, round_id)
         assert "改投" in changed.plain() and "寻师 — 2 票" in changed.plain()
-        stale = await s.handle(member(5), api.Vote(1, "oldround"))
+        stale = await s.vote(member(5), 1, "oldround")
         assert stale.is_error and "已经结束的一轮" in stale.plain()
-        bad = await s.handle(member(5), api.Vote(9, round_id))
+        bad = await s.vote(member(5), 9, round_id)
         assert bad.is_error and "1–3" in bad.plain()
 
         # Tie 2:2 between 寻师 (earlier) and 江心岛 → the earliest wins, announced.
@@ -88,7 +91,7 @@ async def test_whole_round_with_deadlines(tmp_path: Path) -> None:
         assert md.attachments[0].data.decode().startswith("# 青岚渡")
         epub = await s.handle(member(2), api.Export("epub"))
         assert epub.attachments[0].data[:2] == b"PK"
-        late = await s.handle(member(1), api.Vote(1, round_id))
+        late = await s.vote(member(1), 1, round_id)
         assert late.is_error
 
 
@@ -102,7 +105,7 @@ async def test_deadline_fires_after_restart(tmp_path: Path) -> None:
     clock.advance(minutes=90)  # the proposal deadline passes while the service is down
     async with Room(tmp_path, llm, SLOW, clock) as room:
         _, ballot = await room.next_announcement()  # fires at once on start-up
-        assert ballot.poll is not None and ballot.poll.options == ("夜渡", "寻师")
+        assert ballot.poll is not None and ballot.poll.labels == ("夜渡", "寻师")
         # No votes → the earliest proposal wins.
         await room.fire(minutes=60)
         _, result = await room.next_announcement()
@@ -121,9 +124,7 @@ async def test_concurrency_one_round_many_votes(room: Room) -> None:
     ballot = await s.handle(ADMIN, api.CloseRound())
     assert ballot.poll is not None
     rid = ballot.poll.round_id
-    replies = await asyncio.gather(
-        *(s.handle(member(i), api.Vote(1 + i % 2, rid)) for i in range(40))
-    )
+    replies = await asyncio.gather(*(s.vote(member(i), 1 + i % 2, rid) for i in range(40)))
     assert not any(r.is_error for r in replies)
     assert await s.service.repo.rounds.tally(rid) == {
         p.id: 20 for p in await s.service.repo.rounds.proposals(rid)
@@ -365,7 +366,7 @@ async def test_a_change_that_no_longer_applies_is_worded_by_the_presenter(tmp_pa
         assert not uploaded.is_error, uploaded.plain()
         decided = await s.service.world.decide(ADMIN, (newcomer.id,), True)
         assert [c.id for c, _ in decided.skipped] == [newcomer.id]
-        zh = s.present.reply(decided, "zh").plain()
-        en = s.present.reply(decided, "en").plain()
+        zh = changes_decided(decided, ADMIN).plain()
+        en = changes_decided(decided, dataclasses.replace(ADMIN, lang="en")).plain()
         assert f"未能应用 #{newcomer.id}：人物“钱七”已在世界设定中" in zh, zh
         assert f"Could not apply #{newcomer.id}: “钱七” is already in the blueprint" in en, en

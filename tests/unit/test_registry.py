@@ -18,10 +18,10 @@ from retrieval.llm import build_llm
 from retrieval.llm.scripted import ScriptedLLM
 from retrieval.ports import LLM, Embedder
 from tests.reliability.helpers.stack import open_app
-from tests.service_fakes import RecordingNovels, RecordingScholar
+from tests.service_fakes import RecordingBallots, RecordingNovels, RecordingScholar
 
 ROOT = Path(__file__).resolve().parents[2]
-REGISTRY = standard_registry(RecordingScholar(), RecordingNovels())
+REGISTRY = standard_registry(RecordingScholar(), RecordingNovels(), RecordingBallots())
 
 
 def _imports(path: Path) -> set[str]:
@@ -58,7 +58,7 @@ def test_a_name_is_registered_once() -> None:
 def test_transports_hold_no_domain_rules() -> None:
     """Only the shared reply/request model (and the injected clock) comes from `retrieval/`;
     no service, no parser, no copied admin policy."""
-    allowed = {"retrieval.requests", "retrieval.i18n", "retrieval.clock"}
+    allowed = {"retrieval.requests", "kernel.i18n", "retrieval.clock"}
     for path in (ROOT / "bot" / "transports").glob("*.py"):
         text = path.read_text(encoding="utf-8")
         used = {m for m in _imports(path) if m.startswith(("retrieval", "novel", "ingest"))}
@@ -76,7 +76,7 @@ def test_the_router_and_commands_hold_no_platform_code() -> None:
 
 def test_seams_are_declared_not_probed() -> None:
     probing = []
-    for package in ("bot", "retrieval", "novel", "ingest"):
+    for package in ("bot", "retrieval", "novel", "ingest", "kernel"):
         for path in sorted((ROOT / package).rglob("*.py")):
             text = path.read_text(encoding="utf-8")
             if "getattr(" in text or "hasattr(" in text:

@@ -10,13 +10,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from telegram.error import RetryAfter
 
+from bot.ballot.board import native_ballot
 from bot.render import discord as dr
 from bot.render import telegram as tr
 from bot.render.stream import ActionTable, StreamingEditor
 from bot.reply import Attachment, Block, Button, Citation, Poll, Reply
 from bot.transports.telegram_flood import FloodControl
-from novel.ballot import native_ballot
 from retrieval.clock import Clock as ProductClock
+from tests.service_fakes import ballot_poll
 
 # ---- Discord ---------------------------------------------------------------------------------
 
@@ -50,7 +51,7 @@ def test_discord_citations_poll_buttons_files() -> None:
         lang="zh",
         blocks=[Block("答")],
         citations=[Citation("神的经纶，第三章", "神的经纶", "第三章", "神圣的分赐")],
-        poll=Poll("选哪个？", ("甲", "乙" * 100), "vote:r1:", "r1"),
+        poll=ballot_poll("选哪个？", ("甲", "乙" * 100), "r1"),
         buttons=[Button("关闭", "close:r1")],
         attachments=[Attachment("ch.md", b"# x")],
     )
@@ -183,7 +184,7 @@ def test_telegram_keyboard_or_native_poll_never_both() -> None:
     reply = Reply(
         lang="zh",
         blocks=[Block("投票")],
-        poll=Poll("下一章？", ("甲", "乙"), "vote:" + "x" * 70 + ":", "x" * 70),
+        poll=ballot_poll("下一章？", ("甲", "乙"), "x" * 70),
         buttons=[Button("关闭", "close:r")],
     )
     out = tr.render(reply, table)  # a keyboard ballot
@@ -197,21 +198,21 @@ def test_telegram_keyboard_or_native_poll_never_both() -> None:
     native = Reply(
         lang="zh",
         blocks=[Block("投票")],
-        poll=Poll("下一章？", ("甲", "乙"), "vote:r:", "r", native=True),
+        poll=ballot_poll("下一章？", ("甲", "乙"), "r", native=True),
         buttons=[Button("关闭", "close:r")],
     )
     out = tr.render(native, table)
-    assert out.poll == ("下一章？", ["甲", "乙"], "vote:r:")
+    assert out.poll == ("下一章？", ["甲", "乙"])
     keyboard = out.messages[-1].keyboard
     assert keyboard is not None  # the other buttons stay; the options are in the poll only
     assert [row[0].callback_data for row in keyboard.inline_keyboard] == ["close:r"]
 
 
 def test_telegram_single_option_poll_is_keyboard_only() -> None:
-    # The ballot's owner decides (novel.ballot.native_ballot: one option is a keyboard, as
+    # The ballot's owner decides (bot.ballot.board.native_ballot: one option is a keyboard, as
     # Telegram polls need 2–12); the renderer follows the flag so the help text matches.
     assert not native_ballot("poll", "telegram", 1)
-    out = tr.render(Reply(lang="zh", poll=Poll("?", ("甲",), "vote:r:", "r", native=False)))
+    out = tr.render(Reply(lang="zh", poll=ballot_poll("?", ("甲",), "r", native=False)))
     assert out.poll is None and out.messages[-1].keyboard is not None
 
 
@@ -322,14 +323,16 @@ async def test_editor_update_swallows_errors_but_finish_raises() -> None:
 
 
 def test_vote_actions_come_from_the_codec() -> None:
-    """Every transport encodes a ballot option with novel.ballot.encode_vote(round, i) — the
-    one codec the router decodes — and never appends to a prefix by hand."""
-    from bot.presenters.novel import decode_vote, encode_vote
+    """Every transport puts on a ballot option the action the ballot room encoded with its
+    codec (`VoteButton(round, i).action`, the one the router decodes) and never builds one by
+    hand."""
+    from bot.ballot.codec import VoteButton
     from bot.render import console as cr
 
-    poll = Poll("下一章？", ("甲", "乙", "丙"), "", "r42")  # no hand-made prefix to lean on
+    wanted = [VoteButton("r42", i).action for i in (1, 2, 3)]
+    options = tuple(Button(label, a) for label, a in zip(("甲", "乙", "丙"), wanted, strict=True))
+    poll = Poll("下一章？", options, "r42")
     reply = Reply(lang="zh", blocks=[Block("投票")], poll=poll)
-    wanted = [encode_vote("r42", i) for i in (1, 2, 3)]
     table = ActionTable(tr.CALLBACK_LIMIT)
     keyboard = tr.render(reply, table).messages[-1].keyboard
     assert keyboard is not None
@@ -337,4 +340,4 @@ def test_vote_actions_come_from_the_codec() -> None:
     dtable = ActionTable(dr.CUSTOM_ID_LIMIT)
     assert [dtable.decode(cid) for _, cid in dr.buttons(reply, dtable)] == wanted
     assert cr.actions(reply) == wanted
-    assert [decode_vote(a) for a in wanted][1] == decode_vote("vote:r42:2")
+    assert [VoteButton.read(a) for a in wanted][1] == VoteButton("r42", 2)

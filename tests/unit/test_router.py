@@ -5,15 +5,17 @@ from __future__ import annotations
 import pytest
 
 from bot.actor import Actor
+from bot.ballot.codec import VoteButton
+from bot.ballot.room import BallotSettings
 from bot.commands import standard_registry
 from bot.parsing import parse_args, split_text_command
 from bot.ratelimit import RateLimiter
-from bot.registry import Command, Group, Help, Param, Registry, Upload
+from bot.registry import Command, Group, Help, Param, PollAnswer, Registry, Upload
 from bot.reply import Progress, Reply
-from bot.router import Router
+from bot.router import Invocation, Line, Press, Router
 from novel import api as novel_api
 from retrieval.requests import AskRequest
-from tests.service_fakes import RecordingNovels, RecordingScholar, fake_router
+from tests.service_fakes import RecordingBallots, RecordingNovels, RecordingScholar, fake_router
 
 
 @pytest.fixture
@@ -33,7 +35,9 @@ def test_split_text_command_handles_bot_suffix() -> None:
 
 
 def test_pipe_split_for_proposals() -> None:
-    chapter = standard_registry(RecordingScholar(), RecordingNovels()).get("chapter")
+    chapter = standard_registry(RecordingScholar(), RecordingNovels(), RecordingBallots()).get(
+        "chapter"
+    )
     assert isinstance(chapter, Group)
     propose = chapter.child("propose")
     assert isinstance(propose, Command)
@@ -49,7 +53,7 @@ async def test_ask_reaches_the_scholar(
     parts: tuple[Router, RecordingScholar, RecordingNovels],
 ) -> None:
     router, scholar, _ = parts
-    reply = await router.handle_text(ACTOR, "/ask 神圣分赐与召会有什么关系？")
+    reply = await router.answer(Invocation(ACTOR, Line("/ask 神圣分赐与召会有什么关系？")))
     assert reply is not None and not reply.is_error
     assert scholar.requests == [AskRequest("神圣分赐与召会有什么关系？")]
 
@@ -82,7 +86,7 @@ async def test_malformed_input_gets_a_chinese_usage_reply(
     parts: tuple[Router, RecordingScholar, RecordingNovels], line: str, needle: str
 ) -> None:
     router, scholar, novels = parts
-    reply = await router.handle_text(ACTOR, line)
+    reply = await router.answer(Invocation(ACTOR, Line(line)))
     assert reply is not None and reply.is_error
     assert needle in reply.plain()
     assert scholar.calls == [] and novels.calls == []
@@ -92,7 +96,7 @@ async def test_plain_english_chatter_gets_english_guidance(
     parts: tuple[Router, RecordingScholar, RecordingNovels],
 ) -> None:
     router, _, _ = parts
-    reply = await router.handle_text(ACTOR, "hello there")
+    reply = await router.answer(Invocation(ACTOR, Line("hello there")))
     assert reply is not None and reply.is_error and "Commands start with /" in reply.plain()
 
 
@@ -100,7 +104,7 @@ async def test_english_arguments_get_english_errors(
     parts: tuple[Router, RecordingScholar, RecordingNovels],
 ) -> None:
     router, _, _ = parts
-    reply = await router.handle_text(ACTOR, "/chapter revise twelve make it darker")
+    reply = await router.answer(Invocation(ACTOR, Line("/chapter revise twelve make it darker")))
     assert reply is not None and "must be a positive whole number" in reply.plain()
 
 
@@ -108,8 +112,8 @@ async def test_full_width_digits_and_control_characters_are_cleaned(
     parts: tuple[Router, RecordingScholar, RecordingNovels],
 ) -> None:
     router, _, novels = parts
-    await router.handle_text(ACTOR, "/chapter rollback １２ ２")
-    await router.handle_text(ACTOR, "/chapter propose 夜\x00渡 | 摘\x1b要")
+    await router.answer(Invocation(ACTOR, Line("/chapter rollback １２ ２")))
+    await router.answer(Invocation(ACTOR, Line("/chapter propose 夜\x00渡 | 摘\x1b要")))
     assert novels.requests == [
         novel_api.RollbackChapter(12, 2),
         novel_api.Propose("夜渡", "摘要", ""),
@@ -135,11 +139,11 @@ async def test_every_novel_subcommand_builds_its_request(
         "/novel export epub",
     ]
     for line in lines:
-        reply = await router.handle_text(ACTOR, line)
+        reply = await router.answer(Invocation(ACTOR, Line(line)))
         assert reply is not None and not reply.is_error, line
     assert novels.requests == [
         novel_api.NextRound(),
-        novel_api.Vote(2),
+        novel_api.ChooseOption(2),
         novel_api.CloseRound(),
         novel_api.ShowChapter(None),
         novel_api.ShowChapter(3),
@@ -157,22 +161,26 @@ async def test_uploads_reach_blueprint_set_and_revise(
     parts: tuple[Router, RecordingScholar, RecordingNovels],
 ) -> None:
     router, _, novels = parts
-    await router.handle_text(ACTOR, "/novel blueprint set", upload=Upload.of(b'{"title": "x"}'))
-    await router.handle_text(ACTOR, "/chapter revise 2", upload=Upload.of("新文本".encode()))
+    await router.answer(
+        Invocation(ACTOR, Line("/novel blueprint set"), upload=Upload.of(b'{"title": "x"}'))
+    )
+    await router.answer(
+        Invocation(ACTOR, Line("/chapter revise 2"), upload=Upload.of("新文本".encode()))
+    )
     assert novels.requests == [
         novel_api.BlueprintSet(b'{"title": "x"}'),
         novel_api.ReviseChapter(2, "", "新文本"),
     ]
 
 
-async def test_button_actions_route_votes(
-    parts: tuple[Router, RecordingScholar, RecordingNovels],
-) -> None:
-    router, _, novels = parts
-    await router.press(ACTOR, "vote:r-7:3")
-    bad = await router.press(ACTOR, "bogus")
-    assert novels.requests == [novel_api.Vote(3, "r-7")]
-    assert bad.is_error
+async def test_button_actions_route_votes() -> None:
+    """A vote button's action reaches the ballot room, decoded by the codec that built it."""
+    novels, ballots = RecordingNovels(), RecordingBallots()
+    router = fake_router(RecordingScholar(), novels, ballots=ballots, limiter=RateLimiter(0, 0))
+    await router.answer(Invocation(ACTOR, Press("vote:r-7:3")))
+    bad = await router.answer(Invocation(ACTOR, Press("bogus")))
+    assert ballots.requests == [VoteButton("r-7", 3)] and novels.requests == []
+    assert bad is not None and bad.is_error
 
 
 async def test_rate_limit_replies_with_wait_time() -> None:
@@ -180,10 +188,10 @@ async def test_rate_limit_replies_with_wait_time() -> None:
         RecordingScholar(), RecordingNovels(), limiter=RateLimiter(per_user=1, per_chat=0)
     )
     member = Actor("telegram", "g1", "u1")
-    first = await router.handle_text(member, "/ask 一")
-    second = await router.handle_text(member, "/ask 二")
-    helped = await router.handle_text(member, "/help")
-    votes = [await router.handle_text(member, f"/chapter vote {n}") for n in (1, 2, 1)]
+    first = await router.answer(Invocation(member, Line("/ask 一")))
+    second = await router.answer(Invocation(member, Line("/ask 二")))
+    helped = await router.answer(Invocation(member, Line("/help")))
+    votes = [await router.answer(Invocation(member, Line(f"/chapter vote {n}"))) for n in (1, 2, 1)]
     assert first is not None and not first.is_error
     assert second is not None and second.is_error and "请求太频繁" in second.plain()
     assert helped is not None and not helped.is_error
@@ -194,7 +202,7 @@ async def test_the_console_is_never_rate_limited() -> None:
     router = fake_router(
         RecordingScholar(), RecordingNovels(), limiter=RateLimiter(per_user=1, per_chat=1)
     )
-    replies = [await router.handle_text(ACTOR, "/ask 一") for _ in range(5)]
+    replies = [await router.answer(Invocation(ACTOR, Line("/ask 一"))) for _ in range(5)]
     assert all(r is not None and not r.is_error for r in replies)
 
 
@@ -206,7 +214,7 @@ async def test_a_failing_service_gives_an_error_reference_not_a_traceback() -> N
             raise RuntimeError("boom")
 
     router = fake_router(Broken(), RecordingNovels(), limiter=RateLimiter(0, 0))
-    reply = await router.handle_text(ACTOR, "/ask 一")
+    reply = await router.answer(Invocation(ACTOR, Line("/ask 一")))
     assert reply is not None and reply.is_error and "错误编号" in reply.plain()
     assert "boom" not in reply.plain()
 
@@ -218,13 +226,18 @@ async def test_groups_stay_quiet_except_for_our_commands(
     member = Actor("telegram", "-100", "7")
     for line in ("大家好", "/nosuch", "/roll@dice_bot 2", "hello there everyone"):
         assert (
-            await router.handle_text(member, line, bot_username="baibao_bot", private=False) is None
+            await router.answer(
+                Invocation(member, Line(line, bot_username="baibao_bot", private=False))
+            )
+            is None
         )
-    unknown = await router.handle_text(
-        member, "/nosuch@baibao_bot", bot_username="baibao_bot", private=False
+    unknown = await router.answer(
+        Invocation(member, Line("/nosuch@baibao_bot", bot_username="baibao_bot", private=False))
     )
     assert unknown is not None and "未知命令：/nosuch" in unknown.plain()
-    asked = await router.handle_text(member, "/ask 经纶", bot_username="baibao_bot", private=False)
+    asked = await router.answer(
+        Invocation(member, Line("/ask 经纶", bot_username="baibao_bot", private=False))
+    )
     assert asked is not None and scholar.requests == [AskRequest("经纶")]
 
 
@@ -232,18 +245,18 @@ async def test_an_english_question_gets_an_english_actor(
     parts: tuple[Router, RecordingScholar, RecordingNovels],
 ) -> None:
     router, scholar, _ = parts
-    await router.handle_text(ACTOR, "/ask What is the divine dispensing?")
-    await router.handle_text(ACTOR, "/ask 什么是神圣的分赐？")
+    await router.answer(Invocation(ACTOR, Line("/ask What is the divine dispensing?")))
+    await router.answer(Invocation(ACTOR, Line("/ask 什么是神圣的分赐？")))
     assert [a.lang for a, _ in scholar.calls] == ["en", "zh"]
 
 
-async def test_writers_room_v2_commands_and_actions(
-    parts: tuple[Router, RecordingScholar, RecordingNovels],
-) -> None:
+async def test_writers_room_v2_commands_and_actions() -> None:
     """Issue 12: submit (text or file), blueprint accept/reject/history, ballot settings, and
-    the actions transports report (native poll answers). A posted ballot is no action: the
-    transport reports it through its `on_ballot` callback, so "posted:…" is unknown here."""
-    router, _, novels = parts
+    what transports report besides commands (native poll answers, typed: no string re-enters
+    the router). A posted ballot is no action either: the router's `posted` hook sees it, so
+    "posted:…" is unknown here."""
+    novels, ballots = RecordingNovels(), RecordingBallots()
+    router = fake_router(RecordingScholar(), novels, ballots=ballots, limiter=RateLimiter(0, 0))
     for line in (
         "/chapter submit 夜色沉沉，林远……",
         "/novel blueprint accept 3 4",
@@ -253,30 +266,34 @@ async def test_writers_room_v2_commands_and_actions(
         "/settings ballot keyboard shown",
         "/settings ballot",
     ):
-        reply = await router.handle_text(ACTOR, line)
+        reply = await router.answer(Invocation(ACTOR, Line(line)))
         assert reply is not None and not reply.is_error, line
-    await router.handle_text(ACTOR, "/chapter submit", upload=Upload.of("正文".encode("gb18030")))
-    await router.press(ACTOR, "poll:5551:2")
-    await router.press(ACTOR, "poll:5551:")  # withdrawn
+    await router.answer(
+        Invocation(ACTOR, Line("/chapter submit"), upload=Upload.of("正文".encode("gb18030")))
+    )
+    await router.answer(Invocation(ACTOR, PollAnswer("5551", (1,))))
+    await router.answer(Invocation(ACTOR, PollAnswer("5551", ())))  # withdrawn
     assert novels.requests == [
         novel_api.SubmitChapter("夜色沉沉，林远……"),
         novel_api.BlueprintAccept((3, 4)),
         novel_api.BlueprintAccept(()),
         novel_api.BlueprintReject((3,)),
         novel_api.BlueprintHistory(),
-        novel_api.BallotSettings("keyboard", "shown"),
-        novel_api.BallotSettings(None, None),
         novel_api.SubmitChapter("正文"),
-        novel_api.PollAnswer("5551", (2,)),
-        novel_api.PollAnswer("5551", ()),
+    ]
+    assert ballots.requests == [
+        BallotSettings("keyboard", "shown"),
+        BallotSettings(None, None),
+        PollAnswer("5551", (1,)),
+        PollAnswer("5551", ()),
     ]
     for bad in ("/chapter submit", "/novel blueprint accept x", "/settings ballot carrier"):
-        reply = await router.handle_text(ACTOR, bad)
+        reply = await router.answer(Invocation(ACTOR, Line(bad)))
         assert reply is not None and reply.is_error, bad
-    assert (await router.press(ACTOR, "poll:5551:x")).is_error
-    assert (await router.press(ACTOR, "posted:r-7")).is_error
-    assert (await router.press(ACTOR, "posted:r-7:1008:5551:1009")).is_error
-    assert len(novels.requests) == 10  # neither reached the service
+    assert (await router.answer(Invocation(ACTOR, Press("poll:5551:x")))).is_error
+    assert (await router.answer(Invocation(ACTOR, Press("posted:r-7")))).is_error
+    assert (await router.answer(Invocation(ACTOR, Press("posted:r-7:1008:5551:1009")))).is_error
+    assert len(novels.requests) + len(ballots.requests) == 10  # neither reached a room
 
 
 async def test_submit_looks_the_caller_up_without_requiring_an_admin(
@@ -284,30 +301,30 @@ async def test_submit_looks_the_caller_up_without_requiring_an_admin(
 ) -> None:
     """Anyone may try /chapter submit (the winner's author); the router still tells the
     service whether an admin asks — and a failed lookup means "not an admin", not a refusal."""
-    from bot.admin import AdminUnknown, Member
+    from bot.admin import AdminUnknown, MemberFacts
 
     router, _, novels = parts
     member = Actor("telegram", "-100", "8")
     looked: list[str] = []
 
-    async def admin() -> Member:
+    async def admin() -> MemberFacts:
         looked.append("admin")
-        return Member(administrator=True)
+        return MemberFacts(administrator=True)
 
-    async def plain() -> Member:
+    async def plain() -> MemberFacts:
         looked.append("plain")
-        return Member()
+        return MemberFacts()
 
-    async def broken() -> Member:
+    async def broken() -> MemberFacts:
         looked.append("broken")
         raise AdminUnknown("502")
 
     for lookup in (admin, plain, broken):
-        reply = await router.handle_text(member, "/chapter submit 正文", member=lookup)
+        reply = await router.answer(Invocation(member, Line("/chapter submit 正文"), member=lookup))
         assert reply is not None and not reply.is_error
     assert looked == ["admin", "plain", "broken"]
     assert [a.is_admin for a, _ in novels.calls] == [True, False, False]
-    await router.handle_text(member, "/chapter vote 1", member=admin)
+    await router.answer(Invocation(member, Line("/chapter vote 1"), member=admin))
     assert looked == ["admin", "plain", "broken"]  # a vote never looks anyone up
 
 
@@ -344,7 +361,7 @@ async def test_an_upload_is_checked_before_ack_and_its_real_size_after_reading()
         return Upload(name, declared, read)
 
     async def load(up: Upload) -> str:
-        reply = await router.handle_text(ACTOR, "/load", upload=up, ack=ack)
+        reply = await router.answer(Invocation(ACTOR, Line("/load"), upload=up, ack=ack))
         assert reply is not None
         return reply.plain() if reply.is_error else "ok"
 
@@ -354,3 +371,18 @@ async def test_an_upload_is_checked_before_ack_and_its_real_size_after_reading()
     assert "文件太大了" in await load(upload("c.txt", 2, b"abcdefghi"))  # the size understated
     assert await load(upload("d.txt", 3, b"abc")) == "ok"
     assert acks == ["ack", "ack"] and reads == ["c.txt", "d.txt"] and taken == [b"abc"]
+
+
+async def test_chapter_status_takes_no_arguments_and_ignores_stray_words(
+    parts: tuple[Router, RecordingScholar, RecordingNovels],
+) -> None:
+    """`/chapter status` (issue 41) has no parameter: what follows it (garbage, pipes, a
+    number) is ignored as for every command without one, and a member may ask (no admin
+    lookup); words in English get the answer in English."""
+    router, _, novels = parts
+    member = Actor("telegram", "-100", "8")
+    for line in ("/chapter status", "/chapter status ||| ### 3 <b>", "/chapter status what now"):
+        reply = await router.answer(Invocation(member, Line(line, private=False)))
+        assert reply is not None and not reply.is_error, line
+    assert novels.requests == [novel_api.ShowRound()] * 3
+    assert [actor.lang for actor, _ in novels.calls] == ["zh", "zh", "en"]

@@ -8,8 +8,9 @@ Opens the real storage stack (Qdrant Edge + SQLite) on DATA_DIR with the in-proc
 - `corpus`: the ingest pipeline on Markdown files whose title stays the same while the body
   changes (each version written to `src/<doc>.v<k>.md`, so the registry's `path` names the
   version it believes current); now and then a document is deleted.
-- `novel`: the writers' room; chapter revisions (uploaded text) and rollbacks through
-  `NovelService.handle` worded by `PresentedNovels`, exactly as the router would call it.
+- `novel`: the writers' room; chapter revisions (uploaded text) and rollbacks through the
+  handlers `/chapter revise` and `/chapter rollback` run (`bot.commands.novel`), exactly as
+  the router would call them.
 - `story`: revisions of chapter 2 only, each version changing the story state its own way
   (`story_facts`: who is introduced, where 林远 goes, whether 霍三 is hurt or dies); `BEGIN <k>`
   is printed before each revision, so the parent knows which one the kill interrupted.
@@ -34,7 +35,9 @@ from retrieval.fakes import HashEmbedder
 from retrieval.types import SparseVector
 
 if TYPE_CHECKING:
-    from bot.presenters.novel import PresentedNovels
+    from bot.actor import Actor
+    from bot.reply import Reply
+    from novel.results import BallotView
     from novel.service import NovelService
     from retrieval.store.edge import EdgeStore
 
@@ -150,9 +153,6 @@ async def novel_service(data: Path) -> AsyncIterator[tuple[NovelService, EdgeSto
     from retrieval.clock import SYSTEM_CLOCK
     from retrieval.store.edge import EdgeStore
 
-    async def announce(target: object, reply: object) -> None:
-        return None
-
     narrative.warm()
     store = await EdgeStore.open(data / "qdrant", DIM)
     repo = await NovelRepo.open(data / "baibao.sqlite3")
@@ -160,7 +160,7 @@ async def novel_service(data: Path) -> AsyncIterator[tuple[NovelService, EdgeSto
         memory = PlotMemory(repo, store, HashEmbedder(DIM), sparse)
         settings = NovelSettings(proposal_minutes=60, vote_minutes=60)
         chapters = ChapterService(repo, memory, None, settings, SYSTEM_CLOCK.now)
-        service = NovelService(repo, memory, chapters, settings, announce)
+        service = NovelService(repo, memory, chapters, settings, _Silent())
         async with service:
             yield service, store
     finally:
@@ -168,11 +168,43 @@ async def novel_service(data: Path) -> AsyncIterator[tuple[NovelService, EdgeSto
         await store.close()
 
 
-def worded(service: NovelService) -> PresentedNovels:
-    """The service as the router calls it: an Actor in, a Reply out."""
-    from bot.presenters.novel import NovelPresenter, PresentedNovels
+class _Silent:
+    """The announce port of a room no chat hears (revisions announce nothing)."""
 
-    return PresentedNovels(service, NovelPresenter(service.settings))
+    async def round_empty(self, chat: object, empty: object) -> None:
+        return None
+
+    async def proposals_closed(self, chat: object, ballot: object) -> None:
+        return None
+
+    async def votes_closed(self, chat: object, closed: object) -> None:
+        return None
+
+    async def writing(self, chat: object, step: object) -> None:
+        return None
+
+    async def written(self, chat: object, written: object) -> None:
+        return None
+
+    def tally_changed(self, round_id: str) -> None:
+        return None
+
+
+class _NoBallots:
+    """No ballot is drawn here: revisions and rollbacks present none."""
+
+    def reply(self, view: BallotView, where: Actor) -> Reply:
+        raise AssertionError("no ballot in a revision")
+
+
+async def worded(service: NovelService, actor: Actor, request: object) -> Reply:
+    """The handler the router would run for `request`: an Actor in, a Reply out."""
+    from bot.commands.novel import novel_handlers
+    from bot.presenters.novel import NovelPresenter
+    from bot.registry import Call
+
+    handlers = novel_handlers(service, NovelPresenter(service.settings, _NoBallots()))
+    return await handlers.run(Call(actor), request)
 
 
 async def run_novel(data: Path, rng: random.Random) -> None:
@@ -192,10 +224,10 @@ async def run_novel(data: Path, rng: random.Random) -> None:
             )
             if chapter is not None and len(versions) > 1 and rng.random() < 0.3:
                 target = rng.choice([v for v in versions if v != chapter.current_version])
-                reply = await worded(service).handle(admin, api.RollbackChapter(number, target))
+                reply = await worded(service, admin, api.RollbackChapter(number, target))
             else:
                 text = chapter_text(DOCS[number - 1], k, rng.randint(2, 12))
-                reply = await worded(service).handle(admin, api.ReviseChapter(number, text=text))
+                reply = await worded(service, admin, api.ReviseChapter(number, text=text))
             if reply.is_error:
                 print("ERROR", reply.plain(), flush=True)
             print("OP", k, flush=True)
@@ -214,7 +246,7 @@ async def run_story(data: Path, rng: random.Random) -> None:
             _write_atomically(data / "next_k", str(k + 1))
             text = story_text(k, rng.randint(2, 12))
             print("BEGIN", k, flush=True)
-            reply = await worded(service).handle(admin, api.ReviseChapter(2, text=text))
+            reply = await worded(service, admin, api.ReviseChapter(2, text=text))
             if reply.is_error:
                 print("ERROR", reply.plain(), flush=True)
             print("OP", k, flush=True)

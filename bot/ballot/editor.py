@@ -1,14 +1,8 @@
-"""The ballot: where a posted ballot lives, and the throttled editor that keeps its running
-count current.
+"""The throttled editor that keeps each posted ballot's running count current.
 
-A vote button carries what `bot.presenters.novel` encoded into it (the vote codec lives there,
-next to its decoder); a native Telegram poll carries nothing, so its id is mapped to the round in
-SQLite (`novel_ballots`) when the transport reports the posted ballot. Every way of voting ends in
-one tally (`novel_votes`).
-
-The editor is generic over what a ballot renders to (`bot/` renders a `Reply`): the domain only
-schedules, coalesces and skips identical renderings. `NoBallotEdits` stands in when nothing edits
-ballots (no transport can edit, or a test), so the service never checks for one.
+Generic over what a ballot renders to (the board renders a `Reply`): it only schedules,
+coalesces and skips identical renderings, on the injected clock. A ballot edit is best effort:
+the tally itself is in SQLite.
 """
 
 from __future__ import annotations
@@ -18,79 +12,17 @@ import logging
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Generic, Literal, Protocol, TypeVar
+from typing import Generic, TypeVar
+
+from bot.ballot.store import PostedBallot
 
 log = logging.getLogger(__name__)
-
-BallotStyle = Literal["poll", "keyboard"]
-BALLOT_STYLES: tuple[BallotStyle, ...] = ("poll", "keyboard")
-
-# Telegram's native poll takes 2–12 options; it is the only platform with one here. Whether a
-# ballot goes out as the native poll or as buttons is decided once, by `native_ballot` (the
-# presenter words the help text by it and the renderers follow the flag it sets).
-POLL_MIN_OPTIONS = 2
-POLL_MAX_OPTIONS = 12
-NATIVE_POLL_PLATFORMS = frozenset({"telegram"})
-
-
-def native_ballot(style: BallotStyle, platform: str, options: int) -> bool:
-    """True: the ballot is the platform's native poll; False: buttons / a keyboard."""
-    return (
-        style == "poll"
-        and platform in NATIVE_POLL_PLATFORMS
-        and POLL_MIN_OPTIONS <= options <= POLL_MAX_OPTIONS
-    )
-
-
-@dataclass(frozen=True, slots=True)
-class BallotPost:
-    """Where a round's ballot was posted: enough to edit it after a restart."""
-
-    round_id: str
-    platform: str
-    chat_id: str
-    channel_id: str
-    message_id: str  # the message that shows the running count (with the keyboard, if any)
-    poll_id: str = ""  # a native poll's id (Telegram), mapped back to the round
-    poll_message_id: str = ""  # the native poll's own message (to stop it at the close)
-
 
 Rendered = TypeVar("Rendered")
 
 # round id → the ballot's place and its current rendering (None: nothing to edit)
-RenderBallot = Callable[[str], Awaitable[tuple[BallotPost, Rendered] | None]]
-EditBallot = Callable[[BallotPost, Rendered], Awaitable[None]]
-
-
-class BallotBoard(Protocol):
-    """What the service tells whoever keeps posted ballots current."""
-
-    def touch(self, round_id: str) -> None:
-        """The tally of `round_id` changed."""
-
-    async def posted(self, round_id: str, *, counted: bool) -> None:
-        """The ballot was just posted; `counted`: votes were cast before it was reported."""
-
-    async def idle(self) -> None:
-        """Wait until every scheduled edit went out (tests, shutdown)."""
-
-    async def close(self) -> None: ...
-
-
-class NoBallotEdits:
-    """The do-nothing board: posted ballots are never edited."""
-
-    def touch(self, round_id: str) -> None:
-        return None
-
-    async def posted(self, round_id: str, *, counted: bool) -> None:
-        return None
-
-    async def idle(self) -> None:
-        return None
-
-    async def close(self) -> None:
-        return None
+RenderBallot = Callable[[str], Awaitable[tuple[PostedBallot, Rendered] | None]]
+EditBallot = Callable[[PostedBallot, Rendered], Awaitable[None]]
 
 
 @dataclass(slots=True)

@@ -25,7 +25,7 @@ from tests.sandbox.netblock import NetworkBlocked
 
 __all__ = ["NetworkBlocked"]
 
-pytest_plugins = ["pytester", "tests.stubs.fixtures"]
+pytest_plugins = ["pytester", "tests.stubs.fixtures", "tests.timing"]
 
 SANDBOX = Path(__file__).resolve().parent / "sandbox"
 

@@ -1,6 +1,28 @@
 #!/usr/bin/env bash
-# Installs everything and runs the whole test suite.
+# Installs everything and runs the whole test suite, on every core.
+#
+# Two pytest runs with the same arguments (tests/parallel.py): every test not marked `serial`,
+# spread over one pytest-xdist worker per core (TEST_WORKERS=N to choose), then the `serial`
+# ones, one at a time, alone on the machine. Seeds: both runs print and take the same
+# `-p randomly --randomly-seed=N --hypothesis-seed=N`; add `-n 0` to replay the parallel part
+# in one process, in that seed's order.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh --ocr
-exec .venv/bin/python -m pytest -q "$@"
+pytest=(.venv/bin/python -m pytest -q)
+parallel=0
+"${pytest[@]}" -n "${TEST_WORKERS:-auto}" --dist loadgroup --without-serial "$@" || parallel=$?
+apart=0
+"${pytest[@]}" -n 0 --only-serial "$@" || apart=$?
+# Exit 5 is pytest's "no tests collected": fine for one of the two runs (a file without a
+# serial test), not for both.
+if [ "$parallel" = 5 ] && [ "$apart" = 5 ]; then
+  exit 5
+fi
+if [ "$parallel" != 0 ] && [ "$parallel" != 5 ]; then
+  exit "$parallel"
+fi
+if [ "$apart" != 0 ] && [ "$apart" != 5 ]; then
+  exit "$apart"
+fi
+exit 0

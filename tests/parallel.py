@@ -13,17 +13,24 @@ Both runs take the same `-p randomly --randomly-seed=N --hypothesis-seed=N`, so 
 by either replays that run (`bash scripts/test.sh -p randomly --randomly-seed=N …`; add `-n 0`
 to replay the parallel part in one process, in the seed's order).
 
-Tests that share an expensive session fixture are sent to one worker together with
-`pytest.mark.xdist_group(name)` (`--dist loadgroup`): each worker would otherwise build the
-fixture once, in parallel, and pay for it twice (e5 corpora: `tests/quality/conftest.py`).
+Expensive session fixtures. One whose result is a directory the tests only read (or copy) is
+built once for the whole run and shared by the workers (`tests/shared_dirs.py`, e.g. the e2e
+sample corpus). One that holds a model, open stores or a process cannot be shared between
+processes: the tests using it go to one worker together, as an xdist group (`--dist loadgroup`),
+so it is built once and not once per worker: `GROUPS` names them (the e5 model and its corpora,
+`tests/quality/conftest.py`).
 """
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import pytest
 import xdist
 
 SERIAL = "serial"
+# Session fixtures that cannot be shared between processes → the xdist group of their tests.
+GROUPS = {"e5_corpora": "e5"}
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -48,23 +55,44 @@ def pytest_configure(config: pytest.Config) -> None:
     )
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist's worker reads the groups
 def pytest_collection_modifyitems(
     session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
 ) -> None:
-    without, only = config.getoption("without_serial"), config.getoption("only_serial")
-    if without and only:
-        raise pytest.UsageError("--without-serial and --only-serial exclude each other")
-    if without or only:
-        keep: list[pytest.Item] = []
-        dropped: list[pytest.Item] = []
-        for item in items:
-            serial = item.get_closest_marker(SERIAL) is not None
-            (keep if serial == only else dropped).append(item)
-        if dropped:
-            config.hook.pytest_deselected(items=dropped)
-            items[:] = keep
+    _group(items)
+    _select(config, items)
     if xdist.is_xdist_worker(session):
         reason = "needs the machine to itself: run without -n (scripts/test.sh runs it apart)"
         for item in items:
             if item.get_closest_marker(SERIAL) is not None:
                 item.add_marker(pytest.mark.skip(reason=reason))
+
+
+def _group(items: list[pytest.Item]) -> None:
+    """A module with a test that uses one of `GROUPS`' fixtures goes to that group whole: its
+    module fixtures are then built once too."""
+    groups: dict[Path, str] = {}
+    for item in items:
+        if isinstance(item, pytest.Function):
+            for fixture, group in GROUPS.items():
+                if fixture in item.fixturenames:
+                    groups[item.path] = group
+    for item in items:
+        if item.path in groups:
+            item.add_marker(pytest.mark.xdist_group(groups[item.path]))
+
+
+def _select(config: pytest.Config, items: list[pytest.Item]) -> None:
+    without, only = config.getoption("without_serial"), config.getoption("only_serial")
+    if without and only:
+        raise pytest.UsageError("--without-serial and --only-serial exclude each other")
+    if not (without or only):
+        return
+    keep: list[pytest.Item] = []
+    dropped: list[pytest.Item] = []
+    for item in items:
+        serial = item.get_closest_marker(SERIAL) is not None
+        (keep if serial == only else dropped).append(item)
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = keep

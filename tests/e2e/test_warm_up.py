@@ -19,12 +19,10 @@ from bot.app import App
 from bot.cli import _run
 from retrieval.fakes import HashEmbedder
 from retrieval.gloss import Gloss, parse_cedict
-from tests.e2e.test_full_stack import DIM, data_dir, prepared
+from tests.e2e.test_full_stack import DIM
 from tests.reliability.helpers.stack import settings
 from tests.stubs.fixtures import telegram_settings
 from tests.stubs.telegram_server import TelegramServer
-
-__all__ = ["data_dir", "prepared"]  # fixtures used here
 
 CEDICT = """\
 分賜 分赐 [fen1 ci4] /to dispense/to distribute/

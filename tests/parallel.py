@@ -16,21 +16,39 @@ to replay the parallel part in one process, in the seed's order).
 Expensive session fixtures. One whose result is a directory the tests only read (or copy) is
 built once for the whole run and shared by the workers (`tests/shared_dirs.py`, e.g. the e2e
 sample corpus). One that holds a model, open stores or a process cannot be shared between
-processes: the tests using it go to one worker together, as an xdist group (`--dist loadgroup`),
-so it is built once and not once per worker: `GROUPS` names them (the e5 model and its corpora,
-`tests/quality/conftest.py`).
+processes: the tests using it go to one worker together, so it is built once and not once per
+worker. `GROUPS` names them by folder (the e5 model and its corpora, `tests/quality/conftest.py`);
+`GroupScheduling` sends every other test on its own (`--dist loadgroup` picks it). It does not
+read `xdist_group` marks: pytest-xdist 3.8 groups them by rewriting `item._nodeid`, which pytest 9
+no longer reads, so they group nothing.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 import xdist
+from xdist.remote import Producer
+from xdist.scheduler import LoadScopeScheduling
 
 SERIAL = "serial"
-# Session fixtures that cannot be shared between processes → the xdist group of their tests.
-GROUPS = {"e5_corpora": "e5"}
+# Tests that must run on one worker together, by folder → the group's name.
+GROUPS = {"tests/quality/": "e5"}
+
+
+class GroupScheduling(LoadScopeScheduling):
+    """Each test is a unit of work of its own (as with `--dist load`), except the tests under
+    a `GROUPS` folder: one unit per group, sent first (units go out largest first)."""
+
+    def _split_scope(self, nodeid: str) -> str:
+        for folder, group in GROUPS.items():
+            if nodeid.startswith(folder):
+                return group
+        return nodeid
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's own choice
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Producer) -> GroupScheduling | None:
+    return GroupScheduling(config, log) if config.getoption("dist") == "loadgroup" else None
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -55,31 +73,15 @@ def pytest_configure(config: pytest.Config) -> None:
     )
 
 
-@pytest.hookimpl(tryfirst=True)  # before xdist's worker reads the groups
 def pytest_collection_modifyitems(
     session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
 ) -> None:
-    _group(items)
     _select(config, items)
     if xdist.is_xdist_worker(session):
         reason = "needs the machine to itself: run without -n (scripts/test.sh runs it apart)"
         for item in items:
             if item.get_closest_marker(SERIAL) is not None:
                 item.add_marker(pytest.mark.skip(reason=reason))
-
-
-def _group(items: list[pytest.Item]) -> None:
-    """A module with a test that uses one of `GROUPS`' fixtures goes to that group whole: its
-    module fixtures are then built once too."""
-    groups: dict[Path, str] = {}
-    for item in items:
-        if isinstance(item, pytest.Function):
-            for fixture, group in GROUPS.items():
-                if fixture in item.fixturenames:
-                    groups[item.path] = group
-    for item in items:
-        if item.path in groups:
-            item.add_marker(pytest.mark.xdist_group(groups[item.path]))
 
 
 def _select(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -9,7 +9,9 @@ for (`dimensions`) or `default_dim`. What it can be told to do:
 - `delay_s`: answer each request after this long (`sleep`: real time for a benchmark, a
   virtual clock's sleep in tests), as a remote model takes time per batch;
 - `max_in_flight`: a rate limit: a request arriving while that many are being answered gets
-  429 with `retry-after`, as a server at its limit answers.
+  429 with `retry-after`, as a server at its limit answers;
+- `hold`: awaited with each request's body before it is answered (a test holds the batches it
+  picks, to stop a client at a point of its choosing).
 
 `in_flight` / `peak_in_flight` count the requests being answered (the most at once).
 
@@ -54,6 +56,7 @@ class EmbeddingsServer:
     delay_s: float = 0.0
     sleep: Callable[[float], Awaitable[object]] = asyncio.sleep
     max_in_flight: int | None = None
+    hold: Callable[[dict[str, Any]], Awaitable[object]] | None = None
     retry_after_s: float = 0.005
     retry_after_header: str = "retry-after-ms"
     requests: list[dict[str, Any]] = field(default_factory=list)
@@ -105,6 +108,8 @@ class EmbeddingsServer:
         try:
             if self.delay_s > 0:
                 await self.sleep(self.delay_s)
+            if self.hold is not None:
+                await self.hold(body)
             return self._answer(body)
         finally:
             self.in_flight -= 1

@@ -13,7 +13,13 @@ at once; the server's own CPU. The row "no wait" (`--delay 0`, the largest concu
 our side does when the server answers at once: the ceiling the pipeline puts on ingest.
 
     .venv/bin/python bench/bench_embed_server.py                   # the table, 1 2 4 8 16
-    .venv/bin/python bench/bench_embed_server.py --profile 8       # + where the CPU goes
+    .venv/bin/python bench/bench_embed_server.py --stages          # + CPU per chunk per stage
+
+`--stages` runs each stage of the pipeline alone, in this process, over the same documents
+(the real App: Qdrant Edge in its child process, SQLite, jieba, the graph; the embedding
+server at no delay) and reports its CPU time per chunk: this process's (all its threads) and
+the store process's. The ingest process's Python holds one core at most (the GIL): the sum of
+its stages per chunk is the ceiling on chunks/s whatever the server does.
 """
 
 from __future__ import annotations
@@ -196,6 +202,91 @@ def profile_summary(path: Path, top: int = 25) -> str:
     return "\n".join(out)
 
 
+def _proc_cpu(pid: int) -> float:
+    """User+sys seconds of another process (Linux /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+async def stages(
+    files: list[Path], work: Path, url: str, dim: int
+) -> tuple[list[tuple[str, float, float]], int]:
+    """(stage, CPU s here, CPU s in the store process) for each stage over the corpus, and
+    the number of chunks."""
+    from bot.app import App
+    from bot.settings import load_settings
+    from ingest.manifest import DocMeta
+    from ingest.pipeline import Pipeline, _tagged, _untagged, finish_document, prepare_document
+    from retrieval.store.edge_process import EdgeProcessStore
+
+    settings = load_settings(
+        data_dir=work / f"stages-{time.monotonic_ns()}",
+        sample_corpus=False,
+        llm_provider="none",
+        embedding_provider="openai",
+        embedding_base_url=url,
+        embedding_model="bge-m3",
+        embedding_concurrency=8,
+    )
+    out: list[tuple[str, float, float]] = []
+    async with App(settings, llm=None) as app:
+        pipeline = Pipeline(app.indexer)
+        store = app.store
+        pid = store.pid if isinstance(store, EdgeProcessStore) else os.getpid()
+
+        def clock() -> tuple[float, float]:
+            return time.process_time(), _proc_cpu(pid) if pid != os.getpid() else 0.0
+
+        def lap(name: str, start: tuple[float, float]) -> None:
+            now = clock()
+            out.append((name, now[0] - start[0], now[1] - start[1]))
+
+        start = clock()
+        prepared = [
+            prepare_document(f, DocMeta(), max_bytes=10**8, tagger_key=pipeline.tagger_key)
+            for f in files
+        ]
+        lap("read: load, structure", start)
+        start = clock()
+        built = [finish_document(p, tagger=_untagged, namespace="corpus") for p in prepared]
+        lap("read: chunk, search form (OpenCC), verse references", start)
+        start = clock()
+        vectors = []
+        for b in built:
+            vectors.append(await pipeline._embed(b.chunks))
+        lap("embed: request, answer JSON, cache (SQLite)", start)
+        start = clock()
+        for b in built:
+            b.chunks = _tagged(b.chunks, pipeline.tagger)
+        lap("tag (synonyms, graph concepts)", start)
+        start = clock()
+        for b in built:
+            app.indexer._encode(b.chunks)
+        lap("keyword tokens (jieba BM25)", start)
+        start = clock()
+        graph = app.graph
+        for b in built:
+            await graph.index_document(b.record.doc_id + "-probe", b.chunks)
+            await graph.delete_document(b.record.doc_id + "-probe")
+        lap("graph growth (and its removal)", start)
+        start = clock()
+        for b, v in zip(built, vectors, strict=True):
+            await app.indexer.replace_document(b.record, b.chunks, vectors=v)
+        lap("index: keyword tokens + store upsert + registry + graph", start)
+        chunks = sum(len(b.chunks) for b in built)
+    return out, chunks
+
+
+def stages_table(rows: list[tuple[str, float, float]], chunks: int) -> str:
+    lines = [
+        "| stage (alone, in order) | CPU ms/chunk, ingest process | CPU ms/chunk, store process |",
+        "|---|---|---|",
+    ]
+    for name, here, store in rows:
+        lines.append(f"| {name} | {1000 * here / chunks:.1f} | {1000 * store / chunks:.1f} |")
+    return "\n".join(lines)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--docs", type=int, default=40)
@@ -204,6 +295,7 @@ def main() -> None:
     ap.add_argument("--dim", type=int, default=1024)
     ap.add_argument("--inflight", default="1,2,4,8,16")
     ap.add_argument("--no-wait", action="store_true", help="skip the delay-0 reference row")
+    ap.add_argument("--stages", action="store_true", help="CPU per chunk of each stage")
     ap.add_argument(
         "--profile",
         type=int,
@@ -217,6 +309,17 @@ def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="bench-embed-server-"))
     corpus = work / "corpus"
     make_corpus(corpus, args.docs, args.kb)
+    if args.stages:
+        import asyncio
+
+        server = Server(0.0, args.dim)
+        try:
+            rows, chunks = asyncio.run(stages(sorted(corpus.iterdir()), work, server.url, args.dim))
+        finally:
+            server.stop()
+        print(f"{args.docs} documents × {args.kb} KB: {chunks} chunks")
+        print(stages_table(rows, chunks))
+        return
     levels = [int(x) for x in args.inflight.split(",")]
     runs: list[Run] = []
     for n in levels:

@@ -6,12 +6,17 @@
 # ones, one at a time, alone on the machine. Seeds: both runs print and take the same
 # `-p randomly --randomly-seed=N --hypothesis-seed=N`; add `-n 0` to replay the parallel part
 # in one process, in that seed's order.
+#
+# OMP_NUM_THREADS=1 in the parallel run: one worker per core already uses every core; the e5
+# model's OpenMP threads on top of it only spin against the other worker (its CPU time doubled
+# in the quality tests on a busy machine, bench/results/suite-time.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh --ocr
 pytest=(.venv/bin/python -m pytest -q)
 parallel=0
-"${pytest[@]}" -n "${TEST_WORKERS:-auto}" --dist loadgroup --without-serial "$@" || parallel=$?
+OMP_NUM_THREADS=${OMP_NUM_THREADS:-1} \
+  "${pytest[@]}" -n "${TEST_WORKERS:-auto}" --dist loadgroup --without-serial "$@" || parallel=$?
 apart=0
 "${pytest[@]}" -n 0 --only-serial "$@" || apart=$?
 # Exit 5 is pytest's "no tests collected": fine for one of the two runs (a file without a

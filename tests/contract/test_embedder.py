@@ -346,6 +346,49 @@ async def test_openai_server_errors_back_off_on_the_clock_and_one_failure_fails_
     assert len(clock.slept) == 1 and 0.25 <= clock.slept[0] <= 0.5  # one backoff after the 503
 
 
+def _drop_last(answer: dict[str, Any]) -> dict[str, Any]:
+    return {**answer, "data": answer["data"][:-1]}
+
+
+def _index_twice(answer: dict[str, Any]) -> dict[str, Any]:
+    return {**answer, "data": [{**d, "index": 0} for d in answer["data"]]}
+
+
+def _word_in_vector(answer: dict[str, Any]) -> dict[str, Any]:
+    first = answer["data"][0]
+    return {**answer, "data": [{**first, "embedding": ["x", *first["embedding"][1:]]}]}
+
+
+def _mixed_sizes(answer: dict[str, Any]) -> dict[str, Any]:
+    first, second = answer["data"]
+    return {**answer, "data": [first, {**second, "embedding": second["embedding"][:-1]}]}
+
+
+@pytest.mark.parametrize(
+    ("mangle", "detail"),
+    [
+        (lambda a: "{not json", "not JSON"),
+        (lambda a: {"object": "list"}, "no list of embeddings"),
+        (_drop_last, "asked for 2 embeddings, got 1"),
+        (_index_twice, "without its index or vector"),
+        (_word_in_vector, "without its index or vector"),
+        (lambda a: {**a, "data": [{**d, "embedding": "%%%"} for d in a["data"]]}, "vector"),
+        (_mixed_sizes, "mixed sizes"),
+    ],
+    ids=["not-json", "no-data", "one-missing", "index-twice", "word", "bad-base64", "sizes"],
+)
+async def test_openai_a_malformed_answer_is_malformed_not_a_crash(
+    mangle: Callable[[dict[str, Any]], object], detail: str
+) -> None:
+    async with EmbeddingsServer(mangle=mangle) as server:
+        emb = OpenAIEmbedder(None, "m", base_url=server.base_url, max_retries=0)
+        with pytest.raises(EmbeddingUnavailable) as err:
+            await emb.embed_passages(["一", "二"])
+        await emb.aclose()
+    assert err.value.kind == "malformed" and detail in str(err.value), err.value
+    assert len(server.requests) == 1  # a malformed answer is not asked for again
+
+
 def test_openai_needs_key_or_base_url() -> None:
     with pytest.raises(EmbeddingUnavailable) as err:
         OpenAIEmbedder(None, "text-embedding-3-large")

@@ -11,7 +11,9 @@ for (`dimensions`) or `default_dim`. What it can be told to do:
 - `max_in_flight`: a rate limit: a request arriving while that many are being answered gets
   429 with `retry-after`, as a server at its limit answers;
 - `hold`: awaited with each request's body before it is answered (a test holds the batches it
-  picks, to stop a client at a point of its choosing).
+  picks, to stop a client at a point of its choosing);
+- `mangle`: turns the answer's JSON into what is sent instead (a string goes as it is), for
+  tests of what a client does with a malformed answer.
 
 `in_flight` / `peak_in_flight` count the requests being answered (the most at once).
 
@@ -57,6 +59,7 @@ class EmbeddingsServer:
     sleep: Callable[[float], Awaitable[object]] = asyncio.sleep
     max_in_flight: int | None = None
     hold: Callable[[dict[str, Any]], Awaitable[object]] | None = None
+    mangle: Callable[[dict[str, Any]], object] | None = None
     retry_after_s: float = 0.005
     retry_after_header: str = "retry-after-ms"
     requests: list[dict[str, Any]] = field(default_factory=list)
@@ -139,14 +142,18 @@ class EmbeddingsServer:
                 value = vec
             data.append({"object": "embedding", "index": i, "embedding": value})
         tokens = sum(len(t) for t in inputs)
-        return web.json_response(
-            {
-                "object": "list",
-                "data": data,
-                "model": body.get("model", ""),
-                "usage": {"prompt_tokens": tokens, "total_tokens": tokens},
-            }
-        )
+        answer = {
+            "object": "list",
+            "data": data,
+            "model": body.get("model", ""),
+            "usage": {"prompt_tokens": tokens, "total_tokens": tokens},
+        }
+        if self.mangle is None:
+            return web.json_response(answer)
+        sent = self.mangle(answer)
+        if isinstance(sent, str):
+            return web.Response(text=sent, content_type="application/json")
+        return web.json_response(sent)
 
 
 async def _serve(args: argparse.Namespace) -> None:

@@ -21,6 +21,21 @@ worker. `GROUPS` names them by folder (the e5 model and its corpora, `tests/qual
 `GroupScheduling` sends every other test on its own (`--dist loadgroup` picks it). It does not
 read `xdist_group` marks: pytest-xdist 3.8 groups them by rewriting `item._nodeid`, which pytest 9
 no longer reads, so they group nothing.
+
+What a test must do to run beside others, in another process, in any order:
+
+- write only under `tmp_path` / `tmp_path_factory` (each test already has its own working
+  directory and `DATA_DIR`: `tests/conftest.py::_clean_env`); never a fixed path in /tmp, the
+  repository or the home directory;
+- bind servers to 127.0.0.1 port 0 and read the port back; never a fixed port;
+- set environment variables with `monkeypatch`, never for the rest of the process;
+- share a fixture through a `conftest.py`, never by importing it from another test module
+  (each import defines the fixture again: a session fixture is then built once per module);
+- a session fixture that builds a directory: `tests.shared_dirs.built_once`, the tests copy it
+  before writing; one that holds a model, a process or an open store: its folder in `GROUPS`;
+- wait on an injected clock or on an event, never on real time; a test that cannot (it kills a
+  process after a real-time delay) is marked `serial`;
+- depend on no other test having run before it.
 """
 
 from __future__ import annotations

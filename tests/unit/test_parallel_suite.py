@@ -12,6 +12,7 @@ import pytest
 from tests.parallel import GROUPS, GroupScheduling
 
 ROOT = Path(__file__).resolve().parents[2]
+PLUGINS = ("-p", "tests.parallel", "-p", "no:randomly", "-p", "no:asyncio")
 SUITE = """
 import pytest
 
@@ -32,16 +33,14 @@ def test_each_run_takes_its_half(
     pytester: pytest.Pytester, option: str, ran: str, left_out: int
 ) -> None:
     pytester.makepyfile(SUITE)
-    result = pytester.runpytest("-p", "tests.parallel", "-p", "no:randomly", "-v", option)
+    result = pytester.runpytest(*PLUGINS, "-v", option)
     result.assert_outcomes(passed=1, deselected=left_out)
     result.stdout.fnmatch_lines([f"*::{ran} PASSED*"])
 
 
 def test_both_halves_at_once_is_a_usage_error(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(SUITE)
-    result = pytester.runpytest(
-        "-p", "tests.parallel", "-p", "no:randomly", "--without-serial", "--only-serial"
-    )
+    result = pytester.runpytest(*PLUGINS, "--without-serial", "--only-serial")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
 
 
@@ -50,9 +49,7 @@ def test_a_worker_skips_a_serial_test_it_is_handed(
 ) -> None:
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(ROOT), os.environ["PYTHONPATH"]]))
     pytester.makepyfile(SUITE)
-    result = pytester.runpytest_subprocess(
-        "-p", "tests.parallel", "-p", "no:randomly", "-n", "2", "-rs"
-    )
+    result = pytester.runpytest_subprocess(*PLUGINS, "-n", "2", "-rs")
     result.assert_outcomes(passed=1, skipped=1)
     result.stdout.fnmatch_lines(["*needs the machine to itself*"])
 

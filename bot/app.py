@@ -440,6 +440,8 @@ class App(Closing):
                 model=s.embedding_model,
                 base_url=s.embedding_base_url,
                 dimensions=s.embedding_dimensions,
+                concurrency=s.embedding_concurrency,
+                clock=self.clock,
             )
         elif self.settings.embedding_provider == "offline-use":
             from retrieval.embed.use import USEEmbedder

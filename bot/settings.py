@@ -68,6 +68,9 @@ class Settings(BaseSettings):
     embedding_dimensions: int | None = Field(None, ge=64, le=4096)
     embedding_base_url: str | None = None
     embedding_api_key: SecretStr | None = None
+    # Batches in flight at once to an embedding server (a 429 halves it until answers come
+    # back): a bulk ingest keeps the server busy (bench/results/embed-server.md).
+    embedding_concurrency: int = Field(4, ge=1, le=64)
 
     # --- behaviour ----------------------------------------------------------------------
     default_language: Literal["zh", "en"] = "zh"

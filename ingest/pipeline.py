@@ -9,13 +9,14 @@ A file that cannot be read is skipped with one reason; the others go on.
 from __future__ import annotations
 
 import asyncio
+import functools
 import hashlib
 import json
 import logging
 import re
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal
@@ -53,7 +54,15 @@ from ingest.structure import (
     parse_outline,
     prose_sections,
 )
-from retrieval.index import DocumentRecord, GraphNames, Indexer, IndexReport, VerseRow
+from retrieval.index import (
+    EMBED_BATCH,
+    DocumentRecord,
+    GraphNames,
+    Indexer,
+    IndexReport,
+    VerseRow,
+    embed_text,
+)
 from retrieval.scripture import (
     book_name_zh,
     find_references,
@@ -490,6 +499,94 @@ def expand_paths(paths: Iterable[Path]) -> tuple[list[Path], list[tuple[Path, st
 
 
 # ---- the pipeline -----------------------------------------------------------------------------
+#
+# Two stages run at once. Reading (`_read_all`) loads, chunks and sends each document's chunks to
+# the embedder, up to `AHEAD_DOCUMENTS` documents (and `AHEAD_CHUNKS` chunks) ahead of indexing;
+# indexing (`ingest_paths`) takes the documents in order, tags their chunks with the graph as it
+# stands then, and writes them with the vectors that came back meanwhile. While a batch is on its
+# way to an embedding server, the next documents are being read and the one before is being
+# indexed (keyword tokens, graph growth, the store). Tags wait for indexing because the graph a
+# document is tagged with grows with every document indexed before it: the result is the one a
+# document-by-document run gives. What is unchanged is recognised while reading (and checked
+# again, in order, before anything is written).
+
+AHEAD_DOCUMENTS = 16
+AHEAD_CHUNKS = 2048
+
+
+def _untagged(text: str) -> Sequence[str]:
+    return ()
+
+
+def _tagged(chunks: Sequence[Chunk], tagger: Tagger) -> list[Chunk]:
+    return [replace(c, topic_tags=tuple(tagger(c.search_text))) for c in chunks]
+
+
+@dataclass(slots=True)
+class _Opened:
+    path: Path
+    problems: list[tuple[Path, str]]  # manifest files next to it that could not be read
+
+
+@dataclass(slots=True)
+class _Staged:
+    """One document read ahead of indexing. `built`: its chunks, untagged, or None when it was
+    unchanged as read (`build` then makes it, should that change before its turn); `vectors`:
+    its chunks' dense vectors, on their way."""
+
+    path: Path
+    doc_id: str
+    content_hash: str
+    title: str  # checked against the other files' titles; "" for Bible books
+    build: Callable[[Tagger], Built]
+    built: Built | None = None
+    vectors: asyncio.Future[list[list[float]]] | None = None
+
+
+@dataclass(slots=True)
+class _Closed:
+    path: Path
+    error: BaseException | None = None  # why reading it failed
+
+
+_Item = _Opened | _Staged | _Closed
+
+
+def _drop(vectors: asyncio.Future[list[list[float]]] | None) -> None:
+    """Vectors no longer wanted: stop them coming; a failure among them was the document's
+    (reported when it was indexed) or nobody's (its file had failed already)."""
+    if vectors is None:
+        return
+    if not vectors.done():
+        vectors.cancel()
+    elif not vectors.cancelled():
+        vectors.exception()  # retrieved, so asyncio does not log it as forgotten
+
+
+class _Ahead:
+    """How far reading runs ahead of indexing: documents and chunks read but not yet indexed.
+    A document larger than the whole allowance still goes, alone."""
+
+    def __init__(self, documents: int = AHEAD_DOCUMENTS, chunks: int = AHEAD_CHUNKS) -> None:
+        self.documents, self.chunks = 0, 0
+        self._limits = (documents, chunks)
+        self._changed = asyncio.Condition()
+
+    async def take(self, chunks: int) -> None:
+        def room() -> bool:
+            docs, most = self._limits
+            return self.documents == 0 or (self.documents < docs and self.chunks + chunks <= most)
+
+        async with self._changed:
+            await self._changed.wait_for(room)
+            self.documents += 1
+            self.chunks += chunks
+
+    async def give(self, chunks: int) -> None:
+        async with self._changed:
+            self.documents -= 1
+            self.chunks -= chunks
+            self._changed.notify_all()
 
 
 class Pipeline:
@@ -532,8 +629,9 @@ class Pipeline:
             self._tagger = default_tagger(graph.query if graph is not None else None)
         return self._tagger
 
+    @staticmethod
     def _manifest_for(
-        self, folder: Path, cache: dict[Path, Manifest], summary: IngestSummary
+        folder: Path, cache: dict[Path, Manifest], problems: list[tuple[Path, str]]
     ) -> Manifest:
         if folder not in cache:
             found = find_manifest(folder)
@@ -542,7 +640,7 @@ class Pipeline:
                 try:
                     manifest = load_manifest(found)
                 except ManifestError as err:
-                    summary.skipped.append((found, err.reason))
+                    problems.append((found, err.reason))
             cache[folder] = manifest
         return cache[folder]
 
@@ -558,7 +656,6 @@ class Pipeline:
         summary = IngestSummary()
         files, missing = expand_paths(Path(p) for p in paths)
         summary.skipped.extend(missing)
-        cache: dict[Path, Manifest] = {}
         state = IngestProgress(files_total=len(files), files_done=0, chunks_done=0)
 
         def report(current: str = "", done: int = 0, total: int = 0) -> None:
@@ -571,45 +668,69 @@ class Pipeline:
             on_progress(state)
 
         report()
-        for path in files:
-            report(path.name)
+        queue: asyncio.Queue[_Item | None] = asyncio.Queue()
+        ahead = _Ahead()
+        reading = asyncio.ensure_future(self._read_all(files, manifest, queue, ahead))
+        try:
             try:
-                await self._ingest_file(path, manifest, cache, summary, state, report)
-            except LoadError as err:
-                summary.skipped.append((path, err.reason))
-                summary.problems.append((path, err))
-            except Exception as err:
-                log.warning("ingest of %s failed", path, exc_info=True)
-                summary.skipped.append(
-                    (path, f"索引失败 (indexing failed): {type(err).__name__}: {err}")
-                )
-                failed = LoadError("索引失败", f"indexing failed: {type(err).__name__}")
-                summary.problems.append((path, failed))
-            state.files_done += 1
-            report(path.name)
+                await self._index_all(queue, ahead, summary, state, report)
+            except BaseException:
+                reading.cancel()
+                raise
+            await reading  # its own errors (not a file's: those are in `_Closed`) surface here
+        finally:
+            while not queue.empty():
+                item = queue.get_nowait()
+                if isinstance(item, _Staged):
+                    _drop(item.vectors)
         summary.seconds = time.perf_counter() - started
         return summary
 
-    async def _ingest_file(
+    # ---- reading ahead ------------------------------------------------------------------------
+
+    async def _read_all(
+        self,
+        files: Sequence[Path],
+        manifest: Manifest | None,
+        queue: asyncio.Queue[_Item | None],
+        ahead: _Ahead,
+    ) -> None:
+        cache: dict[Path, Manifest] = {}
+        try:
+            for path in files:
+                opened = _Opened(path, [])
+                queue.put_nowait(opened)
+                try:
+                    meta = self._meta(path, manifest, cache, opened.problems)
+                    await self._read_file(path, meta, queue, ahead)
+                except Exception as err:
+                    queue.put_nowait(_Closed(path, err))
+                else:
+                    queue.put_nowait(_Closed(path))
+        finally:
+            queue.put_nowait(None)
+
+    def _meta(
         self,
         path: Path,
         manifest: Manifest | None,
         cache: dict[Path, Manifest],
-        summary: IngestSummary,
-        state: IngestProgress,
-        report: Callable[[str, int, int], None],
-    ) -> None:
+        problems: list[tuple[Path, str]],
+    ) -> DocMeta:
         if not is_supported(path):
             raise LoadError(
                 f"不支持的文件类型：{path.suffix or '无扩展名'}",
                 f"unsupported file type {path.suffix or '(none)'}",
             )
         check_size(path, self.max_bytes)  # stat only: oversize files are never read
-        folder_manifest = self._manifest_for(path.parent.resolve(), cache, summary)
+        folder_manifest = self._manifest_for(path.parent.resolve(), cache, problems)
         if manifest is not None:
             folder_manifest = folder_manifest.merged(manifest)
-        meta = folder_manifest.for_path(path)
-        tagger = self.tagger
+        return folder_manifest.for_path(path)
+
+    async def _read_file(
+        self, path: Path, meta: DocMeta, queue: asyncio.Queue[_Item | None], ahead: _Ahead
+    ) -> None:
         if is_bible_table(path):
             table = await asyncio.to_thread(load_bible, path, self.max_bytes)
             source = meta.title or BIBLE_SOURCE
@@ -617,12 +738,9 @@ class Pipeline:
                 table, embed_books=self.embed_books, source=source, tagger_key=self.tagger_key
             )
             for plan in plans:
-                if await self._unchanged(path, plan.doc_id, plan.content_hash, summary):
-                    continue
-                built = await asyncio.to_thread(
-                    build_bible_book, plan, tagger=tagger, namespace=self.namespace
-                )
-                await self._index(path, built, summary, state, report)
+                build = functools.partial(self._build_book, plan)
+                staged = _Staged(path, plan.doc_id, plan.content_hash, "", build)
+                await self._stage(staged, queue, ahead)
             return
         prepared = await asyncio.to_thread(
             prepare_document,
@@ -632,14 +750,116 @@ class Pipeline:
             tagger_key=self.tagger_key,
             options=self.options,
         )
-        self._check_duplicate(path, prepared.doc_id, prepared.meta.title or "", summary)
-        if await self._unchanged(path, prepared.doc_id, prepared.content_hash, summary):
-            return
-        built = await asyncio.to_thread(
-            finish_document, prepared, tagger=tagger, namespace=self.namespace
+        build = functools.partial(self._build_document, prepared)
+        title = prepared.meta.title or ""
+        staged = _Staged(path, prepared.doc_id, prepared.content_hash, title, build)
+        await self._stage(staged, queue, ahead)
+
+    def _build_book(self, plan: BibleBook, tagger: Tagger) -> Built:
+        return build_bible_book(plan, tagger=tagger, namespace=self.namespace)
+
+    def _build_document(self, prepared: Prepared, tagger: Tagger) -> Built:
+        return finish_document(prepared, tagger=tagger, namespace=self.namespace)
+
+    async def _stage(
+        self, staged: _Staged, queue: asyncio.Queue[_Item | None], ahead: _Ahead
+    ) -> None:
+        """Chunk the document (unless it is unchanged as it reads) and start embedding it."""
+        if not await self._is_registered(staged.doc_id, staged.content_hash):
+            staged.built = await asyncio.to_thread(staged.build, _untagged)
+        chunks = staged.built.chunks if staged.built is not None else []
+        await ahead.take(len(chunks))
+        if staged.built is not None and staged.built.embed and chunks:
+            staged.vectors = asyncio.ensure_future(self._embed(chunks))
+        queue.put_nowait(staged)
+
+    async def _embed(self, chunks: Sequence[Chunk]) -> list[list[float]]:
+        """The chunks' dense vectors, in batches of the indexer's size, all sent at once (the
+        embedder decides how many are really in flight)."""
+        texts = [embed_text(c) for c in chunks]
+        embedder = self.indexer.embedder
+        parts = await asyncio.gather(
+            *(
+                embedder.embed_passages(texts[start : start + EMBED_BATCH])
+                for start in range(0, len(texts), EMBED_BATCH)
+            )
         )
-        await self._index(path, built, summary, state, report)
-        await self._drop_renamed(built.record)
+        return [vector for part in parts for vector in part]
+
+    async def _is_registered(self, doc_id: str, content_hash: str) -> bool:
+        record = await self.indexer.document(doc_id)
+        return record is not None and record.content_hash == content_hash
+
+    # ---- indexing, in order -------------------------------------------------------------------
+
+    async def _index_all(
+        self,
+        queue: asyncio.Queue[_Item | None],
+        ahead: _Ahead,
+        summary: IngestSummary,
+        state: IngestProgress,
+        report: Callable[[str, int, int], None],
+    ) -> None:
+        failed: BaseException | None = None  # the file being indexed failed: skip the rest
+        while (item := await queue.get()) is not None:
+            if isinstance(item, _Opened):
+                failed = None
+                summary.skipped.extend(item.problems)
+                report(item.path.name, 0, 0)
+            elif isinstance(item, _Staged):
+                try:
+                    if failed is None:
+                        await self._index_staged(item, summary, state, report)
+                except Exception as err:
+                    failed = err
+                finally:
+                    await self._done_with(item, ahead)
+            else:
+                self._close(item.path, item.error or failed, summary)
+                state.files_done += 1
+                report(item.path.name, 0, 0)
+
+    @staticmethod
+    async def _done_with(item: _Staged, ahead: _Ahead) -> None:
+        _drop(item.vectors)
+        await ahead.give(len(item.built.chunks) if item.built is not None else 0)
+
+    @staticmethod
+    def _close(path: Path, error: BaseException | None, summary: IngestSummary) -> None:
+        if error is None:
+            return
+        if isinstance(error, LoadError):
+            summary.skipped.append((path, error.reason))
+            summary.problems.append((path, error))
+            return
+        log.warning("ingest of %s failed", path, exc_info=error)
+        summary.skipped.append(
+            (path, f"索引失败 (indexing failed): {type(error).__name__}: {error}")
+        )
+        failed = LoadError("索引失败", f"indexing failed: {type(error).__name__}")
+        summary.problems.append((path, failed))
+
+    async def _index_staged(
+        self,
+        staged: _Staged,
+        summary: IngestSummary,
+        state: IngestProgress,
+        report: Callable[[str, int, int], None],
+    ) -> None:
+        if staged.title:
+            self._check_duplicate(staged.path, staged.doc_id, staged.title, summary)
+        if await self._unchanged(staged.path, staged.doc_id, staged.content_hash, summary):
+            return
+        tagger = self.tagger
+        if staged.built is None:  # unchanged when read, changed since: made now, in order
+            built = await asyncio.to_thread(staged.build, tagger)
+        else:
+            built = staged.built
+            built.chunks = await asyncio.to_thread(_tagged, built.chunks, tagger)
+        vectors = await staged.vectors if staged.vectors is not None else None
+        await self._index(staged.path, built, summary, state, report, vectors)
+        if not built.verses:
+            await self._drop_renamed(built.record)
 
     async def _drop_renamed(self, record: DocumentRecord) -> None:
         """One file is one document: when the file was indexed before under another title
@@ -679,6 +899,7 @@ class Pipeline:
         summary: IngestSummary,
         state: IngestProgress,
         report: Callable[[str, int, int], None],
+        vectors: Sequence[list[float]] | None = None,
     ) -> None:
         base = state.chunks_done
         label = path.name if not built.verses else f"{path.name} · {built.record.doc_id}"
@@ -689,7 +910,7 @@ class Pipeline:
 
         try:
             result = await self.indexer.replace_document(
-                built.record, built.chunks, embed=built.embed, progress=progress
+                built.record, built.chunks, embed=built.embed, progress=progress, vectors=vectors
             )
         except Exception:
             # Points of the failed generation may already be in the store (the first embedding

@@ -332,18 +332,28 @@ class Indexer(SqliteOwner):
         ]
 
     async def _upsert(
-        self, chunks: Sequence[Chunk], progress: IndexProgress | None
+        self,
+        chunks: Sequence[Chunk],
+        progress: IndexProgress | None,
+        vectors: Sequence[list[float]] | None = None,
     ) -> Counter[int]:
-        """Embed and store `chunks`; returns how many of them hold each keyword term."""
+        """Embed (unless `vectors` are given, in the chunks' order) and store `chunks`; returns
+        how many of them hold each keyword term."""
+        if vectors is not None and len(vectors) != len(chunks):
+            raise ValueError(f"{len(vectors)} vectors for {len(chunks)} chunks")
         terms: Counter[int] = Counter()
         total = len(chunks)
         await _report(progress, 0, total)
         for start in range(0, total, EMBED_BATCH):
             batch = chunks[start : start + EMBED_BATCH]
-            texts = [embed_text(c) for c in batch]
-            dense, sparse = await asyncio.gather(
-                self.embedder.embed_passages(texts), asyncio.to_thread(self._encode, batch)
-            )
+            if vectors is None:
+                texts = [embed_text(c) for c in batch]
+                dense, sparse = await asyncio.gather(
+                    self.embedder.embed_passages(texts), asyncio.to_thread(self._encode, batch)
+                )
+            else:
+                dense = list(vectors[start : start + EMBED_BATCH])
+                sparse = await asyncio.to_thread(self._encode, batch)
             await self.store.upsert(
                 [IndexedChunk(c, d, s) for c, d, s in zip(batch, dense, sparse, strict=True)]
             )
@@ -358,11 +368,14 @@ class Indexer(SqliteOwner):
         *,
         embed: bool = True,
         progress: IndexProgress | None = None,
+        vectors: Sequence[list[float]] | None = None,
     ) -> IndexReport:
         """Index a document version; a no-op when its content hash is already registered.
 
         `embed=False` registers the document without points (Bible books outside the demo set:
-        their text lives in `corpus_verses` only)."""
+        their text lives in `corpus_verses` only). `vectors`: the chunks' dense vectors (of
+        `embed_text(chunk)`, in order) when the caller embedded them ahead (the ingest pipeline
+        does, while the document before is indexed); else they are embedded here."""
         async with self._lock:
             rows = await self._rows("WHERE doc_id = ?", (doc.doc_id,))
             old = rows[0] if rows else None
@@ -376,7 +389,7 @@ class Indexer(SqliteOwner):
             # generation, only then the old generation goes. A crash before the row write leaves
             # the old version (reconcile drops the unregistered new points); after it, the new one
             # (reconcile drops the old generation's leftovers).
-            terms = await self._upsert(stamped, progress) if stamped else None
+            terms = await self._upsert(stamped, progress, vectors) if stamped else None
             old_graph_gen = int(old["graph_gen"]) if old is not None else 0
             await self._set_terms(doc.doc_id, terms)
             await self._write_row(doc, gen, old_graph_gen, has_points=embed)

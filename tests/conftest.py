@@ -25,7 +25,7 @@ from tests.sandbox.netblock import NetworkBlocked
 
 __all__ = ["NetworkBlocked"]
 
-pytest_plugins = ["pytester", "tests.stubs.fixtures"]
+pytest_plugins = ["pytester", "tests.stubs.fixtures", "tests.timing", "tests.parallel"]
 
 SANDBOX = Path(__file__).resolve().parent / "sandbox"
 
@@ -80,11 +80,20 @@ def pytest_configure(config: pytest.Config) -> None:
     os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(SANDBOX), previous) if p)
     _session_dir = Path(tempfile.mkdtemp(prefix="baibao-tests-"))
     os.environ[netblock.LOG_ENV] = str(_session_dir / "netblock.log")
+    if _xdist_controller(config):
+        return  # it runs no test; its workers start where it stands and read the repository's
+        # configuration there, then each moves to a session directory of its own (below)
     # Session- and module-scoped fixtures run here, never in the repository (no .env, no data/).
     cwd = _session_dir / "cwd"
     cwd.mkdir()
     os.chdir(cwd)
     os.environ["DATA_DIR"] = str(cwd / "data")
+
+
+def _xdist_controller(config: pytest.Config) -> bool:
+    """This process hands tests to pytest-xdist workers (`-n N`) and runs none itself."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    return not worker and config.getoption("dist", "no") != "no"
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

@@ -284,9 +284,7 @@ def serve(sock: socket.socket) -> None:
     sock.sendall(_frame((rid, True, None)))
     stop_warming = threading.Event()
     if layout.mapped:  # the first searches would read the mapped files from disk page by page
-        threading.Thread(
-            target=warm_page_cache, args=(path, stop_warming), name="warm", daemon=True
-        ).start()
+        threading.Thread(target=_warm, args=(path, stop_warming), name="warm", daemon=True).start()
     try:
         while (received := _receive(sock)) is not None:
             rid, (op, args) = received
@@ -309,6 +307,16 @@ def serve(sock: socket.socket) -> None:
         print(f"baibao: the vector store at {path} was not flushed: {failed[1]}", file=sys.stderr)
     # With `ops` still open: its destructor would drop the page cache as close does.
     leave(0 if failed is None else 1)
+
+
+def _warm(path: Path, stop: threading.Event) -> None:
+    """The page-cache warm-up, on its own thread. The shard's files can vanish under it (the
+    data directory deleted while the bot runs, a segment replaced by an optimization): then it
+    ends with one line saying so, never a thread's traceback on the terminal."""
+    try:
+        warm_page_cache(path, stop)
+    except Exception as exc:
+        print(f"baibao: stopped warming the vector store at {path}: {exc}", file=sys.stderr)
 
 
 def _flush(ops: ShardOps) -> tuple[str, str, dict[str, Any]] | None:

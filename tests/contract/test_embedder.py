@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import math
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +18,8 @@ from retrieval.embed.offline import E5Embedder
 from retrieval.embed.openai import OpenAIEmbedder
 from retrieval.fakes import HashEmbedder
 from retrieval.ports import Embedder
+from tests.stubs.clock import VirtualClock
+from tests.stubs.embeddings_server import DEFAULT_DIM as DIM_STUB
 from tests.stubs.embeddings_server import EmbeddingsServer
 
 
@@ -248,6 +250,143 @@ async def test_openai_unknown_dim_is_discovered() -> None:
         async with CachedEmbedder(emb, Path("cache.sqlite3")) as cached:  # probes on enter
             assert cached.dim == 40
         await emb.aclose()
+
+
+def _held_until(done: Callable[[], bool]) -> Callable[[float], Awaitable[None]]:
+    """A server delay that lasts until `done()` (or a thousand turns of the event loop have
+    passed: a client that never makes it true does not hang the test)."""
+
+    async def hold(_: float) -> None:
+        for _ in range(1000):
+            if done():
+                return
+            await asyncio.sleep(0)
+
+    return hold
+
+
+async def test_openai_keeps_several_batches_in_flight_and_the_order() -> None:
+    texts = [f"第{i}段 神的经纶" for i in range(20)]
+    async with EmbeddingsServer(delay_s=0.2) as server:
+        server.sleep = _held_until(lambda: server.in_flight >= 4)
+        emb = OpenAIEmbedder(None, "m", base_url=server.base_url, batch_size=2, concurrency=4)
+        vectors = await emb.embed_passages(texts)
+        await emb.aclose()
+    assert server.peak_in_flight == 4 and emb.window.peak == 4  # never more than asked
+    assert len(server.requests) == 10 and all(len(r["input"]) == 2 for r in server.requests)
+    assert vectors == [pytest.approx(HashEmbedder(DIM_STUB)._embed(t)) for t in texts]
+
+
+async def test_openai_one_batch_at_a_time_when_told() -> None:
+    async with EmbeddingsServer(delay_s=0.2) as server:
+        server.sleep = _held_until(lambda: server.in_flight >= 2)
+        emb = OpenAIEmbedder(None, "m", base_url=server.base_url, batch_size=1, concurrency=1)
+        await emb.embed_passages(["一", "二", "三"])
+        await emb.aclose()
+    assert server.peak_in_flight == 1 and len(server.requests) == 3
+
+
+async def test_openai_a_429_holds_every_request_for_its_retry_after() -> None:
+    """The server allows two requests at once and says `retry-after: 2` to the others: the
+    embedder waits exactly those two (virtual) seconds, no backoff of its own, and every text
+    still gets its vector, in order (the pause for every request: test_embed_window.py)."""
+    clock = VirtualClock()
+    texts = [f"段落{i}" for i in range(12)]
+    async with EmbeddingsServer(
+        delay_s=0.2,
+        max_in_flight=2,
+        retry_after_s=2,
+        retry_after_header="retry-after",
+    ) as server:
+        server.sleep = _held_until(lambda: server.rate_limited > 0)
+        emb = OpenAIEmbedder(
+            None,
+            "m",
+            base_url=server.base_url,
+            batch_size=2,
+            concurrency=4,
+            clock=clock.as_clock(),
+        )
+        vectors = await emb.embed_passages(texts)
+        await emb.aclose()
+    assert server.rate_limited > 0 and server.peak_in_flight == 2
+    assert 2.0 in clock.slept  # the retry-after, as the server said it
+    assert all(s == pytest.approx(2.0) for s in clock.slept if s > 0.0)  # no other wait
+    assert vectors == [pytest.approx(HashEmbedder(DIM_STUB)._embed(t)) for t in texts]
+
+
+async def test_openai_a_server_asking_for_too_long_a_wait_is_not_waited_for() -> None:
+    clock = VirtualClock()
+    async with EmbeddingsServer(
+        fail_next=[429], retry_after_s=3600, retry_after_header="retry-after"
+    ) as server:
+        emb = OpenAIEmbedder(None, "m", base_url=server.base_url, clock=clock.as_clock())
+        with pytest.raises(EmbeddingUnavailable) as err:
+            await emb.embed_passages(["经纶"])
+        await emb.aclose()
+    assert err.value.kind == "rate_limited" and len(server.requests) == 1
+    assert clock.slept == [] and emb.window.resume_at < clock.now()  # nobody else held back
+
+
+async def test_openai_server_errors_back_off_on_the_clock_and_one_failure_fails_the_call() -> None:
+    clock = VirtualClock()
+    async with EmbeddingsServer(fail_next=[503, 400]) as server:
+        emb = OpenAIEmbedder(
+            None,
+            "m",
+            base_url=server.base_url,
+            batch_size=1,
+            concurrency=1,
+            clock=clock.as_clock(),
+        )
+        with pytest.raises(EmbeddingUnavailable) as err:
+            await emb.embed_passages(["一", "二"])
+        await emb.aclose()
+    assert err.value.kind == "rejected" and "400" in str(err.value)
+    assert len(clock.slept) == 1 and 0.25 <= clock.slept[0] <= 0.5  # one backoff after the 503
+
+
+def _drop_last(answer: dict[str, Any]) -> dict[str, Any]:
+    return {**answer, "data": answer["data"][:-1]}
+
+
+def _index_twice(answer: dict[str, Any]) -> dict[str, Any]:
+    return {**answer, "data": [{**d, "index": 0} for d in answer["data"]]}
+
+
+def _word_in_vector(answer: dict[str, Any]) -> dict[str, Any]:
+    first = answer["data"][0]
+    return {**answer, "data": [{**first, "embedding": ["x", *first["embedding"][1:]]}]}
+
+
+def _mixed_sizes(answer: dict[str, Any]) -> dict[str, Any]:
+    first, second = answer["data"]
+    return {**answer, "data": [first, {**second, "embedding": second["embedding"][:-1]}]}
+
+
+@pytest.mark.parametrize(
+    ("mangle", "detail"),
+    [
+        (lambda a: "{not json", "not JSON"),
+        (lambda a: {"object": "list"}, "no list of embeddings"),
+        (_drop_last, "asked for 2 embeddings, got 1"),
+        (_index_twice, "without its index or vector"),
+        (_word_in_vector, "without its index or vector"),
+        (lambda a: {**a, "data": [{**d, "embedding": "%%%"} for d in a["data"]]}, "vector"),
+        (_mixed_sizes, "mixed sizes"),
+    ],
+    ids=["not-json", "no-data", "one-missing", "index-twice", "word", "bad-base64", "sizes"],
+)
+async def test_openai_a_malformed_answer_is_malformed_not_a_crash(
+    mangle: Callable[[dict[str, Any]], object], detail: str
+) -> None:
+    async with EmbeddingsServer(mangle=mangle) as server:
+        emb = OpenAIEmbedder(None, "m", base_url=server.base_url, max_retries=0)
+        with pytest.raises(EmbeddingUnavailable) as err:
+            await emb.embed_passages(["一", "二"])
+        await emb.aclose()
+    assert err.value.kind == "malformed" and detail in str(err.value), err.value
+    assert len(server.requests) == 1  # a malformed answer is not asked for again
 
 
 def test_openai_needs_key_or_base_url() -> None:

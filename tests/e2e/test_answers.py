@@ -24,11 +24,9 @@ from retrieval.answer.result import Answer, Cited
 from retrieval.fakes import HashEmbedder
 from retrieval.requests import AskRequest
 from tests.discord_sim import answer_text, discord_app
-from tests.e2e.test_full_stack import DIM, _console, _settings, data_dir, prepared
+from tests.e2e.test_full_stack import DIM, _console, _settings
 from tests.stubs.fixtures import telegram_settings
 from tests.stubs.telegram_server import TelegramServer
-
-__all__ = ["data_dir", "prepared"]  # fixtures used here
 
 BOOKS = Path(__file__).resolve().parents[1] / "fixtures" / "books"
 ZH = Actor("console", "console", "u1")

@@ -15,11 +15,9 @@ import pytest
 from bot.app import App
 from bot.cli import _one_shot, _parser
 from retrieval.fakes import HashEmbedder
-from tests.e2e.test_full_stack import DIM, _settings, data_dir, prepared
+from tests.e2e.test_full_stack import DIM, _settings
 from tests.stubs.fixtures import llm_settings
 from tests.stubs.llm_server import LLMStubServer, Scripted, openai_completion, openai_stream
-
-__all__ = ["data_dir", "prepared"]  # fixtures used here
 
 QUESTION = "召会是什么的结果？"
 

@@ -24,11 +24,8 @@ from tests.discord_sim import (
     buttons,
     discord_app,
 )
-from tests.e2e.test_full_stack import data_dir, prepared
 from tests.stubs.fixtures import llm_settings
 from tests.stubs.llm_server import LLMStubServer, Scripted, openai_completion, openai_stream
-
-__all__ = ["data_dir", "prepared"]  # fixtures used here
 
 PNG = b"\x89PNG\r\n\x1a\n"
 QUESTION = "神圣分赐与召会有什么关系？"

@@ -2,24 +2,21 @@
 bundled sample corpus) behind the real transports, with the model providers replaced only at the
 network edge by a loopback server that speaks their wire formats.
 
-The sample corpus is prepared once per session with the in-process hash embedder (the offline
-model is exercised in `test_demo.py`); each test works on its own copy of that data directory.
+The sample corpus is prepared once per test run with the in-process hash embedder (the offline
+model is exercised in `test_demo.py`); each test works on its own copy of that data directory
+(`prepared` and `data_dir` in tests/e2e/conftest.py).
 """
 
 from __future__ import annotations
 
-import asyncio
 import io
 import re
-import shutil
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from bot.app import App
 from bot.router import Invocation, Line
-from bot.settings import Settings, load_settings
 from bot.transports.console import ConsoleTransport
 from bot.transports.telegram import TelegramTransport
 from retrieval.fakes import HashEmbedder
@@ -27,6 +24,7 @@ from retrieval.gloss import english_label
 from retrieval.store.edge import IN_MEMORY, EdgeStore
 from retrieval.store.edge_process import EdgeProcessStore
 from tests.discord_sim import answer_text, buttons, discord_app
+from tests.e2e.conftest import DIM, data_dir, prepared, stack_settings
 from tests.reliability.helpers.processes import exited
 from tests.stubs.fixtures import llm_settings
 from tests.stubs.llm_server import (
@@ -37,38 +35,11 @@ from tests.stubs.llm_server import (
 )
 from tests.stubs.telegram_server import TelegramServer
 
-DIM = 64
 QUESTION = "神圣分赐与召会有什么关系？"
+_settings = stack_settings
 
-
-def _settings(data_dir: Path, **overrides: Any) -> Settings:
-    base: dict[str, Any] = {
-        "data_dir": data_dir,
-        "demo_bible_books": "Eph",
-        "rate_limit_user_per_min": 0,
-        "rate_limit_chat_per_min": 0,
-    }
-    return load_settings(**{**base, **overrides})
-
-
-@pytest.fixture(scope="session")
-def prepared(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    data = tmp_path_factory.mktemp("prepared") / "data"
-
-    async def prepare() -> None:
-        async with App(_settings(data), embedder=HashEmbedder(DIM), llm=None) as app:
-            assert await app.prepare_samples()
-
-    asyncio.run(prepare())
-    (data / "baibao.lock").unlink(missing_ok=True)
-    return data
-
-
-@pytest.fixture
-def data_dir(prepared: Path, tmp_path: Path) -> Path:
-    target = tmp_path / "stack"
-    shutil.copytree(prepared, target)
-    return target
+# The shared fixtures, for the modules that import them from here (they live in conftest.py).
+__all__ = ["DIM", "data_dir", "prepared"]
 
 
 # ---- the store ---------------------------------------------------------------------------------

@@ -181,6 +181,32 @@ async def test_a_shard_removed_while_it_ran_fails_close_with_a_store_error_not_a
     assert "Traceback" not in capfd.readouterr().err
 
 
+class _Vanishing(type(Path())):  # type: ignore[misc]
+    """A shard path whose files are deleted while the warm-up lists them."""
+
+    def glob(self, pattern: str, **_: Any) -> Any:
+        raise FileNotFoundError(2, "No such file or directory", str(self / "segments"))
+
+
+def test_the_warm_up_thread_ends_with_one_line_when_the_shards_files_vanish(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """Under load the deletion in the test above lands while the child's warm-up thread still
+    lists the shard's files (issue 40): the thread ends with one line, not a traceback."""
+    import threading
+
+    from retrieval.store import edge_process
+
+    shard = _Vanishing(tmp_path / "q")
+    thread = threading.Thread(target=edge_process._warm, args=(shard, threading.Event()))
+    thread.start()
+    thread.join()
+    err = capfd.readouterr().err
+    assert "Traceback" not in err and "Exception in thread" not in err
+    assert err.count("\n") == 1 and "stopped warming the vector store" in err, err
+    assert "No such file or directory" in err
+
+
 async def test_close_lets_the_calls_already_sent_finish(tmp_path: Path) -> None:
     s = await EdgeProcessStore.open(tmp_path / "q", DIM, ON_DISK)
     await s.upsert(corpus())

@@ -308,6 +308,7 @@ async def _check_story(data: Path, done: list[int], inflight: int | None) -> int
         return current
 
 
+@pytest.mark.serial  # kills after a real-time delay: run apart (tests/parallel.py)
 @pytest.mark.skipif(RUNS <= 0, reason="BAIBAO_SIGKILL_RUNS=0")
 async def test_sigkill_during_a_revision_keeps_chapter_memory_and_story_state(
     tmp_path: Path, pytestconfig: pytest.Config
@@ -365,6 +366,7 @@ def replay_note(seed: int, source: str) -> str:
     )
 
 
+@pytest.mark.serial  # kills after a real-time delay: run apart (tests/parallel.py)
 @pytest.mark.skipif(RUNS <= 0, reason="BAIBAO_SIGKILL_RUNS=0")
 async def test_sigkill_campaign_leaves_consistent_stores(
     tmp_path: Path, pytestconfig: pytest.Config

@@ -79,6 +79,7 @@ def _run_probe() -> dict[str, dict[str, Any]]:
     return result
 
 
+@pytest.mark.serial  # a namespace and children of its own: run apart (tests/parallel.py)
 def test_children_the_block_cannot_reach_fail_to_leave_the_machine(
     refused_connections: Refusals,
 ) -> None:

@@ -256,8 +256,15 @@ def main() -> None:
     ap.add_argument("--code", type=Path, help="judge with the `novel` package in this checkout")
     ap.add_argument("--json", type=Path)
     ap.add_argument("--out", type=Path)
+    ap.add_argument(
+        "--without", default="", help="a path of the reader's name finder switched off (ablation)"
+    )
     args = ap.parse_args()
     sys.path.insert(0, str((args.code or ROOT).resolve()))
+    if args.without:
+        from novel import narrative
+
+        setattr(narrative._NameFinder, args.without, lambda self: None)
     judge = judge_with_code()
     results: dict[str, Any] = {}
     halves = ["dev", "test"] if args.half == "all" else [args.half]

@@ -22,6 +22,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Literal
 
 from novel import narrative
 from novel.narrative import (
@@ -37,7 +38,7 @@ from novel.narrative import (
 _PRONOUN = re.compile(r"他们|她们|他|她")
 _CONNECTIVE = re.compile(
     r"(?:于是|便|就|又|也|随即|忽然|突然|这时|那时|然后|后来|可是|但是|不过|却|只见|此时|此刻|接着|随后|"
-    r"终于|原来|只是|而|同时|最后)*"
+    r"终于|原来|只是|而|同时|最后|其实|谁知|不料|果然|竟然|居然|可)*"
 )
 _UNNAMED = sorted(
     ROLES
@@ -301,15 +302,39 @@ _SETTING = re.compile(
 )
 
 
+StepKind = Literal["present", "arrived", "left"]
+
+
 @dataclass(frozen=True, slots=True)
 class Step:
-    """A sentence that puts a character somewhere."""
+    """A sentence that puts a character somewhere (or takes them away from a place)."""
 
     reading: int  # index of the sentence in the chapter's readings
     canon: str
-    place: str  # where they are now (a part of a place resolves to the place)
+    place: str  # where they are now (a part of a place resolves to the place); left: the place
     words: str  # the name or pronoun as written
     before: str | None = None  # where the same scene had them, with no movement since, if else
+    kind: StepKind = "present"
+    named: bool = True  # the sentence names the place (not only a part of it: 窗边)
+    journey: bool = False  # a journey (动身, 往县城赶去, 赶到县城), not a step across a room
+
+
+def _unnamed_place(clause: str, head: int, places: Sequence[str]) -> str | None:
+    """A known place where someone unnamed goes or is (三辆镖车…在福来客栈门口停下): the scene's."""
+    move = narrative.movement(clause, head, places)
+    where = move.where if move is not None else narrative.presence(clause, head, places)
+    if where is None:
+        m = re.search(r"在([\u4e00-\u9fff]{2,8})", clause[head:])
+        where = narrative.locate(m.group(1), places) if m else None
+    return where.place if where is not None and where.place in places else None
+
+
+def _scene_place(now: str | None, setting: str | None) -> str | None:
+    """A sentence setting the scene somewhere (北岬是岛上最高的地方) moves it there, unless it
+    names only the town the scene's place is in (the inn's scene stays at the inn)."""
+    if setting is None or (now and setting.endswith(narrative.SETTLEMENTS)):
+        return now
+    return setting
 
 
 def _setting(text: str, places: Sequence[str]) -> str | None:
@@ -328,20 +353,34 @@ class _Whereabouts:
     scene_place: str | None = None
     guessed: set[str] = field(default_factory=set)  # placed only by an earlier chapter
 
-    def moved(self, movers: Sequence[Actor], move: narrative.Move) -> list[tuple[str, str]]:
-        out: list[tuple[str, str]] = []
+    def moved(
+        self, movers: Sequence[Actor], move: narrative.Move
+    ) -> list[tuple[str, str, StepKind]]:
+        out: list[tuple[str, str, StepKind]] = []
         if any(a.canon is None and a.pronoun for a in movers):
             self.at.clear()  # someone we cannot name moved: forget where everyone was
         for a in movers:
             if a.canon is None:
                 continue
+            if move.left:
+                out.append((a.canon, move.left, "left"))
             if move.where is not None and move.where.place:
                 self.at[a.canon] = self.scene_place = move.where.place
                 self.guessed.discard(a.canon)
-                out.append((a.canon, move.where.place))
+                out.append((a.canon, move.where.place, "arrived"))
             elif move.where is None or move.where.part is None:
                 self.at.pop(a.canon, None)  # left, for somewhere the words do not name
         return out
+
+    def acting(self, actors: Sequence[Actor]) -> None:
+        """Someone named acts in a scene set at a place: they are there (北岬是岛上最高的地方 …
+        英格丽德跟在后面)."""
+        if not self.scene_place or self.scene_place not in self.places:
+            return  # only a scene set at a known place (not 救护车的后门)
+        for a in actors:
+            if a.canon and a.end > a.start and a.canon not in self.at:
+                self.at[a.canon] = self.scene_place
+                self.guessed.discard(a.canon)
 
     def present(
         self, actors: Sequence[Actor], where: narrative.Location
@@ -365,6 +404,8 @@ class _Whereabouts:
             clash = None
             if where.place is not None and before is not None:
                 clash = None if narrative.same_place(before, place) else before
+                if where.place in before:
+                    place = before  # 来到江心岛，在岛上的破庙里: still 江心岛
             out.append((a, place, clash))
             self.at[a.canon] = place
         if where.place:
@@ -384,23 +425,28 @@ def whereabouts(
         if r.sentence.scene != scene:
             scene = r.sentence.scene
             walk = _Whereabouts(places, last or {}, {})
-        walk.scene_place = walk.scene_place or _setting(r.sentence.text, places)
+        walk.scene_place = _scene_place(walk.scene_place, _setting(r.sentence.text, places))
         if r.memory:
             continue
         text = r.sentence.text
         for c in r.clauses:
+            if not c.reported and not any(a.canon for a in c.actors):
+                there = _unnamed_place(text[: c.end], c.head, places)
+                walk.scene_place = _scene_place(walk.scene_place, there)
             if c.reported or not c.actors:
                 continue
             subjects = [a for a in c.actors if a.subject]
             move = narrative.movement(text[: c.end], c.head, places)
             if move is not None:
-                for canon, place in walk.moved(subjects, move):
-                    steps.append(Step(i, canon, place, canon))
+                for canon, place, kind in walk.moved(subjects, move):
+                    steps.append(Step(i, canon, place, canon, kind=kind, journey=move.journey))
                 continue
             where = narrative.presence(text[: c.end], c.head, places)
             if where is None:
+                walk.acting(subjects)
                 continue
             for a, place, before in walk.present(subjects, where):
                 words = text[a.start : a.end] or a.canon or ""
-                steps.append(Step(i, a.canon or "", place, words, before))
+                named = where.place is not None
+                steps.append(Step(i, a.canon or "", place, words, before, named=named))
     return steps

@@ -93,7 +93,7 @@ def _reader(without: str = "") -> System:
 
 
 # The reader's paths to a name, each switched off in turn (`--ablate`): what each adds.
-PATHS = ("clause_heads", "apposed", "called", "weak_surnamed", "tagged_names", "titled_and_named")
+PATHS = ("clause_heads", "apposed", "called", "tagged_names", "titled_and_named")
 
 
 def _tagged(pairs: Iterable[tuple[str, str]], people: set[str], places: set[str]) -> Found:
@@ -352,6 +352,16 @@ def _agent_patient(items: Sequence[RoleItem], bp: Any) -> list[str]:
     ]
 
 
+def _forget_cuts() -> None:
+    """Every system cuts every sentence itself (the reader's cuts are cached per process)."""
+    try:
+        from novel import names, narrative
+    except ImportError:
+        return
+    names.tags.cache_clear()
+    narrative.tagged.cache_clear()
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--systems", default="reader,jieba,lac,thulac,jiagu,names")
@@ -374,6 +384,7 @@ def main() -> None:
     if args.ablate:
         systems = ["reader", *(f"reader-{p}" for p in PATHS)]
     for system in systems:
+        _forget_cuts()
         t0 = time.perf_counter()
         try:
             if system.startswith("reader-"):

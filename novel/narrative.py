@@ -584,20 +584,6 @@ class _NameFinder:
                 if not _FUNCTION_CHARS.search(word):
                     self.found.setdefault(word, NameUse(word, m.start(1), True))
 
-    def weak_surnamed(self) -> None:
-        """温/海生/端着: a surname that is also a word (温, 高, 方) starts a full name only where
-        jieba cut it alone as a name and the clause goes on."""
-        for start, word in self.word_at.items():
-            if len(word) != 1 or word not in SURNAMES or not self.flag_at[start].startswith("nr"):
-                continue
-            end = start + 3
-            given = self.word_at.get(start + 1, "")
-            if self.flag_at.get(start + 1, "v").startswith(("v", "d", "p")):
-                continue  # 王/回答: a verb, not a given name
-            if len(given) == 2 and end in self.word_at and at_clause_head(self.text, start):
-                if self.verbish(end):
-                    self.consider(self.text[start:end], start, end)
-
     def titled_and_named(self) -> None:
         for m in _HONORIFIC.finditer(self.text):
             if m.start() not in self.word_at:
@@ -628,7 +614,6 @@ def person_names(text: str, known: NameIndex) -> list[NameUse]:
     finder.clause_heads()
     finder.apposed()
     finder.called()
-    finder.weak_surnamed()
     finder.tagged_names()
     finder.titled_and_named()
     return sorted(_parts_pruned(finder.found.values()), key=lambda u: u.start)

@@ -99,11 +99,15 @@ class _Chapter:
 
 
 _MEMORY = re.compile(
-    r"想起|回忆|记得|记起|忆起|生前|当年|昔日|从前|曾经|曾|梦|遗|墓|坟|尸|灵位|牌位|灵柩|棺|祭|悼|死|亡|"
+    r"想起|回忆|记得|记起|忆起|生前|当年|昔日|从前(?![厅门院面边台屋堂])|曾经|曾|梦|遗|墓|坟|尸|灵位|牌位|"
+    r"灵柩|棺|祭|悼|死|亡|"
     r"去世|临终|如果|要是|倘若|假如|若是|画像|传说|据说|鬼|魂|幽灵|亡灵|说过|讲过"
 )
-_HYPOTHETICAL = re.compile(r"如果|假如|倘若|要是|若是|传说|据说|听说(?!了)|故事|梦|戏文|说书")
+_HYPOTHETICAL = re.compile(
+    r"如果|假如|倘若|要是|若是|传说|据说|(?:^|[，；：])听说(?!了)|有人说|故事|梦|戏文|说书"
+)
 _PRONOUN = re.compile(r"他|她")
+_DONE_TO = re.compile(r"^(?:也|又|就|便|已经|早已|终于)*(?:被|让人|叫人|给人)")
 
 
 # ---- the dead acting ----------------------------------------------------------------------------
@@ -118,8 +122,8 @@ def _dead_in(
         if canon not in dead or not ch.outside_speech(r, start):
             continue
         clause = narrative.subject_clause(s.text, start, end)
-        if clause is None:
-            continue  # 沈默的船, 从沈默那里: he is not the one acting
+        if clause is None or _DONE_TO.match(clause):
+            continue  # 沈默的船, 从沈默那里, 被抬上了爬犁: he is not the one acting
         if narrative.ACTS.match(s.text[end:]) or narrative.CLAUSE_ACTS.search(clause):
             fields = {"name": s.text[start:end], "who": canon, "status": dead[canon]}
             return Finding("dead_acts", s.text, fields)
@@ -253,8 +257,8 @@ def _clash(a: Anchor, place: str, when: When, known: Sequence[str]) -> str | Non
         return a.place
     if when.day != a.when.day:
         return None
-    if a.away_from and any(narrative.same_place(p, place) for p in a.away_from if p):
-        return a.away_from[0]
+    if a.away_from and any(p and (p in place or place in p) for p in a.away_from):
+        return a.away_from[0]  # (not 临安城 for 桐庐渡口: nothing says one is in the other)
     far = a.place in known and place in known
     if a.journey and far and not narrative.same_place(a.place, place):
         return a.place
@@ -266,7 +270,8 @@ def _clash(a: Anchor, place: str, when: When, known: Sequence[str]) -> str | Non
 # What a wound forbids, by where it is (the 跑、跳、攀、抡、翻墙, and their kin).
 _FORBIDDEN: Mapping[str, re.Pattern[str]] = {
     "leg": re.compile(
-        r"跑(?!不)|奔(?!不)|蹿|跳(?!不)|跃|蹦|纵身|攀|爬上|爬到|翻过|翻墙|翻进|翻上|踢|健步如飞|飞奔|"
+        r"跑(?!不)|奔(?!不)|蹿|跳(?!不)|跃|蹦|纵身|攀|爬上|爬到[^，。；！？]{0,4}(?:顶|上|头)|翻过|翻墙|"
+        r"翻进|翻上|踢|健步如飞|飞奔|"
         r"一溜烟|撒腿|拔腿|大步流星|大步|一路小跑|冲了出去|冲出"
     ),
     "arm": re.compile(
@@ -300,9 +305,13 @@ def _chapter_wounds(ch: _Chapter, i: int, wounds: list[Wound]) -> None:
             wounds[:] = add_wound(wounds, w)
 
 
+# 拖着断腿, 一瘸一拐, 一点一点地挪: the way a wounded body moves.
+_AS_HURT = re.compile(r"拖着|一瘸一拐|一点一点|挪|拄着|扶着|瘸着|单腿|吊着|忍着疼|咬着牙")
+
+
 def _forbidden_act(w: Wound, clause: str) -> str | None:
     pattern = _FORBIDDEN.get(w.body)
-    if pattern is None:
+    if pattern is None or _AS_HURT.search(clause):
         return None
     m = pattern.search(clause)
     if m is None or _NOT_DONE.search(clause[: m.start()]):

@@ -98,9 +98,14 @@ _BODY_WORDS: tuple[tuple[Body, str], ...] = (
     ("leg", "小腿|大腿|腿|膝盖|膝|脚踝|脚|踝"),
     ("arm", "胳膊|手臂|臂膀|臂|肩膀|肩头|肩|手腕|腕|手"),
     ("torso", "胸口|胸|腹|肚子|背|腰|肋"),
-    ("head", "头|脸|额|眼"),
+    ("head", "脖子|颈|头|脸|额|眼"),
 )
 _BODY = re.compile("|".join(f"(?P<{k}>{w})" for k, w in _BODY_WORDS))
+# Words with a body part's character that name no body part (眼前, 骨头, 码头, 手里 …).
+_NO_BODY = re.compile(
+    r"眼前|骨头|石头|木头|馒头|枕头|码头|里头|外头|上头|前头|后头|两头|回头|点头|摇头|低头|抬头|"
+    r"满头|头也不|手里|手中|手下|手段|手艺|脚步|脚下|脚印|背后|背影|背着"
+)
 _SEVERITY: tuple[tuple[Severity, re.Pattern[str]], ...] = (
     (
         "bone",
@@ -124,7 +129,7 @@ _HEAL_TIME = re.compile(
 
 def wound_shape(text: str) -> tuple[Body, str, Severity]:
     """Where a wound is (leg, arm …), on which side, and how bad, from the words about it."""
-    m = _BODY.search(text)
+    m = _BODY.search(_NO_BODY.sub(lambda x: "□" * len(x.group(0)), text))
     body: Body = ""
     side = ""
     if m is not None:
@@ -207,8 +212,8 @@ class _Reader:
             who = occurrences.get(m.start("who"), (0, ""))[1] or self._owner_at(
                 r, m.start("who"), occurrences
             )
-            if who and m.start() >= 0:
-                self.wound(who, i, text[m.start() : m.end() + 16] + _nearby(self.readings, i))
+            if who:
+                self.wound(who, i, text[m.start() : m.end() + 16] + _after(self.readings, i))
         for start, (end, canon) in occurrences.items():
             after = text[end : end + 12]
             if (narrative.DEATH_AFTER.match(after) and not _subject_at(r, start)) or (
@@ -262,10 +267,9 @@ def _mentioned_before(
     return next(iter(fits)) if len(fits) == 1 else ""
 
 
-def _nearby(readings: Sequence[Reading], i: int) -> str:
-    """The sentences around a treatment (where it says what the wound is)."""
-    lo = max(0, i - 2)
-    return "".join(r.sentence.text for r in readings[lo : i + 2])
+def _after(readings: Sequence[Reading], i: int) -> str:
+    """The sentence after a treatment (“骨头断成了两截，”她说): what the wound is."""
+    return readings[i + 1].sentence.text if i + 1 < len(readings) else ""
 
 
 def _subject_at(r: Reading, start: int) -> bool:
@@ -303,7 +307,22 @@ def _subject_events(
             yield "healed", a.canon
 
 
+def _watches(reader: _Reader, steps: Sequence[Step]) -> None:
+    """他守了整整一夜，直到天亮 with no place in the sentence: a watch where they are."""
+    placed = {(s.reading, s.canon) for s in steps}
+    for i, r in enumerate(reader.readings):
+        if r.memory or not timeline.UNTIL_DAWN.search(r.sentence.text):
+            continue
+        until = timeline.until_dawn(reader.times[i])
+        for c in r.clauses:
+            for a in c.actors:
+                if a.canon and a.subject and not c.reported and (i, a.canon) not in placed:
+                    reader.add("present", a.canon, i, until=until, named=False)
+                    placed.add((i, a.canon))
+
+
 def _whereabouts(reader: _Reader, steps: Sequence[Step]) -> None:
+    _watches(reader, steps)
     for step in steps:
         r = reader.readings[step.reading]
         if step.kind == "present":

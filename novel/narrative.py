@@ -177,7 +177,7 @@ _ROLE_RE = "|".join(sorted(ROLES, key=len, reverse=True))
 _INTRO_BEFORE = re.compile(
     r"(?:名叫|叫做|叫作|名为|名唤|唤作|唤做|自称|人称|号称|称作|外号|绰号|一个叫|一位叫|一名叫|他叫|她叫|我叫|"
     r"我是|来人是|此人是|此人便是|原来是|原来他是|原来她是|介绍说|姓|(?<![喊大尖惊])叫|"
-    r"(?:都|大家|人们|人家|我们|他们)?(?:叫|称|管)(?:他|她)(?:叫|作|做)?|"
+    r"(?:都|大家|人们|人家|我们|他们)?(?:叫|称|管)(?:他|她|我)(?:叫|作|做)?|"
     rf"(?:{'|'.join(KIN)}|{_ROLE_RE})[，,]?)$"
 )
 # 民警姓孙 / 一个姓许的女经理: a surname introduced with a role; 孙警官 then names that person.
@@ -403,7 +403,7 @@ _APPOSED = re.compile(
     r"(?=[，。！？、；”」\s]|是|的)"
 )
 _CALLED = re.compile(
-    rf"(?<![喊大尖惊])叫(?:他|她)?({_SURNAME}[\u4e00-\u9fff]{{1,2}}?)"
+    rf"(?<![喊大尖惊])叫(?:他|她|我)?({_SURNAME}[\u4e00-\u9fff]{{1,2}}?)"
     r"(?=[，。！？、；”」\s]|的|是|$)"
 )
 _LOCATIVE_END = re.compile(
@@ -446,7 +446,7 @@ class _NameFinder:
         if ACTS.match(after) or _SPEECH.match(after):
             return True
         flag = self.flag_at.get(end, "")
-        return flag.startswith(("v", "p", "d")) and not after.startswith(("是", "的"))
+        return flag.startswith(("v", "p", "d", "t")) and not after.startswith(("是", "的"))
 
     def role(self, word: str, start: int, end: int) -> bool:
         if word in ROLES:
@@ -483,12 +483,17 @@ class _NameFinder:
         """A word that names nobody, whatever its position."""
         if common_word(word) or _FUNCTION_CHARS.search(word) or word.endswith("人"):
             return True  # 众人; 王又问 → 王又; 赫人 is a people
-        if word in self.known.places or _LOCATIVE_END.search(word) or self.role(word, start, end):
+        locative = _LOCATIVE_END.search(word) and (
+            len(word) == 2 or not self.flag_at.get(start, "").startswith("nr")
+        )
+        if word in self.known.places or locative or self.role(word, start, end):
             return True  # 伯利恒 is a place; 包里 a place in a bag; 马车夫 a coachman
         if _SHOP_AFTER.match(self.text[end:]):
             return True  # 钟记修表铺 is a shop
         if lexicon.ordinary_noun(word) and not _introduced(self.text, start, end):
             return True  # 江风带着潮腥: a river wind, no one's name
+        if len(word) == 3 and lexicon.nature_compound(word[:2]):
+            return True  # 江风吹进来: the wind blew in
         if word[0] not in _WEAK_SURNAMES or word[1:] in TITLES or word[1:] in ROLES:
             return False  # 王掌柜 is somebody
         given = names.tags(word[1:])
@@ -517,14 +522,16 @@ class _NameFinder:
             if not flag.startswith("nr") or not 2 <= len(word) <= (12 if "·" in word else 4):
                 continue
             rest = self.tokens[k + 1][0] if k + 1 < len(self.tokens) else ""
-            whole = word + rest
-            if (
-                len(word) == 2
-                and len(rest) == 1
-                and word[0] in SURNAMES
-                and rest not in "的地得了着过"
-            ):
-                if ACTS.match(self.text[offset + 1 : offset + 9]):  # 冯子/敬/叹了口气: 冯子敬
+            whole = word + rest[:1]
+            # 高桂 / 芬系 / 着: the analyser took a name's last character into the verb
+            one = len(rest) == 1 or (
+                len(rest) == 2 and self.text[offset + 2 : offset + 3] in "着了过"
+            )
+            if len(word) == 2 and one and word[0] in SURNAMES and rest[:1] not in "的地得了着过一":
+                after_whole = self.text[offset + 1 : offset + 9]
+                if ACTS.match(after_whole) or _VERB_ASPECT.match(
+                    after_whole
+                ):  # 冯子/敬/叹了: 冯子敬
                     self.consider(whole, start, offset + 1)
                     continue
             after = self.text[offset : offset + 8]
@@ -715,10 +722,13 @@ PLACE_SUFFIXES = (
     "教堂",
 )
 _PRESENCE = re.compile(
-    r"(?:正|仍|还|却|也|又|依旧|此刻|此时|这时|那时|已经|已|独自|一直|正好|一个人)*"
-    r"(?:在|站在|坐在|躺在|待在|留在|守在|蹲在|藏在|住在|跪在|靠在|停在|等在|趴在|睡在|关在|倚在)"
+    r"(?:正|仍|还|却|也|又|依旧|此刻|此时|这时|那时|这会儿|那会儿|眼下|已经|已|独自|一直|正好|一个人)*"
+    r"(?:在|站在|坐在|躺在|待在|留在|守在|蹲在|藏在|住在|跪在|靠在|停在|等在|趴在|睡在|关在|倚在|躲在|"
+    r"缩在|蜷在|窝在|猫在|埋伏在|守候在|候在)"
 )
 # Where someone is inside the place they are at: not a second place (门口, 窗边, 楼上, 书房).
+# Buildings whose names end like a room's (营房 are barracks, not a room of wherever one is).
+_BUILDINGS = ("营房", "厂房", "库房", "仓房", "粮房")
 PLACE_PARTS = tuple(
     "门口 门外 门前 门边 门后 门廊 侧门 窗边 窗前 窗下 窗口 窗台 楼上 楼下 楼梯 阳台 院子 院里 院内 "
     "院中 后院 前院 天井 堂屋 正屋 里屋 屋里 屋内 屋外 屋檐 房里 房间 床边 床前 床头 床上 桌边 桌前 桌旁 柜台 台阶 "
@@ -822,7 +832,7 @@ def locate(rest: str, known_places: Sequence[str]) -> Location | None:
     rest = _before_verb(rest)
     owner = _OWNER.match(rest)
     part = _PART.match(rest, owner.end() if owner else 0)
-    if part:
+    if part and not part.group(0).endswith(_BUILDINGS):
         return Location(None, part.group(0))  # 窗边 / 她身后
     if (
         rest[:1] in PLACE_SUFFIXES
@@ -839,17 +849,21 @@ _NOT_A_PLACE_START = ("这", "那", "哪", "何", "靠", "朝", "向", "往", "�
 
 def _phrase_place(rest: str) -> Location | None:
     """The place a phrase with no known place names (`rest` stops before any verb)."""
+    if rest[:1] in ("去", "来") or _doing(rest[:6]):
+        return None  # 下楼去收拾客房: what they went to do
     # the shortest phrase (≤ 6 characters, no punctuation) that ends in a place word; a part
     # after it (医院的门口, 住院部楼下) is where in that place
     for end in range(2, min(len(rest), 6) + 1):
         piece = rest[:end]
         if re.search(r"[^\u4e00-\u9fff]", piece):
             break
+        if piece.endswith("地") and len(piece) < 3:
+            continue  # 雪地, 草地, 空地: the ground somewhere, no place of its own
         if piece.endswith(PLACE_SUFFIXES) and not piece.startswith(_NOT_A_PLACE_START):
             while (
                 end < min(len(rest), 6)
                 and rest[: end + 1].endswith(PLACE_SUFFIXES)
-                and not _PART.match(rest[end:])
+                and (not _PART.match(rest[end:]) or rest[: end + 1].endswith(_BUILDINGS))
             ):
                 end += 1  # 住院 → 住院部
             after = _PART.match(rest[end:].lstrip("的"))
@@ -865,12 +879,22 @@ def presence(sentence: str, start: int, known_places: Sequence[str]) -> Location
     m = _PRESENCE.match(sentence, start)
     if m is None:
         return None
-    return locate(sentence[m.end() :], known_places)
+    rest = sentence[m.end() :]
+    if not any(p and rest.startswith(p) for p in known_places) and _doing(rest[:6]):
+        return None  # 正在看湖: doing something, nowhere in particular
+    return locate(rest, known_places)
+
+
+def _doing(words: str) -> bool:
+    """Do `words` start with a verb (看湖, 收拾客房), not a place?"""
+    cut = names.tags(words) if words else ()
+    return bool(cut) and cut[0][1].startswith("v") and len(cut[0][0]) <= 2
 
 
 # Leaving for, or arriving at, somewhere; a bare 到 / 去 only right after the one who moves.
 _MOVE = re.compile(
     r"来到|走到|回到|赶到|跑到|冲到|到达|抵达|前往|离开|逃往|逃到|逃进|逃出|奔往|赶赴|去往|走出|走进|跑进|跑出|冲进|冲出|进了|出了|渡过|"
+    r"摸到|摸进|闯进|钻进|闯入|潜入|溜进|"
     r"奔向|赶往|赶回|跑回|走回|回了|去了|进入|登上|转到|搬到|返回|走向|进城|出城|上山|下山|进镇|出镇|"
     r"过河|过江|上岸|上船|下船|上车|下车|上楼|下楼|进门|出门|进屋|出屋|进来|出去|回来|回去|离去|赶来|"
     r"赶去|动身|启程|出发|走了|上了(?:船|车|岸|楼)|下了(?:船|车|楼)|上了"
@@ -897,6 +921,7 @@ _JOURNEY = re.compile(
 
 
 _PLANNED = re.compile(r"[没不未别]|要|想|打算|准备|得")
+_SEES_SOMEONE = re.compile(r"看见|看到|听见|望见|瞧见|发现|等着|盼着|[他她]们?")
 _TOWARD = re.compile(r"(?:往|向|朝)([\u4e00-\u9fff]{2,6}?)(?:赶去|去了|走去|而去|奔去|赶|去)")
 
 
@@ -922,6 +947,8 @@ def movement(clause: str, head: int, known_places: Sequence[str]) -> Move | None
         return Move(where, journey=journey) if where is not None else None
     if _PLANNED.search(clause[max(head, m.start() - 2) : m.start()]):
         return None  # 没有回来; 他要赶回周家大院: not a move (yet)
+    if _SEES_SOMEONE.search(clause[head : m.start()]):
+        return None  # 看见他进来: someone else moves
     if clause[m.start() - 1 : m.start()] in tuple("捅刺扎插砍劈射钻戳"):
         return None  # 一刀捅进了他的胸口: the blade went in, nobody moved
     if m.group(0) == "上了":
@@ -959,7 +986,8 @@ def places_in(text: str, known_places: Iterable[str]) -> list[str]:
 # ---- events that change the blueprint ---------------------------------------------------------
 
 DEATH_AFTER = re.compile(
-    r"^(?:已经|也|就|便|终于|竟|竟然|随即|当场|因病|却)*(?:死了|死去|身亡|去世|过世|遇害|丧命|断了气|咽了气|"
+    r"^(?:已经|也|就|便|终于|竟|竟然|随即|当场|因病|却|早就|早已)*(?:死了|死去|身亡|去世|过世|遇害|丧命|断了气|咽了气|"
+    r"没气了|没了气|没有气了|"
     r"气绝|阵亡|殒命|归天|被杀|被害死|被杀死|被处死|被挂|被吊死|死在|死亡|停止了呼吸|没了气息|被宣告死亡|"
     r"咽气)"
 )
@@ -1009,7 +1037,7 @@ HEALED = re.compile(
     r"伤(?:口|势|处)?(?:(?![没未不还])[^，。；！？的]){0,4}?(?:愈合|痊愈|长好|全好|复原)|"
     r"(?:疤|伤痕)(?:也|都)没(?:有)?留下|从(?:来)?没(?:有)?(?:受过伤|骨折过|伤过)|"
     r"(?:骨折|伤)的地方[^，。；！？]{0,6}好了|"
-    r"(?:伤|腿|胳膊|手腕|手臂|臂|脚踝|骨头)(?:(?![没未不还])[^，。；！？的]){0,5}?"
+    r"(?:伤|刀口|创口|口子|腿|胳膊|手腕|手臂|臂|脚踝|骨头)(?:(?![没未不还])[^，。；！？的]){0,5}?"
     r"(?:好了|痊愈|愈合|长好|复原|好利索|收了口)|伤口[^，。；！？]{0,3}收了口"
 )
 # Enough time for a wound to heal: weeks, months, a season.
@@ -1119,7 +1147,8 @@ _NOT_SUBJECT_AFTER = re.compile(r"^(?:的|之|是|家|氏|所|等人|们)")
 CLAUSE_ACTS = re.compile(
     r"说|道|问|答|喊|叫|嚷|笑|哭|走|跑|站|坐|跪|拿|握|举|拄|抬|点头|摇头|转身|回头|伸手|吩咐|"
     r"命令|祝福|起身|站起|迎|拉着|扶|抱|来|去|进|出|端|捧|吃|喝|拎|提着|跟着|跟在|推|拍|敲|摸|搓|"
-    r"挥|招手|凑|插话|瞪|盯|叼|拥抱|鞠躬|咳嗽|跳|骑|写|念|唱|指着|冷笑|骂"
+    r"挥|招手|凑|插话|瞪|盯|叼|拥抱|鞠躬|咳嗽|跳|骑|写|念|唱|指着|冷笑|骂|送|帮|搬|陪|背起|扛|划|"
+    r"睁开|挤|拍了拍|喝|吃|倒了"
 )
 
 

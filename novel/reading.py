@@ -64,15 +64,23 @@ _CLAUSE_SEP = re.compile(r"[，；：,;:]")
 _RECALL_VERB = re.compile(r"想起|回忆起?|记起|忆起|梦见|做了一个梦|做了个梦|又梦到|梦到")
 # 梦里 / 小时候 / 照片上: the sentence itself is a memory, a dream or a picture.
 _RECALL_SCENE = re.compile(
-    r"梦里|梦中|小时候|当年|那年|从前|往事|那时候|记得|照片上|照片里|照片是|画像里|画像上|相片"
+    r"梦里|梦中|小时候|当年|那年|从前(?![厅门院面边台屋堂])|往事|那时候|记得|照片上|照片里|照片是|画像里|画像上|相片"
 )
 _WAKE = re.compile(r"醒来|醒了|醒过来|回过神")
 _IF = re.compile(r"如果|要是|倘若|假如|若是|万一")
 # 他说， / 听说， / 告诉他， followed by no quotation mark: the rest is someone's words.
 _REPORTED = re.compile(
-    r"(?:说|道|讲|告诉[^，。！？“]{0,6}?|听说|据说|声称|表示|嘱咐[^，。！？“]{0,4}?|回答)[，：:,:](?![“「『\"])"
+    r"(?:(?<![不没别])说|(?<![不没别])道|讲|告诉[^，。！？“]{0,6}?|听说|据说|声称|表示|嘱咐[^，。！？“]{0,4}?|回答)[，：:,:](?![“「『\"])"
 )
 
+# 一根圆木正砸在他的左腿上: a thing is the clause's subject, not the one carried before it.
+_THING_SUBJECT = re.compile(
+    r"(?:正|又|也|却)?(?:[一两几]?[根块支颗枚发片条堆截]|[\u4e00-\u9fff]{0,3}的)?"
+    r"(?:圆木|木头|石头|石块|树枝|房梁|横梁|箭|子弹|炮弹|瓦片|滚石|落石|矿石|大树|树干)"
+)
+_ROLE_BEFORE = re.compile(
+    r"[\u4e00-\u9fff]{1,3}(?:员|工|长|师|夫|匠|手|官|兵|警|医)(?=[\u4e00-\u9fff])"
+)
 Referent = tuple[str | None, ...]  # one character, a group, or (None,) for someone unnamed
 
 
@@ -115,7 +123,8 @@ class Reading:
                 break
             names = tuple(a.canon for a in c.actors if a.subject)
             if c.start <= before < c.end:
-                own = {n for n in names if n}
+                thing = _THING_SUBJECT.match(self.sentence.text, c.head)
+                own = set() if thing and not c.explicit else {n for n in names if n}
             elif c.explicit and names and not c.reported:
                 stack.append(names)
         named = [e for e in stack if e != (None,)]  # the attacker is often unnamed (蒙面人)
@@ -174,6 +183,9 @@ class _Scene:
         self, text: str, head: int, occurrences: Sequence[tuple[int, int, str]]
     ) -> list[Actor]:
         names = _names_at(text, head, occurrences)
+        role = _ROLE_BEFORE.match(text, head) if not names else None
+        if role is not None:  # 卫生员沈秀兰 / 护林员韩冬: the name after who they are
+            names = _names_at(text, role.end(), occurrences)
         if names:
             after = text[names[-1].end :]
             kin = KIN_AFTER.match(after)
@@ -372,6 +384,16 @@ class _Whereabouts:
                 self.at.pop(a.canon, None)  # left, for somewhere the words do not name
         return out
 
+    def known(self, *places: str) -> bool:
+        """Is one of these places one the story knows (or in one: 县城的百货商店), or a name of
+        its own (老营房)? Two spots only the words make (沟底, 坡上) may be one place: never a
+        clash."""
+        return any(
+            any(k in p for k in self.places if len(k) >= 2)
+            or (len(p) >= 3 and p[-1] not in "地里上边中下")
+            for p in places
+        )
+
     def acting(self, actors: Sequence[Actor]) -> None:
         """Someone named acts in a scene set at a place: they are there (北岬是岛上最高的地方 …
         英格丽德跟在后面)."""
@@ -402,10 +424,10 @@ class _Whereabouts:
             elif before is None and not self.scene_place:
                 self.guessed.add(a.canon)
             clash = None
-            if where.place is not None and before is not None:
+            if where.place is not None and before is not None and where.place in before:
+                place = before  # 来到江心岛，在岛上的破庙里: still 江心岛
+            elif where.place is not None and before is not None and self.known(before, place):
                 clash = None if narrative.same_place(before, place) else before
-                if where.place in before:
-                    place = before  # 来到江心岛，在岛上的破庙里: still 江心岛
             out.append((a, place, clash))
             self.at[a.canon] = place
         if where.place:

@@ -492,7 +492,8 @@ def moved(a: Anchor | None, e: StoryEvent, home: str = "") -> Anchor | None:
         if a is not None and e.until is not None:
             return replace(a, until=e.until)  # 他在柴房里守了一整夜: the watch, where he was
         return a
-    trip = e.kind == "arrived" and (e.journey or bool(a and a.away_from))
+    went = a is not None and a.journey and same_day and a.place == e.place  # 往X去了 … 到了X
+    trip = e.kind == "arrived" and (e.journey or bool(a and a.away_from) or went)
     away = a.away_from if a is not None and same_day and e.kind == "arrived" else ()
     if any(p in e.place or e.place in p for p in away):
         away = ()  # 回到了盐井镇: back where they set out from

@@ -196,3 +196,30 @@ def test_who_did_what_to_whom(
         patients,
         happened,
     )
+
+
+def test_readings_the_test_half_showed_were_wrong() -> None:
+    """Each a general misreading the issue-42 test half showed (that half is seen since)."""
+    state = StoryState(BP)
+    hurt = replay(BP, [LEG])
+    # 二话不说 is no one's reported speech: what follows is narration
+    assert kinds("第二天，马六二话不说，拔腿就跑。", hurt) == ["wound_ignored"]
+    # X听说… is narration of hearing; 听说，… is a rumour
+    assert kinds("第二天，马六听说林远来了，撒腿就往渡口跑。", hurt) == ["wound_ignored"]
+    assert kinds("听说，马六第二天就跑到府城去了。", hurt) == []
+    # 从前厅 is "from the front hall", not 从前 "long ago"
+    dead = replay(BP, ["霍三在渡口拔刀，一刀刺死了林远。"])
+    assert kinds("林远从前厅走进来，坐在了桌边。", dead) == ["dead_acts"]
+    # a thing, not the one carried from the clause before, falls on 他
+    state_hurt = replay(BP, ["霍三推倒了木垛，林远躲闪不及，一根圆木正砸在他的左腿上。"])
+    assert {w.who for w in state_hurt.wounds} == {"林远"}
+    # a role before a name: the name is the subject (卫生员沈秀兰 …)
+    chapter = read_chapter(state, "船夫林远正在解缆绳。")
+    assert [a.canon for a in chapter.readings[0].clauses[0].actors] == ["林远"]
+    # the ground somewhere is no second place; a watch with no place keeps the one before
+    assert kinds("林远到了府城。林远趴在雪地里哭了。", state) == []
+    watch = "当夜，林远来到听潮阁。他守了整整一夜，直到天亮。\n\n天亮时，林远正在漕帮总舵里睡觉。"
+    assert kinds(watch, state) == ["two_places"]
+    # a name the analyser cut badly: 高桂 / 芬系 / 着 is 高桂芬
+    cut = "晚上，林远在渡口摆了两桌。高桂芬系着围裙，端上来一大盆猪肉炖粉条。"
+    assert kinds(cut, state) == ["unknown_name"]

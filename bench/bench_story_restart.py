@@ -55,7 +55,12 @@ async def seed(db: Path, texts: list[str]) -> None:
         await repo.world.ensure_novel(CHAT, bp.to_json(), datetime.now(UTC))
         for i, text in enumerate(texts, 1):
             draft = Draft(
-                f"第{i}章", text, ChapterSummary(summary=""), "b", "bench", datetime.now(UTC)
+                f"第{i}章",
+                text,
+                ChapterSummary(summary=f"第{i}章"),
+                "b",
+                "bench",
+                datetime.now(UTC),
             )
             await repo.book.add_chapter(CHAT, f"c{i}", draft)
 

@@ -99,7 +99,7 @@ class _Chapter:
 
 
 _MEMORY = re.compile(
-    r"想起|回忆|记得|记起|忆起|生前|当年|昔日|从前(?![厅门院面边台屋堂])|曾经|曾|梦|遗|墓|坟|尸|灵位|牌位|"
+    r"想起|回忆|记得|记起|忆起|生前|当年|昔日|信里|信中|信上|遗书|遗嘱|从前(?![厅门院面边台屋堂])|曾经|曾|梦|遗|墓|坟|尸|灵位|牌位|"
     r"灵柩|棺|祭|悼|死|亡|"
     r"去世|临终|如果|要是|倘若|假如|若是|画像|传说|据说|鬼|魂|幽灵|亡灵|说过|讲过"
 )
@@ -122,9 +122,18 @@ def _dead_in(
         if canon not in dead or not ch.outside_speech(r, start):
             continue
         clause = narrative.subject_clause(s.text, start, end)
-        if clause is None or _DONE_TO.match(clause):
-            continue  # 沈默的船, 从沈默那里, 被抬上了爬犁: he is not the one acting
-        if narrative.ACTS.match(s.text[end:]) or narrative.CLAUSE_ACTS.search(clause):
+        if clause is None or _DONE_TO.match(clause) or _MEMORY.search(clause):
+            continue  # 沈默的船, 从沈默那里, 被抬上了爬犁, 沈默死了三个月了: not him acting
+        carried = [  # 周师傅在一旁听着，咧开嘴笑了: what the clauses after it say he does
+            s.text[c.head : c.end]
+            for c in r.clauses
+            if c.start > start and not c.explicit and any(a.canon == canon for a in c.actors)
+        ]
+        acts = bool(narrative.ACTS.match(s.text[end:]) or narrative.CLAUSE_ACTS.search(clause))
+        acts = acts or any(
+            narrative.CLAUSE_ACTS.search(t) and not _MEMORY.search(t) for t in carried
+        )
+        if acts:
             fields = {"name": s.text[start:end], "who": canon, "status": dead[canon]}
             return Finding("dead_acts", s.text, fields)
     for c in r.clauses:
@@ -135,11 +144,13 @@ def _dead_in(
             rest = s.text[a.end :]
             if who is None or c.reported or rest.lstrip().startswith("被"):
                 continue
+            if _MEMORY.search(s.text[a.start : c.end]):
+                continue
             known_gender = ch.state.genders().get(who, "") != ""
-            acts = narrative.ACTS.match(rest) or (
-                known_gender and narrative.CLAUSE_ACTS.search(s.text[a.end : c.end])
+            does = bool(narrative.ACTS.match(rest)) or (
+                known_gender and bool(narrative.CLAUSE_ACTS.search(s.text[a.end : c.end]))
             )
-            if not acts:
+            if not does:
                 continue  # (bound to someone of no known gender: only a plain action counts)
             fields = {"name": who, "who": who, "words": a.pronoun, "status": dead[who]}
             return Finding("dead_acts", s.text, fields)
@@ -180,7 +191,7 @@ def _dead_acts(ch: _Chapter) -> list[Finding]:
     told: set[tuple[int, str]] = set()
     for i, r in enumerate(ch.readings):
         question = r.sentence.text.rstrip("”」』 ").endswith(("？", "?"))
-        if not r.memory and not question and not _MEMORY.search(r.sentence.text) and dead:
+        if not r.memory and not question and dead:
             before = (
                 ch.readings[i - 1]
                 if i > 0 and ch.readings[i - 1].sentence.scene == r.sentence.scene
@@ -215,22 +226,32 @@ def _unknown_names(ch: _Chapter) -> list[Finding]:
 
 
 def _two_places(ch: _Chapter) -> list[Finding]:
-    out: list[Finding] = []
+    """In reading order, once a scene a person: where they are after the first clash follows
+    from it."""
+    found: list[tuple[int, str, Finding]] = []
     for step in ch.steps:
         if step.before is not None:
             fields = {"name": step.words, "place": step.before, "other": step.place}
-            out.append(Finding("two_places", ch.readings[step.reading].sentence.text, fields))
-    return out + _away(ch)
+            text = ch.readings[step.reading].sentence.text
+            found.append((step.reading, step.canon, Finding("two_places", text, fields)))
+    found += _away(ch)
+    out: list[Finding] = []
+    told: set[tuple[int, str]] = set()
+    for reading, who, finding in sorted(found, key=lambda f: f[0]):
+        key = (ch.readings[reading].sentence.scene, who)
+        if key not in told:
+            told.add(key)
+            out.append(finding)
+    return out
 
 
-def _away(ch: _Chapter) -> list[Finding]:
+def _away(ch: _Chapter) -> list[tuple[int, str, Finding]]:
     """Someone at a place while the story has them elsewhere in the same stretch of time: at
     the place they left on a journey that day, away from the place they travelled to that day,
     or away from a watch kept until dawn."""
     known = ch.state.known_places()
-    last = ch.state.last_places()
     anchors = {a.who: a for a in ch.state.anchors}
-    out: list[Finding] = []
+    out: list[tuple[int, str, Finding]] = []
     for e in ch.events:
         if e.kind not in ("present", "arrived", "left") or not ch.narrated(e.reading):
             continue
@@ -239,8 +260,8 @@ def _away(ch: _Chapter) -> list[Finding]:
             clash = _clash(a, e.place, e.when, known)
             if clash is not None:
                 fields = {"name": e.who, "place": clash, "other": e.place}
-                out.append(Finding("two_places", e.sentence, fields))
-        now = moved(a, e, last.get(e.who, ""))
+                out.append((e.reading, e.who, Finding("two_places", e.sentence, fields)))
+        now = moved(a, e, ch.state.homes(e.who))
         if now is not None:
             anchors[e.who] = now
     return out
@@ -272,7 +293,7 @@ _FORBIDDEN: Mapping[str, re.Pattern[str]] = {
     "leg": re.compile(
         r"跑(?!不)|奔(?!不)|蹿|跳(?!不)|跃|蹦|纵身|攀|爬上|爬到[^，。；！？]{0,4}(?:顶|上|头)|翻过|翻墙|"
         r"翻进|翻上|踢|健步如飞|飞奔|"
-        r"一溜烟|撒腿|拔腿|大步流星|大步|一路小跑|冲了出去|冲出"
+        r"一溜烟|撒腿|撒开腿|迈开腿|拔腿|大步流星|大步|一路小跑|冲了出去|冲出|追了上去|追上去|追了出去|追出去"
     ),
     "arm": re.compile(
         r"抡|挥起|挥舞|举起|攀|翻过|翻墙|翻进|划船|划桨|划出|摇橹|摇着桨|船桨|拉网|拉弓|提起|扛起|劈|"
@@ -422,15 +443,13 @@ def _terms_of(rest: str, literal: bool) -> tuple[list[str], list[str]]:
     for part in re.split(r"和|与|或|及|、|也没有|也不", rest):
         head = part[part.rindex("的") + 1 :] if "的" in part else part
         head = re.sub(r"^(?:任何|真正|所谓|再|一丝|半点|什么|也|还|过)+", "", head)
-        words = [w for w, _ in narrative.tagged(head) if len(w) >= 2][:2] or (
-            [head] if head else []
-        )
-        for word in words:
+        cut = [(w, f) for w, f in narrative.tagged(head) if len(w) >= 2][:2]
+        for word, flag in cut or ([(head, "n")] if head else []):
             named = lexicon.categories_named(word)
             if named:
                 cats.extend(named)
-            elif literal and word not in _GENERIC and len(word) >= 2:
-                terms.append(word)
+            elif literal and word not in _GENERIC and flag.startswith(("n", "vn", "an")):
+                terms.append(word)  # a thing (法术, 汽车), not a verb (再活过来 → 过来)
     return terms, cats
 
 

@@ -156,13 +156,18 @@ TITLES = (
     "中尉",
     "太太",
     "道长",
+    "老爹",
+    "老伯",
+    "大妈",
+    "大娘",
+    "婆婆",
 )
 # People the narration names by what they are, not who: never a personal name (马车夫 is not
 # a 马; 司狱 is not a 司), and a subject a pronoun may stand for.
 ROLES = frozenset(
     "司狱 狱卒 掌柜 掌柜的 船夫 艄公 车夫 马车夫 马夫 店小二 小二 伙计 跑堂 捕快 衙役 更夫 渔夫 樵夫 "
     "猎户 和尚 老和尚 小和尚 沙弥 小沙弥 道士 尼姑 方丈 住持 师爷 侍卫 丫鬟 丫头 镖师 郎中 大夫 "
-    "老板 老板娘 司机 出租车司机 保安 护士 护士长 医生 主任 主编 经理 助理 民警 警官 警察 记者 "
+    "账房 会计 管事 老板 老板娘 司机 出租车司机 保安 护士 护士长 医生 主任 主编 经理 助理 民警 警官 警察 记者 "
     "律师 法官 门卫 前台 服务员 外卖员 外卖小哥 快递员 房东 邻居 老师 校长 厨子 厨师 管家 女管家 "
     "老管家 女仆 仆人 男仆 神父 牧师 邮差 店主 验尸官 马贩子 乐师 副手 军官 医官".split()
 )
@@ -195,7 +200,7 @@ _SPEECH = re.compile(
 )
 
 _ADVERBS = (
-    r"(?:正|又|也|便|就|却|才|还|再|都|立刻|连忙|急忙|忽然|突然|慢慢|缓缓|低声|大声|轻声|冷冷地?|"
+    r"(?:正|又|也|便|就|却|才|还|再|都|立刻|连忙|急忙|忽然|突然|慢慢|缓缓|低声|大声|轻声|冷冷地?|一个人|独自|"
     r"笑着|竟然|居然|亲自|亲手|一边|默默地?|终于|当即|随即)*"
 )
 _VERBS = (
@@ -411,7 +416,9 @@ _LOCATIVE_END = re.compile(
     r"(?:胳膊|手臂|肩膀|眼睛|脑袋|手腕|脚踝|膝盖|手指|手掌)$"
 )
 # 钟记修表铺: a shop's name, not a person's.
-_SHOP_AFTER = re.compile(r"^(?:铺|店|馆|行|号|楼|庄|厂|坊|斋|堂)")
+_SHOP_AFTER = re.compile(
+    r"^[\u4e00-\u9fff]{0,3}(?:铺|店|馆|行|号|楼|庄|厂|坊|斋|堂)(?=$|[的，。里门前后在是])"
+)
 
 
 def at_clause_head(text: str, start: int) -> bool:
@@ -484,23 +491,33 @@ class _NameFinder:
         if common_word(word) or _FUNCTION_CHARS.search(word) or word.endswith("人"):
             return True  # 众人; 王又问 → 王又; 赫人 is a people
         locative = _LOCATIVE_END.search(word) and (
-            len(word) == 2 or not self.flag_at.get(start, "").startswith("nr")
+            len(word) == 2
+            or not self.flag_at.get(start, "").startswith("nr")
+            or lexicon.ordinary_noun(word[:-1])  # 林子里, not 马千里
         )
         if word in self.known.places or locative or self.role(word, start, end):
             return True  # 伯利恒 is a place; 包里 a place in a bag; 马车夫 a coachman
-        if _SHOP_AFTER.match(self.text[end:]):
-            return True  # 钟记修表铺 is a shop
+        shop = _SHOP_AFTER.match(self.text[end:])
+        if shop and not ACTS.match(self.text[end:]):
+            return True  # 钟记修表铺 is a shop (孙德旺走进店里 is someone)
+        if len(word) >= 3 and word.endswith("王"):
+            return True  # 犹大王: the king of Judah
+        if len(word) >= 3 and word[2] in "里上中内外边" and lexicon.ordinary_noun(word[:2]):
+            return True  # 林子里静: 林子里 is in the woods
         if lexicon.ordinary_noun(word) and not _introduced(self.text, start, end):
             return True  # 江风带着潮腥: a river wind, no one's name
         if len(word) == 3 and lexicon.nature_compound(word[:2]):
             return True  # 江风吹进来: the wind blew in
+        if len(word) == 3 and word[0] in SURNAMES and _plain_noun(word[:2]):
+            return True  # 马掌钉好了: the horseshoe was nailed (not 斯文森: 斯文 is no thing)
         if word[0] not in _WEAK_SURNAMES or word[1:] in TITLES or word[1:] in ROLES:
             return False  # 王掌柜 is somebody
         given = names.tags(word[1:])
         verb = (bool(given) and given[0][1].startswith("v")) or lexicon.first_sense(
             word[1:]
         ).startswith("to ")
-        return common_word(word[1:]) or verb  # 王回答说, 王派定: the king answered, assigned
+        place = bool(given) and given[0][1] in ("nr", "ns")  # 金宝山: 宝山 names somewhere
+        return verb or (common_word(word[1:]) and not place)  # 王回答说, 王派定: the king
 
     def consider(self, word: str, start: int, end: int) -> None:
         if self.known_or_part(word, start, end) or self.no_name(word, start, end):
@@ -519,7 +536,8 @@ class _NameFinder:
         for k, (word, flag) in enumerate(self.tokens):
             start = offset
             offset += len(word)
-            if not flag.startswith("nr") or not 2 <= len(word) <= (12 if "·" in word else 4):
+            longest = 12 if "·" in word else 7 if word.endswith(TITLES) else 4  # 史密斯太太
+            if not flag.startswith("nr") or not 2 <= len(word) <= longest:
                 continue
             rest = self.tokens[k + 1][0] if k + 1 < len(self.tokens) else ""
             whole = word + rest[:1]
@@ -529,12 +547,23 @@ class _NameFinder:
             )
             if len(word) == 2 and one and word[0] in SURNAMES and rest[:1] not in "的地得了着过一":
                 after_whole = self.text[offset + 1 : offset + 9]
-                if ACTS.match(after_whole) or _VERB_ASPECT.match(
-                    after_whole
-                ):  # 冯子/敬/叹了: 冯子敬
+                aspect = _VERB_ASPECT.match(after_whole) and after_whole[0] not in "好完对错坏"
+                if ACTS.match(after_whole) or aspect:  # 冯子/敬/叹了: 冯子敬
                     self.consider(whole, start, offset + 1)
                     continue
+            if _introduced(self.text, start, offset):
+                self.consider(word, start, offset)  # 我叫理查德·格兰特, 名叫…: introduced
+                continue
             after = self.text[offset : offset + 8]
+            alone = names.tags(word)
+            named_alone = len(alone) == 1 and alone[0][1] == "nr"  # 马掌 alone is a horseshoe
+            if (
+                at_clause_head(self.text, start)
+                and named_alone
+                and _clause_verb(self.tokens, k + 1)
+            ):
+                self.consider(word, start, offset)  # 侯三喜第一个站出来: a name heading a clause
+                continue
             title = next((t for t in TITLES if after.startswith(t)), "")
             if title and self.verbish(offset + len(title)) and at_clause_head(self.text, start):
                 self.consider(word + title, start, offset + len(title))  # 斯文森太太端着…
@@ -624,6 +653,27 @@ def person_names(text: str, known: NameIndex) -> list[NameUse]:
     finder.tagged_names()
     finder.titled_and_named()
     return sorted(_parts_pruned(finder.found.values()), key=lambda u: u.start)
+
+
+def _plain_noun(word: str) -> bool:
+    """A word for a thing (马掌 "horseshoe") rather than the start of a name (斯文森, 苗大有):
+    the analyser calls it a noun on its own, and a dictionary has it."""
+    alone = names.tags(word)
+    known = common_word(word) or bool(lexicon.senses(word))
+    return len(alone) == 1 and alone[0][1] == "n" and known
+
+
+def _clause_verb(tokens: Sequence[tuple[str, str]], k: int) -> bool:
+    """Does a verb follow token `k` within three tokens of its clause, with only numbers,
+    adverbs and times between (侯三喜第一个站出来), not more nouns (钟记修表铺的门窗)?"""
+    for word, flag in tokens[k : k + 3]:
+        if word in "，。！？；：、“”「」" or flag == "x":
+            return False
+        if flag.startswith("v"):
+            return True
+        if not flag.startswith(("m", "d", "t", "p")):
+            return False
+    return False
 
 
 def _parts_pruned(uses: Iterable[NameUse]) -> list[NameUse]:
@@ -722,7 +772,8 @@ PLACE_SUFFIXES = (
     "教堂",
 )
 _PRESENCE = re.compile(
-    r"(?:正|仍|还|却|也|又|依旧|此刻|此时|这时|那时|这会儿|那会儿|眼下|已经|已|独自|一直|正好|一个人)*"
+    r"(?:正|仍|还|却|也|又|依旧|此刻|此时|这时候|那时候|这时|那时|这会儿|那会儿|眼下|已经|已|独自|一直|"
+    r"正好|一个人)*"
     r"(?:在|站在|坐在|躺在|待在|留在|守在|蹲在|藏在|住在|跪在|靠在|停在|等在|趴在|睡在|关在|倚在|躲在|"
     r"缩在|蜷在|窝在|猫在|埋伏在|守候在|候在)"
 )
@@ -803,7 +854,9 @@ def same_place(a: str, b: str) -> bool:
 
 
 def _building(words: str) -> str:
-    """The shortest phrase (2–6 characters, no punctuation) ending in a place word."""
+    """The shortest phrase (2–6 characters, no punctuation) ending in a place word (after a
+    count: 一家小旅馆 → 小旅馆)."""
+    words = re.sub(r"^[一两几这那][家间座个所处栋幢]", "", words)
     for end in range(2, min(len(words), 6) + 1):
         piece = words[:end]
         if re.search(r"[^\u4e00-\u9fff]", piece):
@@ -894,7 +947,8 @@ def _doing(words: str) -> bool:
 # Leaving for, or arriving at, somewhere; a bare 到 / 去 only right after the one who moves.
 _MOVE = re.compile(
     r"来到|走到|回到|赶到|跑到|冲到|到达|抵达|前往|离开|逃往|逃到|逃进|逃出|奔往|赶赴|去往|走出|走进|跑进|跑出|冲进|冲出|进了|出了|渡过|"
-    r"摸到|摸进|闯进|钻进|闯入|潜入|溜进|"
+    r"摸到|摸进|闯进|钻进|闯入|潜入|溜进|往回走|往回|追上去|追了上去|追出去|追了出去|赶过去|跑过去|冲过去|"
+    r"走过去|走上前|迎上去|迎了上去|"
     r"奔向|赶往|赶回|跑回|走回|回了|去了|进入|登上|转到|搬到|返回|走向|进城|出城|上山|下山|进镇|出镇|"
     r"过河|过江|上岸|上船|下船|上车|下车|上楼|下楼|进门|出门|进屋|出屋|进来|出去|回来|回去|离去|赶来|"
     r"赶去|动身|启程|出发|走了|上了(?:船|车|岸|楼)|下了(?:船|车|楼)|上了"
@@ -912,7 +966,30 @@ class Move:
 
 # Leaving a place the words name: 出了盐井镇, 离开白沙镇, 走出客栈.
 _DEPARTURE = ("离开", "出了", "走出", "跑出", "冲出", "逃出")
-_NO_DESTINATION = ("离开", "出去", "走了", "出城", "出镇", "出门", "下船", "下车", "动身")
+_NO_DESTINATION: tuple[str, ...] = (
+    "离开",
+    "出去",
+    "走了",
+    "出城",
+    "出镇",
+    "出门",
+    "下船",
+    "下车",
+    "动身",
+    "往回走",
+    "往回",
+)
+_NO_DESTINATION += (
+    "追上去",
+    "追了上去",
+    "追出去",
+    "追了出去",
+    "赶过去",
+    "跑过去",
+    "冲过去",
+    "走过去",
+)
+_NO_DESTINATION += ("走上前", "迎上去", "迎了上去")
 # Words of a journey rather than a step across a room: setting out, travelling, arriving.
 _JOURNEY = re.compile(
     r"动身|启程|出发|上路|上了路|赶去|赶往|前往|去往|奔往|赶赴|赶到|抵达|到达|出了|离开|搭|坐船|骑|"
@@ -1008,7 +1085,7 @@ _HURT = re.compile(
     r"中箭|中刀|中弹|中枪|骨折|骨裂|扭伤|烧伤|烫伤|摔断了|伤得很重|伤得不轻|养伤|肿得|"
     r"(?:踩|打|砍|咬|撞|摔|压|扭)(?:断|伤|破|裂)了|(?:打|绑|缠|吊|上)着(?:石膏|夹板|绷带|纱布)|"
     r"伤(?:口)?[^，。；！？]{0,4}(?:裂开|崩开|复发|化脓)|"
-    r"(?:腿|胳膊|手臂|臂|骨)[^，。；！？]{0,3}骨?(?:头)?断了|被划了一道口子|划了一道口子|骨头断|"
+    r"(?:腿|胳膊|手臂|臂|骨)[^，。；！？]{0,3}骨?(?:头)?断了|被划了一道口子|划了一道口子|(?:划|割|拉)(?:开|破)了?一道(?:血)?口子?|骨头断|"
     r"(?:臂|腿|胳膊|肩|脚|腰)[^，。；！？]{0,2}(?:一阵剧痛|剧痛)"
 )
 # 一刀砍在他的左腿上 / 一支箭射中了白守义的肩膀: the one whose body it is was hurt.

@@ -24,7 +24,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from novel import narrative
+from novel import narrative, timeline
 from novel.narrative import (
     KIN,
     ROLES,
@@ -34,6 +34,7 @@ from novel.narrative import (
     quoted_spans,
     sentences,
 )
+from novel.timeline import When
 
 _PRONOUN = re.compile(r"他们|她们|他|她")
 _CONNECTIVE = re.compile(
@@ -331,6 +332,21 @@ class Step:
     journey: bool = False  # a journey (动身, 往县城赶去, 赶到县城), not a step across a room
 
 
+# 她要把…报给…，再去律师事务所: the clauses after a plan are the plan.
+_PLANNED = re.compile(r"要把|要去|打算|准备|计划|想要")
+_AFTER_EVENT = re.compile(r"^[^，。！？]{2,10}(?:以后|之后|过后|结束后|完了|的时候)，")
+
+
+def _time_passes(text: str) -> bool:
+    """Does the sentence open with a phrase that moves story time (这天夜里, 第二天, 礼拜结束
+    以后)?"""
+    if _AFTER_EVENT.match(text):
+        return True
+    return any(
+        timeline.move(t, text) != t for t in (When(0, timeline.DAWN), When(0, timeline.LATE))
+    )
+
+
 def _unnamed_place(clause: str, head: int, places: Sequence[str]) -> str | None:
     """A known place where someone unnamed goes or is (三辆镖车…在福来客栈门口停下): the scene's."""
     move = narrative.movement(clause, head, places)
@@ -364,6 +380,7 @@ class _Whereabouts:
     at: dict[str, str]
     scene_place: str | None = None
     guessed: set[str] = field(default_factory=set)  # placed only by an earlier chapter
+    stale: bool = False  # time passed since the scene's place was set
 
     def moved(
         self, movers: Sequence[Actor], move: narrative.Move
@@ -397,8 +414,8 @@ class _Whereabouts:
     def acting(self, actors: Sequence[Actor]) -> None:
         """Someone named acts in a scene set at a place: they are there (北岬是岛上最高的地方 …
         英格丽德跟在后面)."""
-        if not self.scene_place or self.scene_place not in self.places:
-            return  # only a scene set at a known place (not 救护车的后门)
+        if not self.scene_place or self.scene_place not in self.places or self.stale:
+            return  # only a scene set at a known place (not 救护车的后门), not hours ago
         for a in actors:
             if a.canon and a.end > a.start and a.canon not in self.at:
                 self.at[a.canon] = self.scene_place
@@ -431,7 +448,7 @@ class _Whereabouts:
             out.append((a, place, clash))
             self.at[a.canon] = place
         if where.place:
-            self.scene_place = where.place
+            self.scene_place, self.stale = where.place, False
         return out
 
 
@@ -447,6 +464,9 @@ def whereabouts(
         if r.sentence.scene != scene:
             scene = r.sentence.scene
             walk = _Whereabouts(places, last or {}, {})
+        elif not r.memory and _time_passes(r.sentence.text):
+            walk.at.clear()  # 这天夜里，… : time passed within the scene, anyone may have moved
+            walk.stale = True  # …and the scene's place may no longer be where they act
         walk.scene_place = _scene_place(walk.scene_place, _setting(r.sentence.text, places))
         if r.memory:
             continue
@@ -458,7 +478,8 @@ def whereabouts(
             if c.reported or not c.actors:
                 continue
             subjects = [a for a in c.actors if a.subject]
-            move = narrative.movement(text[: c.end], c.head, places)
+            planned = not c.explicit and _PLANNED.search(text[: c.start])
+            move = None if planned else narrative.movement(text[: c.end], c.head, places)
             if move is not None:
                 for canon, place, kind in walk.moved(subjects, move):
                     steps.append(Step(i, canon, place, canon, kind=kind, journey=move.journey))

@@ -182,36 +182,19 @@ def _cleft(cl: _Clause, verb: Verb, m: re.Match[str]) -> Act | None:
     after = text[m.end() :].lstrip("了")
     start = len(text) - len(after)
     patients = _names_from(text, start, cl.occ)
-    rest = text[start:]
-    k = re.match(r"[\u4e00-\u9fff]{2,4}?的(?:人)?(?:是|乃是|就是)", rest)
+    agents: list[str] = []
+    k = re.match(r"[\u4e00-\u9fff]{2,4}?的(?:人)?(?:是|乃是|就是)", text[start:])
     if patients and k is not None:
         agents = _names_from(text, start + k.end(), cl.occ)
-        if agents:
-            return Act(
-                verb,
-                tuple(agents),
-                tuple(patients),
-                cl.happened(m.start(), m.end()),
-                m.start(),
-                m.end(),
-                0,
-            )
-    if re.match(r"(?:下来|上来|出来|起来|了)?的", text[m.end() :]):
+    elif re.match(r"(?:下来|上来|出来|起来|了)?的", text[m.end() :]):
         shi = text.rfind("是", cl.c.start, m.start())
         if shi >= 0:
             agents = _names_from(text, shi + 1, cl.occ)
             patients = _name_before(text, shi, cl.occ, cl.c.start) or cl.subjects
-            if agents and patients:
-                return Act(
-                    verb,
-                    tuple(agents),
-                    tuple(patients),
-                    cl.happened(m.start(), m.end()),
-                    m.start(),
-                    m.end(),
-                    0,
-                )
-    return None
+    if not (agents and patients):
+        return None
+    happened = cl.happened(m.start(), m.end())
+    return Act(verb, tuple(agents), tuple(patients), happened, m.start(), m.end(), 0)
 
 
 def _one(cl: _Clause, verb: Verb, m: re.Match[str], index: int) -> Act:

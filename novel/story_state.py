@@ -176,6 +176,12 @@ class StoryState:
     def anchor(self, name: str) -> Anchor | None:
         return next((a for a in self.anchors if a.who == name), None)
 
+    def homes(self, name: str) -> tuple[str, ...]:
+        """Where the story last had someone, and where the blueprint has them."""
+        c = self.blueprint.character(name)
+        found = (self.last_places().get(name, ""), c.location if c is not None else "")
+        return tuple(dict.fromkeys(p for p in found if p and p != "不明"))
+
     def last_places(self) -> dict[str, str]:
         out = {c.name: c.location for c in self.blueprint.characters if c.location}
         out.update({c.name: c.seen.place for c in self.characters if c.seen is not None})
@@ -329,7 +335,11 @@ def read_chapter(state: StoryState, text: str) -> ChapterReading:
     names = narrative.NameIndex(index, known.places, known.introduced_surnames)
     genders = state.genders()
     readings = read(text, names, genders)
-    steps = whereabouts(readings, state.known_places(), state.last_places())
+    steps = [  # 周大山 ends like a mountain's name; a person is no place
+        s
+        for s in whereabouts(readings, state.known_places(), state.last_places())
+        if s.place not in names.names and (s.before or "") not in names.names
+    ]
     texts = [r.sentence.text for r in readings]
     times = timeline.clock(texts, state.clock, [r.memory for r in readings])
     found = ev.extract(readings, steps, uses, names, genders, state.clock)
@@ -451,8 +461,7 @@ class _Cast:
     def place(self, e: StoryEvent) -> None:
         if self.dead(e.who):
             return
-        home = self.state.last_places().get(e.who, "")
-        now = moved(self.anchors.get(e.who), e, home)
+        now = moved(self.anchors.get(e.who), e, self.state.homes(e.who))
         if now is not None:
             self.anchors[e.who] = replace(now, chapter=self.number, sentence=e.sentence)
         if e.kind != "left":
@@ -478,15 +487,16 @@ class _Cast:
         )
 
 
-def moved(a: Anchor | None, e: StoryEvent, home: str = "") -> Anchor | None:
+def moved(a: Anchor | None, e: StoryEvent, home: Sequence[str] = ()) -> Anchor | None:
     """Where someone is firmly known to be after `e` (left / arrived / present), given `a`
-    before it and `home`, where the story last had them: setting out on a journey makes them
-    away from the place left and from `home` for that day; arriving on that journey keeps them
-    away; a sentence naming a place puts them there; a part of a place (窗边) changes nothing."""
+    before it and `home` (where the story last had them, where the blueprint has them): setting
+    out on a journey makes them away, for that day, from the place left, from where they were
+    and from home; arriving on that journey keeps them away; a sentence naming a place puts
+    them there; a part of a place (窗边) changes nothing."""
     same_day = a is not None and a.when.day == e.when.day
+    here = (a.place,) if a is not None and a.place else ()
     if e.kind == "left":
-        here = (a.place if a is not None and a.place else "") or home
-        away = tuple(dict.fromkeys(p for p in (e.place, here) if p))
+        away = tuple(dict.fromkeys(p for p in (e.place, *here, *home) if p))
         return Anchor(0, "", e.who, "", e.when, journey=True, away_from=away)
     if e.kind == "present" and not e.named:
         if a is not None and e.until is not None:
@@ -495,6 +505,8 @@ def moved(a: Anchor | None, e: StoryEvent, home: str = "") -> Anchor | None:
     went = a is not None and a.journey and same_day and a.place == e.place  # 往X去了 … 到了X
     trip = e.kind == "arrived" and (e.journey or bool(a and a.away_from) or went)
     away = a.away_from if a is not None and same_day and e.kind == "arrived" else ()
+    if trip and not away and not went:
+        away = tuple(dict.fromkeys(p for p in (*here, *home) if p))
     if any(p in e.place or e.place in p for p in away):
         away = ()  # 回到了盐井镇: back where they set out from
     return Anchor(0, "", e.who, e.place, e.when, e.until, trip, away)

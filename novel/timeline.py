@@ -201,8 +201,9 @@ def clock(sentences: Sequence[str], start: When, skip: Sequence[bool] = ()) -> l
 
 # A watch kept until dawn (守到天亮, 守了一整夜): where someone is until the next dawn.
 UNTIL_DAWN = re.compile(
-    r"(?:守|等|坐|站|待|躲|蹲|看|守着|坐着|站着)[^，。；！？]{0,8}?(?:直到天亮|到天亮|到天明|一整夜|整整一夜|一夜|通宵)|"
-    r"(?:直到天亮|一直到天亮|一直守到天亮)"
+    r"(?:守|等|坐|站|待|躲|蹲|看|守着|坐着|站着)[^，。；！？]{0,8}?"
+    r"(?:直到天亮|到了?天亮|到了?天明|一整夜|整整一夜|一夜|通宵)|"
+    r"(?:直到天亮|一直到天亮|一直守到了?天亮)"
 )
 
 

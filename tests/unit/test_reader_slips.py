@@ -223,3 +223,34 @@ def test_readings_the_test_half_showed_were_wrong() -> None:
     # a name the analyser cut badly: 高桂 / 芬系 / 着 is 高桂芬
     cut = "晚上，林远在渡口摆了两桌。高桂芬系着围裙，端上来一大盆猪肉炖粉条。"
     assert kinds(cut, state) == ["unknown_name"]
+
+
+def test_readings_test2_showed_were_wrong() -> None:
+    """Each a general misreading the test2 half showed after its one held-out run."""
+    state = StoryState(BP.model_copy(update={"characters": [*BP.characters]}))
+    home = BP.model_copy(
+        update={
+            "characters": [
+                *BP.characters[:2],
+                Character(name="苏晴", location="听潮阁", description="郎中之女，姑娘"),
+                BP.characters[3],
+            ]
+        }
+    )
+    # travelled far that morning (no place left named): home the same night is a slip
+    went = "第二天一早，苏晴坐上马车，往府城去了。\n\n当天晚上，苏晴坐在听潮阁的书房里看书。"
+    assert kinds(went, StoryState(home)) == ["two_places"]
+    # a watch told as 守到了天亮
+    watch = "当夜，林远守在听潮阁，一直守到了天亮。\n\n天亮的时候，林远正躺在漕帮总舵的床上。"
+    assert kinds(watch, state) == ["two_places"]
+    # a foreign name introduced as 我叫…, then its part acting, is known
+    intro = "“我叫理查德·格兰特，从伦敦来。”他说。格兰特在桌边坐下。"
+    assert kinds(intro, state) == []
+    # a name with its title (史密斯太太) heading a clause is a name
+    assert kinds("史密斯太太拉着苏晴的手，说了半天的话。", state) == ["unknown_name"]
+    # the dead acting in the clauses after the one that names them
+    dead = replay(BP, ["霍三在渡口拔刀，一刀刺死了林远。"])
+    assert kinds("林远在一旁听着，咧开嘴笑了。", dead) == ["dead_acts"]
+    # a detonator is an explosive (CC-CEDICT "detonator")
+    mines = StoryState(BP.model_copy(update={"rules": ["这个世界没有炸药。"]}))
+    assert kinds("墙角扔着半箱雷管。", mines) == ["rule_broken"]

@@ -62,6 +62,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench.bench_slips import plant_into
 from novel import narrative
 from novel.blueprint import Blueprint, Character
 from novel.consistency import Finding, check
@@ -378,13 +379,6 @@ def load_worlds(half: str) -> list[World]:
             )
         )
     return worlds
-
-
-def plant_into(text: str, after: str, slip: str) -> str:
-    assert text.count(after) == 1, ("anchor must occur once", after)
-    at = text.index(after) + len(after)
-    assert text[:at].count("“") == text[:at].count("”"), ("inside a quotation", after)
-    return text[:at] + slip + text[at:]
 
 
 def story_before(bp: Blueprint, earlier: Sequence[str]) -> StoryState:

@@ -1,7 +1,7 @@
 """The cast as the story stands, for the members: who is who and what the chapters did to them
 (`/novel characters`), what happened lately (`/novel recap`), and the cast map (`/novel map`).
 
-Everything is read from the story state (`novel.story_state`, replayed from the current
+Everything is read from the story state (`novel.ledger`: the stored events of the current
 versions of the chapters, as the consistency check reads it) and the stored summaries. The
 results are typed; `bot/` words and draws them.
 
@@ -26,7 +26,7 @@ from typing import Literal
 
 from novel import modeljson, narrative
 from novel.blueprint import Blueprint
-from novel.chapters import _story_state
+from novel.ledger import StoryLedger, with_summaries
 from novel.repo import ChangeRow, NovelRepo, VersionRow
 from novel.story_state import Mark, Sighting, StoryState
 from retrieval.ports import LLM, LLMError
@@ -102,14 +102,17 @@ class Recap:
 # ---- the cast --------------------------------------------------------------------------------
 
 
-def _standing(mark: Mark | None, blueprint_status: str, seen: Sighting | None) -> Standing:
-    """The chapters' word, else the blueprint's (missing no more once a chapter placed them)."""
+def _standing(
+    mark: Mark | None, blueprint_status: str, seen: Sighting | None, acted: bool = False
+) -> Standing:
+    """The chapters' word, else the blueprint's (missing no more once a chapter placed them or
+    showed them acting: 沈默 speaks in chapter 3)."""
     if mark is not None:
         return mark.status
     if narrative.dead(blueprint_status):
         return "dead"
     if "失踪" in blueprint_status or "下落不明" in blueprint_status:
-        return "alive" if seen is not None else "missing"
+        return "alive" if seen is not None or acted else "missing"
     return "hurt" if "伤" in blueprint_status else "alive"
 
 
@@ -130,12 +133,13 @@ def cast_of(state: StoryState, seen_in: Sequence[frozenset[str]]) -> tuple[CastM
     for c in state.blueprint.characters:
         st = state.character(c.name)
         mark, seen = (st.status, st.seen) if st else (None, None)
+        acted = st is not None and st.acted is not None
         out.append(
             CastMember(
                 c.name,
                 aliases=tuple(c.aliases),
                 role=c.description,
-                standing=_standing(mark, c.status, seen),
+                standing=_standing(mark, c.status, seen, acted),
                 status=mark,
                 blueprint_status=c.status,
                 seen=seen,
@@ -287,9 +291,12 @@ class _Story:
 
 
 def _read(
-    bp: Blueprint, current: Sequence[tuple[int, VersionRow]], pending: Sequence[ChangeRow]
+    bp: Blueprint,
+    current: Sequence[tuple[int, VersionRow]],
+    pending: Sequence[ChangeRow],
+    folded: StoryState,
 ) -> _Story:
-    state = _story_state(bp, current, pending, len(current) + 1)
+    state = with_summaries(folded, current, pending, len(current) + 1)
     seen_in = tuple(appearances(state, [v.text for _, v in current]))
     return _Story(bp, tuple(current), state, seen_in, cast_of(state, seen_in))
 
@@ -297,9 +304,10 @@ def _read(
 class StoryService:
     """Reads; never writes. `blueprint` is the chat's current blueprint.
 
-    Replaying a long story takes seconds (bench/results/story-commands.md), so the last
-    reading of each chat is kept, keyed by everything it was read from: the blueprint, each
-    chapter's current version and the pending blueprint changes. Any write changes the key."""
+    The state is folded from the stored events (`novel.ledger`), but who appears where still
+    scans every chapter's text, so the last reading of each chat is kept, keyed by everything
+    it was read from: the blueprint, each chapter's current version and the pending blueprint
+    changes. Any write changes the key."""
 
     def __init__(
         self,
@@ -314,6 +322,7 @@ class StoryService:
         self._blueprint = blueprint
         self._remembered = remembered
         self._read: dict[str, tuple[Hashable, _Story]] = {}
+        self._ledger = StoryLedger(repo.events)
 
     async def _story(self, chat_id: str) -> _Story:
         bp = await self._blueprint(chat_id)
@@ -327,7 +336,8 @@ class StoryService:
         cached = self._read.get(chat_id)
         if cached is not None and cached[0] == key:
             return cached[1]
-        story = await asyncio.to_thread(_read, bp, current, pending)
+        folded = await self._ledger.state(chat_id, bp, current)
+        story = await asyncio.to_thread(_read, bp, current, pending, folded)
         self._read.pop(chat_id, None)
         self._read[chat_id] = (key, story)
         while len(self._read) > self._remembered:

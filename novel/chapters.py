@@ -18,6 +18,7 @@ from novel import consistency, evolve
 from novel.blueprint import Blueprint, default_blueprint, validate
 from novel.consistency import Finding
 from novel.export import ExportChapter, to_epub, to_markdown
+from novel.ledger import StoryLedger, with_summaries
 from novel.member import Member
 from novel.memory import PlotMemory
 from novel.phase import Event
@@ -36,7 +37,7 @@ from novel.results import (
 )
 from novel.schedule import Now
 from novel.settings import NovelSettings
-from novel.story_state import Status, StoryState, replay
+from novel.story_state import StoryState, replay
 from novel.summary import ChapterSummary, summarise
 from novel.writer import (
     BRIDGE_CHARS,
@@ -73,6 +74,7 @@ class ChapterService:
         self._settings = settings
         self._clock = clock
         self._locks: dict[str, asyncio.Lock] = {}
+        self._ledger = StoryLedger(repo.events)  # the stored story state (issue 42)
 
     @property
     def model_writes(self) -> bool:
@@ -279,7 +281,8 @@ class ChapterService:
                 if v.chapter_id != chapter_id
             ]
             pending = await self._world.pending_changes(chat_id)
-            state = await asyncio.to_thread(_story_state, bp, others, pending, number)
+            before = await self._ledger.state(chat_id, bp, others, before=number)
+            state = with_summaries(before, others, pending, number)
             earlier = [
                 f"第{n}章《{v.title}》：{v.summary.summary.strip()}"
                 for n, v in others
@@ -288,6 +291,7 @@ class ChapterService:
             llm = self._llm if self._settings.consistency_model else None
             findings = await consistency.check(text, state, llm=llm, earlier=earlier, number=number)
             changes = await self._propose(chat_id, chapter_id, number, summary, bp, pending)
+            await self._refresh(chat_id)
             return findings, changes
         except Exception:
             log.exception("reviewing chapter %s of %s failed", number, chat_id)
@@ -333,12 +337,23 @@ class ChapterService:
             log.exception("re-proposing the changes of chapter %s of %s failed", number, chat_id)
 
     async def story_state(self, chat_id: str) -> StoryState:
-        """The story so far: every current chapter replayed (after a revise, rollback or
-        delete, from the chapters that remain), with the pending proposals' names."""
+        """The story so far: the stored events of every current chapter (after a revise,
+        rollback or delete, of the chapters that remain), with the pending proposals' names."""
         current = await self._book.current_versions(chat_id)
         pending = await self._world.pending_changes(chat_id)
         bp = await self.blueprint(chat_id)
-        return await asyncio.to_thread(_story_state, bp, current, pending, len(current) + 1)
+        state = await self._ledger.state(chat_id, bp, current)
+        return with_summaries(state, current, pending, len(current) + 1)
+
+    async def _refresh(self, chat_id: str) -> None:
+        """Store the events of every current chapter that has none for what it is now read
+        against (the chapter just saved, revised or rolled back, and the ones after it).
+        Never fails the operation: what is not stored now is read on the next use."""
+        try:
+            bp = await self.blueprint(chat_id)
+            await self._ledger.refresh(chat_id, bp, await self._book.current_versions(chat_id))
+        except Exception:
+            log.exception("storing the story events of %s failed", chat_id)
 
     # ---- revise, rollback, delete ----------------------------------------------------------------
 
@@ -429,6 +444,7 @@ class ChapterService:
         async with self.lock(member.chat_id):
             await self._memory.rollback(member.chat_id, chapter_id, number, version)
             await self._repropose(member.chat_id, chapter_id, number)
+            await self._refresh(member.chat_id)
         return RolledBack(number, version)
 
     async def delete(self, member: Member, number: int | None, confirm: bool) -> Deleted:
@@ -440,6 +456,7 @@ class ChapterService:
         self.ensure_idle(member.chat_id)
         async with self.lock(member.chat_id):
             renumbered = await self._memory.delete_chapter(member.chat_id, chapter_id)
+            await self._refresh(member.chat_id)
         return Deleted(number, len(renumbered))
 
     # ---- reading -------------------------------------------------------------------------------
@@ -486,25 +503,10 @@ def _story_state(
     pending: Sequence[ChangeRow],
     number: int,
 ) -> StoryState:
-    """What the story knew before chapter `number`: the chapters before it replayed (deaths,
-    wounds, places, names), also knowing the names and scenes the other chapters' summaries
-    list, pending new-character proposals, and the statuses the previous chapter's summary
-    reports (a model may see a wound the rules miss)."""
-    names: list[str] = []
-    places: list[str] = []
-    noted: list[tuple[str, Status]] = []
-    for n, v in others:
-        names.extend(v.summary.characters)
-        names.extend(nc.name for nc in v.summary.new_characters)
-        places.extend(v.summary.scenes)
-        if n == number - 1:
-            noted += [(c.name, "hurt") for c in v.summary.status_changes if "伤" in c.status]
-    names.extend(str(c.payload.get("name", "")) for c in pending if c.kind == "character")
+    """What the story knew before chapter `number`, read from the texts (what the ledger
+    stores, without the store): the chapters before it, then what the summaries know."""
     earlier = [v.text for n, v in sorted(others, key=lambda nv: nv[0]) if n < number]
-    state = replay(bp, earlier, known=names).seeing(places)
-    for name, status in noted:
-        state = state.noting(name, status, state.chapters)
-    return state
+    return with_summaries(replay(bp, earlier), others, pending, number)
 
 
 def _story_names_in(

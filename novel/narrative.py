@@ -17,6 +17,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from novel import lexicon, names
+
 # ---- sentences and scenes ---------------------------------------------------------------------
 
 _SENTENCE_END = re.compile(r"[^。！？!?；;\n]*(?:[。！？!?；;]+[”’」』\"）)]*|\n+|$)")
@@ -33,7 +35,7 @@ class Sentence:
 _SCENE_BREAK_LINE = re.compile(r"^\s*(?:[*＊#◆◇○●·\-—~～=]\s*){3,}\s*$")
 _TIME_SHIFT = re.compile(
     r"^\s*(?:次日|第二天|翌日|隔天|当晚|当夜|入夜|夜里|天亮|黎明|清晨|早晨|傍晚|午后|黄昏|深夜|半夜|"
-    r"后来|过了|与此同时|另一边|另一头|那一边|数日后|几天后|多年后|晚上|下午|上午|中午|早上|凌晨|"
+    r"后来|过了|与此同时|同一时刻|同一时间|同一夜|同一天|这天夜里|这天晚上|那天夜里|另一边|另一头|那一边|数日后|几天后|多年后|晚上|下午|上午|中午|早上|凌晨|"
     r"那天(?:晚上|夜里|下午|上午|早上)|当天|第[一二三四五六七八九十]+天|"
     r"[一二三四五六七八九十两几数百千\d]+(?:个)?(?:天|日|夜|年|月|个月|周|星期|小时|钟头|时辰|更)(?:之|以)?后)"
 )
@@ -152,13 +154,20 @@ TITLES = (
     "神父",
     "上尉",
     "中尉",
+    "太太",
+    "道长",
+    "老爹",
+    "老伯",
+    "大妈",
+    "大娘",
+    "婆婆",
 )
 # People the narration names by what they are, not who: never a personal name (马车夫 is not
 # a 马; 司狱 is not a 司), and a subject a pronoun may stand for.
 ROLES = frozenset(
     "司狱 狱卒 掌柜 掌柜的 船夫 艄公 车夫 马车夫 马夫 店小二 小二 伙计 跑堂 捕快 衙役 更夫 渔夫 樵夫 "
     "猎户 和尚 老和尚 小和尚 沙弥 小沙弥 道士 尼姑 方丈 住持 师爷 侍卫 丫鬟 丫头 镖师 郎中 大夫 "
-    "老板 老板娘 司机 出租车司机 保安 护士 护士长 医生 主任 主编 经理 助理 民警 警官 警察 记者 "
+    "账房 会计 管事 老板 老板娘 司机 出租车司机 保安 护士 护士长 医生 主任 主编 经理 助理 民警 警官 警察 记者 "
     "律师 法官 门卫 前台 服务员 外卖员 外卖小哥 快递员 房东 邻居 老师 校长 厨子 厨师 管家 女管家 "
     "老管家 女仆 仆人 男仆 神父 牧师 邮差 店主 验尸官 马贩子 乐师 副手 军官 医官".split()
 )
@@ -173,12 +182,14 @@ _ROLE_RE = "|".join(sorted(ROLES, key=len, reverse=True))
 _INTRO_BEFORE = re.compile(
     r"(?:名叫|叫做|叫作|名为|名唤|唤作|唤做|自称|人称|号称|称作|外号|绰号|一个叫|一位叫|一名叫|他叫|她叫|我叫|"
     r"我是|来人是|此人是|此人便是|原来是|原来他是|原来她是|介绍说|姓|(?<![喊大尖惊])叫|"
+    r"(?:都|大家|人们|人家|我们|他们)?(?:叫|称|管)(?:他|她|我)(?:叫|作|做)?|"
     rf"(?:{'|'.join(KIN)}|{_ROLE_RE})[，,]?)$"
 )
 # 民警姓孙 / 一个姓许的女经理: a surname introduced with a role; 孙警官 then names that person.
 _SURNAME_INTRO = re.compile(r"姓([\u4e00-\u9fff])(?=[，。、的\s]|$)")
 _NAMED = re.compile(
-    r"(?:名叫|叫做|叫作|名为|名唤|唤作|唤做|自称|人称)([\u4e00-\u9fff]{2,3}?)(?=的|，|。|、|说|是|\s|$)"
+    r"(?:名叫|叫做|叫作|名为|名唤|唤作|唤做|自称|人称)"
+    r"([\u4e00-\u9fff]{2,3}?|[\u4e00-\u9fff]{2,4}·[\u4e00-\u9fff]{2,4})(?=的|，|。|、|说|是|\s|$)"
 )
 _INTRO_AFTER = re.compile(
     r"^(?:的(?:人|少年|少女|女子|男子|老人|汉子|姑娘)|自我介绍|是(?:一个|一位|个|位))"
@@ -189,7 +200,7 @@ _SPEECH = re.compile(
 )
 
 _ADVERBS = (
-    r"(?:正|又|也|便|就|却|才|还|再|都|立刻|连忙|急忙|忽然|突然|慢慢|缓缓|低声|大声|轻声|冷冷地?|"
+    r"(?:正|又|也|便|就|却|才|还|再|都|立刻|连忙|急忙|忽然|突然|慢慢|缓缓|低声|大声|轻声|冷冷地?|一个人|独自|"
     r"笑着|竟然|居然|亲自|亲手|一边|默默地?|终于|当即|随即)*"
 )
 _VERBS = (
@@ -276,15 +287,14 @@ def remember_tags_in(memo: TagMemo | None) -> None:
 
 @functools.lru_cache(maxsize=512)
 def tagged(text: str) -> tuple[tuple[str, str], ...]:
-    """jieba's (word, part of speech) for `text`, cached: replaying a story's state reads every
-    earlier chapter again, and the cut is the expensive part (kept across restarts too when a
-    `TagMemo` is installed)."""
+    """The analyser's (word, part of speech) for `text` (`novel.names`: LAC, with jieba's
+    flags), cached: reading a chapter again after a revision of an earlier one repeats the
+    cut, the expensive part (kept across restarts too when a `TagMemo` is installed)."""
     memo = _Memo.current
     kept = memo.get(text) if memo is not None else None
     if kept is not None:
         return kept
-    pos, _ = _jieba()
-    cut = tuple((w, str(f)) for w, f in pos.cut(text))  # type: ignore[attr-defined]
+    cut = names.tags(text)
     if memo is not None:
         memo.put(text, cut)
     return cut
@@ -312,6 +322,9 @@ class NameIndex:
         self.introduced_surnames = frozenset(surnames)
         # longest first, so 沈师父 is found before 沈
         self._ordered = sorted(self.names, key=len, reverse=True)
+        self._parts = frozenset(
+            p for n in self.names if "·" in n for p in n.split("·") if len(p) > 1
+        )
         # every alias at every position in one pass (a lookahead lets matches overlap)
         self._any = (
             re.compile("(?=(" + "|".join(re.escape(a) for a in self._ordered) + "))")
@@ -344,8 +357,8 @@ class NameIndex:
         return sorted(found)
 
     def known(self, word: str) -> bool:
-        if word in self.names:
-            return True
+        if word in self.names or word in self._parts:
+            return True  # a name, or a part of a foreign one (杜布瓦 of 阿尔芒·杜布瓦)
         # a known name plus a stray character (霍三站) or part of one (林远 → 林)
         return any(word.startswith(n) or n.startswith(word) for n in self._ordered if len(n) > 1)
 
@@ -388,17 +401,24 @@ _TRANSLIT = (
 )
 _FOREIGN = re.compile(rf"[{_TRANSLIT}]{{2,}}(?:·[{_TRANSLIT}]{{2,}})*")
 # What a name looks like when only its position says so: a surname first, or a foreign name.
-_NAME_SHAPED = re.compile(rf"{_SURNAME}|[{_TRANSLIT}]+$")
+_NAME_SHAPED = re.compile(rf"{_SURNAME}|[{_TRANSLIT}·]+$")
 _COMPOUND_NAME = re.compile(rf"(?:{'|'.join(COMPOUND_SURNAMES)})[\u4e00-\u9fff]{{1,2}}")
 _APPOSED = re.compile(
     rf"(?:{'|'.join(KIN)}|{_ROLE_RE})[，,]?({_SURNAME}[\u4e00-\u9fff]{{1,2}}?)"
     r"(?=[，。！？、；”」\s]|是|的)"
 )
 _CALLED = re.compile(
-    rf"(?<![喊大尖惊])叫({_SURNAME}[\u4e00-\u9fff]{{1,2}}?)"
+    rf"(?<![喊大尖惊])叫(?:他|她|我)?({_SURNAME}[\u4e00-\u9fff]{{1,2}}?)"
     r"(?=[，。！？、；”」\s]|的|是|$)"
 )
-_LOCATIVE_END = re.compile(r"[里上中内外边前后下旁]$|^.[肩臂腿手脚头腰胸背眼脸腕膝]$")
+_LOCATIVE_END = re.compile(
+    r"[里上中内外边前后下旁]$|^.[肩臂腿手脚头腰胸背眼脸腕膝]$|"
+    r"(?:胳膊|手臂|肩膀|眼睛|脑袋|手腕|脚踝|膝盖|手指|手掌)$"
+)
+# 钟记修表铺: a shop's name, not a person's.
+_SHOP_AFTER = re.compile(
+    r"^[\u4e00-\u9fff]{0,3}(?:铺|店|馆|行|号|楼|庄|厂|坊|斋|堂)(?=$|[的，。里门前后在是])"
+)
 
 
 def at_clause_head(text: str, start: int) -> bool:
@@ -433,7 +453,7 @@ class _NameFinder:
         if ACTS.match(after) or _SPEECH.match(after):
             return True
         flag = self.flag_at.get(end, "")
-        return flag.startswith(("v", "p", "d")) and not after.startswith(("是", "的"))
+        return flag.startswith(("v", "p", "d", "t")) and not after.startswith(("是", "的"))
 
     def role(self, word: str, start: int, end: int) -> bool:
         if word in ROLES:
@@ -446,23 +466,62 @@ class _NameFinder:
             base + m.start() < end and start < base + m.end() for m in re.finditer(_ROLE_RE, window)
         )
 
-    def consider(self, word: str, start: int, end: int) -> None:
+    def known_or_part(self, word: str, start: int, end: int) -> bool:
+        """Someone the story knows (a name, a part of one, the only 林 as 林公子)."""
         known = self.known
-        if word in self.found or known.known(word) or common_word(word):
-            return
+        if word in self.found or known.known(word):
+            return True
         if any(u.start < end and start < u.start + len(u.name) for u in self.found.values()):
-            return  # inside a longer candidate (耶维奇 in 阿纳托利·瓦西里耶维奇)
+            return True  # inside a longer candidate (耶维奇 in 阿纳托利·瓦西里耶维奇)
+        base = next(
+            (word[: -len(t)] for t in TITLES if word.endswith(t) and len(word) > len(t)), ""
+        )
+        if base and known.known(base):
+            return True  # 杜布瓦先生 after 阿尔芒·杜布瓦
         titled = word[1:] in TITLES or (word[1:] in ROLES and word not in ROLES)
-        if titled and (
-            len(self.by_surname.get(word[:1], set())) == 1 or word[:1] in known.introduced_surnames
-        ):
-            return  # 林公子 is 林远 when he is the only 林; 孙警官 after 民警姓孙
-        if any(a < end and start < b for a, b in self.known_spans):
-            return  # part of a known name (亚哈随鲁王 → 鲁王)
-        if _FUNCTION_CHARS.search(word) or word.endswith("人") or word in known.places:
-            return  # 赫人 is a people; 伯利恒 is a place
-        if _LOCATIVE_END.search(word) or self.role(word, start, end):
-            return  # 包里 is a place in a bag; 马车夫 is a coachman
+        surnamed = known.introduced_surnames | surnames_introduced(self.text[:start])
+        if titled and (len(self.by_surname.get(word[:1], set())) == 1 or word[:1] in surnamed):
+            return True  # 林公子 is 林远 when he is the only 林; 孙警官 after 民警姓孙
+        if "·" in word:  # 瓦尔瓦拉·彼得罗芙娜 is not 彼得·尼古拉耶维奇 (彼得 is inside it)
+            return any(p in known.names for p in word.split("·"))
+        return any(a < end and start < b for a, b in self.known_spans)  # 亚哈随鲁王 → 鲁王
+
+    def no_name(self, word: str, start: int, end: int) -> bool:
+        """A word that names nobody, whatever its position."""
+        if common_word(word) or _FUNCTION_CHARS.search(word) or word.endswith("人"):
+            return True  # 众人; 王又问 → 王又; 赫人 is a people
+        locative = _LOCATIVE_END.search(word) and (
+            len(word) == 2
+            or not self.flag_at.get(start, "").startswith("nr")
+            or lexicon.ordinary_noun(word[:-1])  # 林子里, not 马千里
+        )
+        if word in self.known.places or locative or self.role(word, start, end):
+            return True  # 伯利恒 is a place; 包里 a place in a bag; 马车夫 a coachman
+        shop = _SHOP_AFTER.match(self.text[end:])
+        if shop and not ACTS.match(self.text[end:]):
+            return True  # 钟记修表铺 is a shop (孙德旺走进店里 is someone)
+        if len(word) >= 3 and word.endswith("王"):
+            return True  # 犹大王: the king of Judah
+        if len(word) >= 3 and word[2] in "里上中内外边" and lexicon.ordinary_noun(word[:2]):
+            return True  # 林子里静: 林子里 is in the woods
+        if lexicon.ordinary_noun(word) and not _introduced(self.text, start, end):
+            return True  # 江风带着潮腥: a river wind, no one's name
+        if len(word) == 3 and lexicon.nature_compound(word[:2]):
+            return True  # 江风吹进来: the wind blew in
+        if len(word) == 3 and word[0] in SURNAMES and _plain_noun(word[:2]):
+            return True  # 马掌钉好了: the horseshoe was nailed (not 斯文森: 斯文 is no thing)
+        if word[0] not in _WEAK_SURNAMES or word[1:] in TITLES or word[1:] in ROLES:
+            return False  # 王掌柜 is somebody
+        given = names.tags(word[1:])
+        verb = (bool(given) and given[0][1].startswith("v")) or lexicon.first_sense(
+            word[1:]
+        ).startswith("to ")
+        place = bool(given) and given[0][1] in ("nr", "ns")  # 金宝山: 宝山 names somewhere
+        return verb or (common_word(word[1:]) and not place)  # 王回答说, 王派定: the king
+
+    def consider(self, word: str, start: int, end: int) -> None:
+        if self.known_or_part(word, start, end) or self.no_name(word, start, end):
+            return
         text = self.text
         first = text.find(word)  # introduced at its first mention (名叫钱七的船夫 … 钱七说)
         introduced = _introduced(text, first, first + len(word)) or _introduced(text, start, end)
@@ -474,12 +533,41 @@ class _NameFinder:
 
     def tagged_names(self) -> None:
         offset = 0
-        for word, flag in self.tokens:
+        for k, (word, flag) in enumerate(self.tokens):
             start = offset
             offset += len(word)
-            if not flag.startswith("nr") or not 2 <= len(word) <= 4:
+            longest = 12 if "·" in word else 7 if word.endswith(TITLES) else 4  # 史密斯太太
+            if not flag.startswith("nr") or not 2 <= len(word) <= longest:
+                continue
+            rest = self.tokens[k + 1][0] if k + 1 < len(self.tokens) else ""
+            whole = word + rest[:1]
+            # 高桂 / 芬系 / 着: the analyser took a name's last character into the verb
+            one = len(rest) == 1 or (
+                len(rest) == 2 and self.text[offset + 2 : offset + 3] in "着了过"
+            )
+            if len(word) == 2 and one and word[0] in SURNAMES and rest[:1] not in "的地得了着过一":
+                after_whole = self.text[offset + 1 : offset + 9]
+                aspect = _VERB_ASPECT.match(after_whole) and after_whole[0] not in "好完对错坏"
+                if ACTS.match(after_whole) or aspect:  # 冯子/敬/叹了: 冯子敬
+                    self.consider(whole, start, offset + 1)
+                    continue
+            if _introduced(self.text, start, offset):
+                self.consider(word, start, offset)  # 我叫理查德·格兰特, 名叫…: introduced
                 continue
             after = self.text[offset : offset + 8]
+            alone = names.tags(word)
+            named_alone = len(alone) == 1 and alone[0][1] == "nr"  # 马掌 alone is a horseshoe
+            if (
+                at_clause_head(self.text, start)
+                and named_alone
+                and _clause_verb(self.tokens, k + 1)
+            ):
+                self.consider(word, start, offset)  # 侯三喜第一个站出来: a name heading a clause
+                continue
+            title = next((t for t in TITLES if after.startswith(t)), "")
+            if title and self.verbish(offset + len(title)) and at_clause_head(self.text, start):
+                self.consider(word + title, start, offset + len(title))  # 斯文森太太端着…
+                continue
             # only where it stands, a full name (顾建明挤到…) or a foreign one (格里沙跑进…);
             # not a surname-like verb (张开嘴/nr)
             shaped = len(word) >= 3 and _NAME_SHAPED.match(word) is not None
@@ -499,7 +587,8 @@ class _NameFinder:
                 # 秦/怀远/拨开: jieba cut the surname off a full name that opens a clause; but
                 # 仰起/头, 骆驼/嘶叫 are words that merely start with a surname
                 first = self.word_at.get(start, "")
-                if len(first) > 1 and not self.flag_at[start].startswith("nr"):
+                # (the analyser reads 赵六点了点头 as a time, 赵六点: still a name first)
+                if len(first) > 1 and not self.flag_at[start].startswith(("nr", "t")):
                     break
                 split = length == 3 and first == word[0] and end in self.word_at
                 if ACTS.match(text[end:]) or (split and self.verbish(end)):
@@ -531,20 +620,6 @@ class _NameFinder:
                 if not _FUNCTION_CHARS.search(word):
                     self.found.setdefault(word, NameUse(word, m.start(1), True))
 
-    def weak_surnamed(self) -> None:
-        """温/海生/端着: a surname that is also a word (温, 高, 方) starts a full name only where
-        jieba cut it alone as a name and the clause goes on."""
-        for start, word in self.word_at.items():
-            if len(word) != 1 or word not in SURNAMES or not self.flag_at[start].startswith("nr"):
-                continue
-            end = start + 3
-            given = self.word_at.get(start + 1, "")
-            if self.flag_at.get(start + 1, "v").startswith(("v", "d", "p")):
-                continue  # 王/回答: a verb, not a given name
-            if len(given) == 2 and end in self.word_at and at_clause_head(self.text, start):
-                if self.verbish(end):
-                    self.consider(self.text[start:end], start, end)
-
     def titled_and_named(self) -> None:
         for m in _HONORIFIC.finditer(self.text):
             if m.start() not in self.word_at:
@@ -575,10 +650,44 @@ def person_names(text: str, known: NameIndex) -> list[NameUse]:
     finder.clause_heads()
     finder.apposed()
     finder.called()
-    finder.weak_surnamed()
     finder.tagged_names()
     finder.titled_and_named()
-    return sorted(finder.found.values(), key=lambda u: u.start)
+    return sorted(_parts_pruned(finder.found.values()), key=lambda u: u.start)
+
+
+def _plain_noun(word: str) -> bool:
+    """A word for a thing (马掌 "horseshoe") rather than the start of a name (斯文森, 苗大有):
+    the analyser calls it a noun on its own, and a dictionary has it."""
+    alone = names.tags(word)
+    known = common_word(word) or bool(lexicon.senses(word))
+    return len(alone) == 1 and alone[0][1] == "n" and known
+
+
+def _clause_verb(tokens: Sequence[tuple[str, str]], k: int) -> bool:
+    """Does a verb follow token `k` within three tokens of its clause, with only numbers,
+    adverbs and times between (侯三喜第一个站出来), not more nouns (钟记修表铺的门窗)?"""
+    for word, flag in tokens[k : k + 3]:
+        if word in "，。！？；：、“”「」" or flag == "x":
+            return False
+        if flag.startswith("v"):
+            return True
+        if not flag.startswith(("m", "d", "t", "p")):
+            return False
+    return False
+
+
+def _parts_pruned(uses: Iterable[NameUse]) -> list[NameUse]:
+    """Without a use that is a part of another one's name, perhaps with a title (杜布瓦先生
+    after 阿尔芒·杜布瓦): the same person."""
+    uses = list(uses)
+    parts = {p for u in uses if "·" in u.name for p in u.name.split("·") if len(p) >= 2}
+    out: list[NameUse] = []
+    for u in uses:
+        base = next((u.name[: -len(t)] for t in TITLES if u.name.endswith(t)), u.name)
+        if "·" not in u.name and base in parts:
+            continue
+        out.append(u)
+    return out
 
 
 # ---- places -----------------------------------------------------------------------------------
@@ -663,13 +772,17 @@ PLACE_SUFFIXES = (
     "教堂",
 )
 _PRESENCE = re.compile(
-    r"(?:正|仍|还|却|也|又|依旧|此刻|此时|这时|那时|已经|已|独自|一直|正好|一个人)*"
-    r"(?:在|站在|坐在|躺在|待在|留在|守在|蹲在|藏在|住在|跪在|靠在|停在|等在|趴在|睡在|关在|倚在)"
+    r"(?:正|仍|还|却|也|又|依旧|此刻|此时|这时候|那时候|这时|那时|这会儿|那会儿|眼下|已经|已|独自|一直|"
+    r"正好|一个人)*"
+    r"(?:在|站在|坐在|躺在|待在|留在|守在|蹲在|藏在|住在|跪在|靠在|停在|等在|趴在|睡在|关在|倚在|躲在|"
+    r"缩在|蜷在|窝在|猫在|埋伏在|守候在|候在)"
 )
 # Where someone is inside the place they are at: not a second place (门口, 窗边, 楼上, 书房).
+# Buildings whose names end like a room's (营房 are barracks, not a room of wherever one is).
+_BUILDINGS = ("营房", "厂房", "库房", "仓房", "粮房")
 PLACE_PARTS = tuple(
     "门口 门外 门前 门边 门后 门廊 侧门 窗边 窗前 窗下 窗口 窗台 楼上 楼下 楼梯 阳台 院子 院里 院内 "
-    "院中 后院 前院 天井 屋里 屋内 屋外 屋檐 房里 房间 床边 床前 床头 床上 桌边 桌前 桌旁 柜台 台阶 "
+    "院中 后院 前院 天井 堂屋 正屋 里屋 屋里 屋内 屋外 屋檐 房里 房间 床边 床前 床头 床上 桌边 桌前 桌旁 柜台 台阶 "
     "走廊 过道 楼道 角落 墙角 墙根 船头 船尾 船舱 船板 船底 甲板 炉边 火盆 壁炉 灯下 身边 身后 身旁 "
     "旁边 对面 隔壁 大厅 客厅 书房 卧室 厨房 里屋 外屋 堂上 堂前 廊下 檐下 树下 长椅 花坛 钢琴".split()
 )
@@ -727,6 +840,9 @@ def _beside(phrase: str) -> str:
     return phrase
 
 
+SETTLEMENTS = _SETTLEMENT
+
+
 def same_place(a: str, b: str) -> bool:
     """One place named twice (渡口 / 青岚渡口), or a town and a place in it (雁回城 / 福来客栈),
     or the side of a place and the place (岛边 / 江心岛)."""
@@ -738,7 +854,9 @@ def same_place(a: str, b: str) -> bool:
 
 
 def _building(words: str) -> str:
-    """The shortest phrase (2–6 characters, no punctuation) ending in a place word."""
+    """The shortest phrase (2–6 characters, no punctuation) ending in a place word (after a
+    count: 一家小旅馆 → 小旅馆)."""
+    words = re.sub(r"^[一两几这那][家间座个所处栋幢]", "", words)
     for end in range(2, min(len(words), 6) + 1):
         piece = words[:end]
         if re.search(r"[^\u4e00-\u9fff]", piece):
@@ -767,26 +885,38 @@ def locate(rest: str, known_places: Sequence[str]) -> Location | None:
     rest = _before_verb(rest)
     owner = _OWNER.match(rest)
     part = _PART.match(rest, owner.end() if owner else 0)
-    if part:
+    if part and not part.group(0).endswith(_BUILDINGS):
         return Location(None, part.group(0))  # 窗边 / 她身后
-    if rest[:1] in PLACE_SUFFIXES and rest[1:2] in ("里", "中", "内", "上"):
-        return Location(rest[:1])  # 在监里, 在坑中, 在船上
+    if (
+        rest[:1] in PLACE_SUFFIXES
+        and rest[1:2] in ("里", "中", "内", "上")
+        and rest[0] not in "地门田"
+    ):
+        return Location(rest[:1])  # 在监里, 在坑中, 在船上 (地上 is the ground, no place)
     return _phrase_place(rest)
+
+
+# 这里, 哪家; 靠门的桌子, 朝门: a phrase starting so names no place.
+_NOT_A_PLACE_START = ("这", "那", "哪", "何", "靠", "朝", "向", "往", "对", "临", "挨", "沿", "顺")
 
 
 def _phrase_place(rest: str) -> Location | None:
     """The place a phrase with no known place names (`rest` stops before any verb)."""
+    if rest[:1] in ("去", "来") or _doing(rest[:6]):
+        return None  # 下楼去收拾客房: what they went to do
     # the shortest phrase (≤ 6 characters, no punctuation) that ends in a place word; a part
     # after it (医院的门口, 住院部楼下) is where in that place
     for end in range(2, min(len(rest), 6) + 1):
         piece = rest[:end]
         if re.search(r"[^\u4e00-\u9fff]", piece):
             break
-        if piece.endswith(PLACE_SUFFIXES) and not piece.startswith(("这", "那", "哪", "何")):
+        if piece.endswith("地") and len(piece) < 3:
+            continue  # 雪地, 草地, 空地: the ground somewhere, no place of its own
+        if piece.endswith(PLACE_SUFFIXES) and not piece.startswith(_NOT_A_PLACE_START):
             while (
                 end < min(len(rest), 6)
                 and rest[: end + 1].endswith(PLACE_SUFFIXES)
-                and not _PART.match(rest[end:])
+                and (not _PART.match(rest[end:]) or rest[: end + 1].endswith(_BUILDINGS))
             ):
                 end += 1  # 住院 → 住院部
             after = _PART.match(rest[end:].lstrip("的"))
@@ -802,15 +932,26 @@ def presence(sentence: str, start: int, known_places: Sequence[str]) -> Location
     m = _PRESENCE.match(sentence, start)
     if m is None:
         return None
-    return locate(sentence[m.end() :], known_places)
+    rest = sentence[m.end() :]
+    if not any(p and rest.startswith(p) for p in known_places) and _doing(rest[:6]):
+        return None  # 正在看湖: doing something, nowhere in particular
+    return locate(rest, known_places)
+
+
+def _doing(words: str) -> bool:
+    """Do `words` start with a verb (看湖, 收拾客房), not a place?"""
+    cut = names.tags(words) if words else ()
+    return bool(cut) and cut[0][1].startswith("v") and len(cut[0][0]) <= 2
 
 
 # Leaving for, or arriving at, somewhere; a bare 到 / 去 only right after the one who moves.
 _MOVE = re.compile(
     r"来到|走到|回到|赶到|跑到|冲到|到达|抵达|前往|离开|逃往|逃到|逃进|逃出|奔往|赶赴|去往|走出|走进|跑进|跑出|冲进|冲出|进了|出了|渡过|"
+    r"摸到|摸进|闯进|钻进|闯入|潜入|溜进|往回走|往回|追上去|追了上去|追出去|追了出去|赶过去|跑过去|冲过去|"
+    r"走过去|走上前|迎上去|迎了上去|"
     r"奔向|赶往|赶回|跑回|走回|回了|去了|进入|登上|转到|搬到|返回|走向|进城|出城|上山|下山|进镇|出镇|"
     r"过河|过江|上岸|上船|下船|上车|下车|上楼|下楼|进门|出门|进屋|出屋|进来|出去|回来|回去|离去|赶来|"
-    r"赶去|动身|启程|出发|走了|上了(?:船|车|岸|楼)|下了(?:船|车|楼)"
+    r"赶去|动身|启程|出发|走了|上了(?:船|车|岸|楼)|下了(?:船|车|楼)|上了"
 )
 _BARE_MOVE = re.compile(_ADVERBS + r"(?:去|到|回|进|往|来)(?:了)?")
 MOVES = ("来到", "走到", "回到", "赶到", "到了", "离开", "前往", "去了", "回来", "回去")
@@ -819,20 +960,86 @@ MOVES = ("来到", "走到", "回到", "赶到", "到了", "离开", "前往", "
 @dataclass(frozen=True, slots=True)
 class Move:
     where: Location | None  # the destination when the words name one
+    left: str | None = None  # the place left, when the words name it (出了盐井镇)
+    journey: bool = False  # setting out, or arriving, on a journey (动身, 往县城赶去, 赶到)
+
+
+# Leaving a place the words name: 出了盐井镇, 离开白沙镇, 走出客栈.
+_DEPARTURE = ("离开", "出了", "走出", "跑出", "冲出", "逃出")
+_NO_DESTINATION: tuple[str, ...] = (
+    "离开",
+    "出去",
+    "走了",
+    "出城",
+    "出镇",
+    "出门",
+    "下船",
+    "下车",
+    "动身",
+    "往回走",
+    "往回",
+)
+_NO_DESTINATION += (
+    "追上去",
+    "追了上去",
+    "追出去",
+    "追了出去",
+    "赶过去",
+    "跑过去",
+    "冲过去",
+    "走过去",
+)
+_NO_DESTINATION += ("走上前", "迎上去", "迎了上去")
+# Words of a journey rather than a step across a room: setting out, travelling, arriving.
+_JOURNEY = re.compile(
+    r"动身|启程|出发|上路|上了路|赶去|赶往|前往|去往|奔往|赶赴|赶到|抵达|到达|出了|离开|搭|坐船|骑|"
+    r"往[\u4e00-\u9fff]{1,6}?(?:赶去|去了|走去|而去|赶)"
+)
+
+
+_PLANNED = re.compile(r"[没不未别]|要|想|打算|准备|得")
+_SEES_SOMEONE = re.compile(r"看见|看到|听见|望见|瞧见|发现|等着|盼着|[他她]们?")
+_TOWARD = re.compile(r"(?:往|向|朝)([\u4e00-\u9fff]{2,6}?)(?:赶去|去了|走去|而去|奔去|赶|去)")
 
 
 def movement(clause: str, head: int, known_places: Sequence[str]) -> Move | None:
-    """Does the clause move its subject (whose words end at `head`)? Where to, if it says."""
+    """Does the clause move its subject (whose words end at `head`)? Where to, or from where,
+    if it says, and is it a journey (see `Move`)?"""
     m = _MOVE.search(clause, head)
+    journey = bool(_JOURNEY.search(clause, head))
+    toward = _TOWARD.search(clause, head)
+    if toward is not None and (m is None or m.start() >= toward.start()):
+        where = locate(toward.group(1), known_places)
+        far = where is not None and where.place is not None and where.part is None
+        return Move(where, journey=far)
     if m is None:
         bare = _BARE_MOVE.match(clause, head)
-        where = locate(clause[bare.end() :], known_places) if bare is not None else None
-        return Move(where) if where is not None else None
-    if re.search(r"[没不未别]", clause[max(head, m.start() - 2) : m.start()]):
-        return None
-    if m.group(0) in ("离开", "出去", "走了", "出城", "出镇", "出门", "下船", "下车", "动身"):
-        return Move(None)
-    return Move(locate(clause[m.end() :].lstrip("了"), known_places))
+        if (
+            bare is None
+            or clause.startswith("到底", bare.end() - 1)
+            or _PLANNED.search(bare.group(0))
+        ):
+            return None  # 到底 is "after all"; 要去 is a plan
+        where = locate(clause[bare.end() :], known_places)
+        return Move(where, journey=journey) if where is not None else None
+    if _PLANNED.search(clause[max(head, m.start() - 2) : m.start()]):
+        return None  # 没有回来; 他要赶回周家大院: not a move (yet)
+    if _SEES_SOMEONE.search(clause[head : m.start()]):
+        return None  # 看见他进来: someone else moves
+    if clause[m.start() - 1 : m.start()] in tuple("捅刺扎插砍劈射钻戳"):
+        return None  # 一刀捅进了他的胸口: the blade went in, nobody moved
+    if m.group(0) == "上了":
+        up = locate(clause[m.end() :], known_places)
+        return Move(up) if up is not None and up.place in known_places else None
+    if m.group(0) in _DEPARTURE:
+        source = locate(clause[m.end() :].lstrip("了"), known_places)
+        ahead = _TOWARD.search(clause, m.end())
+        where = locate(ahead.group(1), known_places) if ahead else None
+        left = source.place if source is not None and source.part is None else None
+        return Move(where, left, journey)
+    if m.group(0) in _NO_DESTINATION:
+        return Move(None, journey=journey)
+    return Move(locate(clause[m.end() :].lstrip("了"), known_places), journey=journey)
 
 
 def places_in(text: str, known_places: Iterable[str]) -> list[str]:
@@ -856,14 +1063,15 @@ def places_in(text: str, known_places: Iterable[str]) -> list[str]:
 # ---- events that change the blueprint ---------------------------------------------------------
 
 DEATH_AFTER = re.compile(
-    r"^(?:已经|也|就|便|终于|竟|竟然|随即|当场|因病|却)*(?:死了|死去|身亡|去世|过世|遇害|丧命|断了气|咽了气|"
+    r"^(?:已经|也|就|便|终于|竟|竟然|随即|当场|因病|却|早就|早已)*(?:死了|死去|身亡|去世|过世|遇害|丧命|断了气|咽了气|"
+    r"没气了|没了气|没有气了|"
     r"气绝|阵亡|殒命|归天|被杀|被害死|被杀死|被处死|被挂|被吊死|死在|死亡|停止了呼吸|没了气息|被宣告死亡|"
     r"咽气)"
 )
 # 钟国平在医院去世了 / 老人在睡梦中死去: the subject's clause says it
 DEATH_IN_CLAUSE = re.compile(
     r"去世|身亡|(?<![吓笑累饿气急烦困热冷渴痛疼想闷馋])死(?:了|在)|死去(?!活来)|断了气|咽了?气|"
-    r"遇害|丧命|毙命|停止了呼吸|没了气息"
+    r"遇害|丧命|毙命|停止了呼吸|没了气息|再也没有(?:起来|醒来|醒过来|浮上来|睁开眼)"
 )
 CORPSE = re.compile(r"^的(?:尸体|遗体|尸首|尸身|灵柩)")
 DEATH_BEFORE = re.compile(r"(?:杀死了|杀了|害死了|害死|杀死|吊死|处死了?)$")
@@ -876,11 +1084,14 @@ _HURT = re.compile(
     r"受了重伤|身受重伤|受了伤|受伤|负伤|中了[一两三几数]?(?:刀|剑|箭|枪|掌)|挨了[一两三几数]?(?:刀|剑|枪|掌|拳)|"
     r"中箭|中刀|中弹|中枪|骨折|骨裂|扭伤|烧伤|烫伤|摔断了|伤得很重|伤得不轻|养伤|肿得|"
     r"(?:踩|打|砍|咬|撞|摔|压|扭)(?:断|伤|破|裂)了|(?:打|绑|缠|吊|上)着(?:石膏|夹板|绷带|纱布)|"
-    r"伤(?:口)?[^，。；！？]{0,4}(?:裂开|崩开|复发|化脓)"
+    r"伤(?:口)?[^，。；！？]{0,4}(?:裂开|崩开|复发|化脓)|"
+    r"(?:腿|胳膊|手臂|臂|骨)[^，。；！？]{0,3}骨?(?:头)?断了|被划了一道口子|划了一道口子|(?:划|割|拉)(?:开|破)了?一道(?:血)?口子?|骨头断|"
+    r"(?:臂|腿|胳膊|肩|脚|腰)[^，。；！？]{0,2}(?:一阵剧痛|剧痛)"
 )
 # 一刀砍在他的左腿上 / 一支箭射中了白守义的肩膀: the one whose body it is was hurt.
 HURT_OBJECT = re.compile(
-    r"(?:砍|刺|射|打|击|划|捅|劈|咬|扎)(?:中了|中|在了|在|进了|进|伤了|破了|穿了|断了)(?=[^，。！？；]{0,3}的)"
+    r"(?:砍|刺|射|打|击|划|捅|劈|咬|扎|砸|戳|踢)(?:中了|中|在了|在|进了|进|伤了|破了|穿了|断了)"
+    r"(?=[^，。！？；]{0,6}的)"
 )
 
 
@@ -903,7 +1114,8 @@ HEALED = re.compile(
     r"伤(?:口|势|处)?(?:(?![没未不还])[^，。；！？的]){0,4}?(?:愈合|痊愈|长好|全好|复原)|"
     r"(?:疤|伤痕)(?:也|都)没(?:有)?留下|从(?:来)?没(?:有)?(?:受过伤|骨折过|伤过)|"
     r"(?:骨折|伤)的地方[^，。；！？]{0,6}好了|"
-    r"(?:伤|腿|胳膊|手腕|手臂|脚踝)(?:(?![没未不还])[^，。；！？的]){0,4}?好了"
+    r"(?:伤|刀口|创口|口子|腿|胳膊|手腕|手臂|臂|脚踝|骨头)(?:(?![没未不还])[^，。；！？的]){0,5}?"
+    r"(?:好了|痊愈|愈合|长好|复原|好利索|收了口)|伤口[^，。；！？]{0,3}收了口"
 )
 # Enough time for a wound to heal: weeks, months, a season.
 LONG_LAPSE = re.compile(
@@ -1012,7 +1224,8 @@ _NOT_SUBJECT_AFTER = re.compile(r"^(?:的|之|是|家|氏|所|等人|们)")
 CLAUSE_ACTS = re.compile(
     r"说|道|问|答|喊|叫|嚷|笑|哭|走|跑|站|坐|跪|拿|握|举|拄|抬|点头|摇头|转身|回头|伸手|吩咐|"
     r"命令|祝福|起身|站起|迎|拉着|扶|抱|来|去|进|出|端|捧|吃|喝|拎|提着|跟着|跟在|推|拍|敲|摸|搓|"
-    r"挥|招手|凑|插话|瞪|盯|叼|拥抱|鞠躬|咳嗽|跳|骑|写|念|唱|指着|冷笑|骂"
+    r"挥|招手|凑|插话|瞪|盯|叼|拥抱|鞠躬|咳嗽|跳|骑|写|念|唱|指着|冷笑|骂|送|帮|搬|陪|背起|扛|划|"
+    r"睁开|挤|拍了拍|喝|吃|倒了"
 )
 
 

@@ -22,8 +22,9 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Literal
 
-from novel import narrative
+from novel import narrative, timeline
 from novel.narrative import (
     KIN,
     ROLES,
@@ -33,11 +34,12 @@ from novel.narrative import (
     quoted_spans,
     sentences,
 )
+from novel.timeline import When
 
 _PRONOUN = re.compile(r"他们|她们|他|她")
 _CONNECTIVE = re.compile(
     r"(?:于是|便|就|又|也|随即|忽然|突然|这时|那时|然后|后来|可是|但是|不过|却|只见|此时|此刻|接着|随后|"
-    r"终于|原来|只是|而|同时|最后)*"
+    r"终于|原来|只是|而|同时|最后|其实|谁知|不料|果然|竟然|居然|可)*"
 )
 _UNNAMED = sorted(
     ROLES
@@ -63,15 +65,23 @@ _CLAUSE_SEP = re.compile(r"[，；：,;:]")
 _RECALL_VERB = re.compile(r"想起|回忆起?|记起|忆起|梦见|做了一个梦|做了个梦|又梦到|梦到")
 # 梦里 / 小时候 / 照片上: the sentence itself is a memory, a dream or a picture.
 _RECALL_SCENE = re.compile(
-    r"梦里|梦中|小时候|当年|那年|从前|往事|那时候|记得|照片上|照片里|照片是|画像里|画像上|相片"
+    r"梦里|梦中|小时候|当年|那年|从前(?![厅门院面边台屋堂])|往事|那时候|记得|照片上|照片里|照片是|画像里|画像上|相片"
 )
 _WAKE = re.compile(r"醒来|醒了|醒过来|回过神")
 _IF = re.compile(r"如果|要是|倘若|假如|若是|万一")
 # 他说， / 听说， / 告诉他， followed by no quotation mark: the rest is someone's words.
 _REPORTED = re.compile(
-    r"(?:说|道|讲|告诉[^，。！？“]{0,6}?|听说|据说|声称|表示|嘱咐[^，。！？“]{0,4}?|回答)[，：:,:](?![“「『\"])"
+    r"(?:(?<![不没别])说|(?<![不没别])道|讲|告诉[^，。！？“]{0,6}?|听说|据说|声称|表示|嘱咐[^，。！？“]{0,4}?|回答)[，：:,:](?![“「『\"])"
 )
 
+# 一根圆木正砸在他的左腿上: a thing is the clause's subject, not the one carried before it.
+_THING_SUBJECT = re.compile(
+    r"(?:正|又|也|却)?(?:[一两几]?[根块支颗枚发片条堆截]|[\u4e00-\u9fff]{0,3}的)?"
+    r"(?:圆木|木头|石头|石块|树枝|房梁|横梁|箭|子弹|炮弹|瓦片|滚石|落石|矿石|大树|树干)"
+)
+_ROLE_BEFORE = re.compile(
+    r"[\u4e00-\u9fff]{1,3}(?:员|工|长|师|夫|匠|手|官|兵|警|医)(?=[\u4e00-\u9fff])"
+)
 Referent = tuple[str | None, ...]  # one character, a group, or (None,) for someone unnamed
 
 
@@ -114,7 +124,8 @@ class Reading:
                 break
             names = tuple(a.canon for a in c.actors if a.subject)
             if c.start <= before < c.end:
-                own = {n for n in names if n}
+                thing = _THING_SUBJECT.match(self.sentence.text, c.head)
+                own = set() if thing and not c.explicit else {n for n in names if n}
             elif c.explicit and names and not c.reported:
                 stack.append(names)
         named = [e for e in stack if e != (None,)]  # the attacker is often unnamed (蒙面人)
@@ -173,6 +184,9 @@ class _Scene:
         self, text: str, head: int, occurrences: Sequence[tuple[int, int, str]]
     ) -> list[Actor]:
         names = _names_at(text, head, occurrences)
+        role = _ROLE_BEFORE.match(text, head) if not names else None
+        if role is not None:  # 卫生员沈秀兰 / 护林员韩冬: the name after who they are
+            names = _names_at(text, role.end(), occurrences)
         if names:
             after = text[names[-1].end :]
             kin = KIN_AFTER.match(after)
@@ -301,15 +315,54 @@ _SETTING = re.compile(
 )
 
 
+StepKind = Literal["present", "arrived", "left"]
+
+
 @dataclass(frozen=True, slots=True)
 class Step:
-    """A sentence that puts a character somewhere."""
+    """A sentence that puts a character somewhere (or takes them away from a place)."""
 
     reading: int  # index of the sentence in the chapter's readings
     canon: str
-    place: str  # where they are now (a part of a place resolves to the place)
+    place: str  # where they are now (a part of a place resolves to the place); left: the place
     words: str  # the name or pronoun as written
     before: str | None = None  # where the same scene had them, with no movement since, if else
+    kind: StepKind = "present"
+    named: bool = True  # the sentence names the place (not only a part of it: 窗边)
+    journey: bool = False  # a journey (动身, 往县城赶去, 赶到县城), not a step across a room
+
+
+# 她要把…报给…，再去律师事务所: the clauses after a plan are the plan.
+_PLANNED = re.compile(r"要把|要去|打算|准备|计划|想要")
+_AFTER_EVENT = re.compile(r"^[^，。！？]{2,10}(?:以后|之后|过后|结束后|完了|的时候)，")
+
+
+def _time_passes(text: str) -> bool:
+    """Does the sentence open with a phrase that moves story time (这天夜里, 第二天, 礼拜结束
+    以后)?"""
+    if _AFTER_EVENT.match(text):
+        return True
+    return any(
+        timeline.move(t, text) != t for t in (When(0, timeline.DAWN), When(0, timeline.LATE))
+    )
+
+
+def _unnamed_place(clause: str, head: int, places: Sequence[str]) -> str | None:
+    """A known place where someone unnamed goes or is (三辆镖车…在福来客栈门口停下): the scene's."""
+    move = narrative.movement(clause, head, places)
+    where = move.where if move is not None else narrative.presence(clause, head, places)
+    if where is None:
+        m = re.search(r"在([\u4e00-\u9fff]{2,8})", clause[head:])
+        where = narrative.locate(m.group(1), places) if m else None
+    return where.place if where is not None and where.place in places else None
+
+
+def _scene_place(now: str | None, setting: str | None) -> str | None:
+    """A sentence setting the scene somewhere (北岬是岛上最高的地方) moves it there, unless it
+    names only the town the scene's place is in (the inn's scene stays at the inn)."""
+    if setting is None or (now and setting.endswith(narrative.SETTLEMENTS)):
+        return now
+    return setting
 
 
 def _setting(text: str, places: Sequence[str]) -> str | None:
@@ -327,21 +380,46 @@ class _Whereabouts:
     at: dict[str, str]
     scene_place: str | None = None
     guessed: set[str] = field(default_factory=set)  # placed only by an earlier chapter
+    stale: bool = False  # time passed since the scene's place was set
 
-    def moved(self, movers: Sequence[Actor], move: narrative.Move) -> list[tuple[str, str]]:
-        out: list[tuple[str, str]] = []
+    def moved(
+        self, movers: Sequence[Actor], move: narrative.Move
+    ) -> list[tuple[str, str, StepKind]]:
+        out: list[tuple[str, str, StepKind]] = []
         if any(a.canon is None and a.pronoun for a in movers):
             self.at.clear()  # someone we cannot name moved: forget where everyone was
         for a in movers:
             if a.canon is None:
                 continue
+            if move.left:
+                out.append((a.canon, move.left, "left"))
             if move.where is not None and move.where.place:
                 self.at[a.canon] = self.scene_place = move.where.place
                 self.guessed.discard(a.canon)
-                out.append((a.canon, move.where.place))
+                out.append((a.canon, move.where.place, "arrived"))
             elif move.where is None or move.where.part is None:
                 self.at.pop(a.canon, None)  # left, for somewhere the words do not name
         return out
+
+    def known(self, *places: str) -> bool:
+        """Is one of these places one the story knows (or in one: 县城的百货商店), or a name of
+        its own (老营房)? Two spots only the words make (沟底, 坡上) may be one place: never a
+        clash."""
+        return any(
+            any(k in p for k in self.places if len(k) >= 2)
+            or (len(p) >= 3 and p[-1] not in "地里上边中下")
+            for p in places
+        )
+
+    def acting(self, actors: Sequence[Actor]) -> None:
+        """Someone named acts in a scene set at a place: they are there (北岬是岛上最高的地方 …
+        英格丽德跟在后面)."""
+        if not self.scene_place or self.scene_place not in self.places or self.stale:
+            return  # only a scene set at a known place (not 救护车的后门), not hours ago
+        for a in actors:
+            if a.canon and a.end > a.start and a.canon not in self.at:
+                self.at[a.canon] = self.scene_place
+                self.guessed.discard(a.canon)
 
     def present(
         self, actors: Sequence[Actor], where: narrative.Location
@@ -363,12 +441,14 @@ class _Whereabouts:
             elif before is None and not self.scene_place:
                 self.guessed.add(a.canon)
             clash = None
-            if where.place is not None and before is not None:
+            if where.place is not None and before is not None and where.place in before:
+                place = before  # 来到江心岛，在岛上的破庙里: still 江心岛
+            elif where.place is not None and before is not None and self.known(before, place):
                 clash = None if narrative.same_place(before, place) else before
             out.append((a, place, clash))
             self.at[a.canon] = place
         if where.place:
-            self.scene_place = where.place
+            self.scene_place, self.stale = where.place, False
         return out
 
 
@@ -384,23 +464,32 @@ def whereabouts(
         if r.sentence.scene != scene:
             scene = r.sentence.scene
             walk = _Whereabouts(places, last or {}, {})
-        walk.scene_place = walk.scene_place or _setting(r.sentence.text, places)
+        elif not r.memory and _time_passes(r.sentence.text):
+            walk.at.clear()  # 这天夜里，… : time passed within the scene, anyone may have moved
+            walk.stale = True  # …and the scene's place may no longer be where they act
+        walk.scene_place = _scene_place(walk.scene_place, _setting(r.sentence.text, places))
         if r.memory:
             continue
         text = r.sentence.text
         for c in r.clauses:
+            if not c.reported and not any(a.canon for a in c.actors):
+                there = _unnamed_place(text[: c.end], c.head, places)
+                walk.scene_place = _scene_place(walk.scene_place, there)
             if c.reported or not c.actors:
                 continue
             subjects = [a for a in c.actors if a.subject]
-            move = narrative.movement(text[: c.end], c.head, places)
+            planned = not c.explicit and _PLANNED.search(text[: c.start])
+            move = None if planned else narrative.movement(text[: c.end], c.head, places)
             if move is not None:
-                for canon, place in walk.moved(subjects, move):
-                    steps.append(Step(i, canon, place, canon))
+                for canon, place, kind in walk.moved(subjects, move):
+                    steps.append(Step(i, canon, place, canon, kind=kind, journey=move.journey))
                 continue
             where = narrative.presence(text[: c.end], c.head, places)
             if where is None:
+                walk.acting(subjects)
                 continue
             for a, place, before in walk.present(subjects, where):
                 words = text[a.start : a.end] or a.canon or ""
-                steps.append(Step(i, a.canon or "", place, words, before))
+                named = where.place is not None
+                steps.append(Step(i, a.canon or "", place, words, before, named=named))
     return steps

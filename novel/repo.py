@@ -121,6 +121,17 @@ CREATE TABLE IF NOT EXISTS novel_chapter_versions (
     reason TEXT NOT NULL DEFAULT '',
     PRIMARY KEY (chapter_id, version)
 );
+-- What each chapter version says happened (issue 42: `novel.ledger`); `basis` names what it
+-- was read against (the reader, the blueprint, the chapters before it).
+CREATE TABLE IF NOT EXISTS novel_chapter_events (
+    chapter_id TEXT NOT NULL,
+    version INTEGER NOT NULL,
+    basis TEXT NOT NULL,
+    data TEXT NOT NULL,
+    PRIMARY KEY (chapter_id, version),
+    FOREIGN KEY (chapter_id, version)
+        REFERENCES novel_chapter_versions(chapter_id, version) ON DELETE CASCADE
+);
 """
 
 # Columns added after the first release: (table, column, definition) for databases created
@@ -837,6 +848,33 @@ async def _rename_columns(db: aiosqlite.Connection) -> None:
         await db.execute_fetchall("ALTER TABLE novel_rounds RENAME COLUMN platform TO via")
 
 
+class EventStore(_Store):
+    """The story events of each chapter version (`novel.ledger` reads and writes them; a
+    version's row goes with the version)."""
+
+    async def stored(self, chat_id: str) -> dict[tuple[str, int], tuple[str, str]]:
+        """(chapter id, version) → (basis, data) for the chat's current versions."""
+        rows = await self._all(
+            "SELECT e.chapter_id, e.version, e.basis, e.data FROM novel_chapter_events e"
+            " JOIN novel_chapters c ON c.id = e.chapter_id AND c.current_version = e.version"
+            " WHERE c.chat_id = ?",
+            (chat_id,),
+        )
+        return {(r[0], int(r[1])): (r[2], r[3]) for r in rows}
+
+    async def put(self, chapter_id: str, version: int, basis: str, data: str) -> None:
+        """Store (or replace) a version's events; a version deleted meanwhile stores nothing."""
+        async with self._tx() as db:
+            await db.execute(
+                "INSERT INTO novel_chapter_events(chapter_id, version, basis, data)"
+                " SELECT ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM novel_chapter_versions"
+                " WHERE chapter_id = ? AND version = ?)"
+                " ON CONFLICT(chapter_id, version) DO UPDATE SET basis = excluded.basis,"
+                " data = excluded.data",
+                (chapter_id, version, basis, data, chapter_id, version),
+            )
+
+
 class NovelRepo:
     """The writers' room's SQLite file: one connection (and its lock) shared by one store per
     concern, each handed to the service that uses it."""
@@ -847,6 +885,7 @@ class NovelRepo:
         self.rounds = RoundStore(db, lock)
         self.book = ChapterStore(db, lock)
         self.world = BlueprintStore(db, lock)
+        self.events = EventStore(db, lock)
 
     @classmethod
     async def open(cls, path: Path) -> NovelRepo:

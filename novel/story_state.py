@@ -1,36 +1,47 @@
-"""The story so far, as a pure computation over the chapters.
+"""The story so far, as a fold over the events of the chapters.
 
-`replay(blueprint, chapters)` reads the chapters in order and returns what they established:
+Each chapter yields typed events in story time (`novel.events`: died, wounded, healed, left,
+arrived, present, introduced …). `apply(state, events)` folds one chapter's events into the
+state; `advance(state, text)` reads a chapter and folds it; `replay(blueprint, chapters)` does it
+for every chapter. The events are stored per chapter version (`novel.ledger`), so production
+folds what it stored instead of reading the chapters again.
 
-- each character's status — dead, hurt or missing — with the chapter and the sentence that
-  says so (a death is final; a wound stays fresh until the narration heals it or weeks pass);
-- each character's last known place, with the chapter and the sentence;
-- the names the chapters introduced (or simply used), with the chapter and the sentence.
+The state holds:
 
-It is deterministic and immutable: recomputing after a revise, rollback or delete is
-`replay(blueprint, remaining_chapters)`; `advance(state, text)` reads one more chapter. The
-consistency check judges a chapter against the state of the chapters before it.
+- each character's status — dead, hurt or missing — with the chapter and the sentence that says
+  so (a death is final; someone missing who acts again is found);
+- the wounds not yet healed: where, how bad, since when in story time, and the healing time the
+  text said (the rules' and a default per severity otherwise: `heal_days`);
+- each character's last known place — only a place a sentence names, quoted from it — and where
+  they are firmly known to be now (`Anchor`: arrived at the end of a journey, keeping watch until
+  dawn, or gone from a place on a journey that day);
+- the names the chapters introduced (or simply used), the places they named, and the story's
+  clock at the end of the last chapter.
 
-The blueprint stays the writers' own record: nothing here edits it. A death the chapters narrate
-counts even while the blueprint (not yet updated) still says 存活.
+It is deterministic and immutable. The consistency check judges a chapter against the state of
+the chapters before it. The blueprint stays the writers' own record: nothing here edits it. A
+death the chapters narrate counts even while the blueprint (not yet updated) still says 存活.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 import threading
 from collections import OrderedDict
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
-from novel import narrative
+from novel import events as ev
+from novel import narrative, timeline
 from novel.blueprint import Blueprint, Character
-from novel.reading import KIN_AFTER, Clause, Reading, Step, read, whereabouts
+from novel.events import ChapterEvents, StoryEvent
+from novel.reading import Reading, Step, read, whereabouts
+from novel.timeline import When
 
 Status = Literal["dead", "hurt", "missing"]
-EventKind = Literal["dead", "hurt", "missing", "healed"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,7 +61,7 @@ class Mark(Narrated):
 
 @dataclass(frozen=True, slots=True)
 class Sighting(Narrated):
-    """A place the narration put a character."""
+    """A place the narration put a character (the sentence names it)."""
 
     place: str
 
@@ -64,21 +75,37 @@ class Introduction(Narrated):
 
 
 @dataclass(frozen=True, slots=True)
+class Wound(Narrated):
+    """A wound not yet healed."""
+
+    who: str
+    body: str  # leg | arm | torso | head | ""
+    side: str  # 左 | 右 | ""
+    severity: str  # light | wound | serious | bone
+    heals: int  # the days the text said it needs (0: not said)
+    since: When
+
+
+@dataclass(frozen=True, slots=True)
+class Anchor(Narrated):
+    """Where someone is firmly known to be: a watch kept until `until`, an arrival at the end
+    of a journey, or (`away_from`) gone on a journey from these places on day `when.day`."""
+
+    who: str
+    place: str
+    when: When
+    until: When | None = None
+    journey: bool = False
+    away_from: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
 class CharacterState:
     name: str  # canonical
     status: Mark | None = None  # None: nothing the chapters said changed it
     seen: Sighting | None = None
-    fresh_wound: bool = False  # hurt, and neither healed nor weeks passed since
-
-
-@dataclass(frozen=True, slots=True)
-class Event:
-    """Something a chapter's narration says happened to a character."""
-
-    kind: EventKind
-    name: str
-    reading: int  # index of the sentence in the chapter's readings
-    sentence: str
+    fresh_wound: bool = False  # hurt, and the wound has neither healed nor had its time
+    acted: Narrated | None = None  # the last chapter that showed them acting (found if missing)
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,6 +119,9 @@ class StoryState:
     places: tuple[str, ...] = ()  # places the chapters named
     surnames: frozenset[str] = frozenset()  # given to people named by role (民警姓孙)
     known: tuple[str, ...] = ()  # names known elsewhere (model summaries, pending proposals)
+    clock: When = field(default_factory=When)  # story time at the end of the last chapter read
+    wounds: tuple[Wound, ...] = ()  # not yet healed
+    anchors: tuple[Anchor, ...] = ()  # one per character at most
 
     def character(self, name: str) -> CharacterState | None:
         return next((c for c in self.characters if c.name == name), None)
@@ -108,12 +138,20 @@ class StoryState:
     def noting(self, name: str, status: Status, chapter: int, sentence: str = "") -> StoryState:
         """The same state with a status a model summary reported (霍三: 受伤 in chapter 4)."""
         current = self.character(name) or CharacterState(name)
-        changed = _apply(current, status, Mark(chapter, sentence, status))
+        if current.status is not None and current.status.status == "dead":
+            return self
+        changed = replace(current, status=Mark(chapter, sentence, status))
+        if status == "hurt":
+            changed = replace(changed, fresh_wound=True)
         others = tuple(c for c in self.characters if c.name != name)
+        state = self
+        if status == "hurt" and not any(w.who == name for w in self.wounds):
+            wound = Wound(chapter, sentence, name, "", "", "wound", 0, self.clock)
+            state = replace(self, wounds=(*self.wounds, wound))
         if self.character(name) is None:
-            return replace(self, characters=(*others, changed))
+            return replace(state, characters=(*others, changed))
         return replace(
-            self, characters=tuple(changed if c.name == name else c for c in self.characters)
+            state, characters=tuple(changed if c.name == name else c for c in self.characters)
         )
 
     def dead(self) -> dict[str, str]:
@@ -132,23 +170,63 @@ class StoryState:
             if c.fresh_wound and c.status is not None and c.status.chapter >= self.chapters
         }
 
+    def wounds_of(self, name: str) -> list[Wound]:
+        return [w for w in self.wounds if w.who == name]
+
+    def anchor(self, name: str) -> Anchor | None:
+        return next((a for a in self.anchors if a.who == name), None)
+
+    def homes(self, name: str) -> tuple[str, ...]:
+        """Where the story last had someone, and where the blueprint has them."""
+        c = self.blueprint.character(name)
+        found = (self.last_places().get(name, ""), c.location if c is not None else "")
+        return tuple(dict.fromkeys(p for p in found if p and p != "不明"))
+
     def last_places(self) -> dict[str, str]:
         out = {c.name: c.location for c in self.blueprint.characters if c.location}
         out.update({c.name: c.seen.place for c in self.characters if c.seen is not None})
         return out
 
     def names(self) -> narrative.NameIndex:
-        index = {n: n for n in (*self.known, *(i.name for i in self.introduced))}
+        index = {i.name: i.name for i in self.introduced}
         index.update(self.blueprint.name_index())
+        index = _with_parts(index)
+        for name in self.known:  # a summary's 约纳斯 is the 约纳斯·贝克 the chapters introduced
+            index.setdefault(name, name)
         return narrative.NameIndex(index, self.known_places(), self.surnames)
 
     def known_places(self) -> list[str]:
         bp = self.blueprint
         found = [*bp.places, *(c.location for c in bp.characters), *self.places]
-        return list(dict.fromkeys(p for p in found if p and len(p) >= 2))
+        return list(dict.fromkeys(p for p in found if p and len(p) >= 2 and p != "不明"))
 
     def genders(self) -> dict[str, str]:
         return {c.name: g for c in self.blueprint.characters if (g := gender(c))}
+
+    def heal_days(self, w: Wound) -> int:
+        """The days a wound needs: what the text said, else the rules', else a default."""
+        return w.heals or healing_rules(tuple(self.blueprint.rules)).get(
+            w.severity, DEFAULT_HEAL_DAYS.get(w.severity, 14)
+        )
+
+    def healing(self, w: Wound, now: When) -> bool:
+        """Is the wound still healing at `now`?"""
+        return now.day - w.since.day < self.heal_days(w)
+
+
+def _with_parts(index: dict[str, str]) -> dict[str, str]:
+    """The index, also naming someone by a part of a foreign full name (约纳斯 for 约纳斯·贝克)
+    when that part names nobody else."""
+    parts: dict[str, set[str]] = {}
+    for alias, canon in index.items():
+        for part in alias.split("·") if "·" in alias else ():
+            if len(part) >= 2:
+                parts.setdefault(part, set()).add(canon)
+    out = dict(index)
+    for part, canons in parts.items():
+        if len(canons) == 1 and part not in out:
+            out[part] = next(iter(canons))
+    return out
 
 
 # ---- gender, for 他 / 她 ------------------------------------------------------------------------
@@ -172,84 +250,66 @@ def gender(c: Character) -> str:
     return "m" if male > female else ""
 
 
-# ---- what happens to whom ------------------------------------------------------------------------
+# ---- healing times -------------------------------------------------------------------------------
 
-_NEGATED = re.compile(r"(?:没|不|未|免|险些|差点|以为|如果|要是)[^，。；！？]{0,4}$")
-_BODY = re.compile(r"(?:的|[背肩腿臂胸腹头手脚腰腕]|身上)")
-
-
-def _after(text: str, at: int) -> str:
-    return text[at : at + 14].lstrip()
-
-
-def _actor_events(r: Reading, c: Clause) -> Iterable[tuple[EventKind, str]]:
-    text = r.sentence.text
-    segment = text[c.head : c.end]
-    for a in c.actors:
-        if a.canon is None:
-            continue
-        rest = _after(text, a.end if a.end > a.start else c.head)
-        if _NEGATED.search(text[c.start : a.start]):
-            continue
-        died = narrative.DEATH_IN_CLAUSE.search(segment)
-        if died and (
-            _NEGATED.search(segment[: died.start()]) or KIN_AFTER.search(segment[: died.start()])
-        ):
-            died = None  # 差点死在江里; 他父母死了 is not his death
-        if a.subject and (narrative.DEATH_AFTER.match(rest) or died):
-            yield "dead", a.canon
-        elif a.subject and narrative.MISSING_AFTER.match(rest):
-            yield "missing", a.canon
-        elif narrative.HURT_AFTER.match(rest) or narrative.hurt_in(segment):
-            yield "hurt", a.canon
-        if narrative.HEALED.search(segment):
-            yield "healed", a.canon
+# Days a wound needs when neither the text nor a rule says: a scratch, a cut, a bad wound, a
+# broken bone.
+DEFAULT_HEAL_DAYS = {"light": 3, "wound": 14, "serious": 60, "bone": 60}
+_BONE_RULE = re.compile(r"骨|筋")
+_SERIOUS_RULE = re.compile(r"重伤|伤重|大伤")
+_NOT_WITHIN = re.compile(r"不会|不能|不可|不该|绝不")
+_ANY_RULE = re.compile(r"伤|骨折|骨头|痊愈|长好|复原")
 
 
-def _object_events(
-    r: Reading, genders: Mapping[str, str], names: narrative.NameIndex
-) -> Iterable[tuple[EventKind, str]]:
-    """一刀砍在他的左腿上, 医生宣布陈国栋死亡: the one it happens to is not the subject."""
-    text = r.sentence.text
-    occurrences = {a: (b, canon) for a, b, canon in names.occurrences(text)}
-    for m in narrative.HURT_OBJECT.finditer(text):
-        at = m.end()
-        pronoun = re.match(r"他们|她们|他|她", text[at:])
-        if pronoun and _BODY.match(text, at + pronoun.end()):
-            who = r.referent(pronoun.group(0), at, genders)
-            if who:
-                yield "hurt", who
-        elif at in occurrences and _BODY.match(text, occurrences[at][0]):
-            yield "hurt", occurrences[at][1]
-    for start, (end, canon) in occurrences.items():
-        after = text[end : end + 12]
-        if (
-            narrative.DEATH_AFTER.match(after)
-            or narrative.CORPSE.match(after)  # 找到了勒鲁船长的尸体
-            or narrative.DEATH_BEFORE.search(text[max(0, start - 6) : start])
-        ):
-            if not _NEGATED.search(text[max(0, start - 6) : start]):
-                yield "dead", canon
-
-
-def events(
-    readings: Sequence[Reading], state: StoryState, names: narrative.NameIndex
-) -> list[Event]:
-    """Deaths, wounds, disappearances and healings the narration states, in reading order
-    (not in speech, memories, dreams or hypotheticals; reported words count: 医生说，他死了)."""
-    genders = state.genders()
-    out: list[Event] = []
-    for i, r in enumerate(readings):
-        if r.memory:
-            continue
-        found: list[tuple[EventKind, str]] = []
-        for c in r.clauses:
-            if not c.quoted:
-                found.extend(_actor_events(r, c))
-        found.extend(_object_events(r, genders, names))
-        for kind, name in dict.fromkeys(found):
-            out.append(Event(kind, name, i, r.sentence.text))
+@functools.cache
+def healing_rules(rules: tuple[str, ...]) -> dict[str, int]:
+    """Healing times a blueprint's rules state, by severity: 伤筋动骨一百天 → bone 100, 重伤要养
+    三个月 → serious 90, 受伤至少半个月才能好 → every wound 15."""
+    out: dict[str, int] = {}
+    for rule in rules:
+        for part in re.split(r"[，,；;。]", rule):
+            if _NOT_WITHIN.search(part):
+                continue  # 不会在一夜之间痊愈: a bound, no healing time
+            days = timeline.lapse(part) if _ANY_RULE.search(part) else None
+            if not days:
+                continue
+            if _BONE_RULE.search(part):
+                out.setdefault("bone", days)
+            elif _SERIOUS_RULE.search(part):
+                out.setdefault("serious", days)
+                out.setdefault("bone", days)
+            else:
+                for severity in ("wound", "serious", "bone"):
+                    out.setdefault(severity, days)
     return out
+
+
+_SEVERITY_ORDER = ("", "light", "wound", "serious", "bone")
+
+
+def add_wound(wounds: Sequence[Wound], w: Wound) -> list[Wound]:
+    """`wounds` with `w`: a wound told again the same day (砍在马六的右腿上 … 给马六上了药，用夹板
+    把腿固定住) is one wound, with the worse severity and every detail either telling gives."""
+    for k, old in enumerate(wounds):
+        same_part = not old.body or not w.body or old.body == w.body
+        if old.who == w.who and old.since.day == w.since.day and same_part:
+            worse = (
+                w
+                if _SEVERITY_ORDER.index(w.severity) > _SEVERITY_ORDER.index(old.severity)
+                else old
+            )
+            merged = replace(
+                old,
+                body=old.body or w.body,
+                side=old.side or w.side,
+                severity=worse.severity,
+                heals=max(old.heals, w.heals),
+            )
+            return [*wounds[:k], merged, *wounds[k + 1 :]]
+    return [*wounds, w]
+
+
+# ---- reading a chapter -----------------------------------------------------------------------------
 
 
 @dataclass(frozen=True, slots=True)
@@ -260,8 +320,10 @@ class ChapterReading:
     names: narrative.NameIndex  # the state's names and the ones this chapter uses
     uses: tuple[narrative.NameUse, ...]  # names the state did not know, first use first
     readings: tuple[Reading, ...]
-    events: tuple[Event, ...]
     steps: tuple[Step, ...]  # sentences that put someone somewhere
+    times: tuple[When, ...]  # each sentence's story time
+    events: tuple[StoryEvent, ...]
+    acted: tuple[tuple[str, int], ...]  # who the narration shows acting, first sentence first
 
 
 def read_chapter(state: StoryState, text: str) -> ChapterReading:
@@ -271,58 +333,150 @@ def read_chapter(state: StoryState, text: str) -> ChapterReading:
     for use in uses:  # so that 他 after a new name is not an older character
         index.setdefault(use.name, use.name)
     names = narrative.NameIndex(index, known.places, known.introduced_surnames)
-    readings = read(text, names, state.genders())
-    steps = whereabouts(readings, state.known_places(), state.last_places())
+    genders = state.genders()
+    readings = read(text, names, genders)
+    steps = [  # 周大山 ends like a mountain's name; a person is no place
+        s
+        for s in whereabouts(readings, state.known_places(), state.last_places())
+        if s.place not in names.names and (s.before or "") not in names.names
+    ]
+    texts = [r.sentence.text for r in readings]
+    times = timeline.clock(texts, state.clock, [r.memory for r in readings])
+    found = ev.extract(readings, steps, uses, names, genders, state.clock)
     return ChapterReading(
         text,
         names,
         tuple(uses),
         tuple(readings),
-        tuple(events(readings, state, names)),
         tuple(steps),
+        tuple(times),
+        tuple(found),
+        tuple(_acted(readings)),
     )
 
 
-# ---- reading the chapters ----------------------------------------------------------------------
+def _acted(readings: Sequence[Reading]) -> list[tuple[str, int]]:
+    """Named subjects of narration clauses that act (speak, move, do), first time each."""
+    out: dict[str, int] = {}
+    for i, r in enumerate(readings):
+        if r.memory:
+            continue
+        text = r.sentence.text
+        for c in r.clauses:
+            if c.reported or c.quoted:
+                continue
+            rest = text[c.head : c.end]
+            if not (narrative.ACTS.match(rest) or narrative.CLAUSE_ACTS.search(rest)):
+                continue
+            for a in c.actors:
+                if a.canon and a.subject and a.end > a.start:
+                    out.setdefault(a.canon, i)
+    return sorted(out.items(), key=lambda x: x[1])
 
 
-def _apply(current: CharacterState, kind: EventKind, mark: Mark) -> CharacterState:
-    if current.status is not None and current.status.status == "dead":
-        return current  # the dead stay dead (the check reports what contradicts it)
-    if kind == "dead":
-        return replace(current, status=mark, fresh_wound=False)
-    if kind == "hurt":
-        return replace(current, status=mark, fresh_wound=True)
-    if kind == "missing":
-        return replace(current, status=mark)
-    healed = current.status if current.status and current.status.status != "hurt" else None
-    return replace(current, status=healed, fresh_wound=False)
+def chapter_events(state: StoryState, chapter: ChapterReading) -> ChapterEvents:
+    """What a read chapter contributes to the state (what `novel.ledger` stores)."""
+    found = list(chapter.events)
+    for name, i in chapter.acted:
+        found.append(
+            StoryEvent("found", name, i, chapter.readings[i].sentence.text, chapter.times[i])
+        )
+    places = narrative.places_in(chapter.text, state.known_places())
+    end = chapter.times[-1] if chapter.times else state.clock
+    return ChapterEvents(
+        tuple(sorted(found, key=lambda e: e.reading)),
+        tuple(places),
+        tuple(sorted(narrative.surnames_introduced(chapter.text))),
+        state.clock,
+        end,
+    )
+
+
+# ---- folding events into the state -----------------------------------------------------------------
 
 
 class _Cast:
-    """The characters while a chapter is read (a mutable working copy of the state's)."""
+    """The characters while a chapter's events are folded (a mutable working copy)."""
 
-    def __init__(self, state: StoryState) -> None:
+    def __init__(self, state: StoryState, number: int) -> None:
+        self.state = state
+        self.number = number
         self.by_name = {c.name: c for c in state.characters}
         for c in state.blueprint.characters:
             self.by_name.setdefault(c.name, CharacterState(c.name))
+        self.wounds = list(state.wounds)
+        self.anchors = {a.who: a for a in state.anchors}
 
     def get(self, name: str) -> CharacterState:
         return self.by_name.setdefault(name, CharacterState(name))
 
-    def lapse(self) -> None:
-        """Weeks pass: every wound so far may have healed."""
-        for name, c in self.by_name.items():
-            if c.fresh_wound:
-                self.by_name[name] = replace(c, fresh_wound=False)
+    def dead(self, name: str) -> bool:
+        st = self.get(name).status
+        return st is not None and st.status == "dead"
 
-    def seen(self, name: str, where: Sighting) -> None:
-        """Seen somewhere: no longer missing."""
-        current = self.get(name)
-        missing = current.status is not None and current.status.status == "missing"
-        self.by_name[name] = replace(
-            current, seen=where, status=None if missing else current.status
+    def mark(self, e: StoryEvent, status: Status) -> None:
+        if self.dead(e.who):
+            return  # the dead stay dead (the check reports what contradicts it)
+        current = self.get(e.who)
+        self.by_name[e.who] = replace(
+            current, status=Mark(self.number, e.sentence, status), fresh_wound=status == "hurt"
         )
+        if status == "dead":
+            self.wounds = [w for w in self.wounds if w.who != e.who]
+            self.anchors.pop(e.who, None)
+
+    def wound(self, e: StoryEvent) -> None:
+        if self.dead(e.who):
+            return
+        self.mark(e, "hurt")
+        w = Wound(self.number, e.sentence, e.who, e.body, e.side, e.severity, e.heals, e.when)
+        self.wounds = add_wound(self.wounds, w)
+
+    def heal(self, e: StoryEvent) -> None:
+        self.wounds = [w for w in self.wounds if w.who != e.who]
+        current = self.get(e.who)
+        hurt = current.status is not None and current.status.status == "hurt"
+        self.by_name[e.who] = replace(
+            current, status=None if hurt else current.status, fresh_wound=False
+        )
+
+    def seen(self, e: StoryEvent) -> None:
+        current = self.get(e.who)
+        missing = current.status is not None and current.status.status == "missing"
+        seen = Sighting(self.number, e.sentence, e.place) if e.named else current.seen
+        self.by_name[e.who] = replace(
+            current, seen=seen, status=None if missing else current.status
+        )
+
+    def found(self, e: StoryEvent) -> None:
+        """Shown acting: no longer missing."""
+        current = self.get(e.who)
+        missing = current.status is not None and current.status.status == "missing"
+        self.by_name[e.who] = replace(
+            current,
+            status=None if missing else current.status,
+            acted=Narrated(self.number, e.sentence),
+        )
+
+    def place(self, e: StoryEvent) -> None:
+        if self.dead(e.who):
+            return
+        now = moved(self.anchors.get(e.who), e, self.state.homes(e.who))
+        if now is not None:
+            self.anchors[e.who] = replace(now, chapter=self.number, sentence=e.sentence)
+        if e.kind != "left":
+            self.seen(e)
+
+    def settle(self, now: When) -> None:
+        """Wounds whose time has come are healed by now (the story moved on)."""
+        still: list[Wound] = []
+        for w in self.wounds:
+            if self.state.healing(w, now):
+                still.append(w)
+                continue
+            current = self.get(w.who)
+            self.by_name[w.who] = replace(current, fresh_wound=False)
+        self.wounds = still
 
     def ordered(self, bp: Blueprint) -> tuple[CharacterState, ...]:
         """Blueprint characters in its order, then the others as they appeared."""
@@ -333,38 +487,70 @@ class _Cast:
         )
 
 
-def advance(state: StoryState, text: str) -> StoryState:
-    """The state after one more chapter."""
+def moved(a: Anchor | None, e: StoryEvent, home: Sequence[str] = ()) -> Anchor | None:
+    """Where someone is firmly known to be after `e` (left / arrived / present), given `a`
+    before it and `home` (where the story last had them, where the blueprint has them): setting
+    out on a journey makes them away, for that day, from the place left, from where they were
+    and from home; arriving on that journey keeps them away; a sentence naming a place puts
+    them there; a part of a place (窗边) changes nothing."""
+    same_day = a is not None and a.when.day == e.when.day
+    here = (a.place,) if a is not None and a.place else ()
+    if e.kind == "left":
+        away = tuple(dict.fromkeys(p for p in (e.place, *here, *home) if p))
+        return Anchor(0, "", e.who, "", e.when, journey=True, away_from=away)
+    if e.kind == "present" and not e.named:
+        if a is not None and e.until is not None:
+            return replace(a, until=e.until)  # 他在柴房里守了一整夜: the watch, where he was
+        return a
+    went = a is not None and a.journey and same_day and a.place == e.place  # 往X去了 … 到了X
+    trip = e.kind == "arrived" and (e.journey or bool(a and a.away_from) or went)
+    away = a.away_from if a is not None and same_day and e.kind == "arrived" else ()
+    if trip and not away and not went:
+        away = tuple(dict.fromkeys(p for p in (*here, *home) if p))
+    if any(p in e.place or e.place in p for p in away):
+        away = ()  # 回到了盐井镇: back where they set out from
+    return Anchor(0, "", e.who, e.place, e.when, e.until, trip, away)
+
+
+_FOLD = {
+    "died": lambda cast, e: cast.mark(e, "dead"),
+    "missing": lambda cast, e: cast.mark(e, "missing"),
+    "wounded": _Cast.wound,
+    "healed": _Cast.heal,
+    "found": _Cast.found,
+    "present": _Cast.place,
+    "arrived": _Cast.place,
+    "left": _Cast.place,
+}
+
+
+def apply(state: StoryState, chapter: ChapterEvents) -> StoryState:
+    """The state after one more chapter, from its events."""
     number = state.chapters + 1
-    chapter = read_chapter(state, text)
-    cast = _Cast(state)
-    for i, r in enumerate(chapter.readings):
-        if narrative.LONG_LAPSE.search(r.sentence.text) and not r.memory:
-            cast.lapse()
-        for e in chapter.events:
-            if e.reading == i:
-                mark = Mark(number, e.sentence, "hurt" if e.kind == "healed" else e.kind)
-                cast.by_name[e.name] = _apply(cast.get(e.name), e.kind, mark)
-        for step in chapter.steps:
-            if step.reading == i:
-                cast.seen(step.canon, Sighting(number, r.sentence.text, step.place))
-    state = replace(state, chapters=number, characters=cast.ordered(state.blueprint))
-    return _with_names(state, chapter, number)
-
-
-def _with_names(state: StoryState, chapter: ChapterReading, number: int) -> StoryState:
-    sents = [r.sentence for r in chapter.readings]
+    cast = _Cast(state, number)
     new: list[Introduction] = []
-    for use in chapter.uses:
-        sentence = next((s.text for s in reversed(sents) if s.start <= use.start), use.name)
-        new.append(Introduction(number, sentence, use.name, use.introduced))
-    places = narrative.places_in(chapter.text, state.known_places())
+    for e in chapter.events:
+        if e.kind in ("introduced", "appeared"):
+            new.append(Introduction(number, e.sentence, e.who, e.kind == "introduced"))
+            continue
+        _FOLD[e.kind](cast, e)
+    cast.settle(chapter.end)
     return replace(
         state,
+        chapters=number,
+        characters=cast.ordered(state.blueprint),
         introduced=(*state.introduced, *new),
-        places=tuple(dict.fromkeys((*state.places, *places))),
-        surnames=state.surnames | narrative.surnames_introduced(chapter.text),
+        places=tuple(dict.fromkeys((*state.places, *chapter.places))),
+        surnames=state.surnames | frozenset(chapter.surnames),
+        clock=chapter.end,
+        wounds=tuple(cast.wounds),
+        anchors=tuple(cast.anchors.values()),
     )
+
+
+def advance(state: StoryState, text: str) -> StoryState:
+    """The state after one more chapter, read from its text."""
+    return apply(state, chapter_events(state, read_chapter(state, text)))
 
 
 class _Replays:
@@ -415,6 +601,7 @@ REPLAYS = _Replays(size=4096)
 
 
 def replay(blueprint: Blueprint, chapters: Sequence[str], known: Iterable[str] = ()) -> StoryState:
-    """The state after `chapters` (texts, in order), from the blueprint (the chapters read
-    before, from the same start, are not read again: see `_Replays`)."""
-    return REPLAYS.replay(StoryState(blueprint).knowing(known), chapters)
+    """The state after `chapters` (texts, in order), from the blueprint, then also knowing
+    `known` (the chapters are read as `novel.ledger` reads them: without outside names; the
+    chapters read before, from the same start, are not read again: see `_Replays`)."""
+    return REPLAYS.replay(StoryState(blueprint), chapters).knowing(known)

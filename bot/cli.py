@@ -38,7 +38,7 @@ def _parser() -> argparse.ArgumentParser:
     one_shot["ask"].add_argument(
         "--json",
         action="store_true",
-        help="print {question, mode, addressed, answer, citations, graph_paths} as JSON",
+        help="print {question, mode, addressed, answer, citations, related, graph_paths} as JSON",
     )
     search = one_shot["search"]
     search.add_argument(

@@ -10,9 +10,9 @@ from pathlib import Path
 import docx
 import pytest
 
-from ingest.manifest import DocMeta, find_manifest, load_manifest
+from bench.eval_author_paths import grown as grown_samples
+from ingest.manifest import DocMeta
 from ingest.pipeline import build_document, prepare_document
-from ingest.samples import SAMPLES_DIR
 from retrieval.graph import KnowledgeGraph
 from retrieval.producers import is_producer, usable_author
 from retrieval.types import Chunk
@@ -158,15 +158,7 @@ async def test_an_author_is_never_the_middle_of_a_path(tmp_path: Path) -> None:
 
 @pytest.fixture
 async def samples() -> KnowledgeGraph:
-    kg = await KnowledgeGraph.open(None)
-    manifest_path = find_manifest(SAMPLES_DIR)
-    assert manifest_path is not None
-    manifest = load_manifest(manifest_path)
-    for path in sorted(SAMPLES_DIR.iterdir()):
-        if path.suffix in (".md", ".txt"):
-            chunks = chunks_of(path, manifest.for_path(path))
-            await kg.index_document(chunks[0].doc_id, chunks)
-    return kg
+    return await grown_samples()  # the sample corpus, grown as bench/eval_author_paths.py does
 
 
 async def test_no_path_of_the_sample_corpus_goes_through_its_author(

@@ -8,7 +8,9 @@ Telegram token) are held to WARNING.
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import sys
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -38,6 +40,21 @@ class SecretScrubber(logging.Filter):
         return True
 
 
+class _LogFile(logging.FileHandler):
+    """The console's log file. A record it cannot write (the data directory removed under
+    the running console) goes to stderr as its one line, never as a logging traceback."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            super().emit(record)  # opens the file at the first record
+        except OSError:
+            self.handleError(record)
+
+    def handleError(self, record: logging.LogRecord) -> None:
+        with contextlib.suppress(Exception):
+            sys.stderr.write(self.format(record) + "\n")
+
+
 def console_log(data_dir: Path) -> Path:
     """Where the console's log goes: a file in the data directory."""
     return data_dir / CONSOLE_LOG
@@ -50,7 +67,7 @@ def configure_logging(level: str, secrets: Iterable[str], *, to_file: Path | Non
         handler = logging.StreamHandler()
     else:
         to_file.parent.mkdir(parents=True, exist_ok=True)
-        handler = logging.FileHandler(to_file, encoding="utf-8", delay=True)
+        handler = _LogFile(to_file, encoding="utf-8", delay=True)
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     handler.addFilter(SecretScrubber(secrets))
     root = logging.getLogger()

@@ -74,7 +74,11 @@ def _compiled(
 
 _ZH_ASKS: tuple[Rule, ...] = (
     ("date", "year", r"哪一年|哪年|何年|什么年份|年份|哪个世纪|哪一个世纪|几几年|公元几年"),
-    ("date", "day", r"哪一天|哪天|什么日子|哪一日|何日|几月几[日号]|星期几|礼拜几|日期"),
+    (
+        "date",
+        "day",
+        r"哪一天|哪天|什么日子|哪一日|何日|几月几[日号]|星期几|礼拜几|什么日期|哪个日期",
+    ),
     ("date", "era", r"哪个时代|哪一个时代|什么时代|哪个时期|什么时期|哪个年代"),
     ("number", "duration", r"多久|多少年|几年|多少天|几天|几日|多少日|多长时间|多少时候"),
     ("number", "measure", r"多高|多长|多宽|多深|多远|多重|多厚|多大|多少(?:肘|尺|米|里)"),
@@ -114,11 +118,22 @@ _CLASS_ZH = re.compile(r"谁是[\u3400-\u9fff]{0,6}(?:者|们|徒|人)")
 _CLASS_EN = re.compile(r"\bwho (?:are|were) the \w+s\b", re.IGNORECASE)
 
 
+# What a passage means, asked outright: a definition whatever else the question quotes (弗1:10
+# 在日期满足的时候同归于一是什么意思？ quotes a verse's 日期; it does not ask for a date).
+_MEANING = re.compile(
+    r"意思|含义|指什么|指的是|怎么理解|怎样理解|如何理解|解释|\bmean(?:s|ing)?\b|\bexplain",
+    re.IGNORECASE,
+)
+
+
 def asked_for(question: str) -> Asked:
     """The kind of answer `question` wants (see the module doc)."""
     text = to_simplified(question)
     if _CLASS_ZH.search(text) or _CLASS_EN.search(text):
         return Asked("definition", cue="谁")
+    meaning = _MEANING.search(text)
+    if meaning is not None:
+        return Asked("definition", cue=meaning.group(0))
     latin = not re.search(r"[\u3400-\u9fff]", text)
     for kind, detail, pattern in _EN_RULES if latin else _ZH_RULES:
         found = pattern.search(text)

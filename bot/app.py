@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     from retrieval.scholar import Scholar
     from retrieval.search import HybridSearch
     from retrieval.text import Tokenizer
+    from retrieval.types import Chunk
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -229,6 +230,7 @@ class App(Closing):
         # GIL long enough to delay every other start-up step (a million-chunk library's bot
         # answered its first command a second later).
         synonyms = SynonymTable.load()
+        self._tokenizer = tokenizer
         self.encoder = Bm25Encoder(tokenizer)
         self.indexer = await self._stack.enter_async_context(
             Indexer(self.db_path, self.store, self.embedder, self.encoder, self.graph)
@@ -250,23 +252,36 @@ class App(Closing):
         if self.llm is not None:
             self._stack.push_async_callback(self.llm.aclose)
 
+    def _persons_named(self, text: str) -> list[str]:
+        """The persons of the knowledge graph `text` names (by any alias: Paul is 保罗)."""
+        graph = self.graph.query
+        return [graph.node_label(n) for n in graph.link(text) if graph.node_kind(n) == "person"]
+
+    async def _passages_saying(self, text: str, limit: int) -> list[Chunk]:
+        """Passages whose words include `text`'s, best first (the keyword track): what
+        `/graph` reads for a phrase the corpus says but the graph has no node for."""
+        result = await self.search.search(text, limit=limit, tracks=("keyword",))
+        return [hit.chunk for hit in result.hits]
+
     async def _open_rooms(self) -> None:
         """The scholar, the writers' room (when the command needs it), the chat settings and
         the command router."""
         from bot.presenters.graph import PathPictures
         from bot.presenters.scholar import ScholarPresenter
+        from retrieval.answer import FactReader
         from retrieval.graph.view import GraphViewer
         from retrieval.relevance import RelevanceGate
         from retrieval.scholar import Scholar
 
         s = self.settings
-        viewer = GraphViewer(self.graph.query)
+        viewer = GraphViewer(self.graph.query, passages=self._passages_saying)
         self.scholar = Scholar(
             self.search,
             self.indexer,
             self.graph.query,
             self.llm,
             gate=RelevanceGate.for_embedder(self.embedder.model_id),
+            facts=FactReader(self._tokenizer.tag, persons=self._persons_named),
         )
         await self.scholar.refresh_sources()  # /ask source autocomplete
         scholar = ScholarPresenter(self.scholar, pictures=PathPictures(viewer))

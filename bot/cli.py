@@ -38,7 +38,7 @@ def _parser() -> argparse.ArgumentParser:
     one_shot["ask"].add_argument(
         "--json",
         action="store_true",
-        help="print {question, mode, addressed, answer, citations, graph_paths} as JSON",
+        help="print {question, mode, addressed, answer, citations, related, graph_paths} as JSON",
     )
     search = one_shot["search"]
     search.add_argument(
@@ -75,9 +75,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SettingsError as err:
         print(err, file=sys.stderr)
         return 2
-    from bot.logs import configure_logging
+    from bot.logs import configure_logging, console_log
 
-    configure_logging(settings.log_level, settings.secrets())
+    # The console's replies and its log share no terminal: its log goes to a file.
+    to_file = console_log(settings.data_dir) if args.cmd == "chat" else None
+    configure_logging(settings.log_level, settings.secrets(), to_file=to_file)
     from bot.lock import DataDirBusy
 
     try:

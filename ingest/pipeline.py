@@ -63,6 +63,7 @@ from retrieval.index import (
     VerseRow,
     embed_text,
 )
+from retrieval.producers import usable_author
 from retrieval.scripture import (
     book_name_zh,
     find_references,
@@ -295,7 +296,8 @@ def prepare_document(
     doc_type: ChunkType = meta.type or infer_type(doc)
     language: Literal["zh", "en"] = "en" if (meta.language or doc.language) == "en" else "zh"
     era = meta.era or infer_era(meta.year)
-    resolved = DocMeta(title, meta.author or doc.author or None, meta.year, era, doc_type, language)
+    author = usable_author(meta.author) or usable_author(doc.author) or None  # no python-docx
+    resolved = DocMeta(title, author, meta.year, era, doc_type, language)
     h = hashlib.sha256()
     head = [
         PIPELINE_VERSION,

@@ -6,7 +6,7 @@ Errors are `BlueprintError(zh, en)`: one message naming the field and the proble
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -329,6 +329,25 @@ def edit(bp: Blueprint, path: str, value: str) -> Blueprint:
     return validate(data)
 
 
+_CLOSED = "。！？；.!?;…"
+
+
+def join_clauses(items: Sequence[str], en: bool = False) -> str:
+    """Items in one line, each ended once: 「…留下后果。青岚江…」, never 「后果。；青岚江」 (an
+    item that ends a sentence needs no separator after it)."""
+    sep = "; " if en else "；"
+    out = ""
+    for item in (i.strip() for i in items):
+        if not item:
+            continue
+        if out and out[-1] not in _CLOSED:
+            out += sep
+        elif out and en:
+            out += " "
+        out += item
+    return out
+
+
 def render_summary(bp: Blueprint, lang: Lang) -> list[str]:
     """Short paragraphs for a chat message (the full JSON goes as an attachment)."""
     en = lang == "en"
@@ -338,9 +357,11 @@ def render_summary(bp: Blueprint, lang: Lang) -> list[str]:
     if bp.places:
         lines.append(("Places: " if en else "地点：") + "、".join(bp.places))
     if bp.rules:
-        lines.append(("Rules: " if en else "规则：") + "；".join(bp.rules))
+        lines.append(("Rules: " if en else "规则：") + join_clauses(bp.rules, en))
     if bp.factions:
-        lines.append(("Factions: " if en else "势力：") + "；".join(f.name for f in bp.factions))
+        lines.append(
+            ("Factions: " if en else "势力：") + join_clauses([f.name for f in bp.factions], en)
+        )
     for c in bp.characters:
         bits = [c.name]
         if c.aliases:

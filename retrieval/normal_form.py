@@ -95,6 +95,20 @@ def in_script(text: str, script: Script) -> str:
     return to_traditional(text) if script == "traditional" else to_simplified(text)
 
 
+# The 1919 CUV writes the aspect particle 着 as 著 (照著…得著, 弗1:11–12), and OpenCC keeps
+# 著, which is also the Simplified character of 著作. In the CUV every 著 is the particle
+# except in 著名 "famous" (按著名 is 按着名 "by name").
+_CUV_PARTICLE = re.compile(r"著(?!名)|(?<=按)著(?=名)")
+
+
+def bible_in_script(text: str, script: Script) -> str:
+    """Bible text (stored as the CUV writes it) in `script`: Simplified is read as a reader
+    of Simplified Chinese writes it (照着, not 照著)."""
+    if script == "traditional":
+        return to_traditional(text)
+    return _CUV_PARTICLE.sub("着", to_simplified(text))
+
+
 def search_form(s: str) -> str:
     """The form embeddings and BM25 see: normalised, Simplified."""
     return to_simplified(normalise(s))

@@ -10,6 +10,9 @@
 - `dense`: the best dense similarity of a ministry passage (model-specific scale).
 - `entities`: concepts, topics and people of the knowledge graph the question names.
 - `refs_cited`: the question names a verse that some ministry passage cites.
+- `verse_coverage` / `verse_best`: the same share as `coverage`, held by a Bible verse (the
+  best one): what decides when the Bible text itself is the evidence (a question limited to
+  `类型:bible`, or one a verse states and no ministry passage does; see `RelevanceGate.by_verse`).
 
 The same evidence makes fusion query-aware (a keyword track that matched nothing distinctive
 has no real signal).
@@ -88,6 +91,8 @@ class Evidence:
     # The dense candidates were also ranked through the question's Chinese gloss
     # (`retrieval.gloss`, `HybridSearch._gloss_rank`).
     glossed: bool = False
+    verse_coverage: float = 0.0
+    verse_best: str = ""  # id of the Bible verse with that coverage
     # The most ministry passages two tracks (dense, keyword, graph) both put in their top
     # `AGREEMENT_DEPTH`: independent evidence finding the same passages. For an off-topic
     # question each track's top hits are whatever is least far, and they rarely coincide.
@@ -96,6 +101,7 @@ class Evidence:
     def as_dict(self) -> dict[str, object]:
         return {
             "coverage": round(self.coverage, 3),
+            "verse_coverage": round(self.verse_coverage, 3),
             "specific": self.specific,
             "keyword_signal": round(self.keyword_signal, 3),
             "graph_signal": round(self.graph_signal, 3),
@@ -250,10 +256,18 @@ class CoverageReader:
     def best_share(self, chunks: Iterable[Chunk]) -> float:
         """The best weighted share of the terms one of `chunks` holds, whatever its type (a
         verse counts here): what the passages read already hold is not read again."""
+        return self.best_of(chunks)[0]
+
+    def best_of(self, chunks: Iterable[Chunk]) -> tuple[float, str]:
+        """`best_share` and the id of the chunk holding it ("" for none; ties: the first)."""
         if self._total <= 0:
-            return 0.0
-        rows = (self._held.get(c.id) or self._row(c) for c in chunks)
-        return max((self._share(row) for row in rows), default=0.0)
+            return 0.0, ""
+        best, best_id = 0.0, ""
+        for c in chunks:
+            share = self._share(self._held.get(c.id) or self._row(c))
+            if share > best:
+                best, best_id = share, c.id
+        return best, best_id
 
     def _row(self, chunk: Chunk) -> list[float]:
         text = (chunk.search_text or chunk.text).lower()
@@ -325,6 +339,11 @@ class RelevanceGate:
     # on hold at most 0.20 of their terms). bench/results/relevance.md.
     related_specific: int = 3
     related_agreement: int = 2
+    # The Bible text as the evidence (`by_verse`): a verse holding this share of the terms
+    # answers a question limited to the Bible (类型:bible); one holding `verse_best` answers
+    # any question that asks what the text says rather than what it means.
+    verse_coverage: float = 0.6
+    verse_best: float = 0.8
 
     @classmethod
     def for_embedder(cls, model_id: str) -> RelevanceGate:
@@ -344,6 +363,24 @@ class RelevanceGate:
             and not evidence.refs
             and evidence.dense >= self.dense_floor
             and evidence.coverage >= self.dense_coverage
+        )
+
+    def by_verse(
+        self, evidence: Evidence, *, bible_only: bool = False, exposition: bool = False
+    ) -> bool:
+        """Is a Bible verse the evidence that answers (quoted as the verse)? For a question
+        limited to the Bible, when a verse holds `verse_coverage` of its terms; else when a
+        verse holds `verse_best` of them and more than any ministry passage does, and the
+        question asks what the text says, not what it means (`exposition`: 弗6:12 说的属灵争战
+        指什么？ wants the ministry's reading of the verse, which the corpus may not have)."""
+        if not evidence.verse_best:
+            return False
+        if bible_only:
+            return evidence.verse_coverage >= self.verse_coverage
+        return (
+            not exposition
+            and evidence.verse_coverage >= self.verse_best
+            and evidence.verse_coverage > evidence.coverage
         )
 
     def related(self, evidence: Evidence) -> bool:

@@ -36,3 +36,6 @@ class CiteRequest:
     # Traditional characters, else Simplified. The chat's `/settings script traditional`
     # fills it in when the user gave no script option (`bot.commands.scholar`).
     script: Script | None = None
+    # A passage longer than a page (`retrieval.scholar.PAGE_VERSES`) is shown a page at a
+    # time: this one (1-based).
+    page: int = 1

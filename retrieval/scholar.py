@@ -6,7 +6,9 @@ retrieved passages verbatim with their citation labels, clearly labelled as such
 
 `cite`: for each requested range, the verse text (as stored: the bundled CUV is Traditional),
 its footnotes, the ministry passages whose `scripture_refs` include it (one per source first,
-then the rest), and the concepts the knowledge graph grounds in it: a `CiteResult`.
+then the rest), and the concepts the knowledge graph grounds in it: a `CiteResult`. A passage
+of more than PAGE_VERSES verses (诗119: 176) comes a page at a time (`CiteRequest.page`): each
+page its verses and their notes; the first also the notes, passages and concepts of the whole.
 
 A request the scholar will not run raises `kernel.refusal.Refused` (its reason, the value at
 fault, and what the corpus does hold), the one convention of every room. Results are typed and carry their
@@ -26,10 +28,15 @@ from kernel.refusal import Refused
 from retrieval import scripture
 from retrieval.answer import (
     Answer,
+    Answerability,
+    Asked,
     EmptyModelAnswer,
+    Evidence,
+    FactReader,
     Mode,
     ModelFailed,
     RelevanceGate,
+    asked_for,
     build_prompt,
     excerpt,
     extractive_answer,
@@ -43,14 +50,14 @@ from retrieval.answer import (
 from retrieval.index import SourceNames, VerseRow
 from retrieval.labels import CitationLabel
 from retrieval.ports import LLM, CitationStats, LLMError, OnDelta, VectorStore
-from retrieval.requests import AskRequest, CiteRequest
+from retrieval.requests import AskRequest, CiteRequest, Script
 from retrieval.search import SearchResult
-from retrieval.text import in_script, reader_script, search_form, to_simplified
+from retrieval.text import bible_in_script, reader_script, search_form, to_simplified
 from retrieval.types import CORPUS_NAMESPACE, Chunk, Filter, Hit
 
 log = logging.getLogger(__name__)
 
-MAX_VERSES = 30
+PAGE_VERSES = 30
 MAX_FOOTNOTES = 6
 NON_MINISTRY = ("footnote", "bible")
 FILTER_KEYS = frozenset({"source", "type", "era", "language", "topic_tags", "doc_id"})
@@ -59,8 +66,11 @@ FILTER_KEYS = frozenset({"source", "type", "era", "language", "topic_tags", "doc
 Preview = Callable[[str], Awaitable[None]]
 
 # Why the scholar refuses (`Refused.reason`); the fields: `value`, the filter value or the
-# reference at fault; `known`, what the corpus does hold (unknown_source / unknown_era).
-RefusalReason = Literal["empty_question", "unknown_source", "unknown_era", "no_refs", "bad_ref"]
+# reference or page at fault; `known`, what the corpus does hold (unknown_source /
+# unknown_era) or how many pages there are (no_page).
+RefusalReason = Literal[
+    "empty_question", "unknown_source", "unknown_era", "no_refs", "bad_ref", "no_page"
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,8 +96,11 @@ class CiteResult:
     lang: Lang
     ranges: tuple[scripture.RefRange, ...]
     has_bible: bool
-    verses: tuple[VerseLine, ...]  # at most MAX_VERSES, in the reader's script
-    requested: int  # how many verses the ranges hold (more than MAX_VERSES: only the first shown)
+    verses: tuple[VerseLine, ...]  # this page's (at most PAGE_VERSES), in the reader's script
+    requested: int  # how many verses the ranges hold
+    page: int = 1  # which page of them this is (1-based) …
+    pages: int = 1  # … of how many (PAGE_VERSES a page)
+    script: Script = "simplified"  # what the verses are shown in (the next page keeps it)
     footnotes: tuple[CitedText, ...] = ()  # notes on these verses, without the verse again
     related_notes: tuple[CitedText, ...] = ()  # notes on other verses that mention them
     passages: tuple[CitedText, ...] = ()  # ministry passages citing them
@@ -141,6 +154,12 @@ def _verse_ref(osis: str) -> scripture.VerseRef:
     return scripture.VerseRef(parts[0], int(parts[1]), int(parts[2]) if len(parts) == 3 else None)
 
 
+def verse_first(hits: Sequence[Hit], verse_id: str) -> list[Hit]:
+    """`hits` with the verse `verse_id` first (the Bible text that answers), else as ranked."""
+    first = [h for h in hits if h.chunk.id == verse_id]
+    return first + [h for h in hits if h.chunk.id != verse_id]
+
+
 def one_per_source_first(chunks: Sequence[Chunk]) -> list[Chunk]:
     """Keep rank order, but show one passage of every source before a second of any."""
     firsts: list[Chunk] = []
@@ -165,6 +184,7 @@ class Scholar:
         *,
         passages: int = 6,
         gate: RelevanceGate | None = None,
+        facts: FactReader | None = None,
     ) -> None:
         self._search = search
         self._indexer = indexer
@@ -172,6 +192,9 @@ class Scholar:
         self._llm = llm
         self._passages = max(1, passages)
         self._gate = gate or RelevanceGate()
+        # Does a passage state the date, number, place or person a question asks for? Without
+        # a reader every question counts as answerable when the gate says it is addressed.
+        self._answerability = Answerability(facts) if facts is not None else None
         self._titles: list[str] = []
         self._eras: list[str] = []
         # Running totals since start-up (logged; the benchmark reads the same numbers).
@@ -244,12 +267,25 @@ class Scholar:
         hits, paths = result.hits, result.graph_paths
         script = reader_script(request.script, question)
         mode: Mode = "extractive" if self._llm is None else "llm"
+        asked = asked_for(question)
+        by_verse = self._gate.by_verse(
+            result.evidence,
+            bible_only=request.filters.get("type") == "bible",
+            exposition=asked.kind in ("definition", "relation"),
+        )
         # related reading only when it shares meaning with the question
-        related = hits if self._gate.related(result.evidence) else []
-        if not hits or not self._gate.addressed(result.evidence):
+        related = hits if by_verse or self._gate.related(result.evidence) else []
+        if not hits or not (by_verse or self._gate.addressed(result.evidence)):
             return not_addressed_answer(
                 question, related, lang, mode, graph_paths=paths, script=script
             )
+        if not self._states(asked, result.evidence, hits):
+            # about the subject, but no passage says the year, number, place or person asked
+            return not_addressed_answer(
+                question, hits, lang, mode, graph_paths=paths, script=script, unstated=asked
+            )
+        if by_verse:  # the verse that says it first, quoted as the verse
+            hits = verse_first(hits, result.evidence.verse_best)
         if self._llm is None:
             return extractive_answer(question, hits, lang, graph_paths=paths, script=script)
         prompt = build_prompt(
@@ -279,6 +315,14 @@ class Scholar:
                 question, hits, lang, graph_paths=paths, notice=EmptyModelAnswer(), script=script
             )
         return model_answer(question, lang, verified, prompt.passages, paths, script=script)
+
+    def _states(self, asked: Asked, evidence: Evidence, hits: Sequence[Hit]) -> bool:
+        """Whether some passage states the kind of fact `asked` wants (always, for a question
+        that asks for none, or without a fact reader)."""
+        if self._answerability is None or not asked.fact:
+            return True
+        texts = [h.chunk.text for h in hits]
+        return self._answerability.answerable(asked, evidence.terms, texts)
 
     def _streamer(self, progress: Preview | None) -> OnDelta | None:
         if progress is None:
@@ -335,25 +379,38 @@ class Scholar:
             except (ValueError, KeyError):
                 raise Refused("bad_ref", value=f"{start}-{end}") from None
         ids = tuple(dict.fromkeys(i for r in ranges for i in r.ids))
+        pages = max(1, -(-len(ids) // PAGE_VERSES))
+        if not 1 <= request.page <= pages:
+            raise Refused("no_page", value=str(request.page), known=(str(pages),))
+        on_page = ids[(request.page - 1) * PAGE_VERSES : request.page * PAGE_VERSES]
         has_bible = await self._indexer.has_bible()
-        rows = list(await self._indexer.verses(ids[:MAX_VERSES])) if has_bible else []
+        rows = list(await self._indexer.verses(on_page)) if has_bible else []
         script = reader_script(request.script, request.text)
+        own, related = await self._notes(on_page if pages > 1 else ids)
+        result = CiteResult(
+            lang=lang,
+            ranges=tuple(r.ref for r in ranges),
+            has_bible=has_bible,
+            verses=tuple(
+                VerseLine(r.chapter, r.verse, bible_in_script(r.text, script), r.version)
+                for r in rows
+            ),
+            requested=len(ids),
+            page=request.page,
+            pages=pages,
+            script=script,
+            footnotes=tuple(_cited(note_text(c), c) for c in own),
+        )
+        if request.page > 1:  # the whole passage's notes, passages and concepts: on page 1
+            return result
         verse_text = to_simplified(" ".join(r.text for r in rows))  # for matching
-        own, related = await self._notes(ids)
         focus = " ".join(scripture.render_zh(r.ref) for r in ranges)
         shown = {c.id for c in own + related}
         found = await self._passages_for(ids, verse_text or request.text)
         passages = [c for c in found if c.id not in shown]
         passage_focus = " ".join([verse_text, focus])
-        return CiteResult(
-            lang=lang,
-            ranges=tuple(r.ref for r in ranges),
-            has_bible=has_bible,
-            verses=tuple(
-                VerseLine(r.chapter, r.verse, in_script(r.text, script), r.version) for r in rows
-            ),
-            requested=len(ids),
-            footnotes=tuple(_cited(note_text(c), c) for c in own),
+        return dataclasses.replace(
+            result,
             related_notes=tuple(_cited(quote_at(note_text(c), focus), c) for c in related),
             passages=tuple(_cited(excerpt(c.text, passage_focus), c) for c in passages),
             concepts=tuple(self._concepts(ranges)),

@@ -183,10 +183,15 @@ class _EvidenceReader:
         cited = any(
             c.type not in NON_MINISTRY and wanted.intersection(c.scripture_refs) for c in candidates
         )
+        verse_share, verse_best = self._as_written.best_of(
+            c for c in candidates if c.type == "bible"
+        )
         return Evidence(
             terms=self._query.terms,
             coverage=share,
             best=best,
+            verse_coverage=verse_share,
+            verse_best=verse_best,
             specific=specific,
             keyword_signal=signal("keyword"),
             graph_signal=signal("graph"),

@@ -35,6 +35,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from retrieval.normal_form import DATA_DIR as DATA_DIR
+from retrieval.normal_form import bible_in_script as bible_in_script
 from retrieval.normal_form import in_script as in_script
 from retrieval.normal_form import is_traditional as is_traditional
 from retrieval.normal_form import normalise as normalise
@@ -247,6 +248,7 @@ class Tokenizer:
         # Short texts' tokens (a question is cut three or four times a search: the tracks,
         # the keyword vector, the evidence; synonyms' terms in every search naming them).
         self._recent: OrderedDict[str, tuple[str, ...]] = OrderedDict()
+        self._tagger: Any = None  # jieba.posseg over this dictionary (`tag`), made on first use
         self.add_terms(terms)
 
     @property
@@ -320,6 +322,17 @@ class Tokenizer:
         """The underlying `jieba.Tokenizer` with the domain dictionary (loaded on first use),
         e.g. for `jieba.posseg.POSTokenizer`."""
         return self._ensure()
+
+    def tag(self, s: str) -> list[tuple[str, str]]:
+        """`s` cut into (word, part-of-speech tag) pairs by jieba's tagger over the same
+        dictionary (a domain word has the tag "x")."""
+        tagger = self._tagger
+        if tagger is None:
+            import_jieba()  # before its submodule: jieba without `pkg_resources`
+            import jieba.posseg
+
+            tagger = self._tagger = jieba.posseg.POSTokenizer(self.jieba)
+        return [(pair.word, pair.flag) for pair in tagger.cut(s)]
 
     def general_frequency(self, word: str) -> float:
         """How common `word` is in general Chinese: its share of jieba's main dictionary (0 for

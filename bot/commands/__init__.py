@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Literal
 
 from bot.commands.help import help_command, start_command
-from bot.commands.scholar import ScholarReplies, scholar_commands
+from bot.commands.scholar import ScholarReplies, scholar_actions, scholar_commands
 from bot.registry import MAX_UPLOAD_BYTES, Registry
 
 if TYPE_CHECKING:
@@ -52,6 +52,7 @@ def standard_registry(
         registry.add(*corpus_commands(corpus, max_bytes=upload_max_bytes))
     registry.add(*settings_commands(chats, extra=(ballot_setting(ballots),)))
     registry.add(start_command(registry), help_command(registry))
+    registry.add_action(*scholar_actions(scholar))
     return register_ballots(registry, ballots)
 
 
@@ -66,4 +67,5 @@ def scholar_registry(
     registry = registry if registry is not None else Registry()
     registry.add(*scholar_commands(scholar, chats))
     registry.add(start_command(registry), help_command(registry))
+    registry.add_action(*scholar_actions(scholar))
     return registry

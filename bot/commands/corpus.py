@@ -20,6 +20,7 @@ from ingest.pipeline import IngestProgress, OnProgress
 from ingest.uploads import IngestBusy, UploadResult
 from kernel.i18n import Lang
 from retrieval.index import DocumentRecord
+from retrieval.producers import usable_author
 from retrieval.types import ChunkType
 
 # .doc is taken so that it gets the loader's message saying how to convert it, but it is not
@@ -104,7 +105,7 @@ def _sources_reply(lang: Lang, records: Sequence[DocumentRecord]) -> Reply:
         era = r.era or T(lang, "no_era")
         parts = [
             r.source,
-            r.author,
+            usable_author(r.author),  # a store ingested before producers were told apart
             str(r.year or ""),
             r.type,
             era,

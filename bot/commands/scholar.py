@@ -8,8 +8,10 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 from bot.actor import Actor
+from bot.presenters.cite_pages import PREFIX as PAGE_PREFIX
+from bot.presenters.cite_pages import decode_page
 from bot.presenters.scripture import scripture_error_text
-from bot.registry import Call, Command, Help, Param, Suggest, UsageError, Values
+from bot.registry import Action, Call, Command, Help, Param, Suggest, UsageError, Values
 from bot.reply import Progress, Reply
 from retrieval import scripture
 from retrieval.requests import SCRIPT_NAMES, AskRequest, CiteRequest, Script
@@ -121,16 +123,32 @@ def book_suggestions(current: str, limit: int = 25) -> list[tuple[str, str]]:
     ]
 
 
+# `/cite 诗119 2`, `/cite 诗119 第2页`, `/cite Ps 119 page 2`: the page of a long passage.
+_PAGE = re.compile(
+    r"\s+(?:第\s*)?(\d{1,3})\s*[页頁]?$|\s+(?:page|p\.?)\s*(\d{1,3})$", re.IGNORECASE
+)
+
+
 def _cite_request(values: Values) -> CiteRequest:
     text = values.text("reference")
+    page = values.maybe_number("page")
     try:
         ranges = scripture.parse_reference(text)
     except scripture.ScriptureError as err:
-        raise UsageError.say(
-            scripture_error_text(err, "zh"), scripture_error_text(err, "en")
-        ) from None
+        # not a reference as it stands: perhaps one and the page wanted (诗119 2)
+        found = _PAGE.search(text)
+        head = text[: found.start()] if found is not None else ""
+        try:
+            ranges = scripture.parse_reference(head) if head.strip() else []
+        except scripture.ScriptureError:
+            ranges = []
+        if found is None or not ranges:
+            raise UsageError.say(
+                scripture_error_text(err, "zh"), scripture_error_text(err, "en")
+            ) from None
+        text, page = head.strip(), page or int(found.group(1) or found.group(2))
     refs = tuple((r.start.osis(), r.end.osis()) for r in ranges)
-    return CiteRequest(text, refs, SCRIPT_NAMES.get(values.text("script")))
+    return CiteRequest(text, refs, SCRIPT_NAMES.get(values.text("script")), page or 1)
 
 
 def _suggest(names: Callable[[str], list[str]]) -> Suggest:
@@ -176,7 +194,7 @@ def scholar_commands(
                 "向职事语料提问，回答附出处",
                 "Ask the ministry corpus; answers cite their sources",
                 "/ask 神圣分赐与召会有什么关系？ · /ask 书:神的经纶 类型:outline 问题 · "
-                "/ask 时代:sample-1980s 问题",
+                "/ask 时代:1980s 问题",
                 "/ask How is the divine dispensing related to the church? · "
                 "/ask source:Dispensing type:message How does the church grow?",
             ),
@@ -208,8 +226,8 @@ def scholar_commands(
                 "cite",
                 "查经文：经文、注解及阐述它的职事段落",
                 "Look up a verse: text, footnotes and passages that expound it",
-                "/cite 弗1:10",
-                "/cite Eph. 1:10",
+                "/cite 弗1:10 · /cite 诗119 2（第 2 页）",
+                "/cite Eph. 1:10 · /cite Ps 119 2 (page 2)",
             ),
             params=(
                 Param(
@@ -228,8 +246,25 @@ def scholar_commands(
                     required=False,
                     choices=tuple(SCRIPT_NAMES),
                 ),
+                Param(
+                    "page",
+                    "页（长的经文分页显示）",
+                    "page (of a long passage)",
+                    "int",
+                    required=False,
+                ),
             ),
             parse=_cite_request,
             run=cite,
         ),
     )
+
+
+def scholar_actions(scholar: ScholarReplies) -> tuple[Action[Any], ...]:
+    """The 「下一页」 / 「上一页」 buttons of a long `/cite` (`bot.presenters.cite_pages`): the
+    page in the script and references the button carries, in the presser's language."""
+
+    async def page(call: Call, request: CiteRequest) -> Reply:
+        return await scholar.cite(call.actor, request)
+
+    return (Action(prefix=PAGE_PREFIX, decode=decode_page, run=page),)

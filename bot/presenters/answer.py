@@ -6,7 +6,9 @@
   the notice that says why the model's answer fell back (`notice_text`);
 - not addressed: said plainly, then the nearest passages as related reading — never as the
   answer — whether the relevance gate or the model decided it; when they share no meaning with
-  the question (`RelevanceGate.related`), that the corpus has nothing near it.
+  the question (`RelevanceGate.related`), that the corpus has nothing near it. A question about
+  the subject of the passages that asks for a year, a number, a place or a person none of them
+  states (`Answer.unstated`) is told what is missing: 「职事语料没有直接论及…所问的年份」.
 """
 
 from __future__ import annotations
@@ -92,7 +94,13 @@ def _short(question: str) -> str:
 
 def _not_addressed(answer: Answer) -> Reply:
     lang = answer.lang
-    blocks = [Block(T(lang, "not_addressed", question=_short(answer.question)))]
+    question = _short(answer.question)
+    asked = answer.unstated
+    if asked is not None:  # about the subject, but no passage says what was asked
+        what = T(lang, f"what_{asked.kind}_{asked.detail}")
+        blocks = [Block(T(lang, "not_stated", question=question, what=what))]
+    else:
+        blocks = [Block(T(lang, "not_addressed", question=question))]
     if answer.related:
         blocks.append(Block(T(lang, "related_heading"), "heading"))
         blocks += [Block(f"【{c.label.text(lang)}】{c.quote}", "item") for c in answer.related]

@@ -10,7 +10,7 @@ from bot.i18n import catalog
 from bot.reply import Attachment, Block, Reply
 from kernel.i18n import Lang
 from retrieval.graph.draw import source_note
-from retrieval.graph.view import GraphLookup, NodeView, NotInGraph, RelationView
+from retrieval.graph.view import GraphLookup, NodeView, NotInGraph, PhraseView, RelationView
 from retrieval.types import GraphPath
 
 T = catalog("graph")
@@ -22,7 +22,35 @@ def graph_reply(found: GraphLookup, lang: Lang) -> Reply:
         return _not_in_graph(found, lang)
     if isinstance(found, NodeView):
         return _node_reply(found, lang)
+    if isinstance(found, PhraseView):
+        return _phrase_reply(found, lang)
     assert_never(found)
+
+
+def _phrase_reply(view: PhraseView, lang: Lang) -> Reply:
+    """A phrase the corpus says but the graph has no node for: where it is said, and the
+    concepts around it there."""
+    sep = "、" if lang == "zh" else ", "
+    documents = sep.join(f"《{d}》" if lang == "zh" else d for d in view.documents[:4])
+    more = "…" if len(view.documents) > 4 else ""
+    blocks = [
+        Block(T(lang, "phrase_heading", text=view.text), "heading"),
+        Block(
+            T(
+                lang,
+                "phrase_said",
+                text=view.text,
+                n=len(view.documents),
+                passages=view.passages,
+                documents=documents + more,
+            )
+        ),
+    ]
+    blocks += [Block(_line(r, lang), "item") for r in view.relations]
+    if view.more:
+        blocks.append(Block(T(lang, "phrase_more", n=view.more), "note"))
+    attachments = (Attachment("graph.png", view.png, "image/png"),) if view.png else ()
+    return Reply(lang=lang, blocks=tuple(blocks), attachments=attachments)
 
 
 def _not_in_graph(found: NotInGraph, lang: Lang) -> Reply:

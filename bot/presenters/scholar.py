@@ -15,14 +15,14 @@ from typing import Protocol
 from bot.actor import Actor
 from bot.i18n import catalog
 from bot.presenters.answer import answer_reply
-from bot.reply import Attachment, Block, BlockKind, Progress, Reply
+from bot.presenters.cite_pages import encode_page, reference_text
+from bot.reply import Attachment, Block, BlockKind, Button, Progress, Reply
 from kernel.i18n import Lang
 from kernel.refusal import Refused
 from retrieval import scripture
 from retrieval.answer import Answer
 from retrieval.requests import AskRequest, CiteRequest
 from retrieval.scholar import (
-    MAX_VERSES,
     CitedText,
     CiteResult,
     Scholar,
@@ -60,6 +60,10 @@ def refusal_reply(refused: Refused, lang: Lang) -> Reply:
         known = refused.fields.get("known", ())
         held = [str(k) for k in known] if isinstance(known, tuple | list) else []
         text = unknown_filter_message(refused.reason.removeprefix("unknown_"), value, held, lang)
+    elif refused.reason == "no_page":
+        known = refused.fields.get("known", ())
+        pages = known[0] if isinstance(known, tuple | list) and known else ""
+        text = T(lang, "no_page", page=value, pages=pages)
     else:
         text = T(lang, refused.reason, ref=value)
     return Reply.error(text, lang=lang)
@@ -78,11 +82,35 @@ def _verse_blocks(result: CiteResult) -> list[Block]:
     ]
     if len(versions) == 1:
         blocks.append(Block(version_name(versions[0], lang), "note"))
-    if result.requested > MAX_VERSES:
-        blocks.append(
-            Block(T(lang, "verses_truncated", n=result.requested, shown=MAX_VERSES), "note")
-        )
     return blocks
+
+
+def _page_blocks(result: CiteResult) -> tuple[list[Block], tuple[Button, ...]]:
+    """Where this page is in a long passage, how to read on (the command, which works on
+    every platform, and buttons), or that it is the end."""
+    if result.pages == 1:
+        return [], ()
+    lang = result.lang
+    first = result.verses[0] if result.verses else None
+    last = result.verses[-1] if result.verses else None
+    shown = ""
+    if first is not None and last is not None:
+        end = f"{last.verse}" if last.chapter == first.chapter else f"{last.chapter}:{last.verse}"
+        shown = f"{first.chapter}:{first.verse}–{end}"
+    where = T(lang, "page", page=result.page, pages=result.pages, n=result.requested, shown=shown)
+    ref = reference_text(result.ranges, lang)
+    buttons = []
+    if result.page > 1:
+        action = encode_page(result.ranges, result.page - 1, result.script)
+        buttons.append(Button(T(lang, "previous_page"), action))
+    if result.page < result.pages:
+        command = f"/cite {ref} {result.page + 1}"
+        blocks = [Block(where + T(lang, "page_next", command=command), "note")]
+        action = encode_page(result.ranges, result.page + 1, result.script)
+        buttons.append(Button(T(lang, "next_page"), action))
+    else:
+        blocks = [Block(where + T(lang, "page_end", command=f"/cite {ref} 1"), "note")]
+    return blocks, tuple(buttons)
 
 
 def _verse_line(verse: VerseLine, lang: Lang, tagged: bool) -> str:
@@ -104,14 +132,16 @@ def cite_reply(result: CiteResult) -> Reply:
     sep = "；" if lang == "zh" else "; "
     blocks = [Block(sep.join(render(r) for r in result.ranges), "heading")]
     blocks += _verse_blocks(result)
+    paging, buttons = _page_blocks(result)
+    blocks += paging
     blocks += _section("footnotes", result.footnotes, "item", lang)
     blocks += _section("related_notes", result.related_notes, "item", lang)
     blocks += _section("passages", result.passages, "quote", lang)
-    if not (result.passages or result.footnotes or result.related_notes):
+    if result.page == 1 and not (result.passages or result.footnotes or result.related_notes):
         blocks.append(Block(T(lang, "no_passages"), "note"))
     if result.concepts:
         blocks.append(Block(T(lang, "concepts", concepts=" · ".join(result.concepts)), "note"))
-    return Reply(blocks=tuple(blocks), lang=lang)
+    return Reply(blocks=tuple(blocks), buttons=buttons, lang=lang)
 
 
 class PathPictures(Protocol):

@@ -19,7 +19,7 @@ def render(reply: Reply, lang: Lang = "zh") -> str:
         elif block.kind == "item":
             out.append("• " + block.text.replace("\n", "\n  "))
         elif block.kind == "note":
-            out.append(f"（{block.text}）" if lang == "zh" else f"({block.text})")
+            out.append(_note(block.text, lang))
         else:
             out.append(block.text)
     if reply.citations:
@@ -37,6 +37,25 @@ def render(reply: Reply, lang: Lang = "zh") -> str:
     for att in reply.attachments:
         out.append(f"📎 {att.filename} ({len(att.data)} bytes)")
     return "\n\n".join(out)
+
+
+def _note(text: str, lang: Lang) -> str:
+    """A note in brackets, unless it is bracketed already (「（第 1 版）」 stays as it is)."""
+    stripped = text.strip()
+    if (stripped[:1], stripped[-1:]) in (("（", "）"), ("(", ")")) and _balanced(stripped):
+        return stripped
+    return f"（{text}）" if lang == "zh" else f"({text})"
+
+
+def _balanced(text: str) -> bool:
+    """The first bracket closes at the end: 「（甲）乙（丙）」 is two, not one bracketed."""
+    depth = 0
+    for i, ch in enumerate(text):
+        depth += ch in "（("
+        depth -= ch in "）)"
+        if depth == 0 and i < len(text) - 1:
+            return False
+    return depth == 0
 
 
 def actions(reply: Reply) -> list[str]:

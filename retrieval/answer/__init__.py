@@ -8,7 +8,9 @@
                → rewrite);
 - `result`   — `Answer`: what `/ask` found, for the reply and for `baibao ask --json`;
 - `notices`  — why an answer fell back to the passages (the model failed or said nothing),
-               as typed facts the chat layer words.
+               as typed facts the chat layer words;
+- `asks`     — what a question asks for (a date, a number, a place, a person …) and whether
+               a retrieved passage states it.
 
 `Answer` → `Reply` is the chat layer's job (`bot.presenters.answer`).
 
@@ -16,6 +18,7 @@ Labels come from `retrieval.labels.CitationLabel`; whether the corpus addresses 
 `retrieval.relevance`.
 """
 
+from retrieval.answer.asks import Answerability, Asked, AskKind, FactReader, asked_for
 from retrieval.answer.notices import EmptyModelAnswer, ModelFailed, Notice
 from retrieval.answer.prompt import (
     DECLINE_MARKER,
@@ -51,9 +54,13 @@ __all__ = [
     "NOT_ADDRESSED",
     "SYSTEM_PROMPT_ZH",
     "Answer",
+    "Answerability",
+    "AskKind",
+    "Asked",
     "Cited",
     "EmptyModelAnswer",
     "Evidence",
+    "FactReader",
     "Mode",
     "ModelFailed",
     "Notice",
@@ -61,6 +68,7 @@ __all__ = [
     "Prompt",
     "RelevanceGate",
     "Verified",
+    "asked_for",
     "build_prompt",
     "excerpt",
     "extractive_answer",

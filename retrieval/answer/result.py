@@ -8,13 +8,14 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from kernel.i18n import Lang
+from retrieval.answer.asks import Asked
 from retrieval.answer.notices import Notice
 from retrieval.answer.prompt import Passage
 from retrieval.answer.quotes import excerpt, quote_at
 from retrieval.answer.verify import Verified
 from retrieval.labels import CitationLabel
 from retrieval.requests import Script
-from retrieval.text import in_script
+from retrieval.text import bible_in_script
 from retrieval.types import Chunk, GraphPath, Hit
 
 EXTRACTIVE_PASSAGES = 5
@@ -63,6 +64,9 @@ class Answer:
     related: tuple[Cited, ...] = ()
     graph_paths: tuple[GraphPath, ...] = ()
     notice: Notice | None = None
+    # Not addressed because the question asks for a date, number, place or person that no
+    # retrieved passage about its subject states (`retrieval.answer.asks`).
+    unstated: Asked | None = None
     removed: int = 0  # citations the verifier removed
     graph_helped: bool = False  # a passage shown came from the graph track
 
@@ -80,6 +84,8 @@ class Answer:
 
 
 def _quote(chunk: Chunk, label: CitationLabel, spot: str, script: Script) -> str:
+    if chunk.type == "bible":  # a verse is quoted as the verse, whole
+        return _in_script(chunk, " ".join(chunk.text.split()), script)
     headings = [h for part in label.section for h in part.split("；")]
     return _in_script(chunk, quote_at(quotable(chunk), spot, headings=headings), script)
 
@@ -101,7 +107,7 @@ def quotable(chunk: Chunk) -> str:
 def _in_script(chunk: Chunk, text: str, script: Script) -> str:
     """Bible text in the reader's script, as `/cite` shows it (the 1919 CUV is stored in
     Traditional); a ministry passage is quoted as it is written."""
-    return in_script(text, script) if chunk.type == "bible" else text
+    return bible_in_script(text, script) if chunk.type == "bible" else text
 
 
 def _paths(paths: Paths) -> tuple[GraphPath, ...]:
@@ -168,7 +174,8 @@ def extractive_answer(
     shown = _unique(hits)[:limit]
     cited = []
     for hit in shown:
-        text = excerpt(hit.chunk.text, question)
+        bible = hit.chunk.type == "bible"
+        text = " ".join(hit.chunk.text.split()) if bible else excerpt(hit.chunk.text, question)
         if text:
             label = CitationLabel.of(hit.chunk)
             quote = _quote(hit.chunk, label, question, script)
@@ -194,8 +201,18 @@ def not_addressed_answer(
     graph_paths: Paths = (),
     limit: int = RELATED_PASSAGES,
     script: Script = "simplified",
+    unstated: Asked | None = None,
 ) -> Answer:
-    """The corpus does not address the question: the nearest passages, as related reading."""
+    """The corpus does not address the question: the nearest passages, as related reading.
+    `unstated`: what it asks for, when the passages are about it but none states that."""
     labels = [(h.chunk, CitationLabel.of(h.chunk)) for h in _unique(hits)[:limit]]
     related = tuple(Cited(c, label, _quote(c, label, question, script)) for c, label in labels)
-    return Answer(question, lang, mode, False, related=related, graph_paths=_paths(graph_paths))
+    return Answer(
+        question,
+        lang,
+        mode,
+        False,
+        related=related,
+        graph_paths=_paths(graph_paths),
+        unstated=unstated,
+    )

@@ -23,6 +23,11 @@ stores it under the document's id, so deleting the document removes exactly that
   whatever X is (争战的兵器, 受苦的道路: jieba tags 争战 and 受苦 verbs): where the text uses
   it as one term, Y is seldom seen alone, so the whole term is chosen and the head noun
   is not.
+- **Terms the document names whole** (`_named_whole`): a phrase of its title, or of two of
+  its headings, that its text repeats as one (MIN_FREQ times, in two chunks) is a term of the
+  document whatever its inner form — 属天的异象 (属 a verb, 天 a measure word to jieba),
+  深奥的启示 (启示 a verb), 清洁的良心 (良心 an adjective). It is chosen first, and its parts
+  are counted as inside it, so the head noun alone (异象) does not grow in its place.
 - **People and topics** (`retrieval.graph.people`): person nodes for the names the graph's
   dictionary knows (the seed's persons) and for recurring names the text marks as persons;
   a person 阐明 the concepts his passages discuss. Topic nodes for an outline's title and a
@@ -61,7 +66,8 @@ from retrieval.graph.model import (
     scripture_label,
     scripture_node_id,
 )
-from retrieval.graph.people import named_persons, person_relations, topics
+from retrieval.graph.people import heading_label, named_persons, person_relations, topics
+from retrieval.producers import is_producer
 from retrieval.scripture import normalise_refs
 from retrieval.types import Chunk
 
@@ -154,23 +160,15 @@ def default_lexicon(terms: Iterable[str]) -> Lexicon:
     import opencc
 
     from retrieval.synonyms import SynonymTable
-    from retrieval.text import Tokenizer, import_jieba
-
-    import_jieba()  # before its submodule: jieba without `pkg_resources`
-    import jieba.posseg
+    from retrieval.text import Tokenizer
 
     tokenizer = Tokenizer(terms=terms)
     tokenizer.warm()
-    tagger = jieba.posseg.POSTokenizer(tokenizer.jieba)
-
-    def cut(text: str) -> list[tuple[str, str]]:
-        return [(pair.word, pair.flag) for pair in tagger.cut(text)]
-
     table = SynonymTable.load()
     synonyms = {term_key(t): group for group in table.groups for t in group if term_key(t)}
     s2t: Callable[[str], str] = opencc.OpenCC("s2t").convert
     return Lexicon(
-        cut,
+        tokenizer.tag,
         tokenizer.general_frequency,
         tokenizer.stopwords,
         synonyms,
@@ -234,7 +232,10 @@ def grow(
     counts = _candidates(chunks, known, lexicon)
     out.terms = {t: c.freq for t, c in counts.items() if c.freq >= 2}
     people = people_of(chunks, known, lexicon, out)  # a person's name is no concept
-    chosen = _select(counts, known.with_terms(people).terms, lexicon, stats, len(chunks))
+    names = known.with_terms(people).terms
+    whole = _named_whole(chunks, names, lexicon)
+    counts.update(whole)
+    chosen = _select(counts, names, lexicon, stats, len(chunks), whole=whole)
     # Every chunk's mentions: the graph's own terms plus this document's new ones.
     terms = known.with_terms({**_new_concepts(chosen, known.terms, lexicon, out), **people})
     kinds = {n.id: n.kind for n in out.nodes.values()}
@@ -255,11 +256,11 @@ def grow(
         own = [n for s in terms.spans(fold(c.text)) for n in s.nodes if kind(n) == "person"]
         persons[c.id] = own
     _co_own(named, vocabulary, out)
-    person_relations(persons, named, out)
+    expounded = _expounds(chunks, named, out)
+    person_relations(persons, named, out, expounded)
     for chunk_id, topic_ids in topics(chunks, terms, named, out).items():
         out.mentions.extend((chunk_id, t) for t in topic_ids)
     _structure(chunks, terms, kind, out)
-    _expounds(chunks, named, out)
     _cooccurrence(chunks, named, vocabulary, out)
     return out
 
@@ -291,7 +292,7 @@ def _base(chunks: Sequence[Chunk], out: Growth) -> None:
     for c in chunks:
         book = out.node(Node(book_node_id(c.source), "book", c.source))
         out.mentions.append((c.id, book))
-        if c.author:
+        if c.author and not is_producer(c.author):  # python-docx wrote no book
             person = out.node(Node(person_node_id(c.author), "person", c.author))
             out.edge(person, "著作", book)
         for osis in c.scripture_refs:
@@ -460,12 +461,19 @@ def _select(
     lexicon: Lexicon,
     stats: TermStats,
     chunks: int,
+    *,
+    whole: Mapping[str, _Candidate] | None = None,
 ) -> list[str]:
-    """The new concept terms of this document, best first."""
+    """The new concept terms of this document, best first: the terms it names whole
+    (`whole`, already judged), then the others by C-value × IDF."""
     total = max(1, sum(c.freq for c in counts.values() if len(c.parts) == 1))
     longer = _containing(counts)
+    named = sorted((whole or {}).items(), key=lambda tc: (-tc[1].freq, tc[0]))
+    first = [t for t, _ in named if term_key(t) not in known]
     scored: list[tuple[float, str]] = []
     for term, cand in counts.items():
+        if term in first:
+            continue
         df = stats.term_frequency(term)
         if cand.freq < (MIN_FREQ - 1 if df else MIN_FREQ):
             continue
@@ -482,7 +490,79 @@ def _select(
         idf = math.log((stats.term_documents + 2) / (df + 1))
         scored.append((cvalue * idf, term))
     scored.sort(key=lambda st: (-st[0], st[1]))
-    return [t for _, t in scored[: max_new_concepts(chunks)]]
+    return [*first, *(t for _, t in scored)][: max_new_concepts(chunks)]
+
+
+# Words that may not open a term named whole (众地方召会 is 地方召会 of many places).
+_QUANTIFIERS = frozenset("众 诸 全 凡 所有 一切 全部 整个 各样 各种 这些 那些".split())
+_NAME_SPLIT = re.compile(r"[\s,，、：:；;。.!！?？·—–\-（）()《》〈〉“”\"'‘’「」『』]+")
+_PARENTHESIS = re.compile(r"[（(][^（）()]*[）)]")
+_JOINERS = frozenset("与 和 及 暨 或 跟 同 并".split())
+
+
+def _named_whole(
+    chunks: Sequence[Chunk], known: Mapping[str, set[str]], lexicon: Lexicon
+) -> dict[str, _Candidate]:
+    """Phrases the document names whole: in its title or in two of its headings, and
+    repeated as one in its text (MIN_FREQ times, in two of its chunks or its only one).
+    A phrase almost always inside a longer such phrase is not one of them (OWN_SHARE)."""
+    places: Counter[str] = Counter()  # phrase → title (counts 2) or headings naming it
+    parts: dict[str, tuple[str, ...]] = {}
+    headings = {p for c in chunks for p in c.chapter.split(" > ") if p.strip()}
+    title = chunks[0].source
+    for text, weight in ((title, 2), *((h, 1) for h in sorted(headings - {title}))):
+        for phrase, words in _phrases(text, lexicon):
+            places[phrase] += weight
+            parts.setdefault(phrase, words)
+    texts = [fold(c.text) for c in chunks if c.language != "en"]
+    found: dict[str, _Candidate] = {}
+    for phrase, named in places.items():
+        if named < 2 or term_key(phrase) in known:
+            continue
+        freq = sum(t.count(phrase) for t in texts)
+        spread = sum(1 for t in texts if phrase in t)
+        if freq >= MIN_FREQ and spread >= min(2, len(texts)):
+            found[phrase] = _Candidate(parts[phrase], freq, chunks=spread)
+    return {
+        p: cand
+        for p, cand in found.items()
+        if not any(
+            p != q and p in q and cand.freq - other.freq < OWN_SHARE * cand.freq
+            for q, other in found.items()
+        )
+    }
+
+
+def _phrases(text: str, lexicon: Lexicon) -> Iterable[tuple[str, tuple[str, ...]]]:
+    """Runs of whole words (2–8 Chinese characters) of a title or heading, its numbering
+    and parentheses removed, cut at punctuation and at 与/和/及: what it may name whole."""
+    body = _PARENTHESIS.sub(" ", heading_label(text) or "")
+    for piece in _NAME_SPLIT.split(fold(body)):
+        words = [w for w, _ in lexicon.cut(piece)]
+        runs: list[list[str]] = [[]]
+        for w in words:
+            if w in _JOINERS:
+                runs.append([])
+            else:
+                runs[-1].append(w)
+        for run in runs:
+            for i in range(len(run)):
+                for j in range(i + 1, len(run) + 1):
+                    span = run[i:j]
+                    phrase = "".join(span)
+                    if _whole_phrase(span, phrase, lexicon):
+                        yield phrase, tuple(span)
+
+
+def _whole_phrase(words: Sequence[str], phrase: str, lexicon: Lexicon) -> bool:
+    if not (3 <= len(phrase) <= 8 and _CJK.match(phrase)) or _ORDINAL.match(phrase):
+        return False
+    if words[0] in _QUANTIFIERS or words[0] == CONNECTOR or words[-1] == CONNECTOR:
+        return False
+    inner = [w for w in words if w != CONNECTOR]
+    if any(w in lexicon.stopwords for w in inner):
+        return False  # 召会乃是…的结果 is a sentence, not a name
+    return words[0] not in _EDGE_WORDS and words[-1] not in _EDGE_WORDS
 
 
 def _containing(counts: dict[str, _Candidate]) -> dict[str, list[int]]:
@@ -671,8 +751,8 @@ def _footnote(c: Chunk, terms: TermIndex, kind: Kind, out: Growth) -> None:
             out.edge(node_id, "根基于", verse_node)
 
 
-def _expounds(chunks: Sequence[Chunk], named: Mapping[str, list[str]], out: Growth) -> None:
-    """The book 阐明 (and its author 发展) the concepts it treats at length."""
+def _expounds(chunks: Sequence[Chunk], named: Mapping[str, list[str]], out: Growth) -> list[str]:
+    """The book 阐明 (and its author 发展) the concepts it treats at length; returns them."""
     spread = Counter(n for c in chunks for n in dict.fromkeys(named[c.id]))
     headed: set[str] = set()
     for c in chunks:
@@ -687,8 +767,9 @@ def _expounds(chunks: Sequence[Chunk], named: Mapping[str, list[str]], out: Grow
     book = book_node_id(first.source)
     for node_id in ranked:
         out.edge(book, "阐明", node_id)
-        if first.author:
+        if first.author and not is_producer(first.author):
             out.edge(person_node_id(first.author), "发展", node_id)
+    return ranked
 
 
 def _named_in(node_id: str, text: str) -> bool:

@@ -8,6 +8,10 @@
 - **What a person discusses.** A person 阐明 the concepts named in the chunks that name him:
   those named with him in at least PAIR_MIN chunks (every one, for a person named in one
   chunk), the PERSON_KEEP most frequent, weighted by the share of his chunks naming it.
+  A person named throughout the document (in THROUGHOUT of its chunks, two at least: 保罗 in
+  both sections of a two-section message) is its subject as much as its concepts are: he
+  阐明 what the document expounds, then what any of his chunks names — not only what two of
+  them share, which sections about different things never do.
 - **Topics.** An outline's title and its first-level points, and a book's or message's
   section headings (their numbering removed), are topic nodes; the outline's title 包含 its
   points, the book 包含 its sections, and a topic 包含 the concepts its chunks name most.
@@ -30,6 +34,7 @@ from retrieval.types import Chunk
 PERSON_MIN_CUES = 2
 PAIR_MIN = 2
 PERSON_KEEP = 6
+THROUGHOUT = 0.5  # share of a document's chunks that name a person "throughout" it
 TOPIC_KEEP = 4
 TOPIC_LABEL = (3, 20)  # characters a topic label may have (结语, 引言: no topic)
 _NAME_TAGS = frozenset({"nr", "nrt", "nrfg", "ns"})  # jieba tags transliterations ns too
@@ -83,23 +88,33 @@ def named_persons(
 
 
 def person_relations(
-    persons: Mapping[str, list[str]], concepts: Mapping[str, list[str]], out: Sink
+    persons: Mapping[str, list[str]],
+    concepts: Mapping[str, list[str]],
+    out: Sink,
+    expounded: Sequence[str] = (),
 ) -> None:
-    """person 阐明 concept for the concepts a person's chunks name (chunk → ids, in order)."""
+    """person 阐明 concept for the concepts a person's chunks name (chunk → ids, in order);
+    `expounded`: the concepts the whole document expounds (`grow._expounds`), which a person
+    named throughout it 阐明 first."""
     own: Counter[str] = Counter()
     pairs: dict[str, Counter[str]] = defaultdict(Counter)
     for chunk_id, people in persons.items():
         for person in dict.fromkeys(people):
             own[person] += 1
             pairs[person].update(list(dict.fromkeys(concepts.get(chunk_id, ()))))
+    spread = max(2, THROUGHOUT * len(persons))
     for person, together in sorted(pairs.items()):
-        need = min(PAIR_MIN, own[person])  # a person named in one chunk: what it discusses
+        throughout = own[person] >= spread
+        first = [c for c in expounded if c.startswith("concept:")] if throughout else []
+        # a person named in one chunk: what it discusses; named throughout: what any names
+        need = 1 if throughout else min(PAIR_MIN, own[person])
         ranked = sorted(
-            ((n, c) for c, n in together.items() if n >= need and c.startswith("concept:")),
-            key=lambda nc: (-nc[0], nc[1]),
-        )[:PERSON_KEEP]
-        for n, concept in ranked:
-            out.edge(person, "阐明", concept, round(n / own[person], 3))
+            (c for c, n in together.items() if n >= need and c.startswith("concept:")),
+            key=lambda c: (c not in first, -together[c], c),
+        )
+        for concept in list(dict.fromkeys([*first, *ranked]))[:PERSON_KEEP]:
+            share = max(together[concept], 1) / own[person]
+            out.edge(person, "阐明", concept, round(min(1.0, share), 3))
 
 
 def heading_label(heading: str) -> str | None:

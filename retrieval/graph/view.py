@@ -1,11 +1,17 @@
 """`/graph 神圣分赐`: a concept's neighbourhood (its ranked relations and a picture), and the
 picture of the paths behind an answer (`/ask`), as typed results; `bot.presenters.graph`
-words them for the chat."""
+words them for the chat.
+
+A text that names no node but that passages of the corpus say (神的居所: once in each of six
+documents, never a term of one) is not "not in the graph": `show` answers with a
+`PhraseView` — the documents that say it and the concepts those passages name, drawn around
+it — when the viewer is given a way to find those passages (`PassageFinder`)."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
 from kernel.i18n import Lang
@@ -13,9 +19,10 @@ from retrieval.graph.draw import DrawEdge, DrawNode, draw_png
 from retrieval.graph.linking import fold, term_key
 from retrieval.graph.model import RELATION_INFO, Edge
 from retrieval.graph.queries import GraphQueries
-from retrieval.types import GraphPath
+from retrieval.types import Chunk, GraphPath
 
 NEIGHBOURS = 16  # nodes around the centre in a picture
+PHRASE_PASSAGES = 40  # passages read for a phrase that names no node
 LISTED = 12  # relations in the text list
 # A name that is both a person and a scripture reference (撒母耳, 约翰) means the person.
 KIND_RANK = {"concept": 0, "topic": 1, "person": 2, "scripture": 3, "book": 4}
@@ -58,15 +65,38 @@ class NotInGraph:
     similar: tuple[str, ...]
 
 
-GraphLookup = NodeView | NotInGraph
+@dataclass(frozen=True, slots=True)
+class PhraseView:
+    """The text names no node, but passages say it: the documents that do (titles), how many
+    passages, the concepts those passages name as relations of the phrase (most passages
+    first, at most `LISTED`; `more` beyond), and the picture of them around it."""
+
+    text: str
+    documents: tuple[str, ...]
+    passages: int
+    relations: tuple[RelationView, ...]
+    more: int
+    png: bytes | None
+
+
+GraphLookup = NodeView | PhraseView | NotInGraph
+# Passages whose text says a phrase (any script, any width), best first.
+PassageFinder = Callable[[str, int], Awaitable[Sequence[Chunk]]]
 
 
 class GraphViewer:
     """Reads the live graph (`KnowledgeGraph.query`); drawing runs in a worker thread."""
 
-    def __init__(self, graph: GraphQueries, *, neighbours: int = NEIGHBOURS) -> None:
+    def __init__(
+        self,
+        graph: GraphQueries,
+        *,
+        neighbours: int = NEIGHBOURS,
+        passages: PassageFinder | None = None,
+    ) -> None:
         self._graph = graph
         self._neighbours = neighbours
+        self._passages = passages
 
     def find(self, text: str) -> str | None:
         """The node a user means: what the text links to, concepts first."""
@@ -90,7 +120,8 @@ class GraphViewer:
         """The node `text` names with its relations and picture, or what it might have meant."""
         node = self.find(text)
         if node is None:
-            return NotInGraph(text, tuple(self.similar(text)))
+            phrase = await self._phrase(text, lang)
+            return phrase or NotInGraph(text, tuple(self.similar(text)))
         label = self._graph.label(node, lang)
         ranked = self._ranked_edges(node)
         if not ranked:
@@ -127,6 +158,55 @@ class GraphViewer:
                 edges[(src, dst, step.relation)] = DrawEdge(src, dst, name, step.sources)
         return await asyncio.to_thread(
             draw_png, nodes, list(edges.values()), title=title, lang=lang
+        )
+
+    async def _phrase(self, text: str, lang: Lang) -> PhraseView | None:
+        """The passages that say `text` and the concepts they name (None: no passage says it)."""
+        key = term_key(text)
+        if self._passages is None or len(key) < 2:
+            return None
+        said = [c for c in await self._passages(text, PHRASE_PASSAGES) if key in fold(c.text)]
+        if not said:
+            return None
+        named: Counter[str] = Counter()
+        sources: dict[str, list[str]] = {}
+        for chunk in said:
+            for node in dict.fromkeys(self._graph.link(chunk.text)):
+                if self._graph.node_kind(node) in ("concept", "topic"):
+                    named[node] += 1
+                    sources.setdefault(node, []).append(chunk.source)
+        ranked = sorted(named, key=lambda n: (-named[n], n))
+        centre = f"phrase:{key}"
+        relation = _relation("相关", lang)
+        views = [
+            RelationView(
+                centre,
+                n,
+                "相关",
+                text,
+                self._graph.label(n, lang),
+                relation,
+                True,
+                tuple(dict.fromkeys(sources[n])),
+            )
+            for n in ranked
+        ]
+        png = None
+        if views:
+            drawn = views[: self._neighbours]
+            nodes = [DrawNode(centre, text, "concept", True)]
+            nodes += [
+                DrawNode(v.dst, v.dst_label, self._graph.node_kind(v.dst) or "") for v in drawn
+            ]
+            edges = [DrawEdge(centre, v.dst, relation, v.sources) for v in drawn]
+            png = await asyncio.to_thread(draw_png, nodes, edges, title=text, lang=lang)
+        return PhraseView(
+            text,
+            tuple(dict.fromkeys(c.source for c in said)),
+            len(said),
+            tuple(views[:LISTED]),
+            max(0, len(views) - LISTED),
+            png,
         )
 
     # ---- helpers ------------------------------------------------------------------------------

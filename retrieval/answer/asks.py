@@ -1,0 +1,337 @@
+"""What a question asks for, and whether a passage states it.
+
+`asked_for(question)` reads the kind of answer a question wants from its wording alone:
+
+- a **date** — a year (哪一年, in what year), a day (哪一天, 五旬节 is one) or an era (哪个时代);
+- a **number** — a count (几个, 多少, how many), a measure (多高, 多长, how tall) or a span of
+  time (多久, how long);
+- a **place** (在哪里, 哪座城, where) — but not 区别在哪里 (where the difference lies) nor 从
+  哪里来 (where from: a source, not a place);
+- a **person** (谁, 哪位, who) — but 谁是得胜者 / who are the overcomers asks who *they* are,
+  a definition;
+- a **definition** (什么是, 是什么意思, 指什么, what is, what does … mean);
+- a **relation** (有什么关系, 区别, how is … related);
+- else **open**.
+
+`FactReader.states(asked, sentence, names)` says whether a sentence states a fact of a date,
+number, place or person kind: a year (1984年, 一九八四年, 主后, 世纪), a named day (五旬节,
+安息日, 主日), an era (千年国, 时代), a numeral with a measure word (七个召会, 十四万四千人,
+一百四十四肘, 十日) — not 一个 (which is "a"), not a chapter (启二十一18) —, a place (a name jieba
+tags as one: 以弗所, 锡安山; Jerusalem after "in"), a person (a person of the knowledge graph, or
+a company of people: 一班得胜者), none of them one the question itself names.
+
+`Answerability.answerable(...)`: a question asking for one of those facts is answerable only
+when some retrieved passage has a sentence about its subject (holding `subject_share` of its
+subject terms, weighted by rarity) that states such a fact. The Scholar asks it
+before any model is called, so the answer is the same with a model or without.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from retrieval.relevance import holds
+from retrieval.sentences import split_sentences
+from retrieval.text import to_simplified
+
+AskKind = Literal["date", "number", "place", "person", "definition", "relation", "open"]
+FACT_KINDS: frozenset[str] = frozenset({"date", "number", "place", "person"})
+
+# Cut into (word, part-of-speech tag) pairs: jieba's tagger with the domain dictionary.
+Tagger = Callable[[str], list[tuple[str, str]]]
+# The persons a text names (the knowledge graph's person nodes, by any alias).
+PersonFinder = Callable[[str], list[str]]
+
+
+@dataclass(frozen=True, slots=True)
+class Asked:
+    """The kind of answer a question wants; `detail` narrows a date (year, day, era) or a
+    number (count, measure, duration); `cue` is the wording that asked (not its subject)."""
+
+    kind: AskKind
+    detail: str = ""
+    cue: str = ""
+
+    @property
+    def fact(self) -> bool:
+        return self.kind in FACT_KINDS
+
+
+# ---- what a question asks for ---------------------------------------------------------------
+
+_N = r"[一二三四五六七八九十百千万两〇零\d]"
+Rule = tuple[AskKind, str, str]  # kind, detail, the wording (a regular expression)
+
+
+def _compiled(
+    rules: Sequence[Rule], flags: int = 0
+) -> tuple[tuple[AskKind, str, re.Pattern[str]], ...]:
+    return tuple((kind, detail, re.compile(pattern, flags)) for kind, detail, pattern in rules)
+
+
+_ZH_ASKS: tuple[Rule, ...] = (
+    ("date", "year", r"哪一年|哪年|何年|什么年份|年份|哪个世纪|哪一个世纪|几几年|公元几年"),
+    (
+        "date",
+        "day",
+        r"哪一天|哪天|什么日子|哪一日|何日|几月几[日号]|星期几|礼拜几|什么日期|哪个日期",
+    ),
+    ("date", "era", r"哪个时代|哪一个时代|什么时代|哪个时期|什么时期|哪个年代"),
+    ("number", "duration", r"多久|多少年|几年|多少天|几天|几日|多少日|多长时间|多少时候"),
+    ("number", "measure", r"多高|多长|多宽|多深|多远|多重|多厚|多大|多少(?:肘|尺|米|里)"),
+    ("number", "count", r"多少|(?<!哪)几[个位次样封种件章卷条座道支层步项名人]|有几|共几"),
+    (
+        "place",
+        "",
+        r"(?<![区差别同错题键处诀因点义据])在(?:哪里|哪儿|何处|什么地方|哪个地方)"
+        r"|哪座(?:城|山|岛)|哪个(?:城|城市|国家|地区|省|海岛|岛|山)|哪个地区|什么地方|位于哪"
+        r"|(?:到|去|往|住|寄给|写给)(?:了)?(?:哪里|哪儿|何处)",
+    ),
+    ("person", "", r"谁|哪位|哪一位|什么人|何人"),
+    ("relation", "", r"关系|关联|区别|差别|不同|异同|相比|联系"),
+    (
+        "definition",
+        "",
+        r"什么是|是什么|何谓|指什么|指的是|意思|含义|定义|解释|怎么理解|怎样理解",
+    ),
+)
+_EN_ASKS: tuple[Rule, ...] = (
+    ("date", "year", r"\b(?:what|which) (?:year|century)\b|\bin what year\b"),
+    ("date", "day", r"\b(?:what|which) (?:day|date)\b|\bon what day\b"),
+    ("date", "era", r"\b(?:what|which) (?:age|era|period|dispensation)\b"),
+    ("number", "duration", r"\bhow long\b|\bhow many (?:years|days|months|hours)\b"),
+    ("number", "measure", r"\bhow (?:tall|high|wide|deep|far|big|large|heavy)\b"),
+    ("number", "count", r"\bhow (?:many|much)\b|\bnumber of\b"),
+    ("place", "", r"^\W*(?:and |but |so )?where\b(?!.*\b(?:come|comes|came) from\b)"),
+    ("person", "", r"^\W*(?:and |but |so )?who(?:m|se)?\b|\b(?:by|to|from|with|for) whom\b"),
+    ("relation", "", r"\brelat\w*|\bdifference\b|\bdiffer\b|\bcompare"),
+    ("definition", "", r"\bwhat (?:is|are|was|were)\b|\bmean(?:s|ing)?\b|\bdefin|\bexplain"),
+)
+_ZH_RULES = _compiled(_ZH_ASKS)
+_EN_RULES = _compiled(_EN_ASKS, re.IGNORECASE)
+# 谁是得胜者 / who are the overcomers: who a class of people is, a definition (士每拿召会的
+# 使者是谁 asks for a person).
+_CLASS_ZH = re.compile(r"谁是[\u3400-\u9fff]{0,6}(?:者|们|徒|人)")
+_CLASS_EN = re.compile(r"\bwho (?:are|were) the \w+s\b", re.IGNORECASE)
+
+
+# What a passage means, asked outright: a definition whatever else the question quotes (弗1:10
+# 在日期满足的时候同归于一是什么意思？ quotes a verse's 日期; it does not ask for a date).
+_MEANING = re.compile(
+    r"意思|含义|指什么|指的是|怎么理解|怎样理解|如何理解|解释|\bmean(?:s|ing)?\b|\bexplain",
+    re.IGNORECASE,
+)
+
+
+def asked_for(question: str) -> Asked:
+    """The kind of answer `question` wants (see the module doc)."""
+    text = to_simplified(question)
+    if _CLASS_ZH.search(text) or _CLASS_EN.search(text):
+        return Asked("definition", cue="谁")
+    meaning = _MEANING.search(text)
+    if meaning is not None:
+        return Asked("definition", cue=meaning.group(0))
+    latin = not re.search(r"[\u3400-\u9fff]", text)
+    for kind, detail, pattern in _EN_RULES if latin else _ZH_RULES:
+        found = pattern.search(text)
+        if found is not None:
+            return Asked(kind, detail, found.group(0))
+    return Asked("open")
+
+
+# ---- what a sentence states -----------------------------------------------------------------
+
+_YEAR = re.compile(
+    r"\d{2,4}\s*年(?!代内)|[〇零一二三四五六七八九]{3,4}年|(?:公元|主后|主前|西元)\s*\S|"
+    r"[一二三四五六七八九十\d]+世纪|\d{2,4}年代|\b(?:1\d{3}|20\d{2})\b|\b\d+(?:st|nd|rd|th) century\b"
+    r"|\b(?:A\.?D\.?|B\.?C\.?)\s?\d",
+    re.IGNORECASE,
+)
+_DAY = re.compile(
+    r"五旬节|逾越节|住棚节|除酵节|安息日|主日|星期[一二三四五六日天]|礼拜[一二三四五六日天]"
+    r"|\d{1,2}月\d{1,2}[日号]|[一二三四五六七八九十]{1,3}月[初]?[一二三四五六七八九十]{1,3}[日号]"
+    r"|第[一二三四五六七八九十\d]+[天日]|\b(?:Pentecost|Passover|Sabbath|Lord's Day|Sunday)\b",
+    re.IGNORECASE,
+)
+_ERA = re.compile(
+    r"时代|世代|千年国|千年|国度|新天新地|末世|大灾难|\b(?:age|era|millennium|millennial)\b",
+    re.IGNORECASE,
+)
+_CLASSIFIERS = "个位次样封种件章卷条座道支层步项名人门日天年月城召会阶段方面"
+# A numeral that counts: not 一 alone ("a"), not after 第 / 每 / 某 / 哪 / 同 / 唯 (an ordinal,
+# "every", "which").
+_COUNT = re.compile(
+    rf"(?<![第每某哪同唯单任])(?:{_N}{{2,}}|[二三四五六七八九十两\d]|\d+)"
+    rf"(?:[{_CLASSIFIERS}]|[：:])"
+    rf"|[有共凡计]{_N}+(?=[：:，,。；;样件])"
+)
+_MEASURE = re.compile(
+    rf"{_N}+\s*(?:肘|尺|丈|里|米|公尺|公里|英尺|英里|斯他迪|寸|拃|指)"
+    r"|\b\d[\d,]*\s*(?:cubits?|feet|foot|stadia|furlongs?|miles?|meters?|metres?)\b",
+    re.IGNORECASE,
+)
+_DURATION = re.compile(
+    rf"(?<![第每某])(?:{_N}{{2,}}|[二三四五六七八九十两\d]|\d+)\s*(?:年|日|天|个月|月|小时|时辰|周|星期|世代)"
+    rf"|千年|\b\d+\s*(?:years?|days?|months?|hours?)\b",
+    re.IGNORECASE,
+)
+_EN_NUMBER = re.compile(
+    r"\b(?:two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|forty|fifty"
+    r"|hundred|thousand|\d[\d,]*)\b",
+    re.IGNORECASE,
+)
+_PLACE_TAGS = frozenset({"ns"})  # jieba's place names: 以弗所, 亚细亚, 锡安山, 耶路撒冷城
+# People named as a company: 一班得胜者, 十四万四千人 (jieba's own person tags are too loose:
+# it tags 荣耀 and 弗三 as names).
+_PEOPLE = re.compile(
+    rf"(?:一班|一群|这班|那班|这些|那些)[\u3400-\u9fff]{{1,6}}(?:者|人|徒)|{_N}{{2,}}人"
+    r"|\b(?:a company|those) (?:of|who)\b"
+)
+# English words that are capitalised but name no place (sentence words, titles, names of God,
+# the Bible's books and parts).
+_EN_NOT_PLACE = frozenset(
+    "i the a an in on at to of and but he she they we it his her their our this that these those "
+    "lord god christ jesus spirit holy father son lamb old new testament bible scripture reading "
+    "message revelation church body gospel word o rev eph col cor rom gal phil heb matt john "
+    "genesis exodus psalm psalms ephesians colossians corinthians romans hebrews acts".split()
+)
+# A proper noun: a capitalised word that does not start its sentence.
+_EN_PROPER = re.compile(r"(?<![.!?:;\"“(]\s)(?<!^)\b([A-Z][a-z]+)\b")
+
+
+@dataclass(frozen=True, slots=True)
+class FactReader:
+    """Reads the facts a sentence states (see the module doc): `tag` cuts Chinese into
+    tagged words (jieba), `persons` names the persons of the knowledge graph in a text."""
+
+    tag: Tagger
+    persons: PersonFinder | None = None
+
+    def states(self, asked: Asked, sentence: str, named: Iterable[str] = ()) -> bool:
+        """Whether `sentence` states a fact of the kind `asked` wants, other than the words
+        the question `named` itself (its persons and places are not the answer)."""
+        text = to_simplified(sentence)
+        if asked.kind == "date":
+            return self._date(asked.detail, text)
+        if asked.kind == "number":
+            return self._number(asked.detail, text)
+        own = {to_simplified(n).lower() for n in named}
+        if asked.kind == "place":
+            return any(p.lower() not in own for p in self.places(text))
+        if asked.kind == "person":
+            return any(p.lower() not in own for p in self.people(text))
+        return True
+
+    def _date(self, detail: str, text: str) -> bool:
+        if _YEAR.search(text):
+            return True
+        if detail == "day":
+            return bool(_DAY.search(text))
+        return detail == "era" and bool(_ERA.search(text))
+
+    def _number(self, detail: str, text: str) -> bool:
+        if detail == "measure":
+            return bool(_MEASURE.search(text))
+        if detail == "duration":
+            return bool(_DURATION.search(text))
+        return bool(_COUNT.search(text) or _MEASURE.search(text) or _EN_NUMBER.search(text))
+
+    def places(self, text: str) -> list[str]:
+        """The places `text` names: jieba's place names; in English, the proper nouns that
+        are not persons (Zion, Jerusalem)."""
+        found = [w for w, tag in self._cut(text) if tag in _PLACE_TAGS and len(w) >= 2]
+        proper = [
+            m.group(1)
+            for m in _EN_PROPER.finditer(text.strip())
+            if m.group(1).lower() not in _EN_NOT_PLACE
+        ]
+        if proper:
+            persons = {p.lower() for p in self.persons(text)} if self.persons else set()
+            found += [p for p in proper if p.lower() not in persons]
+        return found
+
+    def people(self, text: str) -> list[str]:
+        """The persons `text` names (the knowledge graph's) and companies of people."""
+        found = [m.group(0) for m in _PEOPLE.finditer(text)]
+        if self.persons is not None:
+            found += self.persons(text)
+        return found
+
+    def _cut(self, text: str) -> list[tuple[str, str]]:
+        if not re.search(r"[\u3400-\u9fff]", text):
+            return []
+        return self.tag(text)
+
+
+# ---- is the question answerable from the passages ----------------------------------------------
+
+SUBJECT_SHARE = 0.6  # of the subject's weight a clause and its neighbours hold (calibrated)
+_CLAUSES = re.compile(r"(?<=[，,；;：:])")
+
+
+@dataclass(frozen=True, slots=True)
+class Answerability:
+    """Whether the retrieved passages state what a question asks for (module doc)."""
+
+    facts: FactReader
+    subject_share: float = SUBJECT_SHARE
+
+    def answerable(self, asked: Asked, terms: Mapping[str, float], passages: Sequence[str]) -> bool:
+        """`terms`: the question's subject terms and weights (the relevance evidence's, the
+        words that asked removed); `passages`: the retrieved texts. True for a question that
+        asks for no fact."""
+        if not asked.fact:
+            return True
+        subject = subject_terms(terms, asked)
+        names = list(subject)
+        for text in passages:
+            if subject and self._share(subject, text) < self.subject_share:
+                continue  # not about the subject at all
+            for sentence in split_sentences(text):
+                if self._states_in(asked, sentence, subject, names):
+                    return True
+        return False
+
+    def _states_in(
+        self, asked: Asked, sentence: str, subject: Mapping[str, float], names: list[str]
+    ) -> bool:
+        """A clause of `sentence` states the fact, and it with the clauses on either side
+        is about the subject: in 「主吩咐约翰把所看见的写在书上，寄给亚细亚的七个召会，这七个召会
+        各在一个城里：以弗所、士每拿」 约翰 is not said of 士每拿."""
+        clauses = [c for c in _CLAUSES.split(sentence) if c.strip()]
+        for i, clause in enumerate(clauses):
+            if not self.facts.states(asked, clause, names):
+                continue
+            near = "".join(clauses[max(0, i - 1) : i + 2])
+            if not subject or self._share(subject, near) >= self.subject_share:
+                return True
+        return False
+
+    @staticmethod
+    def _share(subject: Mapping[str, float], text: str) -> float:
+        folded = to_simplified(text).lower()
+        total = sum(subject.values())
+        held = sum(w for t, w in subject.items() if _held(t, folded))
+        return held / total if total else 0.0
+
+
+def _held(term: str, text: str) -> bool:
+    return holds(term, text) > 0 if term.isascii() else term in text
+
+
+_ASKING = re.compile(
+    r"几|多少|哪|谁|何|一共|总共|^共|^(?:who|whom|whose|where|when|many|much|year|day)$"
+)
+
+
+def subject_terms(terms: Mapping[str, float], asked: Asked) -> dict[str, float]:
+    """The question's terms without the words that ask (多高, 几样, who; 城墙 is the subject)."""
+    cue = asked.cue.lower()
+    return {
+        t: w
+        for t, w in terms.items()
+        if not (cue and (t in cue or cue in t)) and not _ASKING.search(t)
+    }

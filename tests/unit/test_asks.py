@@ -1,0 +1,161 @@
+"""What a question asks for and whether a passage states it (issue 43, item 7): the classifier
+on its own wording, the fact reader on sentences (real jieba tagger with the domain
+dictionary), the answerability check on passages."""
+
+from __future__ import annotations
+
+import pytest
+
+from retrieval.answer.asks import Answerability, Asked, FactReader, asked_for, subject_terms
+from retrieval.text import Tokenizer
+
+TOKENIZER = Tokenizer()
+
+
+def persons(text: str) -> list[str]:
+    """The seed's persons a text names (the app asks the knowledge graph)."""
+    return [p for p in ("保罗", "约翰", "彼得", "Paul") if p in text]
+
+
+READER = FactReader(TOKENIZER.tag, persons=persons)
+
+
+@pytest.mark.parametrize(
+    ("question", "kind", "detail"),
+    [
+        ("保罗是在哪一年写以弗所书的？", "date", "year"),
+        ("In what year was Ephesians written?", "date", "year"),
+        ("彼得是在哪一天开启福音之门的？", "date", "day"),
+        ("得胜者在哪个时代作王？", "date", "era"),
+        ("新耶路撒冷的城墙有多高？", "number", "measure"),
+        ("How tall is the wall?", "number", "measure"),
+        ("锡安山上有多少人？", "number", "count"),
+        ("How many letters are there?", "number", "count"),
+        ("大灾难要持续多久？", "number", "duration"),
+        ("保罗写信时被囚在哪座城？", "place", ""),
+        ("Where did the ark stand?", "place", ""),
+        ("是谁开启了福音的门？", "person", ""),
+        ("Who wrote Ephesians?", "person", ""),
+        ("士每拿召会的使者是谁？", "person", ""),
+        ("什么是神圣的分赐？", "definition", ""),
+        ("谁是得胜者？", "definition", ""),  # who they are: a definition
+        ("Who are the overcomers?", "definition", ""),
+        ("神的经纶和神的作为有什么关系？", "relation", ""),
+        ("How is God's economy related to the divine dispensing?", "relation", ""),
+        # wordings that look like a fact question but ask something else
+        ("变化和模成的区别在哪里？", "relation", ""),
+        ("三神论和形态论错在哪里？", "open", ""),
+        ("保罗职事的启示是从哪里来的？", "open", ""),
+        ("Where does the oneness of the Body come from?", "open", ""),
+        ("有机救恩包括哪几个阶段？", "open", ""),
+        ("What does Eph. 1:23 mean by the One who fills all in all?", "definition", ""),
+        ("得荣是在什么时候完成的？", "open", ""),
+        ("", "open", ""),
+        ("🙂🙂🙂", "open", ""),
+        ("谁" * 2000, "person", ""),
+    ],
+)
+def test_what_a_question_asks_for(question: str, kind: str, detail: str) -> None:
+    asked = asked_for(question)
+    assert (asked.kind, asked.detail) == (kind, detail)
+
+
+@pytest.mark.parametrize(
+    ("asked", "sentence"),
+    [
+        (Asked("date", "year"), "保罗约在主后六十年写了这封信。"),
+        (Asked("date", "year"), "这篇信息是1984年释放的。"),
+        (Asked("date", "year"), "一九八四年的夏季训练"),
+        (Asked("date", "day"), "彼得在五旬节开启福音的门"),
+        (Asked("date", "day"), "每周在主日聚会中，圣徒们申言"),
+        (Asked("date", "era"), "得胜者在千年国要与基督同坐宝座"),
+        (Asked("number", "count"), "启示录二、三章记载主向七个召会说话"),
+        (Asked("number", "count"), "同他又有十四万四千人"),
+        (Asked("number", "count"), "得胜者胜过仇敌的凭借有三：羔羊的血"),
+        (Asked("number", "count"), "In the seven letters of Revelation 2 and 3"),
+        (Asked("number", "measure"), "又量了城墙，共有一百四十四肘"),
+        (Asked("number", "duration"), "你们必受患难十日"),
+        (Asked("place", ""), "写信给在以弗所的圣徒"),
+        (Asked("place", ""), "羔羊站在锡安山"),
+        (Asked("place", ""), "In the Old Testament, Jerusalem was the city of God's people."),
+        (Asked("person", ""), "保罗为圣徒祷告"),
+        (Asked("person", ""), "十四万四千人是一班得胜者"),
+        (Asked("person", ""), "Then Paul asked the Father to strengthen the saints."),
+    ],
+)
+def test_a_sentence_states_the_fact(asked: Asked, sentence: str) -> None:
+    assert READER.states(asked, sentence)
+
+
+@pytest.mark.parametrize(
+    ("asked", "sentence"),
+    [
+        (Asked("date", "year"), "城墙是碧玉，根基是各样宝石（启二十一18–21）。"),
+        (Asked("date", "year"), "彼得在五旬节开启福音的门"),  # a day, not a year
+        (Asked("date", "day"), "神圣分赐的三个阶段"),
+        (Asked("number", "count"), "召会是一个身体，新耶路撒冷的每一项特征"),  # 一个 is "a"
+        (Asked("number", "count"), "第三阶段：得荣"),
+        (Asked("number", "count"), "三一神为着分赐而经过过程"),
+        (Asked("number", "measure"), "新耶路撒冷有十二个门"),  # a count, not a size
+        (Asked("place", ""), "变化形状的条件是敞着脸"),
+        (Asked("place", ""), "The secret of the overcomers is not strength of will."),
+        (Asked("person", ""), "召会是基督的身体"),
+        (Asked("person", ""), "荣耀的盼望，弗三8"),  # jieba tags these as names; they are not
+        (Asked("date", "year"), ""),
+        (Asked("person", ""), "🙂" * 50),
+    ],
+)
+def test_a_sentence_does_not_state_the_fact(asked: Asked, sentence: str) -> None:
+    assert not READER.states(asked, sentence)
+
+
+def test_the_question_s_own_names_are_not_the_answer() -> None:
+    asked = Asked("person")
+    assert READER.states(asked, "保罗写信给以弗所的圣徒")
+    assert not READER.states(asked, "保罗写信给以弗所的圣徒", named=["保罗"])
+    assert not READER.states(Asked("place"), "写信给在以弗所的圣徒", named=["以弗所"])
+
+
+def test_the_words_that_ask_are_not_the_subject() -> None:
+    terms = {"城墙": 0.9, "多高": 0.5, "新耶路撒冷": 1.0}
+    assert subject_terms(terms, asked_for("新耶路撒冷的城墙有多高？")) == {
+        "城墙": 0.9,
+        "新耶路撒冷": 1.0,
+    }
+    counted = {"得胜者": 1.0, "凭借": 0.6, "几样": 0.7, "一共": 0.6}
+    assert subject_terms(counted, asked_for("得胜者一共有几样凭借？")) == {
+        "得胜者": 1.0,
+        "凭借": 0.6,
+    }
+
+
+CHECK = Answerability(READER)
+WALL = {"新耶路撒冷": 1.0, "城墙": 0.9}
+ABOUT_THE_WALL = "新耶路撒冷的城墙是碧玉，城是精金（启二十一18）。"
+
+
+def test_answerable_only_when_a_passage_about_the_subject_states_it() -> None:
+    asked = asked_for("新耶路撒冷的城墙有多高？")
+    assert not CHECK.answerable(asked, WALL, [ABOUT_THE_WALL])
+    assert CHECK.answerable(asked, WALL, [ABOUT_THE_WALL, "新耶路撒冷的城墙高一百四十四肘。"])
+    # a measure about something else is no answer
+    assert not CHECK.answerable(asked, WALL, [ABOUT_THE_WALL, "挪亚的方舟长三百肘。"])
+    assert not CHECK.answerable(asked, WALL, [])
+
+
+def test_the_fact_must_be_said_of_the_subject_not_beside_it() -> None:
+    """约翰 is named in the sentence, but in a clause about something else (the clause with 士每拿
+    names no person)."""
+    text = (
+        "启示录一章十一节，主吩咐约翰把所看见的写在书上，寄给亚细亚的七个召会，"
+        "这七个召会各在一个城里：以弗所、士每拿、别迦摩等。"
+    )
+    asked = asked_for("士每拿召会的使者是谁？")
+    assert not CHECK.answerable(asked, {"士每拿": 1.0, "召会": 1.0, "使者": 0.6}, [text])
+    told = asked_for("主吩咐谁把所看见的写在书上？")
+    assert CHECK.answerable(told, {"吩咐": 0.6, "看见": 0.5, "写": 0.5, "书上": 0.7}, [text])
+
+
+def test_a_question_that_asks_for_no_fact_is_answerable() -> None:
+    asked = asked_for("什么是神圣的分赐？")
+    assert CHECK.answerable(asked, {"神圣的分赐": 1.0}, [])

@@ -91,7 +91,6 @@ async def test_telegram_keyboard_reads_to_the_end(
             concurrent_updates=1,
             clock=telegram_wire.clock,
         )
-        app.attach(transport)
         async with transport:
             telegram_wire.push_command("/cite 诗119")
             [sent] = await telegram_wire.wait_for("sendMessage")

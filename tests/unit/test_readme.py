@@ -17,7 +17,7 @@ from ingest.samples import SAMPLES_DIR
 from retrieval.answer import Answer
 from retrieval.graph import grow
 from retrieval.scholar import PAGE_VERSES
-from tests.service_fakes import RecordingNovels, RecordingScholar
+from tests.service_fakes import RecordingBallots, RecordingNovels, RecordingScholar
 
 ROOT = Path(__file__).resolve().parents[2]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
@@ -107,7 +107,7 @@ def test_numbers_the_readme_gives() -> None:
 
 
 def test_every_command_in_the_table_is_registered_and_every_registered_one_listed() -> None:
-    registry = standard_registry(RecordingScholar(), RecordingNovels())
+    registry = standard_registry(RecordingScholar(), RecordingNovels(), RecordingBallots())
     listed = set(re.findall(r"^\| `/(\w+)", README, re.MULTILINE))
     # the registry without its optional rooms: /graph, /ingest, /sources are added by the app
     registered = {entry.name for entry in registry}

@@ -15,7 +15,7 @@ from typing import Any, Literal, Protocol, TypeVar
 from bot.actor import Actor
 from bot.presenters import novel as present
 from bot.presenters.cast import cast_reply, map_reply, recap_reply
-from bot.presenters.novel import NovelPresenter, member_of
+from bot.presenters.novel import NovelPresenter, StoryPlaces, member_of, place_of
 from bot.registry import (
     Call,
     Command,
@@ -35,7 +35,7 @@ from novel.api import Story
 from novel.blueprint import BlueprintError
 from novel.cast import RECAP_DEFAULT, RECAP_MAX
 from novel.chapters import ChapterService
-from novel.member import Member
+from novel.member import Member, Place
 from novel.results import (
     ChapterSaved,
     Revising,
@@ -43,6 +43,7 @@ from novel.results import (
 )
 from novel.service import NovelService
 from novel.settings import MAX_CHAPTER_CHARS
+from novel.stories import MAX_TITLE
 
 R = TypeVar("R")
 Out = TypeVar("Out")
@@ -61,35 +62,69 @@ class NovelRunner(Protocol):
     async def run(self, call: Call, request: object) -> Reply: ...
 
 
-def handler(present: NovelPresenter, serve: Serve[R, Out], show: Show[Out]) -> Run[R]:
-    """A typed handler: the room's one admin rule asked again (a caller may have skipped the
-    router), the service called, its result (or refusal) worded."""
+def _answer(
+    present: NovelPresenter,
+    call: Call,
+    request: R,
+    serve: Callable[[Steps | None], Awaitable[Out]],
+    show: Show[Out],
+) -> Awaitable[Reply]:
+    """The room's one admin rule asked again (a caller may have skipped the router), the
+    service called, its result (or refusal) worded."""
 
-    async def run(call: Call, request: R) -> Reply:
+    async def answer() -> Reply:
         actor, lang = call.actor, call.actor.lang
         if novel_api.needs_admin(request) and not actor.is_admin:
             return present.refusal(lang, Refused("admins_only"))
         steps = None if call.progress is None else present.steps(lang, call.progress)
         try:
-            result = await serve(member_of(actor), request, steps)
+            result = await serve(steps)
         except Refused as refused:
             return present.refusal(lang, refused, admin=actor.is_admin)
         except BlueprintError as err:
             return present.blueprint_error(lang, err)
         return show(result, actor)
 
+    return answer()
+
+
+def handler(
+    present: NovelPresenter, places: StoryPlaces, serve: Serve[R, Out], show: Show[Out]
+) -> Run[R]:
+    """A typed handler: the member in the story of the place they spoke in (`places`)."""
+
+    async def run(call: Call, request: R) -> Reply:
+        member = member_of(call.actor, places)
+        return await _answer(present, call, request, lambda s: serve(member, request, s), show)
+
+    return run
+
+
+def place_handler(
+    present: NovelPresenter,
+    places: StoryPlaces,
+    serve: Callable[[Member, Place, R], Awaitable[Out]],
+    show: Show[Out],
+) -> Run[R]:
+    """A typed handler of a request about the chat's stories: it gets the place asked in."""
+
+    async def run(call: Call, request: R) -> Reply:
+        member, place = member_of(call.actor, places), place_of(call.actor)
+        return await _answer(present, call, request, lambda s: serve(member, place, request), show)
+
     return run
 
 
 def novel_handlers(service: NovelService, words: NovelPresenter) -> Handlers:
     """Each request type's handler: the one service method it calls, the one presenter method
-    that words the result."""
+    that words the result. A member reaches the story of the place they spoke in."""
     rounds, chapters, world, shown = service.rounds, service.chapters, service.world, words.chapters
+    stories, places = service.stories, service.repo.stories
     api = novel_api
     handlers = Handlers()
 
     def add(kind: type[R], serve: Serve[R, Out], show: Show[Out]) -> None:
-        handlers.add(kind, handler(words, serve, show))
+        handlers.add(kind, handler(words, places, serve, show))
 
     add(api.NextRound, lambda m, r, steps: service.next_round(m, steps), words.next_round)
     add(api.Propose, lambda m, r, steps: rounds.propose(m, r), words.proposed)
@@ -137,6 +172,16 @@ def novel_handlers(service: NovelService, words: NovelPresenter) -> Handlers:
         present.changes_decided,
     )
     add(api.BlueprintHistory, lambda m, r, steps: world.history(m), present.blueprint_history)
+    handlers.add(
+        api.NewStory,
+        place_handler(
+            words, places, lambda m, p, r: stories.new(m, p, r.title), present.story_opened
+        ),
+    )
+    handlers.add(
+        api.ListStories,
+        place_handler(words, places, lambda m, p, r: stories.listed(p), present.stories_listed),
+    )
     return handlers
 
 
@@ -255,17 +300,21 @@ def _recap_count(values: Values) -> int:
     return count
 
 
-def story_commands(story: Story) -> tuple[Command[Any], ...]:
-    """`/novel characters`, `/novel recap [N]`, `/novel map`: the story so far, read-only."""
+def story_commands(story: Story, places: StoryPlaces) -> tuple[Command[Any], ...]:
+    """`/novel characters`, `/novel recap [N]`, `/novel map`: the story so far, read-only, of
+    the story the place asked in belongs to."""
+
+    def here(call: Call) -> str:
+        return places.story_at(place_of(call.actor))
 
     async def characters(call: Call, _: None) -> Reply:
-        return cast_reply(await story.cast(call.actor.chat_id), call.actor.lang)
+        return cast_reply(await story.cast(here(call)), call.actor.lang)
 
     async def recap(call: Call, count: int) -> Reply:
-        return recap_reply(await story.recap(call.actor.chat_id, count), call.actor.lang)
+        return recap_reply(await story.recap(here(call), count), call.actor.lang)
 
     async def cast_map(call: Call, _: None) -> Reply:
-        return await map_reply(await story.cast_map(call.actor.chat_id), call.actor.lang)
+        return await map_reply(await story.cast_map(here(call)), call.actor.lang)
 
     def nothing(values: Values) -> None:
         return None
@@ -310,7 +359,13 @@ def novel_commands(
     *,
     openers: Literal["admins", "members"] = "admins",
     story: Story | None = None,
+    places: StoryPlaces | None = None,
 ) -> tuple[Group, ...]:
+    """`/chapter …` and `/novel …`; `/novel characters|recap|map` with `story` (the story a
+    place holds found by `places`)."""
+    if story is not None and places is None:
+        raise ValueError("the story commands need the directory of stories (places)")
+
     def command(
         help: Help,
         kind: type[R],
@@ -519,10 +574,12 @@ def novel_commands(
     novel = Group(
         Help(
             "novel",
-            "小说设定、人物、前情提要、关系图与导出",
-            "Novel blueprint, cast, recap, cast map and export",
+            "小说设定、人物、前情提要、关系图、导出；一个服务器/群里的多个故事",
+            "Novel blueprint, cast, recap, cast map, export; several stories in one server or group",
             "/novel blueprint show | set | edit | accept | reject | history · /novel characters"
-            " · /novel recap [N] · /novel map · /novel export",
+            " · /novel recap [N] · /novel map · /novel export · /novel new <标题> · /novel list",
+            "/novel blueprint show | set | edit | accept | reject | history · /novel characters"
+            " · /novel recap [N] · /novel map · /novel export · /novel new <title> · /novel list",
         ),
         (
             Command(
@@ -566,7 +623,31 @@ def novel_commands(
                     ),
                 ),
             ),
-            *(story_commands(story) if story is not None else ()),
+            command(
+                Help(
+                    "new",
+                    "让本频道、子区或话题有自己的故事（管理员）",
+                    "Give this channel, thread or topic a story of its own (admins)",
+                    "/novel new 星海",
+                    "/novel new Star Sea",
+                ),
+                novel_api.NewStory,
+                lambda v: novel_api.NewStory(v.text("title")),
+                (Param("title", "标题", "title", rest=True, max_len=MAX_TITLE),),
+                permission=_by_rule(novel_api.NewStory),
+            ),
+            command(
+                Help(
+                    "list",
+                    "本服务器/群的各个故事：在哪里、写到第几章、这里用哪一个",
+                    "This server's or group's stories: where, how far, which one is used here",
+                    "/novel list",
+                ),
+                novel_api.ListStories,
+                lambda v: novel_api.ListStories(),
+                rate_limited=False,  # a look, no work
+            ),
+            *(story_commands(story, places) if story is not None and places else ()),
         ),
     )
     return chapter, novel

@@ -8,6 +8,7 @@ Adding a command is its `Command` and its handler here, and its presenter method
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from collections.abc import Awaitable, Callable
 from typing import Any, Literal, Protocol, TypeVar
@@ -206,15 +207,56 @@ _CH = Param("chapter", "章节号", "chapter number", "int")
 _OPEN_DENIED = ("只有管理员可以开启新一轮。", "Only admins can open a round.")
 
 
+# A chapter's text as a file: plain text (UTF-8 or GB18030), as .txt or Markdown.
+TEXT_FILES = (".txt", ".md", ".markdown")
+MAX_INSTRUCTIONS = 1000
+# `/chapter revise N 正文：…` — the words after the marker are the chapter's new text, not an
+# instruction to the model. Matched at the start of the arguments, colon required (full or half
+# width), so an instruction that merely begins with the word (「正文太长了」) stays one.
+NEW_TEXT = re.compile(r"^\s*(?:正文|text)\s*[:：]", re.IGNORECASE)
+
+
 def _decode_upload(data: bytes | None) -> str | None:
+    """An uploaded chapter text (UTF-8 or GB18030); `UsageError("not_text")` when the bytes
+    are not text (a NUL byte, or neither encoding reads them)."""
     if data is None:
         return None
-    for encoding in ("utf-8-sig", "gb18030"):
-        try:
-            return data.decode(encoding)
-        except UnicodeDecodeError:
-            continue
-    raise UsageError("need_file")
+    if b"\x00" not in data:
+        for encoding in ("utf-8-sig", "gb18030"):
+            try:
+                return data.decode(encoding)
+            except UnicodeDecodeError:
+                continue
+    raise UsageError("not_text")
+
+
+def _revision(values: Values) -> novel_api.ReviseChapter:
+    """`/chapter revise N …`: an instruction to the model, or the new text itself (after
+    「正文：」/「text:」, in the `text` option, or as a file), never two texts at once."""
+    said = values.text("instructions")
+    marked = NEW_TEXT.match(said)
+    texts = [
+        t
+        for t in (
+            _decode_upload(values.file("file")),
+            values.text("text") or None,
+            said[marked.end() :] if marked else None,
+        )
+        if t is not None
+    ]
+    if len(texts) > 1:
+        raise UsageError.say(
+            "新正文只能给一份：附上的文件、正文选项或「正文：」之后的文字，三者选一。",
+            "Give the new text once: a file, the text option, or the words after “text:”.",
+        )
+    if texts:
+        if not texts[0].strip():
+            raise UsageError("missing_arg", param=Param("text", "新正文", "new text"))
+        return novel_api.ReviseChapter(values.number("chapter"), "" if marked else said, texts[0])
+    if len(said) > MAX_INSTRUCTIONS:
+        limit = Param("instructions", "修改说明", "instructions", max_len=MAX_INSTRUCTIONS)
+        raise UsageError("too_long", param=limit, n=len(said), limit=MAX_INSTRUCTIONS)
+    return novel_api.ReviseChapter(values.number("chapter"), said)
 
 
 _ALL = ("all", "全部", "所有")
@@ -458,8 +500,9 @@ def novel_commands(
                     "submit",
                     "提交胜出提议的正文（直接写在命令后，或附上文本文件）",
                     "Submit the winning goal's chapter (typed after the command, or a file)",
-                    "/chapter submit 夜色沉沉，林远……（或附上 .txt 文件）",
-                    "/chapter submit The night was deep… (or attach a .txt file)",
+                    "/chapter submit 夜色沉沉，林远……（或附上 .txt 文件；控制台：/chapter submit @第3章.txt）",
+                    "/chapter submit The night was deep… (or attach a .txt file; on the console:"
+                    " /chapter submit @chapter3.txt)",
                 ),
                 novel_api.SubmitChapter,
                 _submission,
@@ -472,7 +515,14 @@ def novel_commands(
                         rest=True,
                         max_len=MAX_CHAPTER_CHARS,
                     ),
-                    Param("file", "正文文件", "text file", "file", required=False),
+                    Param(
+                        "file",
+                        "正文文件",
+                        "text file",
+                        "file",
+                        required=False,
+                        extensions=TEXT_FILES,
+                    ),
                 ),
                 admin_aware=True,  # the winner's author, or an admin
             ),
@@ -491,26 +541,41 @@ def novel_commands(
             command(
                 Help(
                     "revise",
-                    "重写某章（可附说明或上传文本）",
-                    "Rewrite a chapter (with instructions or an uploaded text)",
-                    "/chapter revise 12 让结尾更有悬念",
-                    "/chapter revise 12 make the ending more suspenseful",
+                    "重写某章：给模型的修改说明；或「正文：」后写新的全文；或附上文本文件",
+                    "Rewrite a chapter: instructions to the model, or “text:” and the new text, or a file",
+                    "/chapter revise 12 让结尾更有悬念 · /chapter revise 12 正文：夜色沉沉……"
+                    " · /chapter revise 12 @第12章.txt（控制台）",
+                    "/chapter revise 12 make the ending tenser · /chapter revise 12 text: The night…"
+                    " · /chapter revise 12 @chapter12.txt (console)",
                 ),
                 novel_api.ReviseChapter,
-                lambda v: novel_api.ReviseChapter(
-                    v.number("chapter"), v.text("instructions"), _decode_upload(v.file("file"))
-                ),
+                _revision,
                 (
                     _CH,
                     Param(
                         "instructions",
-                        "修改说明",
-                        "instructions",
+                        "修改说明（或「正文：」加新的全文）",
+                        "instructions (or “text:” and the new text)",
                         required=False,
                         rest=True,
-                        max_len=1000,
+                        max_len=MAX_CHAPTER_CHARS,
                     ),
-                    Param("file", "替换文本", "replacement text", "file", required=False),
+                    Param(
+                        "text",
+                        "新的全文（替换这一章）",
+                        "the new text (replaces the chapter)",
+                        required=False,
+                        rest=True,
+                        max_len=MAX_CHAPTER_CHARS,
+                    ),
+                    Param(
+                        "file",
+                        "替换文本",
+                        "replacement text",
+                        "file",
+                        required=False,
+                        extensions=TEXT_FILES,
+                    ),
                 ),
                 permission=_by_rule(novel_api.ReviseChapter),
             ),
@@ -587,8 +652,10 @@ def novel_commands(
                     "blueprint",
                     "世界设定：show · set 上传 JSON · edit 字段 值 · accept/reject 更新建议 · history 记录",
                     "Blueprint: show · set (JSON) · edit FIELD VALUE · accept/reject updates · history",
-                    "/novel blueprint edit characters.林远.status 已死亡",
-                    "/novel blueprint edit characters.Lin.status dead",
+                    "/novel blueprint edit characters.林远.status 已死亡"
+                    " · /novel blueprint set @世界.json（控制台）",
+                    "/novel blueprint edit characters.Lin.status dead"
+                    " · /novel blueprint set @world.json (console)",
                 ),
                 # The action word picks the request's type, as a subcommand's name would; its
                 # handler is the one registered for that type.

@@ -48,7 +48,9 @@ async def test_the_console_submits_revises_sets_the_blueprint_and_ingests_files(
 
         assert "提议征集开始" in await said("/chapter next")
         assert "《夜渡》" in await said("/chapter propose 夜渡 | 林远夜里渡江")
-        assert "投票开始" in await said("/chapter close")
+        ballot = await said("/chapter close")
+        assert "投票开始" in ballot and "[1] 夜渡" in ballot and "/press 编号" in ballot, ballot
+        assert "已投给 1.《夜渡》" in await said("/press 1")  # the ballot's numbered button
         assert "胜出：《夜渡》" in await said("/chapter close")
         # A file that is not a chapter's text: refused, the round still waits for its text.
         assert "不支持这种文件；支持 TXT / MD / MARKDOWN" in await said("/chapter submit @图.png")
@@ -94,6 +96,18 @@ async def test_the_console_submits_revises_sets_the_blueprint_and_ingests_files(
         assert "@路径" in helped and "/chapter submit @第3章.txt" in helped
         usage = await said("/help chapter")
         assert "正文：" in usage and "@第12章.txt" in usage
+        novel_help = await said("/help novel")
+        assert "new — 让本频道、子区或话题有自己的故事（管理员）" in novel_help
+        assert "list — 本服务器/群的各个故事" in novel_help and "/novel new 星海" in novel_help
+        english = ConsoleTransport(
+            app.router, stdin=io.StringIO(), stdout=io.StringIO(), lang="en", cwd=files
+        )
+        set_en = await english.handle_line("/settings language en")  # the console reads English
+        assert "English" in set_en, set_en
+        en = await english.handle_line("/help novel")
+        assert "new — Give this channel, thread or topic a story of its own (admins)" in en
+        assert "/novel new Star Sea" in en and "list — This server's or group's stories" in en
+        assert "No such file: 无.txt" in await english.handle_line("/chapter submit @无.txt")
 
 
 def test_baibao_chat_reads_files_and_inline_text_from_stdin(tmp_path: Path) -> None:

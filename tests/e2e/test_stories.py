@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -130,6 +131,10 @@ async def test_discord_two_stories_side_by_side_in_one_server(tmp_path: Path) ->
         world = answer_text(await member.slash(scifi, "novel blueprint", action="show"))
         assert "星海" in world and "林远" not in world
         assert "林远" in answer_text(await member.slash(home, "novel blueprint", action="show"))
+
+        cast = answer_text(await member.slash(scifi, "novel characters"))
+        assert "《星海》" in cast and "林远" not in cast, cast
+        assert "《青岚渡》" in answer_text(await member.slash(home, "novel characters"))
 
         # Plot memory is scoped: neither story's search returns the other's chunks.
         memory = app.novels.service.memory
@@ -332,3 +337,29 @@ async def test_telegram_forum_topics_hold_two_stories_and_the_model_sees_one(
     listed = next(t for t in f.said_in(None) if "本聊天的故事" in t)
     assert "1. 《青岚渡》 — 默认故事 · 1 章 ← 这里用的故事" in listed
     assert "2. 《星海》 — 话题「星海」 · 2 章" in listed
+
+
+# ---- a data directory from before stories had places ------------------------------------------
+
+
+async def test_a_data_directory_from_before_stories_had_places_opens_and_goes_on(
+    tmp_path: Path,
+) -> None:
+    """The writers' room's tables as they were (one story per chat, keyed by the chat), with
+    a chapter and no plot memory yet: the App migrates them, re-indexes the chapter, and the
+    console's story is the one it had."""
+    from bot.transports.console import ConsoleTransport
+    from tests.unit.test_novel_stories import old_data_directory
+
+    data = tmp_path / "data"
+    data.mkdir()
+    old_data_directory(data / "baibao.sqlite3", chat="console")
+    async with App(settings(data), embedder=HashEmbedder(DIM)) as app:
+        console = ConsoleTransport(app.router, stdin=io.StringIO(), stdout=io.StringIO())
+        shown = await console.handle_line("/chapter show 1")
+        assert "旧章" in shown and "林远过江。" in shown, shown
+        assert "提议阶段" in await console.handle_line("/chapter status")
+        listed = await console.handle_line("/novel list")
+        assert "1. 《旧书》 — 默认故事 · 1 章 · 提议阶段 ← 这里用的故事" in listed, listed
+        hits = await app.novels.service.memory.search("console", "林远过江")
+        assert hits and hits[0].title == "旧章"  # reconciled into plot memory on opening

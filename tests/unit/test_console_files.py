@@ -33,7 +33,10 @@ def console(
     return transport, novels, scholar
 
 
-def test_the_at_word_is_one_file_quoted_or_not_and_double_at_is_text(tmp_path: Path) -> None:
+def test_the_at_word_is_one_file_quoted_or_not_and_double_at_is_text(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
     (tmp_path / "第3章.txt").write_text(CHAPTER, encoding="utf-8")
     (tmp_path / "我的 书.md").write_text("# 书", encoding="utf-8")
     line, upload = split_local_file("/chapter revise 3 @第3章.txt", tmp_path)
@@ -45,6 +48,11 @@ def test_the_at_word_is_one_file_quoted_or_not_and_double_at_is_text(tmp_path: P
     assert line == "/chapter submit 他写下 @林远 三个字" and upload is None
     line, upload = split_local_file("/chapter submit 邮件a@b.c 不是文件", tmp_path)
     assert line == "/chapter submit 邮件a@b.c 不是文件" and upload is None
+    home = tmp_path / "home"
+    (home / "稿件").mkdir(parents=True)
+    (home / "稿件" / "第4章.md").write_text(CHAPTER, encoding="utf-8")
+    line, upload = split_local_file("/chapter submit @~/稿件/第4章.md", tmp_path)
+    assert line == "/chapter submit" and upload is not None and upload.filename == "第4章.md"
     with pytest.raises(LocalFileError) as two:
         split_local_file("/chapter submit @a.txt @b.txt", tmp_path)
     assert two.value.key == "local_file_two"

@@ -25,6 +25,7 @@ from tests.novel_room import SLOW, FakeClock, Room, fake_model
 
 CHAT = "-100777"
 WHEN = datetime(2026, 11, 1, 9, 0, tzinfo=UTC)
+FAR = datetime(2099, 1, 1, tzinfo=UTC).isoformat()  # a deadline no test reaches
 ADMIN = Member(CHAT, "1", "管理员", is_admin=True)
 
 
@@ -201,18 +202,18 @@ CREATE TABLE novel_chapter_versions (
 """
 
 
-def old_data_directory(db: Path) -> None:
+def old_data_directory(db: Path, chat: str = CHAT) -> None:
     """A data directory as the writers' room left it before stories had places: one novel
     per chat (keyed by the chat), with a chapter, and a round open in channel 55."""
     now = WHEN.isoformat()
     with sqlite3.connect(db) as conn:
         conn.executescript(OLD_SCHEMA)
-        conn.execute("INSERT INTO novel_novels VALUES (?, ?)", (CHAT, now))
+        conn.execute("INSERT INTO novel_novels VALUES (?, ?)", (chat, now))
         conn.execute(
             "INSERT INTO novel_blueprints(chat_id, data, updated_at) VALUES (?, ?, ?)",
-            (CHAT, Blueprint(title="旧书").to_json(), now),
+            (chat, Blueprint(title="旧书").to_json(), now),
         )
-        conn.execute("INSERT INTO novel_chapters VALUES ('ch1', ?, 1, 1, ?)", (CHAT, now))
+        conn.execute("INSERT INTO novel_chapters VALUES ('ch1', ?, 1, 1, ?)", (chat, now))
         conn.execute(
             "INSERT INTO novel_chapter_versions VALUES ('ch1', 1, '旧章', '林远过江。', '旧章',"
             " ?, '某人', 'submitted')",
@@ -222,7 +223,7 @@ def old_data_directory(db: Path) -> None:
             "INSERT INTO novel_rounds(id, chat_id, phase, platform, channel_id, opener_id,"
             " opened_at, proposal_deadline) VALUES ('r1', ?, 'proposal', 'telegram', '55',"
             " '1', ?, ?)",
-            (CHAT, now, now),
+            (chat, now, FAR),
         )
 
 

@@ -23,3 +23,7 @@ class Actor:
     is_admin: bool = False
     roles: tuple[str, ...] = ()
     lang: Lang = "zh"
+    # Where `channel_id` is: the channel a thread is in ("" for none), and the place's name
+    # when the platform said it. The writers' room finds a place's story with them.
+    parent_id: str = ""
+    channel_name: str = ""

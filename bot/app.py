@@ -318,6 +318,7 @@ class App(Closing):
             corpus=corpus,
             graph=viewer,
             story=self.novels.story,
+            places=self.novels.service.repo.stories,
             openers=s.novel_round_openers,
             upload_max_bytes=upload_max,
         )
@@ -357,10 +358,12 @@ class App(Closing):
             vote_minutes=s.novel_vote_minutes,
         )
         chapters = ChapterService(novel_repo, plot_memory, self.llm, settings, self.clock.now)
+        places = novel_repo.stories  # which story each place of a chat holds
         board = BallotBoard(
             await self._stack.enter_async_context(BallotStore(self.db_path)),
             BallotViews(novel_repo.rounds, self.clock.now),
             self.router.edit,
+            chat_of=places.chat_of,
             interval_s=s.novel_ballot_edit_interval_s,
             clock=self.clock,
         )
@@ -372,14 +375,14 @@ class App(Closing):
                 plot_memory,
                 chapters,
                 settings,
-                NovelAnnouncer(presenter, self.router.send, board),
+                NovelAnnouncer(presenter, self.router.send, board, places),
                 self.clock,
             )
         )
         return WritersRoom(
             service,
             novel_handlers(service, presenter),
-            BallotRoom(board, service.rounds, presenter),
+            BallotRoom(board, service.rounds, presenter, places),
             StoryService(novel_repo, self.llm, chapters.blueprint),
         )
 

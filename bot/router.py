@@ -268,6 +268,12 @@ class Router:
         except UsageError as err:
             return self._usage(actor.lang, command, err)
 
+    async def takes_file(self, actor: Actor, line: str) -> bool:
+        """Whether the command `line` names takes a file (the console reads `@path` as one
+        only for those: a chat would attach it)."""
+        resolved = await self._resolve_text(actor, line, "", True)
+        return isinstance(resolved, tuple) and resolved[1].file_param is not None
+
     async def _resolve_text(
         self, actor: Actor, line: str, bot_username: str, private: bool
     ) -> tuple[Actor, Command[Any], RawArgs] | Reply | None:

@@ -138,6 +138,18 @@ class Export:
     fmt: str = "md"  # md | epub
 
 
+@dataclass(frozen=True, slots=True)
+class NewStory:
+    """`/novel new <title>`: the place it is asked in holds a story of its own from now on."""
+
+    title: str
+
+
+@dataclass(frozen=True, slots=True)
+class ListStories:
+    """`/novel list`: the chat's stories, and where each lives."""
+
+
 # The requests by the service that answers them (rounds; chapters; the blueprint).
 RoundRequest = NextRound | Propose | ShowRound | ChooseOption | CloseRound
 ChapterRequest = (
@@ -157,7 +169,8 @@ WorldRequest = (
     | BlueprintReject
     | BlueprintHistory
 )
-NovelRequest = RoundRequest | ChapterRequest | WorldRequest
+StoryRequest = NewStory | ListStories
+NovelRequest = RoundRequest | ChapterRequest | WorldRequest | StoryRequest
 
 
 # Requests only an admin may make. The one rule: the commands' permissions ask it before
@@ -172,6 +185,7 @@ ADMIN_ONLY: tuple[type, ...] = (
     BlueprintEdit,
     BlueprintAccept,
     BlueprintReject,
+    NewStory,
 )
 
 

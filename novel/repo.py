@@ -23,7 +23,7 @@ from typing import Any
 import aiosqlite
 
 from novel.evolve import BlueprintChange
-from novel.member import Member
+from novel.member import Member, Place
 from novel.phase import OPEN_PHASES, Event, Phase, sources, transition
 from novel.results import ChangeStatus, ChapterVersion, Proposal, ProposedChange
 from novel.summary import ChapterSummary, load
@@ -139,6 +139,19 @@ CREATE TABLE IF NOT EXISTS novel_chapter_events (
 _MIGRATIONS: tuple[tuple[str, str, str], ...] = (
     ("novel_votes", "source", "TEXT NOT NULL DEFAULT 'command'"),
     ("novel_votes", "user_name", "TEXT NOT NULL DEFAULT ''"),
+    # Where each story lives (`StoryStore`): the chat it belongs to, the place that holds it
+    # ("" = the chat's own story), that place's name, and who made it.
+    ("novel_novels", "home", "TEXT NOT NULL DEFAULT ''"),
+    ("novel_novels", "place", "TEXT NOT NULL DEFAULT ''"),
+    ("novel_novels", "place_name", "TEXT NOT NULL DEFAULT ''"),
+    ("novel_novels", "created_by", "TEXT NOT NULL DEFAULT ''"),
+)
+# After the columns exist: a novel from before stories had places is its chat's own story
+# (keyed by the chat's id, so its home is its key), and a place holds at most one story.
+_STORY_MIGRATION = (
+    "UPDATE novel_novels SET home = chat_id WHERE home = ''",
+    "CREATE UNIQUE INDEX IF NOT EXISTS novel_novels_place ON novel_novels(home, place)"
+    " WHERE place != ''",
 )
 
 VoteSource = str  # "command" | "button" | "poll"
@@ -699,9 +712,9 @@ class BlueprintStore(_Store):
 
     async def ensure_novel(self, chat_id: str, blueprint_json: str, now: datetime) -> None:
         async with self._tx() as db:
-            await db.execute(
-                "INSERT OR IGNORE INTO novel_novels(chat_id, created_at) VALUES (?, ?)",
-                (chat_id, _ts(now)),
+            await db.execute(  # a story made here is its chat's own: its home is its key
+                "INSERT OR IGNORE INTO novel_novels(chat_id, created_at, home) VALUES (?, ?, ?)",
+                (chat_id, _ts(now), chat_id),
             )
             await db.execute(
                 "INSERT OR IGNORE INTO novel_blueprints(chat_id, data, updated_at) VALUES (?, ?, ?)",
@@ -840,12 +853,104 @@ class BlueprintStore(_Store):
             return int(cur.rowcount)
 
 
+@dataclass(frozen=True, slots=True)
+class StoryRow:
+    """A story and where it lives: its key (`Member.chat_id`; the chat's own id for the chat's
+    own story), the chat it belongs to, the place that holds it ("" for the chat's own story,
+    which every place without a story of its own shares), the place's name when it was known,
+    and when and by whom it was made."""
+
+    story_id: str
+    chat_id: str
+    place: str
+    place_name: str
+    created_at: datetime
+    created_by: str
+
+
+class StoryStore(_Store):
+    """Which place of a chat holds which story. The index is read once (`load`) and kept in
+    memory beside the table, so the chat layer asks it for every command without a query."""
+
+    def __init__(self, db: aiosqlite.Connection, lock: asyncio.Lock) -> None:
+        super().__init__(db, lock)
+        self._at: dict[tuple[str, str], str] = {}  # (chat id, place) → story id
+        self._home: dict[str, str] = {}  # a place's story id → its chat id
+
+    async def load(self) -> None:
+        for row in await self.stories():
+            self._remember(row)
+
+    def _remember(self, row: StoryRow) -> None:
+        if row.place:
+            self._at[(row.chat_id, row.place)] = row.story_id
+            self._home[row.story_id] = row.chat_id
+
+    def story_at(self, place: Place) -> str:
+        """The story commands spoken at `place` belong to: the place's own, else (a thread)
+        its channel's, else the chat's own story."""
+        for where in (place.channel_id, place.parent_id):
+            story = self._at.get((place.chat_id, where)) if where else None
+            if story is not None:
+                return story
+        return place.chat_id
+
+    def chat_of(self, story_id: str) -> str:
+        """The chat story `story_id` belongs to (a chat's own story is keyed by the chat)."""
+        return self._home.get(story_id, story_id)
+
+    async def stories(self, chat_id: str | None = None) -> list[StoryRow]:
+        """The stories of `chat_id` (every chat's when None) that were ever used, oldest first."""
+        sql = (
+            "SELECT chat_id AS story_id, home AS chat_id, place, place_name, created_at,"
+            " created_by FROM novel_novels"
+        )
+        rows = await self._all(
+            f"{sql} WHERE home = ? ORDER BY created_at, rowid" if chat_id else sql,
+            (chat_id,) if chat_id else (),
+        )
+        return [
+            StoryRow(**_columns(StoryRow, r, created_at=datetime.fromisoformat(r["created_at"])))
+            for r in rows
+        ]
+
+    async def create(self, row: StoryRow, blueprint_json: str) -> bool:
+        """A place's own story with its first blueprint, in one transaction; False when the
+        place holds a story already (another admin was first: the unique index)."""
+        try:
+            async with self._tx() as db:
+                await db.execute(
+                    "INSERT INTO novel_novels(chat_id, created_at, home, place, place_name,"
+                    " created_by) VALUES (?, ?, ?, ?, ?, ?)",
+                    (
+                        row.story_id,
+                        _ts(row.created_at),
+                        row.chat_id,
+                        row.place,
+                        row.place_name,
+                        row.created_by,
+                    ),
+                )
+                await db.execute(
+                    "INSERT INTO novel_blueprints(chat_id, data, updated_at, updated_by)"
+                    " VALUES (?, ?, ?, ?)",
+                    (row.story_id, blueprint_json, _ts(row.created_at), row.created_by),
+                )
+        except sqlite3.IntegrityError:
+            return False
+        self._remember(row)
+        return True
+
+
 async def _rename_columns(db: aiosqlite.Connection) -> None:
     """A rounds table from before the room stopped naming platforms: its column is renamed
-    (`platform` → `via`, the same values)."""
+    (`platform` → `via`, the same values). Novels from before stories had places become their
+    chats' own stories."""
     rounds = await db.execute_fetchall("PRAGMA table_info(novel_rounds)")
     if "platform" in {row[1] for row in rounds}:
         await db.execute_fetchall("ALTER TABLE novel_rounds RENAME COLUMN platform TO via")
+    for statement in _STORY_MIGRATION:
+        await db.execute_fetchall(statement)
 
 
 class EventStore(_Store):
@@ -886,6 +991,7 @@ class NovelRepo:
         self.book = ChapterStore(db, lock)
         self.world = BlueprintStore(db, lock)
         self.events = EventStore(db, lock)
+        self.stories = StoryStore(db, lock)
 
     @classmethod
     async def open(cls, path: Path) -> NovelRepo:
@@ -894,11 +1000,13 @@ class NovelRepo:
         )
         try:
             await _rename_columns(db)
+            db.row_factory = sqlite3.Row
+            repo = cls(db)
+            await repo.stories.load()
         except BaseException:
             await db.close()
             raise
-        db.row_factory = sqlite3.Row
-        return cls(db)
+        return repo
 
     async def close(self) -> None:
         await self._db.close()

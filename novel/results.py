@@ -298,3 +298,34 @@ class ClosedAndWritten:
 
 # What `/chapter close` can come to, by the phase it closes.
 Closed = BallotView | RoundEmpty | VotesClosed | ClosedAndWritten | Abandoned
+
+
+# ---- stories ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class StoryOpened:
+    """`/novel new`: the place it was asked in holds a story of its own now."""
+
+    title: str
+    place_name: str  # "" when the chat layer did not know the place's name
+
+
+@dataclass(frozen=True, slots=True)
+class StoryEntry:
+    """One story of a chat as `/novel list` shows it: its title (its blueprint's), where it
+    lives, how far it got, and whether the place asking uses it."""
+
+    title: str
+    place: str  # the channel, thread or topic that holds it; "" = the chat's own story
+    place_name: str
+    chapters: int
+    phase: Phase | None  # its open round's phase; None without one
+    here: bool  # commands in the place that asked go to this story
+
+
+@dataclass(frozen=True, slots=True)
+class StoryList:
+    """The stories of a chat: its own first, then the places' in the order they were made."""
+
+    stories: tuple[StoryEntry, ...]

@@ -3,7 +3,8 @@ chapters.
 
 The chat layer calls the service a command needs directly (`bot.commands.novel` registers one
 handler per request type): `rounds` (propose, vote, withdraw, the ballot as it stands),
-`chapters` (show, revise, roll back, delete, history, export), `world` (the blueprint). What
+`chapters` (show, revise, roll back, delete, history, export), `world` (the blueprint),
+`stories` (a place's own story, the chat's stories: `novel.stories`). What
 needs more than one of them lives here: opening a round (or retrying a pending chapter),
 closing the current phase, submitting the winner's text, and what a deadline does. Nothing
 here knows of chat: results are typed (`novel.results`), refusals raise `Refused` /
@@ -45,6 +46,7 @@ from novel.results import (
 from novel.rounds import RoundService, lang_of
 from novel.schedule import Deadlines
 from novel.settings import NovelSettings
+from novel.stories import Stories
 from novel.world import WorldService
 from retrieval.clock import SYSTEM_CLOCK, Clock
 from retrieval.lifecycle import Closing
@@ -80,6 +82,7 @@ class NovelService(Closing):
         )
         self.chapters = chapters
         self.world = WorldService(repo.world, settings, clock.now)
+        self.stories = Stories(repo, clock.now)
         self.last_reconcile: dict[str, ReconcileReport] = {}
 
     # ---- lifecycle ---------------------------------------------------------------------------

@@ -202,6 +202,7 @@ class Room(Closing):
             self.ballot_store,
             BallotViews(self.repo.rounds, self.clock),
             self.edit_ballot,
+            chat_of=self.repo.stories.chat_of,
             interval_s=BALLOT_EDIT_INTERVAL_S,
             clock=Clock(now=self.clock, monotonic=self.clock.monotonic, sleep=self.clock.pause),
         )
@@ -212,11 +213,11 @@ class Room(Closing):
             memory,
             chapters,
             self.settings,
-            NovelAnnouncer(presenter, self.announce, self.board),
+            NovelAnnouncer(presenter, self.announce, self.board, self.repo.stories),
             Clock(now=self.clock),
         )
         self.story = StoryService(self.repo, self.llm, chapters.blueprint)
-        self.ballots = BallotRoom(self.board, self.novel.rounds, presenter)
+        self.ballots = BallotRoom(self.board, self.novel.rounds, presenter, self.repo.stories)
         self.service = Replies(
             novel_handlers(self.novel, presenter), self.ballots, self.novel, presenter
         )

@@ -16,6 +16,7 @@ running count kept current.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
@@ -86,11 +87,22 @@ class Edit(Protocol):
 
 
 class BallotBoard(Closing):
+    """`chat_of`: the chat a story belongs to (`novel.repo.StoryStore.chat_of`): a ballot's
+    view names its round's story, a posted ballot the chat it went to."""
+
     def __init__(
-        self, store: BallotStore, views: Views, edit: Edit, *, interval_s: float, clock: Clock
+        self,
+        store: BallotStore,
+        views: Views,
+        edit: Edit,
+        *,
+        chat_of: Callable[[str], str],
+        interval_s: float,
+        clock: Clock,
     ) -> None:
         self._store = store
         self._views = views
+        self._chat_of = chat_of
         self._edit_message = edit
         self._clock = clock
         self.editor: BallotEditor[Reply] = BallotEditor(
@@ -115,7 +127,7 @@ class BallotBoard(Closing):
         voters' names when the chat shows them); the poll/keyboard while open, the final count
         once closed."""
         lang = view.lang
-        look = self.look(view.chat_id, where.platform)
+        look = self.look(where.chat_id, where.platform)
         lines = [_line(i, o.title, len(o.voters), lang) for i, o in enumerate(view.options, 1)]
         for i, o in enumerate(view.options):
             if look.show_voters and o.voters:
@@ -150,7 +162,7 @@ class BallotBoard(Closing):
         if ballot is None:
             return
         view = await self._views.view(ballot.round_id)
-        if view is None or view.chat_id != ballot.chat_id:
+        if view is None or self._chat_of(view.chat_id) != ballot.chat_id:
             log.warning(
                 "ballot of round %s posted in chat %s ignored", ballot.round_id, where.chat_id
             )
@@ -164,6 +176,11 @@ class BallotBoard(Closing):
 
     async def find_poll(self, poll_id: str) -> PostedBallot | None:
         return await self._store.by_poll(poll_id)
+
+    async def story_of(self, round_id: str) -> str | None:
+        """The story round `round_id` is of (None when there is no such round)."""
+        view = await self._views.view(round_id)
+        return view.chat_id if view is not None else None
 
     async def _render(self, round_id: str) -> tuple[PostedBallot, Reply] | None:
         ballot = await self._store.ballot(round_id)

@@ -11,12 +11,13 @@ from typing import Protocol
 from bot.actor import Actor
 from bot.ballot.board import BALLOT_STYLES, VOTERS, BallotBoard
 from bot.ballot.codec import PollVote, VoteButton
-from bot.presenters.novel import NovelPresenter, member_of
+from bot.presenters.novel import NovelPresenter, StoryPlaces, member_of
 from bot.presenters.novel_messages import T
 from bot.registry import PollAnswer
 from bot.reply import Posted, Reply
 from kernel.refusal import Refused
 from novel.api import Vote, Withdrawal
+from novel.member import Member
 from novel.results import VoteCast, VoteRetracted
 
 
@@ -54,15 +55,30 @@ class BallotReplies(Protocol):
 
 
 class BallotRoom:
-    def __init__(self, board: BallotBoard, votes: Votes, present: NovelPresenter) -> None:
+    def __init__(
+        self, board: BallotBoard, votes: Votes, present: NovelPresenter, places: StoryPlaces
+    ) -> None:
         self.board = board
         self._votes = votes
         self._present = present
+        self._places = places
+
+    async def _voter(self, actor: Actor, round_id: str, chat_id: str) -> Member:
+        """The voter in the story of the round the ballot is for, when that story is of the
+        chat the ballot is in (a ballot names its round: it counts wherever in its chat it
+        is shown); else in the story of the place they voted in, where another story's round
+        is a stale ballot."""
+        voter = member_of(actor, self._places)
+        story = await self.board.story_of(round_id)
+        if story is not None and self._places.chat_of(story) == chat_id:
+            return replace(voter, chat_id=story)
+        return voter
 
     async def vote(self, actor: Actor, button: VoteButton) -> Reply:
         """A ballot's button or key: a vote in the round the ballot is for."""
-        vote = Vote(button.round_id, button.option, member_of(actor), "button")
         try:
+            voter = await self._voter(actor, button.round_id, actor.chat_id)
+            vote = Vote(button.round_id, button.option, voter, "button")
             return self._present.vote_cast(await self._votes.vote(vote), actor)
         except Refused as refused:
             return self._present.refusal(actor.lang, refused)
@@ -75,7 +91,7 @@ class BallotRoom:
         try:
             if ballot is None:
                 raise Refused("stale_ballot")
-            voter = replace(member_of(actor), chat_id=ballot.chat_id)
+            voter = await self._voter(actor, ballot.round_id, ballot.chat_id)
             if chosen.withdrawn:
                 retracted = await self._votes.withdraw(Withdrawal(ballot.round_id, voter))
                 return self._present.vote_retracted(retracted, actor)

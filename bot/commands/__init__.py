@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from bot.commands.graph import GraphView
     from bot.commands.novel import NovelRunner
     from bot.commands.settings import LanguageSetting
+    from bot.presenters.novel import StoryPlaces
     from novel.api import Story
 
 
@@ -27,12 +28,14 @@ def standard_registry(
     corpus: Corpus | None = None,
     graph: GraphView | None = None,
     story: Story | None = None,
+    places: StoryPlaces | None = None,
     openers: Literal["admins", "members"] = "admins",
     upload_max_bytes: int = MAX_UPLOAD_BYTES,
 ) -> Registry:
     """The commands of the rooms this process serves (added to `registry` when given: the
     composition root builds its router first); `/settings`, `/ingest`, `/graph` and
-    `/novel characters|recap|map` only when their services are given (the one-shot CLI and
+    `/novel characters|recap|map` only when their services are given (the story reader with
+    the directory of stories, `places`) (the one-shot CLI and
     some tests run without them)."""
     # The other rooms are imported here, not with this package: `baibao cite` (the scholar's
     # registry alone) starts without reading the writers' room, ingestion or the graph views.
@@ -44,7 +47,8 @@ def standard_registry(
 
     registry = registry if registry is not None else Registry()
     registry.add(
-        *scholar_commands(scholar, chats), *novel_commands(novels, openers=openers, story=story)
+        *scholar_commands(scholar, chats),
+        *novel_commands(novels, openers=openers, story=story, places=places),
     )
     if graph is not None:
         registry.add(*graph_commands(graph))

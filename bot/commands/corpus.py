@@ -174,8 +174,10 @@ def corpus_commands(corpus: Corpus, *, max_bytes: int) -> tuple[Group | Command[
             "ingest",
             "管理语料（管理员）：上传文件导入，或 delete 删除",
             "Manage the corpus (admins): upload a file, or delete a document",
-            "/ingest [书名 | 作者 | 年份 | 类型]（随文件发送）· /ingest delete 书名",
-            "/ingest [title | author | year | type] (with the file) · /ingest delete TITLE",
+            "/ingest [书名 | 作者 | 年份 | 类型]（随文件发送；控制台：/ingest @书.pdf 书名 | …）"
+            "· /ingest delete 书名",
+            "/ingest [title | author | year | type] (with the file; on the console: /ingest"
+            " @book.pdf title | …) · /ingest delete TITLE",
         ),
         (
             Command(

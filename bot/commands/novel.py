@@ -8,6 +8,7 @@ Adding a command is its `Command` and its handler here, and its presenter method
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from collections.abc import Awaitable, Callable
 from typing import Any, Literal, Protocol, TypeVar
@@ -15,7 +16,7 @@ from typing import Any, Literal, Protocol, TypeVar
 from bot.actor import Actor
 from bot.presenters import novel as present
 from bot.presenters.cast import cast_reply, map_reply, recap_reply
-from bot.presenters.novel import NovelPresenter, member_of
+from bot.presenters.novel import NovelPresenter, StoryPlaces, member_of, place_of
 from bot.registry import (
     Call,
     Command,
@@ -35,7 +36,7 @@ from novel.api import Story
 from novel.blueprint import BlueprintError
 from novel.cast import RECAP_DEFAULT, RECAP_MAX
 from novel.chapters import ChapterService
-from novel.member import Member
+from novel.member import Member, Place
 from novel.results import (
     ChapterSaved,
     Revising,
@@ -43,6 +44,7 @@ from novel.results import (
 )
 from novel.service import NovelService
 from novel.settings import MAX_CHAPTER_CHARS
+from novel.stories import MAX_TITLE
 
 R = TypeVar("R")
 Out = TypeVar("Out")
@@ -61,35 +63,69 @@ class NovelRunner(Protocol):
     async def run(self, call: Call, request: object) -> Reply: ...
 
 
-def handler(present: NovelPresenter, serve: Serve[R, Out], show: Show[Out]) -> Run[R]:
-    """A typed handler: the room's one admin rule asked again (a caller may have skipped the
-    router), the service called, its result (or refusal) worded."""
+def _answer(
+    present: NovelPresenter,
+    call: Call,
+    request: R,
+    serve: Callable[[Steps | None], Awaitable[Out]],
+    show: Show[Out],
+) -> Awaitable[Reply]:
+    """The room's one admin rule asked again (a caller may have skipped the router), the
+    service called, its result (or refusal) worded."""
 
-    async def run(call: Call, request: R) -> Reply:
+    async def answer() -> Reply:
         actor, lang = call.actor, call.actor.lang
         if novel_api.needs_admin(request) and not actor.is_admin:
             return present.refusal(lang, Refused("admins_only"))
         steps = None if call.progress is None else present.steps(lang, call.progress)
         try:
-            result = await serve(member_of(actor), request, steps)
+            result = await serve(steps)
         except Refused as refused:
             return present.refusal(lang, refused, admin=actor.is_admin)
         except BlueprintError as err:
             return present.blueprint_error(lang, err)
         return show(result, actor)
 
+    return answer()
+
+
+def handler(
+    present: NovelPresenter, places: StoryPlaces, serve: Serve[R, Out], show: Show[Out]
+) -> Run[R]:
+    """A typed handler: the member in the story of the place they spoke in (`places`)."""
+
+    async def run(call: Call, request: R) -> Reply:
+        member = member_of(call.actor, places)
+        return await _answer(present, call, request, lambda s: serve(member, request, s), show)
+
+    return run
+
+
+def place_handler(
+    present: NovelPresenter,
+    places: StoryPlaces,
+    serve: Callable[[Member, Place, R], Awaitable[Out]],
+    show: Show[Out],
+) -> Run[R]:
+    """A typed handler of a request about the chat's stories: it gets the place asked in."""
+
+    async def run(call: Call, request: R) -> Reply:
+        member, place = member_of(call.actor, places), place_of(call.actor)
+        return await _answer(present, call, request, lambda s: serve(member, place, request), show)
+
     return run
 
 
 def novel_handlers(service: NovelService, words: NovelPresenter) -> Handlers:
     """Each request type's handler: the one service method it calls, the one presenter method
-    that words the result."""
+    that words the result. A member reaches the story of the place they spoke in."""
     rounds, chapters, world, shown = service.rounds, service.chapters, service.world, words.chapters
+    stories, places = service.stories, service.repo.stories
     api = novel_api
     handlers = Handlers()
 
     def add(kind: type[R], serve: Serve[R, Out], show: Show[Out]) -> None:
-        handlers.add(kind, handler(words, serve, show))
+        handlers.add(kind, handler(words, places, serve, show))
 
     add(api.NextRound, lambda m, r, steps: service.next_round(m, steps), words.next_round)
     add(api.Propose, lambda m, r, steps: rounds.propose(m, r), words.proposed)
@@ -137,6 +173,16 @@ def novel_handlers(service: NovelService, words: NovelPresenter) -> Handlers:
         present.changes_decided,
     )
     add(api.BlueprintHistory, lambda m, r, steps: world.history(m), present.blueprint_history)
+    handlers.add(
+        api.NewStory,
+        place_handler(
+            words, places, lambda m, p, r: stories.new(m, p, r.title), present.story_opened
+        ),
+    )
+    handlers.add(
+        api.ListStories,
+        place_handler(words, places, lambda m, p, r: stories.listed(p), present.stories_listed),
+    )
     return handlers
 
 
@@ -161,15 +207,56 @@ _CH = Param("chapter", "章节号", "chapter number", "int")
 _OPEN_DENIED = ("只有管理员可以开启新一轮。", "Only admins can open a round.")
 
 
+# A chapter's text as a file: plain text (UTF-8 or GB18030), as .txt or Markdown.
+TEXT_FILES = (".txt", ".md", ".markdown")
+MAX_INSTRUCTIONS = 1000
+# `/chapter revise N 正文：…` — the words after the marker are the chapter's new text, not an
+# instruction to the model. Matched at the start of the arguments, colon required (full or half
+# width), so an instruction that merely begins with the word (「正文太长了」) stays one.
+NEW_TEXT = re.compile(r"^\s*(?:正文|text)\s*[:：]", re.IGNORECASE)
+
+
 def _decode_upload(data: bytes | None) -> str | None:
+    """An uploaded chapter text (UTF-8 or GB18030); `UsageError("not_text")` when the bytes
+    are not text (a NUL byte, or neither encoding reads them)."""
     if data is None:
         return None
-    for encoding in ("utf-8-sig", "gb18030"):
-        try:
-            return data.decode(encoding)
-        except UnicodeDecodeError:
-            continue
-    raise UsageError("need_file")
+    if b"\x00" not in data:
+        for encoding in ("utf-8-sig", "gb18030"):
+            try:
+                return data.decode(encoding)
+            except UnicodeDecodeError:
+                continue
+    raise UsageError("not_text")
+
+
+def _revision(values: Values) -> novel_api.ReviseChapter:
+    """`/chapter revise N …`: an instruction to the model, or the new text itself (after
+    「正文：」/「text:」, in the `text` option, or as a file), never two texts at once."""
+    said = values.text("instructions")
+    marked = NEW_TEXT.match(said)
+    texts = [
+        t
+        for t in (
+            _decode_upload(values.file("file")),
+            values.text("text") or None,
+            said[marked.end() :] if marked else None,
+        )
+        if t is not None
+    ]
+    if len(texts) > 1:
+        raise UsageError.say(
+            "新正文只能给一份：附上的文件、正文选项或「正文：」之后的文字，三者选一。",
+            "Give the new text once: a file, the text option, or the words after “text:”.",
+        )
+    if texts:
+        if not texts[0].strip():
+            raise UsageError("missing_arg", param=Param("text", "新正文", "new text"))
+        return novel_api.ReviseChapter(values.number("chapter"), "" if marked else said, texts[0])
+    if len(said) > MAX_INSTRUCTIONS:
+        limit = Param("instructions", "修改说明", "instructions", max_len=MAX_INSTRUCTIONS)
+        raise UsageError("too_long", param=limit, n=len(said), limit=MAX_INSTRUCTIONS)
+    return novel_api.ReviseChapter(values.number("chapter"), said)
 
 
 _ALL = ("all", "全部", "所有")
@@ -255,17 +342,21 @@ def _recap_count(values: Values) -> int:
     return count
 
 
-def story_commands(story: Story) -> tuple[Command[Any], ...]:
-    """`/novel characters`, `/novel recap [N]`, `/novel map`: the story so far, read-only."""
+def story_commands(story: Story, places: StoryPlaces) -> tuple[Command[Any], ...]:
+    """`/novel characters`, `/novel recap [N]`, `/novel map`: the story so far, read-only, of
+    the story the place asked in belongs to."""
+
+    def here(call: Call) -> str:
+        return places.story_at(place_of(call.actor))
 
     async def characters(call: Call, _: None) -> Reply:
-        return cast_reply(await story.cast(call.actor.chat_id), call.actor.lang)
+        return cast_reply(await story.cast(here(call)), call.actor.lang)
 
     async def recap(call: Call, count: int) -> Reply:
-        return recap_reply(await story.recap(call.actor.chat_id, count), call.actor.lang)
+        return recap_reply(await story.recap(here(call), count), call.actor.lang)
 
     async def cast_map(call: Call, _: None) -> Reply:
-        return await map_reply(await story.cast_map(call.actor.chat_id), call.actor.lang)
+        return await map_reply(await story.cast_map(here(call)), call.actor.lang)
 
     def nothing(values: Values) -> None:
         return None
@@ -310,7 +401,13 @@ def novel_commands(
     *,
     openers: Literal["admins", "members"] = "admins",
     story: Story | None = None,
+    places: StoryPlaces | None = None,
 ) -> tuple[Group, ...]:
+    """`/chapter …` and `/novel …`; `/novel characters|recap|map` with `story` (the story a
+    place holds found by `places`)."""
+    if story is not None and places is None:
+        raise ValueError("the story commands need the directory of stories (places)")
+
     def command(
         help: Help,
         kind: type[R],
@@ -403,8 +500,9 @@ def novel_commands(
                     "submit",
                     "提交胜出提议的正文（直接写在命令后，或附上文本文件）",
                     "Submit the winning goal's chapter (typed after the command, or a file)",
-                    "/chapter submit 夜色沉沉，林远……（或附上 .txt 文件）",
-                    "/chapter submit The night was deep… (or attach a .txt file)",
+                    "/chapter submit 夜色沉沉，林远……（或附上 .txt 文件；控制台：/chapter submit @第3章.txt）",
+                    "/chapter submit The night was deep… (or attach a .txt file; on the console:"
+                    " /chapter submit @chapter3.txt)",
                 ),
                 novel_api.SubmitChapter,
                 _submission,
@@ -417,7 +515,14 @@ def novel_commands(
                         rest=True,
                         max_len=MAX_CHAPTER_CHARS,
                     ),
-                    Param("file", "正文文件", "text file", "file", required=False),
+                    Param(
+                        "file",
+                        "正文文件",
+                        "text file",
+                        "file",
+                        required=False,
+                        extensions=TEXT_FILES,
+                    ),
                 ),
                 admin_aware=True,  # the winner's author, or an admin
             ),
@@ -436,26 +541,41 @@ def novel_commands(
             command(
                 Help(
                     "revise",
-                    "重写某章（可附说明或上传文本）",
-                    "Rewrite a chapter (with instructions or an uploaded text)",
-                    "/chapter revise 12 让结尾更有悬念",
-                    "/chapter revise 12 make the ending more suspenseful",
+                    "重写某章：给模型的修改说明；或「正文：」后写新的全文；或附上文本文件",
+                    "Rewrite a chapter: instructions to the model, or “text:” and the new text, or a file",
+                    "/chapter revise 12 让结尾更有悬念 · /chapter revise 12 正文：夜色沉沉……"
+                    " · /chapter revise 12 @第12章.txt（控制台）",
+                    "/chapter revise 12 make the ending tenser · /chapter revise 12 text: The night…"
+                    " · /chapter revise 12 @chapter12.txt (console)",
                 ),
                 novel_api.ReviseChapter,
-                lambda v: novel_api.ReviseChapter(
-                    v.number("chapter"), v.text("instructions"), _decode_upload(v.file("file"))
-                ),
+                _revision,
                 (
                     _CH,
                     Param(
                         "instructions",
-                        "修改说明",
-                        "instructions",
+                        "修改说明（或「正文：」加新的全文）",
+                        "instructions (or “text:” and the new text)",
                         required=False,
                         rest=True,
-                        max_len=1000,
+                        max_len=MAX_CHAPTER_CHARS,
                     ),
-                    Param("file", "替换文本", "replacement text", "file", required=False),
+                    Param(
+                        "text",
+                        "新的全文（替换这一章）",
+                        "the new text (replaces the chapter)",
+                        required=False,
+                        rest=True,
+                        max_len=MAX_CHAPTER_CHARS,
+                    ),
+                    Param(
+                        "file",
+                        "替换文本",
+                        "replacement text",
+                        "file",
+                        required=False,
+                        extensions=TEXT_FILES,
+                    ),
                 ),
                 permission=_by_rule(novel_api.ReviseChapter),
             ),
@@ -519,10 +639,12 @@ def novel_commands(
     novel = Group(
         Help(
             "novel",
-            "小说设定、人物、前情提要、关系图与导出",
-            "Novel blueprint, cast, recap, cast map and export",
+            "小说设定、人物、前情提要、关系图、导出；一个服务器/群里的多个故事",
+            "Novel blueprint, cast, recap, cast map, export; several stories in one server or group",
             "/novel blueprint show | set | edit | accept | reject | history · /novel characters"
-            " · /novel recap [N] · /novel map · /novel export",
+            " · /novel recap [N] · /novel map · /novel export · /novel new <标题> · /novel list",
+            "/novel blueprint show | set | edit | accept | reject | history · /novel characters"
+            " · /novel recap [N] · /novel map · /novel export · /novel new <title> · /novel list",
         ),
         (
             Command(
@@ -530,8 +652,10 @@ def novel_commands(
                     "blueprint",
                     "世界设定：show · set 上传 JSON · edit 字段 值 · accept/reject 更新建议 · history 记录",
                     "Blueprint: show · set (JSON) · edit FIELD VALUE · accept/reject updates · history",
-                    "/novel blueprint edit characters.林远.status 已死亡",
-                    "/novel blueprint edit characters.Lin.status dead",
+                    "/novel blueprint edit characters.林远.status 已死亡"
+                    " · /novel blueprint set @世界.json（控制台）",
+                    "/novel blueprint edit characters.Lin.status dead"
+                    " · /novel blueprint set @world.json (console)",
                 ),
                 # The action word picks the request's type, as a subcommand's name would; its
                 # handler is the one registered for that type.
@@ -566,7 +690,31 @@ def novel_commands(
                     ),
                 ),
             ),
-            *(story_commands(story) if story is not None else ()),
+            command(
+                Help(
+                    "new",
+                    "让本频道、子区或话题有自己的故事（管理员）",
+                    "Give this channel, thread or topic a story of its own (admins)",
+                    "/novel new 星海",
+                    "/novel new Star Sea",
+                ),
+                novel_api.NewStory,
+                lambda v: novel_api.NewStory(v.text("title")),
+                (Param("title", "标题", "title", rest=True, max_len=MAX_TITLE),),
+                permission=_by_rule(novel_api.NewStory),
+            ),
+            command(
+                Help(
+                    "list",
+                    "本服务器/群的各个故事：在哪里、写到第几章、这里用哪一个",
+                    "This server's or group's stories: where, how far, which one is used here",
+                    "/novel list",
+                ),
+                novel_api.ListStories,
+                lambda v: novel_api.ListStories(),
+                rate_limited=False,  # a look, no work
+            ),
+            *(story_commands(story, places) if story is not None and places else ()),
         ),
     )
     return chapter, novel

@@ -21,7 +21,7 @@ from kernel.refusal import Refused
 from novel.blueprint import BlueprintError
 from novel.consistency import Finding
 from novel.evolve import BlueprintChange
-from novel.member import Member
+from novel.member import Member, Place
 from novel.phase import Phase
 from novel.results import (
     BallotOption,
@@ -47,6 +47,8 @@ from novel.results import (
     RoundEmpty,
     RoundOpened,
     Steps,
+    StoryList,
+    StoryOpened,
     VoteCast,
     VoteRetracted,
     VotesClosed,
@@ -82,7 +84,7 @@ class NovelPresenter:
 
     def refusal(self, lang: Lang, refused: Refused, *, admin: bool = False) -> Reply:
         fields = dict(refused.fields)
-        if refused.reason == "round_open" and isinstance(fields.get("phase"), str):
+        if isinstance(fields.get("phase"), str):  # a round's phase, in the chat's words
             fields["phase"] = T(lang, f"phase_{fields['phase']}")
         text = T(lang, refused.reason, **fields)
         if admin and refused.reason == "needs_model":  # the setting to fix, said once
@@ -433,6 +435,52 @@ def blueprint_history(r: BlueprintHistoryView, actor: Actor) -> Reply:
     return Reply(blocks=tuple(blocks), lang=lang)
 
 
+# ---- the chat's stories ----------------------------------------------------------------------
+
+
+def place_name(lang: Lang, platform: str, place: str, name: str) -> str:
+    """Where a story lives, as its chat names it: a Discord channel or thread by name (else
+    by mention, which Discord shows by name), a Telegram topic by name (else by number)."""
+    kind = "topic" if platform == "telegram" else "channel"
+    if name:
+        return T(lang, f"place_{kind}", name=name)
+    return T(lang, f"place_{kind}_id", id=place)
+
+
+def story_opened(r: StoryOpened, actor: Actor) -> Reply:
+    lang = actor.lang
+    where = place_name(lang, actor.platform, actor.channel_id, r.place_name)
+    return Reply.text(
+        T(lang, "story_opened", title=r.title, where=where), T(lang, "story_next"), lang=lang
+    )
+
+
+def stories_listed(r: StoryList, actor: Actor) -> Reply:
+    """`/novel list`: each story with where it lives, its chapters and its open round; the one
+    this place uses marked."""
+    lang = actor.lang
+    lines = []
+    for number, story in enumerate(r.stories, start=1):
+        where = (
+            place_name(lang, actor.platform, story.place, story.place_name)
+            if story.place
+            else T(lang, "story_default")
+        )
+        parts = [T(lang, "story_line", n=number, title=story.title, where=where)]
+        parts.append(T(lang, "story_chapters", n=story.chapters))
+        if story.phase is not None:
+            parts.append(T(lang, f"phase_{story.phase.value}"))
+        lines.append(" · ".join(parts) + (T(lang, "story_here_mark") if story.here else ""))
+    return Reply(
+        blocks=(
+            Block(T(lang, "stories_heading", n=len(r.stories)), "heading"),
+            Block("\n".join(lines)),
+            Block(T(lang, "stories_note"), "note"),
+        ),
+        lang=lang,
+    )
+
+
 def describe_change(lang: Lang, proposed: ProposedChange) -> str:
     """A proposed blueprint change in one line: `change_<kind>`, worded with its fields."""
     change = proposed.change
@@ -494,11 +542,26 @@ def _one_line(text: str) -> str:
 # ---- the room as the router sees it --------------------------------------------------------
 
 
-def member_of(actor: Actor) -> Member:
-    """The chat's person as the writers' room sees one: plain ids, the admin flag the router
-    decided, the language, and the platform as the opaque `via` the room hands back."""
+class StoryPlaces(Protocol):
+    """Which story a place holds and which chat a story belongs to (`novel.repo.StoryStore`,
+    the writers' room's directory of stories)."""
+
+    def story_at(self, place: Place) -> str: ...
+
+    def chat_of(self, story_id: str) -> str: ...
+
+
+def place_of(actor: Actor) -> Place:
+    """Where the actor spoke, in the room's plain ids."""
+    return Place(actor.chat_id, actor.channel_id, actor.parent_id, actor.channel_name)
+
+
+def member_of(actor: Actor, places: StoryPlaces) -> Member:
+    """The chat's person as the writers' room sees one: in the story the place they spoke in
+    belongs to (`places`), with plain ids, the admin flag the router decided, the language,
+    and the platform as the opaque `via` the room hands back."""
     return Member(
-        chat_id=actor.chat_id,
+        chat_id=places.story_at(place_of(actor)),
         user_id=actor.user_id,
         user_name=actor.user_name,
         channel_id=actor.channel_id,
@@ -508,11 +571,12 @@ def member_of(actor: Actor) -> Member:
     )
 
 
-def actor_of(member: Member) -> Actor:
-    """Where a member spoke, as the router addresses it (roles are not the room's to know)."""
+def actor_of(member: Member, places: StoryPlaces) -> Actor:
+    """Where a member spoke, as the router addresses it: the chat their story belongs to
+    (`places`) and the place in it (roles are not the room's to know)."""
     return Actor(
         member.via,
-        member.chat_id,
+        places.chat_of(member.chat_id),
         member.user_id,
         member.user_name,
         channel_id=member.channel_id,
@@ -536,28 +600,34 @@ class NovelAnnouncer:
     posted hooks: a ballot announced at a deadline is recorded like any other); a changed tally
     passed to the ballot board."""
 
-    def __init__(self, presenter: NovelPresenter, send: Send, board: Board) -> None:
+    def __init__(
+        self, presenter: NovelPresenter, send: Send, board: Board, places: StoryPlaces
+    ) -> None:
         self._present = presenter
         self._send = send
         self._board = board
+        self._places = places
+
+    def _where(self, chat: Member) -> Actor:
+        return actor_of(chat, self._places)
 
     async def round_empty(self, chat: Member, empty: RoundEmpty) -> None:
-        await self._send(actor_of(chat), self._present.round_empty(empty))
+        await self._send(self._where(chat), self._present.round_empty(empty))
 
     async def proposals_closed(self, chat: Member, ballot: BallotView) -> None:
-        where = actor_of(chat)
+        where = self._where(chat)
         await self._send(where, self._board.reply(ballot, where))
 
     async def votes_closed(self, chat: Member, closed: VotesClosed) -> None:
         reply = self._present.votes_closed(closed, chat.lang, admin=chat.is_admin)
-        await self._send(actor_of(chat), reply)
+        await self._send(self._where(chat), reply)
 
     async def writing(self, chat: Member, step: Writing) -> None:
-        await self._send(actor_of(chat), self._present.writing_notice(chat.lang, step))
+        await self._send(self._where(chat), self._present.writing_notice(chat.lang, step))
 
     async def written(self, chat: Member, written: ChapterSaved | WriteStalled) -> None:
         reply = self._present.written(written, chat.lang, admin=chat.is_admin)
-        await self._send(actor_of(chat), reply)
+        await self._send(self._where(chat), reply)
 
     def tally_changed(self, round_id: str) -> None:
         self._board.touch(round_id)

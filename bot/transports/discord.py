@@ -52,6 +52,16 @@ def _desc(text: str) -> str:
     return text if len(text) <= DESCRIPTION_LIMIT else text[: DESCRIPTION_LIMIT - 1] + "…"
 
 
+def _place(channel: object) -> tuple[str, str]:
+    """(the channel a thread is in, the place's name) of an interaction's channel; "" for
+    what a channel does not have (a DM has no name, only a thread a parent)."""
+    if isinstance(channel, discord.Thread):
+        return str(channel.parent_id), channel.name
+    if isinstance(channel, discord.abc.GuildChannel):
+        return "", channel.name
+    return "", ""
+
+
 def _loc(zh: str, en: str) -> app_commands.locale_str:
     """Chinese text with its English translation riding along (see `_Translator`)."""
     return app_commands.locale_str(_desc(zh), en=_desc(en))
@@ -325,6 +335,7 @@ class DiscordTransport(ChatTransport[DiscordOutlet]):
         roles: tuple[str, ...] = ()
         if isinstance(user, discord.Member):
             roles = tuple(r.name for r in user.roles if not r.is_default())
+        parent, name = _place(interaction.channel)
         return Actor(
             "discord",
             str(guild_id) if guild_id else f"dm:{user.id}",
@@ -333,6 +344,8 @@ class DiscordTransport(ChatTransport[DiscordOutlet]):
             channel_id=str(interaction.channel_id or ""),
             roles=roles,
             lang=self._settings.default_language,  # the router applies the server's setting
+            parent_id=parent,
+            channel_name=name,
         )
 
     @staticmethod

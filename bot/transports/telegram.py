@@ -284,11 +284,13 @@ class TelegramTransport(ChatTransport[_Chat]):
         user: User | None,
         sender_chat: Chat | None = None,
         thread_id: int | None = None,
+        topic_name: str = "",
     ) -> Actor:
-        """Who spoke, and where: a forum topic is the actor's channel, so what the bot posts
-        later (a round's results) goes to the topic the round was opened in. A message sent on
-        behalf of a chat (an anonymous admin posts as the group, a linked channel as itself)
-        comes `from` a placeholder bot: the chat is the sender."""
+        """Who spoke, and where: a forum topic is the actor's channel (with its name when the
+        message says it), so what the bot posts later (a round's results) goes to the topic
+        the round was opened in. A message sent on behalf of a chat (an anonymous admin posts
+        as the group, a linked channel as itself) comes `from` a placeholder bot: the chat is
+        the sender."""
         if sender_chat is not None:
             user_id, name = sender_chat.id, sender_chat.title or sender_chat.username or ""
         elif user is not None:
@@ -302,6 +304,7 @@ class TelegramTransport(ChatTransport[_Chat]):
             name,
             channel_id=str(thread_id) if thread_id is not None else "",
             lang=self._settings.default_language,  # the router applies the chat's setting
+            channel_name=topic_name,
         )
 
     def _member(
@@ -366,7 +369,7 @@ class TelegramTransport(ChatTransport[_Chat]):
         upload: Upload | None,
     ) -> None:
         thread = _topic(message)
-        actor = self._actor(chat, user, message.sender_chat, thread)
+        actor = self._actor(chat, user, message.sender_chat, thread, _topic_name(message))
         state = _EditState()
         editor = self._editor(chat.id, thread, state)
 
@@ -494,6 +497,13 @@ def _topic(message: Message) -> int | None:
     """The forum topic a message was posted in; None for the General topic and for chats
     without topics (a reply thread in a plain group is not a topic)."""
     return message.message_thread_id if message.is_topic_message else None
+
+
+def _topic_name(message: Message) -> str:
+    """The name of the forum topic a message was posted in, when it says: a message in a topic
+    that replies to nothing else replies to the topic's creation, which names it."""
+    created = message.reply_to_message.forum_topic_created if message.reply_to_message else None
+    return created.name if created is not None and _topic(message) is not None else ""
 
 
 @dataclass(slots=True)

@@ -239,7 +239,9 @@ async def test_document_with_caption_reaches_router_as_attachment(env: Env) -> N
 
 
 async def test_oversized_document_is_refused(env: Env) -> None:
-    env.server.push_document("/chapter revise 3", b"x", declared_size=3 * 1024 * 1024)
+    env.server.push_document(
+        "/chapter revise 3", b"x", file_name="第3章.txt", declared_size=3 * 1024 * 1024
+    )
     [sent] = await env.server.wait_for("sendMessage")
     assert env.novels.calls == []
     assert "文件太大" in sent.params["text"]

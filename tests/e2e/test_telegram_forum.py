@@ -139,6 +139,7 @@ async def test_errors_are_answered_in_the_topic(forum: Forum) -> None:
     server.push_document(
         "/chapter revise 3",
         b"x",
+        file_name="第3章.txt",
         declared_size=3 * 1024 * 1024,
         chat_id=FORUM,
         user_id=ADMIN,

@@ -937,6 +937,17 @@ class TelegramServer(LoopbackServer):
         }
         if thread is not None:
             message.update({"message_thread_id": thread, "is_topic_message": True})
+            # A message in a topic that replies to nothing else replies to the topic's first,
+            # service message, which names the topic (as Telegram sends it).
+            created = {"name": self.topics[chat_id][thread].name, "icon_color": 7322096}
+            message["reply_to_message"] = {
+                "message_id": thread,
+                "date": message["date"],
+                "chat": chat,
+                "message_thread_id": thread,
+                "is_topic_message": True,
+                "forum_topic_created": created,
+            }
         return message
 
 

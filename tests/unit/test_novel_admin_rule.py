@@ -35,6 +35,8 @@ CALLS: list[tuple[str, str, dict[str, Any]]] = [
     ("novel", "blueprint", {"action": "reject", "field": "3"}),
     ("novel", "blueprint", {"action": "set", "file": BLUEPRINT}),
     ("novel", "blueprint", {"action": "edit", "field": "title", "value": "新书名"}),
+    ("novel", "new", {"title": "星海"}),
+    ("novel", "list", {}),
     ("settings", "ballot", {}),
     ("settings", "ballot", {"setting": "poll"}),
     ("settings", "ballot", {"setting": "keyboard", "setting2": "hidden"}),

@@ -284,7 +284,7 @@ async def test_the_open_round_as_it_stands(tmp_path: Path) -> None:
     """`RoundService.current`: the phase, the chapter, the minutes left on the room's clock,
     the proposals with their running count, the winner once decided."""
     async with Room(tmp_path, None) as room:
-        s, rounds, asking = room.service, room.novel.rounds, member_of(member(9))
+        s, rounds, asking = room.service, room.novel.rounds, member_of(member(9), room.repo.stories)
         with pytest.raises(Refused) as none:
             await rounds.current(asking)
         assert none.value.reason == "no_round"

@@ -165,7 +165,9 @@ async def test_uploads_reach_blueprint_set_and_revise(
         Invocation(ACTOR, Line("/novel blueprint set"), upload=Upload.of(b'{"title": "x"}'))
     )
     await router.answer(
-        Invocation(ACTOR, Line("/chapter revise 2"), upload=Upload.of("新文本".encode()))
+        Invocation(
+            ACTOR, Line("/chapter revise 2"), upload=Upload.of("新文本".encode(), "第2章.txt")
+        )
     )
     assert novels.requests == [
         novel_api.BlueprintSet(b'{"title": "x"}'),
@@ -269,7 +271,9 @@ async def test_writers_room_v2_commands_and_actions() -> None:
         reply = await router.answer(Invocation(ACTOR, Line(line)))
         assert reply is not None and not reply.is_error, line
     await router.answer(
-        Invocation(ACTOR, Line("/chapter submit"), upload=Upload.of("正文".encode("gb18030")))
+        Invocation(
+            ACTOR, Line("/chapter submit"), upload=Upload.of("正文".encode("gb18030"), "第1章.txt")
+        )
     )
     await router.answer(Invocation(ACTOR, PollAnswer("5551", (1,))))
     await router.answer(Invocation(ACTOR, PollAnswer("5551", ())))  # withdrawn

@@ -23,6 +23,9 @@ class AskRequest:
     # Traditional when the question is written in Traditional, else Simplified. The chat's
     # `/settings script` fills it in (`bot.commands.scholar`), as for `/cite`.
     script: Script | None = None
+    # The asker's shelf (a namespace, `retrieval.library`; "" for none): the library read is
+    # the shared library plus that shelf. The chat layer fills it in.
+    shelf: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,3 +39,4 @@ class CiteRequest:
     # Traditional characters, else Simplified. The chat's `/settings script traditional`
     # fills it in when the user gave no script option (`bot.commands.scholar`).
     script: Script | None = None
+    shelf: str = ""  # as for `AskRequest`

@@ -5,7 +5,7 @@ words them for the chat."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
 from retrieval.graph.draw import DrawEdge, DrawNode, draw_png
@@ -61,12 +61,24 @@ class NotInGraph:
 GraphLookup = NodeView | NotInGraph
 
 
-class GraphViewer:
-    """Reads the live graph (`KnowledgeGraph.query`); drawing runs in a worker thread."""
+# The graph as a reader sees it who must not see these documents (`KnowledgeGraph.seen_without`).
+GraphViews = Callable[[frozenset[str]], Awaitable[GraphQueries]]
 
-    def __init__(self, graph: GraphQueries, *, neighbours: int = NEIGHBOURS) -> None:
+
+class GraphViewer:
+    """Reads the live graph (`KnowledgeGraph.query`); drawing runs in a worker thread.
+    `views`: the graph as each reader sees it, for a `show` that hides documents."""
+
+    def __init__(
+        self,
+        graph: GraphQueries,
+        *,
+        neighbours: int = NEIGHBOURS,
+        views: GraphViews | None = None,
+    ) -> None:
         self._graph = graph
         self._neighbours = neighbours
+        self._views = views
 
     def find(self, text: str) -> str | None:
         """The node a user means: what the text links to, concepts first."""
@@ -86,8 +98,14 @@ class GraphViewer:
         )
         return found[:limit]
 
-    async def show(self, text: str, lang: Lang) -> GraphLookup:
-        """The node `text` names with its relations and picture, or what it might have meant."""
+    async def show(
+        self, text: str, lang: Lang, *, hidden: frozenset[str] = frozenset()
+    ) -> GraphLookup:
+        """The node `text` names with its relations and picture, or what it might have meant,
+        in the graph a reader sees who must not see the `hidden` documents."""
+        if hidden and self._views is not None:
+            seen = GraphViewer(await self._views(hidden), neighbours=self._neighbours)
+            return await seen.show(text, lang)
         node = self.find(text)
         if node is None:
             return NotInGraph(text, tuple(self.similar(text)))

@@ -198,6 +198,10 @@ class Contributions:
         edges = {k for k, docs in self._edge_docs.items() if doc in docs}
         return nodes, edges
 
+    def node_documents(self, node_id: str) -> set[str]:
+        """The documents that contribute the node."""
+        return set(self._node_rows.get(node_id, {}))
+
     def contributes(self, doc: str, node_id: str) -> bool:
         return doc in self._node_rows.get(node_id, {})
 

@@ -15,31 +15,40 @@ import logging
 from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self, TypeVar
 
 from bot.activity import Activity
 from bot.actor import Actor
 from bot.admin import AdminPolicy
+from bot.budget import Budget, BudgetedLLM
+from bot.changes import ChangeLog
 from bot.chats import ChatSettings
 from bot.commands import scholar_registry, standard_registry
 from bot.lock import DataDirLock
+from bot.permissions import Access, Conditions, Permissions, Roles, Scopes
 from bot.ratelimit import RateLimiter
+from bot.registry import Registry
 from bot.reply import Reply
 from bot.router import Router
 from bot.settings import Settings
+from bot.shelves import Shelves
 from retrieval.clock import SYSTEM_CLOCK, Clock
 from retrieval.lifecycle import Closing
 from retrieval.ports import LLM, Embedder, VectorStore
 
 if TYPE_CHECKING:
     from bot.presenters.novel import PresentedNovels
+    from bot.presenters.scholar import ScholarPresenter
     from bot.transports.base import BallotPosted, ChatTransport
     from ingest.pipeline import OnProgress
+    from ingest.uploads import CorpusUploads
     from novel.api import Story
     from novel.ballot import BallotPost
     from retrieval.graph import KnowledgeGraph
-    from retrieval.index import Indexer
+    from retrieval.graph.view import GraphViewer
+    from retrieval.index import DocumentRecord, Indexer
     from retrieval.keyword import Bm25Encoder
     from retrieval.scholar import Scholar
     from retrieval.search import HybridSearch
@@ -169,9 +178,13 @@ class App(Closing):
         self.indexer: Indexer
         self.search: HybridSearch
         self.scholar: Scholar
-        self.llm: LLM | None
+        self.llm: LLM | None  # behind the daily budgets (`bot.budget`) when there is one
+        self.budget: Budget | None  # None: no model, nothing to budget
         self.novels: PresentedNovels  # the writers' room, worded (`.service`: the domain)
         self.chats: ChatSettings
+        self.changes: ChangeLog  # who changed what (`bot.changes`)
+        self.shelves: Shelves  # what each chat reads of the library
+        self.corpus: CorpusUploads  # the library's uploads, deletes, restores (writers_room)
         self.warmed: asyncio.Future[None] | None = None  # `serving`'s warm-up, once started
 
     @property
@@ -237,14 +250,25 @@ class App(Closing):
             common_terms=self.indexer.common_terms,
             # English → Chinese renderings for English questions (read on first use)
             gloss=Gloss.bundled(tokenizer.general_frequency),
+            views=self.graph,  # a chat's graph hides other shelves' and the trash's growth
         )
-        self.llm = self._build_llm()
-        if self.llm is not None:
-            self._stack.push_async_callback(self.llm.aclose)
+        llm = self._build_llm()
+        self.budget = None
+        if llm is not None:
+            self._stack.push_async_callback(llm.aclose)
+            self.budget = await self._stack.enter_async_context(
+                Budget(
+                    self.db_path,
+                    per_user=s.llm_daily_tokens_per_user,
+                    per_chat=s.llm_daily_tokens_per_chat,
+                )
+            )
+            llm = BudgetedLLM(llm, self.budget)
+        self.llm = llm
 
     async def _open_rooms(self) -> None:
-        """The scholar, the writers' room (when the command needs it), the chat settings and
-        the command router."""
+        """The scholar, the writers' room (when the command needs it), the chat settings, the
+        change log and the command router."""
         from bot.presenters.graph import PathPictures
         from bot.presenters.scholar import ScholarPresenter
         from retrieval.graph.view import GraphViewer
@@ -252,13 +276,14 @@ class App(Closing):
         from retrieval.scholar import Scholar
 
         s = self.settings
-        viewer = GraphViewer(self.graph.query)
+        viewer = GraphViewer(self.graph.query, views=self.graph.seen_without)
         self.scholar = Scholar(
             self.search,
             self.indexer,
             self.graph.query,
             self.llm,
             gate=RelevanceGate.for_embedder(self.embedder.model_id),
+            views=self.graph.seen_without,
         )
         await self.scholar.refresh_sources()  # /ask source autocomplete
         scholar = ScholarPresenter(self.scholar, pictures=PathPictures(viewer))
@@ -268,30 +293,64 @@ class App(Closing):
         self.chats = await self._stack.enter_async_context(
             ChatSettings(self.db_path, s.default_language)
         )
+        self.changes = await self._stack.enter_async_context(
+            ChangeLog(self.db_path, now=self.clock.now)
+        )
+        self.shelves = Shelves(self.indexer, s.dm_uploads)
+        scopes: Scopes = {}
         if not self.startup.writers_room:
             registry = scholar_registry(scholar, chats=self.chats)
         else:
-            from ingest.uploads import CorpusUploads
-
-            self.novels, story = await self._open_writers_room()
-            upload_max = int(s.chat_upload_max_mb * 1024 * 1024)
-            corpus = CorpusUploads(self.indexer, s.data_dir / "uploads", max_bytes=upload_max)
-            registry = standard_registry(
-                scholar,
-                self.novels,
-                chats=self.chats,
-                corpus=corpus,
-                graph=viewer,
-                story=story,
-                openers=s.novel_round_openers,
-                upload_max_bytes=upload_max,
-            )
+            registry, scopes = await self._full_registry(scholar, viewer)
         self.router = Router(
             registry,
             limiter=limiter,
-            policy=AdminPolicy(s.novel_admin_role),
+            permissions=dataclasses.replace(self._permissions(), scopes=scopes),
             chats=self.chats,
             activity=Activity(self.clock.monotonic),
+            changes=self.changes,
+            budgeted=self.budget is not None,
+        )
+
+    async def _full_registry(
+        self, scholar: ScholarPresenter, viewer: GraphViewer
+    ) -> tuple[Registry, Scopes]:
+        """Every room's commands (the writers' room opens here), and which library each
+        /ingest invocation would change."""
+        from bot.commands.corpus import Limits, ingest_scopes
+        from ingest.uploads import CorpusUploads, ShelfQuota
+
+        s = self.settings
+        self.novels, story = await self._open_writers_room()
+        upload_max = int(s.chat_upload_max_mb * 1024 * 1024)
+        self.corpus = CorpusUploads(
+            self.indexer,
+            s.data_dir / "uploads",
+            max_bytes=upload_max,
+            quota=ShelfQuota(s.shelf_max_documents, s.shelf_max_chunks),
+        )
+        registry = standard_registry(
+            scholar,
+            self.novels,
+            chats=self.chats,
+            corpus=self.corpus,
+            graph=viewer,
+            story=story,
+            upload_max_bytes=upload_max,
+            shelves=self.shelves,
+            changes=self.changes,
+            limits=Limits(s.trash_days, s.uploads_per_chat_per_day),
+            usage=self.budget,
+        )
+        return registry, ingest_scopes(self.corpus, self.shelves)
+
+    def _permissions(self) -> Permissions:
+        """Who may do what (`bot.permissions`), from the settings."""
+        s = self.settings
+        return Permissions(
+            Roles(s.operator_ids, AdminPolicy(s.novel_admin_role)),
+            Access(s.allowed_chat_ids, s.allow_dms),
+            Conditions(s.dm_uploads, s.novel_round_openers == "members"),
         )
 
     async def _open_writers_room(self) -> tuple[PresentedNovels, Story]:
@@ -488,6 +547,33 @@ class App(Closing):
             "all" if books.lower() == "all" else [b.strip() for b in books.split(",") if b.strip()]
         )
         return bool(await ensure_sample_corpus(self.indexer, chosen, on_progress=on_progress))
+
+    # ---- scheduled work ----------------------------------------------------------------------
+
+    async def purge_trash(self, now: datetime | None = None) -> list[DocumentRecord]:
+        """Purge the documents trashed more than TRASH_DAYS before `now` (the clock's, by
+        default): the one irreversible step, each logged in the change log."""
+        from bot.changes import Change
+        from retrieval.library import SHARED
+
+        moment = now or self.clock.now()
+        before = (moment - timedelta(days=self.settings.trash_days)).isoformat(timespec="seconds")
+        purged = await self.indexer.purge_documents(await self.indexer.expired(before))
+        for record in purged:
+            chat = "shared" if record.namespace == SHARED else record.namespace.partition(":")[2]
+            await self.changes.record(
+                Change(
+                    moment.isoformat(timespec="seconds"),
+                    "system",
+                    "trash",
+                    f"TRASH_DAYS={self.settings.trash_days}",
+                    chat,
+                    "",
+                    f"purge {record.source} ({record.doc_id})",
+                    f"deleted {record.trashed_at} by {record.trashed_by}",
+                )
+            )
+        return purged
 
     # ---- transports ----------------------------------------------------------------------
 

@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
 from bot.commands.help import help_command, start_command
 from bot.commands.scholar import Scholar, scholar_commands
 from bot.registry import MAX_UPLOAD_BYTES, Registry
+from bot.shelves import Shelves
 
 if TYPE_CHECKING:
-    from bot.commands.corpus import Corpus
+    from bot.commands.corpus import Changes, Corpus, Limits
     from bot.commands.graph import GraphView
-    from bot.commands.settings import LanguageSetting
+    from bot.commands.settings import LanguageSetting, Usage
     from bot.presenters.novel import NovelReplies
     from novel.api import Story
 
@@ -24,12 +25,18 @@ def standard_registry(
     corpus: Corpus | None = None,
     graph: GraphView | None = None,
     story: Story | None = None,
-    openers: Literal["admins", "members"] = "admins",
     upload_max_bytes: int = MAX_UPLOAD_BYTES,
+    shelves: Shelves | None = None,
+    changes: Changes | None = None,
+    limits: Limits | None = None,
+    usage: Usage | None = None,
 ) -> Registry:
     """The commands of the rooms this process serves; `/settings`, `/ingest`, `/graph` and
     `/novel characters|recap|map` only when their services are given (the one-shot CLI and
-    some tests run without them)."""
+    some tests run without them). `shelves`: what each chat reads of the library (without
+    it, the shared library alone); `changes`: the change log (`/sources log`, the daily
+    upload limit); `limits`: TRASH_DAYS and UPLOADS_PER_CHAT_PER_DAY; `usage`: today's model
+    tokens (`/settings`; None: no model)."""
     # The other rooms are imported here, not with this package: `baibao cite` (the scholar's
     # registry alone) starts without reading the writers' room, ingestion or the graph views.
     from bot.commands.corpus import corpus_commands
@@ -38,14 +45,20 @@ def standard_registry(
     from bot.commands.settings import settings_commands
 
     registry = Registry()
-    registry.add(
-        *scholar_commands(scholar, chats), *novel_commands(novels, openers=openers, story=story)
-    )
+    registry.add(*scholar_commands(scholar, chats, shelves), *novel_commands(novels, story=story))
     if graph is not None:
-        registry.add(*graph_commands(graph))
+        registry.add(*graph_commands(graph, shelves))
     if corpus is not None:
-        registry.add(*corpus_commands(corpus, max_bytes=upload_max_bytes))
-    registry.add(*settings_commands(chats, extra=(ballot_setting(novels),)))
+        registry.add(
+            *corpus_commands(
+                corpus,
+                max_bytes=upload_max_bytes,
+                shelves=shelves,
+                changes=changes,
+                limits=limits,
+            )
+        )
+    registry.add(*settings_commands(chats, extra=(ballot_setting(novels),), usage=usage))
     registry.add(start_command(registry), help_command(registry))
     registry.add_action(*novel_actions(novels))
     return registry

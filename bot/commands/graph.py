@@ -8,6 +8,7 @@ from typing import Any, Protocol
 from bot.presenters.graph import graph_reply
 from bot.registry import Call, Command, Help, Param, UsageError, Values
 from bot.reply import Reply
+from bot.shelves import Shelves
 from retrieval.graph.view import GraphLookup
 from retrieval.i18n import Lang
 
@@ -15,9 +16,12 @@ MAX_CONCEPT = 100
 
 
 class GraphView(Protocol):
-    """What `/graph` needs (`retrieval.graph.view.GraphViewer`)."""
+    """What `/graph` needs (`retrieval.graph.view.GraphViewer`): the graph a chat sees, which
+    hides what only other chats' shelves and the trash grew."""
 
-    async def show(self, text: str, lang: Lang) -> GraphLookup: ...
+    async def show(
+        self, text: str, lang: Lang, *, hidden: frozenset[str] = frozenset()
+    ) -> GraphLookup: ...
 
 
 def _concept(values: Values) -> str:
@@ -29,10 +33,13 @@ def _concept(values: Values) -> str:
     return text
 
 
-def graph_commands(view: GraphView) -> tuple[Command[Any], ...]:
+def graph_commands(view: GraphView, shelves: Shelves | None = None) -> tuple[Command[Any], ...]:
+    shelves = shelves or Shelves()
+
     async def show(call: Call, concept: str) -> Reply:
         lang = call.actor.lang
-        return graph_reply(await view.show(concept, lang), lang)
+        hidden = shelves.reading(call.actor).hidden
+        return graph_reply(await view.show(concept, lang, hidden=hidden), lang)
 
     return (
         Command(

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import unicodedata
 from collections.abc import Callable
-from typing import Any, Literal
+from typing import Any
 
 from bot.presenters.cast import cast_reply, map_reply, recap_reply
 from bot.presenters.novel import VOTE, NovelReplies, decode_vote_payload
-from bot.registry import Action, Call, Command, Group, Help, Param, Permission, UsageError, Values
+from bot.registry import Action, Call, Command, Group, Help, Param, UsageError, Values
 from bot.reply import POLL_ANSWER, Reply
 from novel import api as novel_api
 from novel.api import NovelRequest, Story
@@ -16,7 +16,6 @@ from novel.cast import RECAP_DEFAULT, RECAP_MAX
 from novel.settings import MAX_CHAPTER_CHARS
 
 _CH = Param("chapter", "章节号", "chapter number", "int")
-_OPEN_DENIED = ("只有管理员可以开启新一轮。", "Only admins can open a round.")
 
 
 def _decode_upload(data: bytes | None) -> str | None:
@@ -71,26 +70,6 @@ def _blueprint_request(values: Values) -> NovelRequest:
     return novel_api.BlueprintEdit(values.text("field"), values.text("value"))
 
 
-def _by_rule(kind: type) -> Permission:
-    """The permission the writers' room's one admin rule (`novel.api.ADMIN_ONLY`) gives a kind
-    of request, asked before the command is parsed."""
-    return "admins" if issubclass(kind, novel_api.ADMIN_ONLY) else "anyone"
-
-
-# What each /novel blueprint action asks (anything else is an edit of a field).
-_BLUEPRINT_KINDS: dict[str, type] = {
-    "show": novel_api.BlueprintShow,
-    "history": novel_api.BlueprintHistory,
-    "accept": novel_api.BlueprintAccept,
-    "reject": novel_api.BlueprintReject,
-    "set": novel_api.BlueprintSet,
-}
-
-
-def _blueprint_permission(values: Values) -> Permission:
-    return _by_rule(_BLUEPRINT_KINDS.get(values.text("action"), novel_api.BlueprintEdit))
-
-
 def _submission(values: Values) -> NovelRequest:
     """The chapter typed after the command, or an uploaded text file (UTF-8 or GB18030)."""
     text = _decode_upload(values.file("file"))
@@ -112,15 +91,6 @@ def _ballot_settings(values: Values) -> NovelRequest:
     if len([c for c in chosen if c in _STYLES]) > 1 or len([c for c in chosen if c in _VOTERS]) > 1:
         raise UsageError.say("每项只能选一个", "Choose one value for each setting")
     return novel_api.BallotSettings(style, voters)
-
-
-def _ballot_permission(values: Values) -> Permission:
-    """Showing the settings is anyone's; changing either is what `needs_admin` says."""
-    asked = novel_api.BallotSettings(
-        values.text("setting") if values.has("setting") else None,
-        values.text("setting2") if values.has("setting2") else None,
-    )
-    return "admins" if novel_api.needs_admin(asked) else "anyone"
 
 
 def decode_vote(payload: str) -> novel_api.Vote | None:
@@ -203,7 +173,6 @@ def story_commands(story: Story) -> tuple[Command[Any], ...]:
 def novel_commands(
     novels: NovelReplies,
     *,
-    openers: Literal["admins", "members"] = "admins",
     story: Story | None = None,
 ) -> tuple[Group, ...]:
     async def run(call: Call, request: NovelRequest) -> Reply:
@@ -214,22 +183,16 @@ def novel_commands(
         parse: Callable[[Values], NovelRequest],
         params: tuple[Param, ...] = (),
         *,
-        permission: Permission | Callable[[Values], Permission] = "anyone",
-        denied: tuple[str, str] | None = None,
         rate_limited: bool = True,
         pipe_split: bool = False,
-        admin_aware: bool = False,
     ) -> Command[NovelRequest]:
         return Command(
             help=help,
             params=params,
             parse=parse,
             run=run,
-            permission=permission,
-            denied=denied,
             rate_limited=rate_limited,
             pipe_split=pipe_split,
-            admin_aware=admin_aware,
         )
 
     chapter = Group(
@@ -249,9 +212,6 @@ def novel_commands(
                     "/chapter next",
                 ),
                 lambda v: novel_api.NextRound(),
-                permission="admins" if openers == "admins" else "anyone",
-                denied=_OPEN_DENIED,
-                admin_aware=True,  # admins also hear which setting would let the bot write
             ),
             command(
                 Help(
@@ -301,7 +261,6 @@ def novel_commands(
                     ),
                     Param("file", "正文文件", "text file", "file", required=False),
                 ),
-                admin_aware=True,  # the winner's author, or an admin
             ),
             command(
                 Help(
@@ -337,7 +296,6 @@ def novel_commands(
                     ),
                     Param("file", "替换文本", "replacement text", "file", required=False),
                 ),
-                permission=_by_rule(novel_api.ReviseChapter),
             ),
             command(
                 Help(
@@ -356,7 +314,6 @@ def novel_commands(
                 ),
                 lambda v: novel_api.RollbackChapter(v.number("chapter"), v.number("version")),
                 (_CH, Param("version", "版本号", "version", "int")),
-                permission=_by_rule(novel_api.RollbackChapter),
             ),
             command(
                 Help(
@@ -378,7 +335,6 @@ def novel_commands(
                         choices=("confirm", "确认"),
                     ),
                 ),
-                permission=_by_rule(novel_api.DeleteChapter),
             ),
             command(
                 Help(
@@ -388,7 +344,6 @@ def novel_commands(
                     "/chapter close",
                 ),
                 lambda v: novel_api.CloseRound(),
-                permission=_by_rule(novel_api.CloseRound),
             ),
         ),
     )
@@ -422,7 +377,6 @@ def novel_commands(
                     Param("value", "值", "value", required=False, rest=True),
                     Param("file", "JSON 文件", "JSON file", "file", required=False),
                 ),
-                permission=_blueprint_permission,
             ),
             command(
                 Help(
@@ -464,7 +418,6 @@ def ballot_setting(novels: NovelReplies) -> Command[NovelRequest]:
         ),
         parse=_ballot_settings,
         run=run,
-        permission=_ballot_permission,
         rate_limited=False,
     )
 

@@ -559,11 +559,17 @@ def _one_line(text: str) -> str:
 # ---- the room as the router sees it --------------------------------------------------------
 
 
+# What the chat layer knows of a person and the writers' room does not: the platform's role
+# names, the kind of chat and the role the permission table read (the room gets `is_admin`).
+CHAT_ONLY = ("roles", "kind", "role")
+
+
 def member_of(actor: Actor) -> Member:
-    """The chat's person as the writers' room sees one: an Actor's fields but its roles, from
-    which the router already decided `is_admin`."""
+    """The chat's person as the writers' room sees one: an Actor's fields but those only the
+    chat layer reads (`CHAT_ONLY`), from which the router already decided `is_admin`."""
     fields = asdict(actor)
-    del fields["roles"]
+    for name in CHAT_ONLY:
+        del fields[name]
     return Member(**fields)
 
 

@@ -146,8 +146,8 @@ class ScholarPresenter:
         result = await self.scholar.cite(actor.lang, request)
         return refusal_reply(result) if isinstance(result, Refusal) else cite_reply(result)
 
-    def source_suggestions(self, typed: str, limit: int = 25) -> list[str]:
-        return self.scholar.source_suggestions(typed, limit)
+    def source_suggestions(self, typed: str, limit: int = 25, *, shelf: str = "") -> list[str]:
+        return self.scholar.source_suggestions(typed, limit, shelf=shelf)
 
-    def era_suggestions(self, typed: str, limit: int = 25) -> list[str]:
-        return self.scholar.era_suggestions(typed, limit)
+    def era_suggestions(self, typed: str, limit: int = 25, *, shelf: str = "") -> list[str]:
+        return self.scholar.era_suggestions(typed, limit, shelf=shelf)

@@ -19,7 +19,7 @@ from typing import Any, Optional, Unpack
 import discord
 from discord import app_commands
 
-from bot.actor import Actor
+from bot.actor import Actor, ChatKind
 from bot.admin import Member
 from bot.i18n import catalog
 from bot.registry import Command, Entry, Group, Param, Suggest, Upload, UploadFailed
@@ -293,7 +293,9 @@ class DiscordTransport(ChatTransport[DiscordOutlet]):
         }
         if choices:
             callback = app_commands.choices(**choices)(callback)
-        suggest = {p.name: _autocomplete(p.suggest) for p in command.params if p.suggest}
+        suggest = {
+            p.name: _autocomplete(p.suggest, self.actor) for p in command.params if p.suggest
+        }
         if suggest:
             callback = app_commands.autocomplete(**suggest)(callback)
         return callback
@@ -314,6 +316,7 @@ class DiscordTransport(ChatTransport[DiscordOutlet]):
             channel_id=str(interaction.channel_id or ""),
             roles=roles,
             lang=self._settings.default_language,  # the router applies the server's setting
+            kind=_kind(interaction),
         )
 
     @staticmethod
@@ -376,6 +379,7 @@ class DiscordTransport(ChatTransport[DiscordOutlet]):
             message.author.display_name,
             channel_id=str(message.channel.id),
             lang=self._settings.default_language,
+            kind="dm",
         )
 
         async def member() -> Member:
@@ -523,13 +527,24 @@ def _upload(attachment: discord.Attachment) -> Upload:
     return Upload(attachment.filename, attachment.size, read)
 
 
+def _kind(interaction: discord.Interaction[Any]) -> ChatKind:
+    """A DM, a post in a forum channel (a forum topic), or a server's channel."""
+    if interaction.guild_id is None:
+        return "dm"
+    channel = interaction.channel
+    if isinstance(channel, discord.Thread) and isinstance(channel.parent, discord.ForumChannel):
+        return "topic"
+    return "group"
+
+
 def _autocomplete(
-    suggest: Suggest,
+    suggest: Suggest, actor: Callable[[discord.Interaction[Any]], Actor]
 ) -> Callable[[discord.Interaction[Any], str], Coroutine[Any, Any, list[app_commands.Choice[str]]]]:
     async def complete(
         interaction: discord.Interaction[Any], current: str
     ) -> list[app_commands.Choice[str]]:
-        return [app_commands.Choice(name=n, value=v) for n, v in suggest(current)][:25]
+        offered = suggest(current, actor(interaction))
+        return [app_commands.Choice(name=n, value=v) for n, v in offered][:25]
 
     return complete
 

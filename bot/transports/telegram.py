@@ -26,7 +26,7 @@ from telegram.ext import (
 )
 from telegram.request import BaseRequest
 
-from bot.actor import Actor
+from bot.actor import Actor, ChatKind
 from bot.admin import AdminCache, AdminUnknown, Member
 from bot.registry import Upload, UploadFailed
 from bot.render.stream import TELEGRAM_EDIT_INTERVAL_S, ActionTable, StreamingEditor
@@ -300,6 +300,7 @@ class TelegramTransport(ChatTransport[_Chat]):
             user_id, name = user.id, user.full_name or user.username or ""
         else:
             user_id, name = chat.id, chat.title or ""
+        kind: ChatKind = "group" if thread_id is None else "topic"
         return Actor(
             "telegram",
             str(chat.id),
@@ -307,6 +308,7 @@ class TelegramTransport(ChatTransport[_Chat]):
             name,
             channel_id=str(thread_id) if thread_id is not None else "",
             lang=self._settings.default_language,  # the router applies the chat's setting
+            kind="dm" if chat.type == ChatType.PRIVATE else kind,
         )
 
     def _member(
@@ -452,12 +454,18 @@ class TelegramTransport(ChatTransport[_Chat]):
             return
         user = answer.user
         where = self._polls.get(answer.poll_id)
+        kind: ChatKind = "group"
+        if where is not None and where.thread_id is not None:
+            kind = "topic"
+        elif where is not None and where.chat_id > 0:  # a private chat's id is its user's
+            kind = "dm"
         actor = Actor(
             "telegram",
             str(where.chat_id) if where is not None else "",
             str(user.id),
             user.full_name or user.username or "",
             lang=self._settings.default_language,
+            kind=kind,
         )
         options = [i + 1 for i in answer.option_ids]  # ballots number options from 1
         reply = await self.router.press(actor, poll_answer_action(answer.poll_id, options))

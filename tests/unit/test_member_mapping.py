@@ -6,13 +6,13 @@ from __future__ import annotations
 from dataclasses import fields
 
 from bot.actor import Actor
-from bot.presenters.novel import actor_of, member_of
+from bot.presenters.novel import CHAT_ONLY, actor_of, member_of
 from novel.member import Member
 
 
 def test_a_member_has_an_actors_fields_but_its_roles() -> None:
     actor_fields = [f.name for f in fields(Actor)]
-    assert [f.name for f in fields(Member)] == [n for n in actor_fields if n != "roles"]
+    assert [f.name for f in fields(Member)] == [n for n in actor_fields if n not in CHAT_ONLY]
 
 
 def test_actor_to_member_and_back_keeps_everything_but_roles() -> None:

@@ -1,6 +1,7 @@
-"""The writers' room's admin rule is written once (`novel.api.ADMIN_ONLY` / `needs_admin`):
-every /chapter and /novel command the router checks before parsing asks for an admin exactly
-when the request it parses is one the service would refuse a member."""
+"""The permission table agrees with the writers' room's own admin rule (`novel.api.ADMIN_ONLY`
+/ `needs_admin`, which the service asks again for callers that skip the router): every
+/chapter and /novel invocation the router checks before parsing is refused to a member of a
+group exactly when the request it parses is one the service would refuse a member."""
 
 from __future__ import annotations
 
@@ -9,7 +10,9 @@ from typing import Any
 
 import pytest
 
+from bot.actor import Actor
 from bot.commands.novel import ballot_setting, novel_commands
+from bot.permissions import Conditions, Permissions
 from bot.registry import Command, File, Group, Values
 from novel import api as novel_api
 
@@ -47,24 +50,29 @@ def _leaves(
         yield (*path, node.name), node
 
 
-# Who may open a round is a deployment setting on top of the rule (`openers`); with members
-# allowed, /chapter next is the room's rule alone. The replies are never run: parse only.
+# Who may open a round is a deployment setting on top of the rule (`NOVEL_ROUND_OPENERS`);
+# with members allowed, /chapter next is the room's rule alone. The replies are never run.
 COMMANDS = {
     path: command
-    for group in novel_commands(None, openers="members")  # type: ignore[arg-type]
+    for group in novel_commands(None)  # type: ignore[arg-type]
     for path, command in _leaves(group)
 }
+PERMISSIONS = Permissions(conditions=Conditions(members_open_rounds=True))
+MEMBER = Actor("telegram", "-100", "7")
 COMMANDS[("settings", "ballot")] = ballot_setting(None)  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize(("group", "name", "arguments"), CALLS)
-def test_a_command_asks_an_admin_exactly_when_the_service_would(
+async def test_a_command_asks_an_admin_exactly_when_the_service_would(
     group: str, name: str, arguments: dict[str, Any]
 ) -> None:
     command = COMMANDS[(group, name)]
     values = Values(arguments)
     request = command.parse(values)
-    assert command.needs_admin(values) is novel_api.needs_admin(request), request
+    subject = await PERMISSIONS.subject((group, name), values, MEMBER)
+    member_may = PERMISSIONS.allows(subject, "member", "group")
+    assert member_may is not novel_api.needs_admin(request), (subject, request)
+    assert PERMISSIONS.allows(subject, "chat_admin", "group"), subject
 
 
 def test_the_calls_cover_every_admin_only_kind() -> None:

@@ -7,6 +7,7 @@ import pytest
 from bot.actor import Actor
 from bot.commands import standard_registry
 from bot.parsing import parse_args, split_text_command
+from bot.permissions import Permissions, Rule
 from bot.ratelimit import RateLimiter
 from bot.registry import Command, Group, Help, Param, Registry, Upload
 from bot.reply import Progress, Reply
@@ -329,7 +330,10 @@ async def test_an_upload_is_checked_before_ack_and_its_real_size_after_reading()
             run=run,
         )
     )
-    router = Router(registry, limiter=RateLimiter(0, 0))
+    anyone = Rule(frozenset({"operator", "chat_admin", "member"}), frozenset({"operator"}))
+    router = Router(
+        registry, limiter=RateLimiter(0, 0), permissions=Permissions(table={"/load": anyone})
+    )
     acks: list[str] = []
     reads: list[str] = []
 

@@ -50,6 +50,7 @@ if TYPE_CHECKING:
     from retrieval.graph.view import GraphViewer
     from retrieval.index import DocumentRecord, Indexer
     from retrieval.keyword import Bm25Encoder
+    from retrieval.schedule import Scheduler
     from retrieval.scholar import Scholar
     from retrieval.search import HybridSearch
     from retrieval.text import Tokenizer
@@ -185,6 +186,7 @@ class App(Closing):
         self.changes: ChangeLog  # who changed what (`bot.changes`)
         self.shelves: Shelves  # what each chat reads of the library
         self.corpus: CorpusUploads  # the library's uploads, deletes, restores (writers_room)
+        self.scheduler: Scheduler  # deadlines, the trash purge, the budget reset (writers_room)
         self.warmed: asyncio.Future[None] | None = None  # `serving`'s warm-up, once started
 
     @property
@@ -321,6 +323,7 @@ class App(Closing):
         from ingest.uploads import CorpusUploads, ShelfQuota
 
         s = self.settings
+        self.scheduler = await self._open_scheduler()
         self.novels, story = await self._open_writers_room()
         upload_max = int(s.chat_upload_max_mb * 1024 * 1024)
         self.corpus = CorpusUploads(
@@ -404,6 +407,7 @@ class App(Closing):
                     now=self.clock.monotonic,
                     sleep=self.clock.sleep,
                 ),
+                scheduler=self.scheduler,
             )
         )
         story = StoryService(novel_repo, self.llm, chapters.blueprint)
@@ -549,6 +553,31 @@ class App(Closing):
         return bool(await ensure_sample_corpus(self.indexer, chosen, on_progress=on_progress))
 
     # ---- scheduled work ----------------------------------------------------------------------
+
+    async def _open_scheduler(self) -> Scheduler:
+        """The process's scheduler (APScheduler; its jobs in `jobs.sqlite3`, kept across
+        restarts): the writers' room's deadlines, and the housekeeping — the trash purge
+        (daily at 03:00 UTC) and the budget reset (daily at 00:00 UTC). The daily jobs are
+        written once; later starts find them in the store."""
+        from retrieval.schedule import Scheduler
+
+        scheduler = Scheduler(self.settings.data_dir / "jobs.sqlite3", self.clock)
+        self._stack.push_async_callback(scheduler.close)
+
+        async def purge(_: str) -> None:
+            await self.purge_trash()
+
+        scheduler.on("purge", purge)
+        scheduler.daily("purge:trash", hour=3)
+        if self.budget is not None:
+            budget = self.budget
+
+            async def reset(_: str) -> None:
+                await budget.reset()
+
+            scheduler.on("budget", reset)
+            scheduler.daily("budget:reset")
+        return scheduler
 
     async def purge_trash(self, now: datetime | None = None) -> list[DocumentRecord]:
         """Purge the documents trashed more than TRASH_DAYS before `now` (the clock's, by

@@ -48,6 +48,7 @@ from novel.world import WorldService
 from retrieval.clock import SYSTEM_CLOCK, Clock
 from retrieval.i18n import Lang
 from retrieval.lifecycle import Closing
+from retrieval.schedule import Scheduler
 
 log = logging.getLogger(__name__)
 
@@ -73,13 +74,18 @@ class NovelService(Closing):
         clock: Clock = SYSTEM_CLOCK,
         *,
         ballots: Callable[[FindBallot], BallotBoard] | None = None,
+        scheduler: Scheduler | None = None,
     ) -> None:
+        """`scheduler`: the process's (the deadlines are stored with its jobs and survive a
+        restart); without one they are kept in memory."""
         self.repo = repo
         self.memory = memory
         self.settings = settings
         self._announce = announce
         self._clock = clock.now
-        self.deadlines = Deadlines(clock)
+        self.deadlines = Deadlines(scheduler, clock)
+        self.deadlines.on("round", self._on_deadline)
+        self.deadlines.on("resume", self._resume_write)
         self.rounds = RoundService(
             repo.rounds,
             repo.chat_settings,
@@ -121,29 +127,21 @@ class NovelService(Closing):
         return self.last_reconcile
 
     async def _resume_rounds(self) -> None:
+        """Open rounds' deadlines are in the scheduler's store already; a write the process
+        stopped in the middle of is written again."""
         for r in await self.repo.rounds.open_rounds():
-            if r.phase == Phase.PROPOSAL:
-                self._schedule(r.id, r.proposal_deadline)
-            elif r.phase == Phase.VOTING and r.vote_deadline is not None:
-                self._schedule(r.id, r.vote_deadline)
-            elif r.phase == Phase.WRITING:
+            if r.phase == Phase.WRITING:
                 # The process stopped mid-write: nothing was saved (one transaction saves the
                 # chapter and finishes the round). Write it again at once when a model can.
                 await self.repo.rounds.advance(r.id, Event.STALL)
                 if self.chapters.model_writes:
-                    self.deadlines.at(f"resume:{r.id}", self._clock(), self._resumer(r.id))
+                    self.deadlines.at(f"resume:{r.id}", self._clock())
 
     def _schedule(self, round_id: str, when: datetime) -> None:
-        self.deadlines.at(f"round:{round_id}", when, self._closer(round_id))
+        self.deadlines.at(f"round:{round_id}", when)
 
     def _cancel(self, round_id: str) -> None:
         self.deadlines.cancel(f"round:{round_id}")
-
-    def _closer(self, round_id: str) -> Callable[[], Awaitable[None]]:
-        return lambda: self._on_deadline(round_id)
-
-    def _resumer(self, round_id: str) -> Callable[[], Awaitable[None]]:
-        return lambda: self._resume_write(round_id)
 
     # ---- entry point -------------------------------------------------------------------------
 

@@ -26,6 +26,7 @@ from retrieval.clock import Clock
 from retrieval.fakes import HashEmbedder
 from retrieval.lifecycle import Closing
 from retrieval.ports import LLM, LLMRequest
+from retrieval.schedule import Scheduler
 from retrieval.store.edge import EdgeStore
 from retrieval.types import SparseVector
 
@@ -138,6 +139,9 @@ class Room(Closing):
             sleep=self.clock.pause,
         )
         chapters = ChapterService(self.repo, memory, self.llm, self.settings, self.clock)
+        # The process's scheduler, its jobs stored next to the room's SQLite (as `App` keeps
+        # them): a round's deadline survives the Room being opened again.
+        self.scheduler = Scheduler(self.tmp / "jobs.sqlite3", Clock(now=self.clock))
         self.novel = NovelService(
             self.repo,
             memory,
@@ -146,6 +150,7 @@ class Room(Closing):
             announcer(presenter, self.announce),
             Clock(now=self.clock),
             ballots=edits if self._edits else None,
+            scheduler=self.scheduler,
         )
         self.story = StoryService(self.repo, self.llm, chapters.blueprint)
         self.service = PresentedNovels(self.novel, presenter)
@@ -154,6 +159,7 @@ class Room(Closing):
 
     async def close(self) -> None:
         await self.novel.__aexit__(None, None, None)
+        await self.scheduler.close()
         await self.repo.close()
         await self.store.close()
 

@@ -378,17 +378,11 @@ class KnowledgeGraph(Closing):
     async def _hidden(self, docs: frozenset[str]) -> Hidden:
         """What only `docs` (and their LLM extractions) contribute."""
         every = sorted(docs | {llm_doc(d) for d in docs})
-        if self._ledger is not None:
-            nodes: set[str] = set()
-            edges: set[EdgeKey] = set()
-            for doc in every:
-                found_nodes, found_edges = self._ledger.contribution(doc)
-                nodes.update(found_nodes)
-                edges.update(found_edges)
-            shared = {n for n in nodes if self._ledger.node_documents(n) - set(every)}
-        else:
-            assert self._db is not None
-            nodes, edges, shared = await self._db.contributed(every)
+        if self._ledger is not None:  # every document's rows are in memory
+            only_nodes, only_edges = self._ledger.only_from(set(every))
+            return Hidden(frozenset(only_nodes), frozenset(only_edges), frozenset(every))
+        assert self._db is not None  # reading from the snapshot: ask the rows
+        nodes, edges, shared = await self._db.contributed(every)
         edge_docs = self._reads.edge_docs
         only = {e for e in edges if not set(edge_docs.get(e, {})) - set(every)}
         return Hidden(frozenset(nodes - shared), frozenset(only), frozenset(every))

@@ -210,3 +210,22 @@ class CountingEmbedder(HashEmbedder):
     async def embed_passages(self, texts: Sequence[str]) -> list[list[float]]:
         self.passages += len(texts)
         return await super().embed_passages(texts)
+
+
+async def test_with_dm_uploads_a_dm_has_a_personal_shelf(tmp_path: Path) -> None:
+    stranger = Actor("telegram", "9", "9", "陌生人", kind="dm")
+    async with open_app(tmp_path / "data", dm_uploads=True) as app:
+        added = await say(
+            app, stranger, "/ingest 私人笔记 | | | footnote", Upload.of(NOTE.encode(), "n.md")
+        )
+        assert "已导入《私人笔记》" in added.plain(), added.plain()
+        [record] = [d for d in await app.indexer.documents() if d.source == "私人笔记"]
+        assert record.namespace == "shelf:telegram:9"
+        assert "私人笔记" in text_of(await say(app, stranger, "/sources"))
+        assert "私人笔记" not in text_of(await say(app, B_MEMBER, "/sources"))
+        assert "甲组独有" in text_of(await say(app, stranger, "/cite 弗2:22"))
+        assert "甲组独有" not in text_of(await say(app, B_MEMBER, "/cite 弗2:22"))
+        shared = await say(app, stranger, f"/ingest delete {A_TITLE}")  # not theirs to touch
+        assert "找不到文档" in shared.plain() or "共享书库只有" in shared.plain()
+        gone = await say(app, stranger, "/ingest delete 私人笔记")
+        assert "已删除《私人笔记》" in gone.plain()

@@ -122,6 +122,11 @@ def format_table(records: Sequence[DocumentRecord]) -> str:
             )
         )
     head = ("来源 source", "类型 type", "块数 chunks", "入库时间 ingested (UTC)", "文件 file")
+    return _table(head, rows)
+
+
+def _table(head: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    """Columns padded to their widest cell (CJK counting two), a rule under the head."""
     widths = [max(_width(x[i]) for x in [head, *rows]) for i in range(len(head))]
     lines = [
         "  ".join(_pad(c, w) for c, w in zip(row, widths, strict=True)).rstrip()
@@ -191,13 +196,7 @@ def format_trash(records: Sequence[DocumentRecord]) -> str:
         (_clip(r.source, 40), r.namespace, str(r.chunk_count), r.trashed_at[:19], r.trashed_by)
         for r in records
     ]
-    widths = [max(_width(x[i]) for x in [head, *rows]) for i in range(len(head))]
-    lines = [
-        "  ".join(_pad(c, w) for c, w in zip(row, widths, strict=True)).rstrip()
-        for row in [head, *rows]
-    ]
-    lines.insert(1, "  ".join("-" * w for w in widths))
-    return "\n".join(lines)
+    return _table(head, rows)
 
 
 class ProgressBar:

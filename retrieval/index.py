@@ -339,16 +339,17 @@ class Indexer(SqliteOwner):
 
     async def documents(self, namespaces: Sequence[str] | None = None) -> list[DocumentRecord]:
         """The live documents (of `namespaces` only, when given), by title."""
-        where, args = self._in(namespaces)
-        rows = await self._rows(f"WHERE trashed_at = ''{where} ORDER BY source, doc_id", args)
-        return [self._record(r) for r in rows]
+        return await self._records("trashed_at = ''", namespaces, "source, doc_id")
 
     async def trash(self, namespaces: Sequence[str] | None = None) -> list[DocumentRecord]:
         """The documents in the trash (that were in `namespaces`, when given), latest first."""
+        return await self._records("trashed_at != ''", namespaces, "trashed_at DESC, source")
+
+    async def _records(
+        self, state: str, namespaces: Sequence[str] | None, order: str
+    ) -> list[DocumentRecord]:
         where, args = self._in(namespaces)
-        rows = await self._rows(
-            f"WHERE trashed_at != ''{where} ORDER BY trashed_at DESC, source", args
-        )
+        rows = await self._rows(f"WHERE {state}{where} ORDER BY {order}", args)
         return [self._record(r) for r in rows]
 
     async def source_names(self, namespaces: Sequence[str] | None = None) -> SourceNames:

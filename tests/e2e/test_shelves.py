@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import json
-from collections.abc import Sequence
 from contextlib import redirect_stdout
 from datetime import datetime, timedelta
 from io import StringIO
@@ -27,10 +26,10 @@ from bot.cli import _search
 from bot.registry import Upload
 from bot.render.telegram import render
 from bot.reply import Reply
-from retrieval.fakes import HashEmbedder
 from retrieval.library import SHARED, TRASH
 from retrieval.types import Filter
 from tests.reliability.helpers.stack import DIM, open_app, settings
+from tests.unit.test_index import CountingEmbedder
 
 TABERNACLE = (Path(__file__).parent.parent / "data" / "message-tabernacle.md").read_bytes()
 A_TITLE = "帐幕与召会（甲组）"
@@ -198,18 +197,6 @@ async def test_a_full_shelf_and_the_daily_upload_limit_refuse_clearly(tmp_path: 
         third = await say(app, A_ADMIN, "/ingest 小书", Upload.of(NOTE.encode(), "small.md"))
         assert third.is_error and "今天已导入 2 个文件（每天上限 2 个）" in third.plain()
         assert [d.source for d in await app.indexer.documents()] == ["小书"]
-
-
-class CountingEmbedder(HashEmbedder):
-    """The hash embedder, counting the passages it embeds."""
-
-    def __init__(self, dim: int) -> None:
-        super().__init__(dim)
-        self.passages = 0
-
-    async def embed_passages(self, texts: Sequence[str]) -> list[list[float]]:
-        self.passages += len(texts)
-        return await super().embed_passages(texts)
 
 
 async def test_with_dm_uploads_a_dm_has_a_personal_shelf(tmp_path: Path) -> None:

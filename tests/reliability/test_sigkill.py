@@ -224,26 +224,15 @@ async def _check_library(data: Path) -> dict[str, str]:
 async def _seed_library(data: Path) -> None:
     """The three documents the trash campaign deletes, restores and purges (version 0)."""
     from ingest.pipeline import Pipeline
-    from retrieval.fakes import HashEmbedder
-    from retrieval.graph import KnowledgeGraph
-    from retrieval.index import Indexer
-    from retrieval.store.edge import EdgeStore
-    from tests.reliability.helpers.sigkill_child import corpus_text
+    from tests.reliability.helpers.sigkill_child import corpus_text, library
 
-    db = data / "baibao.sqlite3"
-    store = await EdgeStore.open(data / "qdrant", DIM)
-    graph = await KnowledgeGraph.open(db)
-    try:
-        async with Indexer(db, store, HashEmbedder(DIM), CharEncoder(), graph) as indexer:  # type: ignore[arg-type]
-            paths = []
-            for doc in DOCS:
-                path = data / "src" / f"{doc}.v0.md"
-                path.write_text(corpus_text(doc, 0, 6), encoding="utf-8")
-                paths.append(path)
-            assert (await Pipeline(indexer).ingest_paths(paths)).documents == len(DOCS)
-    finally:
-        await graph.close()
-        await store.close()
+    async with library(data) as indexer:
+        paths = []
+        for doc in DOCS:
+            path = data / "src" / f"{doc}.v0.md"
+            path.write_text(corpus_text(doc, 0, 6), encoding="utf-8")
+            paths.append(path)
+        assert (await Pipeline(indexer).ingest_paths(paths)).documents == len(DOCS)
 
 
 def rows_of(*parts: dict[str, Any]) -> list[Any]:

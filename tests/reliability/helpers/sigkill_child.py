@@ -39,6 +39,7 @@ from retrieval.types import SparseVector
 if TYPE_CHECKING:
     from bot.presenters.novel import PresentedNovels
     from novel.service import NovelService
+    from retrieval.index import Indexer
     from retrieval.store.edge import EdgeStore
 
 DIM = 64
@@ -106,8 +107,9 @@ class CharEncoder:
         return [ch for ch in text if not ch.isspace()]
 
 
-async def run_corpus(data: Path, rng: random.Random) -> None:
-    from ingest.pipeline import Pipeline
+@asynccontextmanager
+async def library(data: Path) -> AsyncIterator[Indexer]:
+    """DATA_DIR's library (Qdrant Edge, SQLite, the graph), reconciled as `App` opens it."""
     from retrieval.graph import KnowledgeGraph
     from retrieval.index import Indexer
     from retrieval.store.edge import EdgeStore
@@ -115,9 +117,19 @@ async def run_corpus(data: Path, rng: random.Random) -> None:
     db = data / "baibao.sqlite3"
     store = await EdgeStore.open(data / "qdrant", DIM)
     graph = await KnowledgeGraph.open(db)
-    encoder = CharEncoder()
-    async with Indexer(db, store, HashEmbedder(DIM), encoder, graph) as indexer:  # type: ignore[arg-type]
-        await indexer.reconcile()
+    try:
+        async with Indexer(db, store, HashEmbedder(DIM), CharEncoder(), graph) as indexer:  # type: ignore[arg-type]
+            await indexer.reconcile()
+            yield indexer
+    finally:
+        await graph.close()
+        await store.close()
+
+
+async def run_corpus(data: Path, rng: random.Random) -> None:
+    from ingest.pipeline import Pipeline
+
+    async with library(data) as indexer:
         pipeline = Pipeline(indexer)
         src = data / "src"
         src.mkdir(exist_ok=True)
@@ -140,15 +152,8 @@ async def run_corpus(data: Path, rng: random.Random) -> None:
 
 async def run_trash(data: Path, rng: random.Random) -> None:
     from ingest.pipeline import Pipeline
-    from retrieval.graph import KnowledgeGraph
-    from retrieval.index import Indexer
-    from retrieval.store.edge import EdgeStore
 
-    db = data / "baibao.sqlite3"
-    store = await EdgeStore.open(data / "qdrant", DIM)
-    graph = await KnowledgeGraph.open(db)
-    async with Indexer(db, store, HashEmbedder(DIM), CharEncoder(), graph) as indexer:  # type: ignore[arg-type]
-        await indexer.reconcile()
+    async with library(data) as indexer:
         pipeline = Pipeline(indexer)
         src = data / "src"
         src.mkdir(exist_ok=True)

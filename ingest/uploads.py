@@ -33,6 +33,10 @@ class IngestBusy(Exception):
     """Another upload is being ingested (one at a time: embedding takes the CPU)."""
 
 
+class ShelfFull(LoadError):
+    """A document that would take its shelf past the quota: refused before it is embedded."""
+
+
 @dataclass(frozen=True, slots=True)
 class ShelfQuota:
     """The most a shelf holds (0 = no limit): documents, and chunks in all."""
@@ -116,14 +120,14 @@ class CorpusUploads:
             d for d in await self.indexer.documents([record.namespace]) if d.doc_id != record.doc_id
         ]
         if quota.documents and len(others) + 1 > quota.documents:
-            raise LoadError(
+            raise ShelfFull(
                 f"本群书架已满（最多 {quota.documents} 份文档）；请先删除一些",
                 f"this chat's shelf is full (at most {quota.documents} documents); "
                 "delete some first",
             )
         held = sum(d.chunk_count for d in others)
         if quota.chunks and held + chunks > quota.chunks:
-            raise LoadError(
+            raise ShelfFull(
                 f"本群书架容量不足：这份文档有 {chunks} 块，书架还能放 "
                 f"{max(0, quota.chunks - held)} 块（上限 {quota.chunks}）",
                 f"not enough room on this chat's shelf: the document has {chunks} chunks, "

@@ -21,13 +21,13 @@ from typing import Any, Literal, Protocol, cast
 from bot.actor import Actor
 from bot.changes import Change
 from bot.i18n import catalog
-from bot.permissions import Scope, Scopes
+from bot.permissions import Scope, Scopes, refused
 from bot.registry import Call, Command, File, Group, Help, Param, UsageError, Values
 from bot.reply import Block, Reply
 from bot.shelves import Shelves
 from ingest.manifest import DocMeta
 from ingest.pipeline import IngestProgress, OnProgress
-from ingest.uploads import IngestBusy, UploadResult
+from ingest.uploads import IngestBusy, ShelfFull, UploadResult
 from retrieval.i18n import Lang
 from retrieval.index import DocumentRecord
 from retrieval.library import SHARED
@@ -282,6 +282,7 @@ class _Handlers:
         done = await self.changes.count(actor.chat, "/ingest add", since)
         if done < limit:
             return None
+        refused(actor, "/ingest add", "UPLOADS_PER_CHAT_PER_DAY")
         return Reply.error(T(actor.lang, "uploads_today", n=done, limit=limit), lang=actor.lang)
 
     async def add(self, call: Call, request: IngestUpload) -> Reply:
@@ -319,6 +320,8 @@ class _Handlers:
             done = True
             changed.set()
             await task
+        if any(isinstance(problem, ShelfFull) for _, problem in result.summary.problems):
+            refused(actor, "/ingest add", "SHELF_MAX_DOCUMENTS / SHELF_MAX_CHUNKS")
         return _summary(lang, file.name, result)
 
     async def delete(self, call: Call, source: str) -> Reply:

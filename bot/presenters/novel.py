@@ -15,6 +15,7 @@ from dataclasses import asdict, dataclass
 from typing import Protocol, assert_never
 
 from bot.actor import Actor
+from bot.presenters.answer import failure_reason
 from bot.presenters.novel_messages import T
 from bot.reply import Attachment, Block, Poll, Progress, Reply
 from novel import api
@@ -118,6 +119,8 @@ class NovelPresenter:
 
     def refusal(self, lang: Lang, refused: Refused, *, admin: bool = False) -> Reply:
         fields = dict(refused.fields)
+        if isinstance(fields.get("kind"), str):  # why the model failed, in words
+            fields["kind"] = failure_reason(str(fields["kind"]), lang)
         if refused.key == "round_open" and isinstance(fields.get("phase"), str):
             fields["phase"] = T(lang, f"phase_{fields['phase']}")
         text = T(lang, refused.key, **fields)
@@ -360,7 +363,8 @@ class NovelPresenter:
         if r.reason == "busy":
             return Reply.error(T(lang, "busy_writing_pending"), lang=lang)
         if r.reason == "llm":
-            return Reply.error(T(lang, "llm_failed_pending", kind=r.kind), lang=lang)
+            kind = failure_reason(r.kind, lang)
+            return Reply.error(T(lang, "llm_failed_pending", kind=kind), lang=lang)
         return Reply.error(T(lang, "write_failed_pending"), lang=lang)
 
     # ---- chapters ------------------------------------------------------------------------------

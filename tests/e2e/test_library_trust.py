@@ -33,6 +33,8 @@ from tests.stubs.telegram_server import Call, TelegramServer
 __all__ = ["data_dir", "prepared"]  # fixtures used here
 
 BOOK = "神的经纶与神人的调和"
+TABERNACLE = (Path(__file__).parent.parent / "data" / "message-tabernacle.md").read_bytes()
+A_TITLE = "帐幕与召会（甲组）"
 WHO_MAY = "共享书库只有机器人的运营者"
 GROUP, ADMIN, STRANGER, OPERATOR = -100, 7, 555, 900
 MARKERS = ("<b>百宝箱 · 可用命令", "<b>Baibao · commands")
@@ -91,6 +93,32 @@ async def test_discord_a_strangers_dm_and_a_server_admin_cannot_change_the_share
             f"/ingest restore {BOOK}",
         ]
         assert all(e.user_id == str(operator.id) and e.platform == "discord" for e in log)
+
+
+async def test_discord_a_servers_upload_is_answered_from_in_that_server_only(
+    data_dir: Path,
+) -> None:
+    async with discord_app(app_settings(data_dir)) as (_, server):
+        admin = server.member("admin", server.mods)
+        added = await admin.slash(
+            server.channel, "ingest add", file=("t.md", TABERNACLE), title=A_TITLE
+        )
+        await server.env.advance_time(1)  # the streamed progress's throttled final edit
+        assert f"已导入《{A_TITLE}》" in answer_text(added)
+        other = server.env.create_guild("乙组")
+        channel = other.create_text_channel("读经")
+        reader = other.add_member(server.env.create_user("reader"))
+        for name, options in (
+            ("ask", {"question": "帐幕与召会有什么关系？"}),
+            ("sources", {}),
+            ("cite", {"reference": "弗2:22"}),
+            ("graph", {"concept": "帐幕"}),
+        ):
+            elsewhere = answer_text(await reader.slash(channel, name, **options))
+            assert A_TITLE not in elsewhere, (name, elsewhere)
+            here = answer_text(await server.member("m").slash(server.channel, name, **options))
+            if name in ("ask", "sources", "cite"):
+                assert A_TITLE in here, (name, here)
 
 
 # ---- Telegram -----------------------------------------------------------------------------
@@ -179,3 +207,17 @@ async def test_telegram_a_strangers_dm_and_a_group_admin_cannot_change_the_share
     assert "还没有任何修改记录" in await t.say("/sources log", GROUP, ADMIN)  # only the group's
     refused_log = await t.say("/sources log", STRANGER, STRANGER)  # a DM's own log: empty
     assert "还没有任何修改记录" in refused_log
+
+
+async def test_telegram_a_groups_upload_is_answered_from_in_that_group_only(
+    telegram: Telegram,
+) -> None:
+    t, other = telegram, GROUP - 1
+    t.server.push_document(
+        f"/ingest {A_TITLE}", TABERNACLE, file_name="t.md", chat_id=GROUP, user_id=ADMIN
+    )
+    assert f"已导入《{A_TITLE}》" in await t._settled(GROUP, ADMIN)
+    for line in ("/ask 帐幕与召会有什么关系？", "/sources", "/cite 弗2:22", "/graph 帐幕"):
+        assert A_TITLE not in await t.say(line, other, STRANGER), line
+    for line in ("/ask 帐幕与召会有什么关系？", "/sources", "/cite 弗2:22"):
+        assert A_TITLE in await t.say(line, GROUP, STRANGER), line

@@ -15,10 +15,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 from contextlib import redirect_stdout
 from datetime import datetime, timedelta
 from io import StringIO
 from pathlib import Path
+
+import pytest
 
 from bot.actor import Actor
 from bot.app import App
@@ -180,7 +183,10 @@ async def test_the_trash_is_purged_after_trash_days_and_the_purge_is_logged(
         assert A_TITLE in entry.what and entry.chat == "telegram:-1001"
 
 
-async def test_a_full_shelf_and_the_daily_upload_limit_refuse_clearly(tmp_path: Path) -> None:
+async def test_a_full_shelf_and_the_daily_upload_limit_refuse_clearly(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO)
     overrides = {"shelf_max_documents": 1, "shelf_max_chunks": 2, "uploads_per_chat_per_day": 2}
     async with open_app(tmp_path / "data", corpus=False, **overrides) as app:
         big = await say(app, A_ADMIN, "/ingest 大书", Upload.of(TABERNACLE, "big.md"))
@@ -197,6 +203,8 @@ async def test_a_full_shelf_and_the_daily_upload_limit_refuse_clearly(tmp_path: 
         third = await say(app, A_ADMIN, "/ingest 小书", Upload.of(NOTE.encode(), "small.md"))
         assert third.is_error and "今天已导入 2 个文件（每天上限 2 个）" in third.plain()
         assert [d.source for d in await app.indexer.documents()] == ["小书"]
+        lines = [r for r in caplog.records if r.getMessage().startswith("refused /ingest add")]
+        assert len(lines) == 3 and not any(r.exc_info for r in lines)  # one line a refusal
 
 
 async def test_with_dm_uploads_a_dm_has_a_personal_shelf(tmp_path: Path) -> None:

@@ -362,21 +362,23 @@ class KnowledgeGraph(Closing):
     async def seen_without(self, docs: frozenset[str]) -> GraphQueries:
         """The graph as a reader sees it who must not see `docs` (other readers' shelves, the
         trash): `query` without what only they contribute (`retrieval.graph.hiding`). Kept
-        until the graph changes."""
+        until the graph changes. Built without the write lock: a search never waits for a
+        document growing the graph (seconds, for a large upload); a view that a write
+        overtook while it was built serves its one search and is not kept."""
         if not docs:
             return self._query
         kept = self._views.get(docs)
         if kept is not None and kept[0] == self._changes:
             return kept[1]
-        async with self._lock:
-            changes = self._changes
-            view = self._query.hiding(await self._hidden(docs))
+        changes = self._changes
+        view = self._query.hiding(await self._hidden(docs))
         if changes == self._changes:
             self._views[docs] = (changes, view)
         return view
 
     async def _hidden(self, docs: frozenset[str]) -> Hidden:
-        """What only `docs` (and their LLM extractions) contribute."""
+        """What only `docs` (and their LLM extractions) contribute. The rows in memory change
+        only on this thread, between awaits: read in one go, they are one state."""
         every = sorted(docs | {llm_doc(d) for d in docs})
         if self._ledger is not None:  # every document's rows are in memory
             only_nodes, only_edges = self._ledger.only_from(set(every))

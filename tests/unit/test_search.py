@@ -298,4 +298,54 @@ async def test_reading_only_the_shared_library_asks_the_store_what_it_always_did
     assert await search.graph_for(indexer.reading()) is search.graph
     spy.filters.clear()
     await search.search(query, reading=Reading(("corpus", "shelf:x"), frozenset(), "shelf:x"))
-    assert all(f.equals["namespace"] == ["corpus", "shelf:x"] for f in spy.filters)  # type: ignore[attr-defined]
+    asked = {str(f.equals["namespace"]) for f in spy.filters}  # type: ignore[attr-defined]
+    # dense and keyword: one call a namespace; the graph track's reads: any of the two
+    assert asked == {"corpus", "shelf:x", "['corpus', 'shelf:x']"}
+
+
+async def test_a_shelf_and_the_shared_library_asked_apart_rank_as_one_call_would(
+    env: tuple[HybridSearch, Indexer, KnowledgeGraph],
+) -> None:
+    """The dense and keyword rankings of a reader with a shelf come from one store call a
+    namespace, merged by score: the same points in the same order as one call over both."""
+    import asyncio
+
+    from retrieval.search import DEPTH
+    from retrieval.types import IndexedChunk
+
+    search, _, _ = env
+    shelf = "shelf:telegram:-1"
+    extra = [
+        Chunk(
+            id=chunk_id(shelf, "s1", pos, content_hash(text)),
+            text=text,
+            search_text=search_form(text),
+            doc_id=f"{shelf}/s1",
+            source="书架之书",
+            type="message",
+            position=pos,
+            namespace=shelf,
+        )
+        for pos, text in enumerate(["神圣分赐临到召会。", "神与人的调和在书架上。", "经纶与分赐。"])
+    ]
+    dense = await search.embedder.embed_passages([c.search_text for c in extra])
+    sparse = [search.encoder.encode_document(c.search_text) for c in extra]
+    await search.store.upsert([IndexedChunk(*x) for x in zip(extra, dense, sparse, strict=True)])
+    for query in ("神圣分赐", "调和", "经纶 分赐 召会"):
+        vector = asyncio.ensure_future(search.embedder.embed_query(query))
+        terms = search.encoder.encode_query(query, {})
+        apart = await search._lexical_in(("corpus", shelf), vector, terms, None, DEPTH)
+        both = Filter(equals={"namespace": ["corpus", shelf]})
+        whole = await search._lexical(vector, terms, both, DEPTH)
+        for got, want in zip(apart, whole, strict=True):
+            assert [s.score for s in got.ranked] == pytest.approx([s.score for s in want.ranked])
+            # the same points at each score (the hash embedder's vectors tie: order within a
+            # tie is the store's)
+            assert _by_score(got.ranked) == _by_score(want.ranked)
+
+
+def _by_score(ranked: list[ScoredChunk]) -> dict[float, set[str]]:
+    out: dict[float, set[str]] = {}
+    for s in ranked:
+        out.setdefault(round(s.score, 5), set()).add(s.chunk.id)
+    return out

@@ -318,11 +318,7 @@ class HybridSearch:
         # Dense and keyword go to the store in one call (with the store in a process of its
         # own, `EdgeProcessStore`, it searches there while the graph is walked here); the
         # graph's own reads follow it.
-        lexical = asyncio.ensure_future(
-            self._lexical_in(namespaces, vector, sparse, flt, depth)
-            if len(namespaces) > 1
-            else self._lexical(vector, sparse, base, depth)
-        )
+        lexical = asyncio.ensure_future(self._lexical(vector, sparse, base, depth))
         graph_track = asyncio.ensure_future(
             self._graph(q, tokens, refs, base, seen) if "graph" in tracks else _no_track()
         )
@@ -497,32 +493,6 @@ class HybridSearch:
             vector = drop_common(vector, self.common_terms(namespaces[0]))
         return vector
 
-    async def _lexical_in(
-        self,
-        namespaces: Sequence[str],
-        vector: asyncio.Future[list[float] | None],
-        sparse: SparseVector | None,
-        flt: Filter | None,
-        depth: int,
-    ) -> tuple[_TrackResult, _TrackResult]:
-        """`_lexical` over several namespaces (the shared library and a shelf): one store
-        call each, the rankings merged by score. A point's dense and keyword scores do not
-        depend on what else a query reads (cosine; BM25 with the shard's IDF), so the merge
-        is the ranking one call over all of them would give. Asked apart, each namespace is
-        one condition the store reads from its index: a shelf a few thousand points at most,
-        and the shared library as a chat without a shelf reads it (one "any of" over both
-        made every search of a chat with a shelf as slow as a filter on half the store,
-        bench/results/shelves.md)."""
-        parts = await asyncio.gather(
-            *(
-                self._lexical(vector, sparse, Filter(equals={"namespace": ns}).and_(flt), depth)
-                for ns in namespaces
-            )
-        )
-        dense = _by_score([p[0].ranked for p in parts], depth)
-        keyword = _by_score([p[1].ranked for p in parts], DEPTH)
-        return _TrackResult(dense), _TrackResult(keyword)
-
     async def _lexical(
         self,
         vector: asyncio.Future[list[float] | None],
@@ -626,12 +596,6 @@ class HybridSearch:
         # Paths explain graph hits; with none in this namespace/filter they explain nothing.
         linked_or_none = linked if graph is not None else None
         return _TrackResult(hits, paths if hits else [], entries, linked_or_none)
-
-
-def _by_score(rankings: Sequence[Sequence[ScoredChunk]], limit: int) -> list[ScoredChunk]:
-    """Rankings of disjoint sets of points as one, best score first (ties: the order given)."""
-    merged = [s for ranking in rankings for s in ranking]
-    return sorted(merged, key=lambda s: -s.score)[:limit]
 
 
 def _one_or_any(namespaces: Sequence[str]) -> FilterValue:

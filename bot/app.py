@@ -15,18 +15,23 @@ import logging
 from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self, TypeVar
 
 from bot.activity import Activity
 from bot.admin import AdminPolicy
+from bot.budget import Budget, BudgetedLLM
+from bot.changes import ChangeLog
 from bot.chats import ChatSettings
 from bot.commands import scholar_registry, standard_registry
 from bot.lock import DataDirLock
+from bot.permissions import Access, Conditions, Permissions, Roles, Scopes
 from bot.ratelimit import RateLimiter
 from bot.registry import Handlers, Registry
 from bot.router import Router
 from bot.settings import Settings
+from bot.shelves import Shelves
 from retrieval.clock import SYSTEM_CLOCK, Clock
 from retrieval.lifecycle import Closing
 from retrieval.ports import LLM, Embedder, VectorStore
@@ -34,11 +39,14 @@ from retrieval.ports import LLM, Embedder, VectorStore
 if TYPE_CHECKING:
     from bot.ballot.room import BallotRoom
     from ingest.pipeline import OnProgress
+    from ingest.uploads import CorpusUploads
     from novel.cast import StoryService
     from novel.service import NovelService
     from retrieval.graph import KnowledgeGraph
-    from retrieval.index import Indexer
+    from retrieval.index import DocumentRecord, Indexer
     from retrieval.keyword import Bm25Encoder
+    from retrieval.library import Reading
+    from retrieval.schedule import Scheduler
     from retrieval.scholar import Scholar
     from retrieval.search import HybridSearch
     from retrieval.text import Tokenizer
@@ -178,9 +186,14 @@ class App(Closing):
         self.indexer: Indexer
         self.search: HybridSearch
         self.scholar: Scholar
-        self.llm: LLM | None
+        self.llm: LLM | None  # behind the daily budgets (`bot.budget`) when there is one
+        self.budget: Budget | None  # None: no model, nothing to budget
         self.novels: WritersRoom  # `.service`: the domain; `.ballots`: the ballot room
         self.chats: ChatSettings
+        self.changes: ChangeLog  # who changed what (`bot.changes`)
+        self.shelves: Shelves  # what each chat reads of the library
+        self.corpus: CorpusUploads  # the library's uploads, deletes, restores (writers_room)
+        self.scheduler: Scheduler  # deadlines, the trash purge, the budget reset (writers_room)
         self.warmed: asyncio.Future[None] | None = None  # `serving`'s warm-up, once started
 
     @property
@@ -247,25 +260,37 @@ class App(Closing):
             common_terms=self.indexer.common_terms,
             # English → Chinese renderings for English questions (read on first use)
             gloss=Gloss.bundled(tokenizer.general_frequency),
+            views=self.graph,  # a chat's graph hides other shelves' and the trash's growth
         )
-        self.llm = self._build_llm()
-        if self.llm is not None:
-            self._stack.push_async_callback(self.llm.aclose)
+        llm = self._build_llm()
+        self.budget = None
+        if llm is not None:
+            self._stack.push_async_callback(llm.aclose)
+            self.budget = await self._stack.enter_async_context(
+                Budget(
+                    self.db_path,
+                    per_user=s.llm_daily_tokens_per_user,
+                    per_chat=s.llm_daily_tokens_per_chat,
+                )
+            )
+            llm = BudgetedLLM(llm, self.budget)
+        self.llm = llm
 
     def _persons_named(self, text: str) -> list[str]:
         """The persons of the knowledge graph `text` names (by any alias: Paul is 保罗)."""
         graph = self.graph.query
         return [graph.node_label(n) for n in graph.link(text) if graph.node_kind(n) == "person"]
 
-    async def _passages_saying(self, text: str, limit: int) -> list[Chunk]:
-        """Passages whose words include `text`'s, best first (the keyword track): what
-        `/graph` reads for a phrase the corpus says but the graph has no node for."""
-        result = await self.search.search(text, limit=limit, tracks=("keyword",))
+    async def _passages_saying(self, text: str, limit: int, reading: Reading) -> list[Chunk]:
+        """Passages whose words include `text`'s, best first (the keyword track), of the
+        library `reading`'s reader reads: what `/graph` reads for a phrase the corpus says but
+        the graph has no node for."""
+        result = await self.search.search(text, limit=limit, tracks=("keyword",), reading=reading)
         return [hit.chunk for hit in result.hits]
 
     async def _open_rooms(self) -> None:
-        """The scholar, the writers' room (when the command needs it), the chat settings and
-        the command router."""
+        """The scholar, the writers' room (when the command needs it), the chat settings, the
+        change log and the command router."""
         from bot.presenters.graph import PathPictures
         from bot.presenters.scholar import ScholarPresenter
         from retrieval.answer import FactReader
@@ -274,7 +299,9 @@ class App(Closing):
         from retrieval.scholar import Scholar
 
         s = self.settings
-        viewer = GraphViewer(self.graph.query, passages=self._passages_saying)
+        viewer = GraphViewer(
+            self.graph.query, passages=self._passages_saying, views=self.graph.seen_without
+        )
         self.scholar = Scholar(
             self.search,
             self.indexer,
@@ -282,6 +309,7 @@ class App(Closing):
             self.llm,
             gate=RelevanceGate.for_embedder(self.embedder.model_id),
             facts=FactReader(self._tokenizer.tag, persons=self._persons_named),
+            views=self.graph.seen_without,
         )
         await self.scholar.refresh_sources()  # /ask source autocomplete
         scholar = ScholarPresenter(self.scholar, pictures=PathPictures(viewer))
@@ -291,36 +319,75 @@ class App(Closing):
         self.chats = await self._stack.enter_async_context(
             ChatSettings(self.db_path, s.default_language)
         )
+        self.changes = await self._stack.enter_async_context(
+            ChangeLog(self.db_path, now=self.clock.now)
+        )
+        self.shelves = Shelves(self.indexer, s.dm_uploads)
+        scopes: Scopes = {}
+        if self.startup.writers_room:  # which library each /ingest invocation would change
+            from bot.commands.corpus import ingest_scopes
+
+            self.scheduler = await self._open_scheduler()
+            self.corpus = self._open_corpus()
+            scopes = ingest_scopes(self.corpus, self.shelves)
         # The router first: what the rooms say unasked goes out through it (`send`, `edit`).
         registry = Registry()
         self.router = Router(
             registry,
             limiter=limiter,
-            policy=AdminPolicy(s.novel_admin_role),
+            permissions=dataclasses.replace(self._permissions(), scopes=scopes),
             chats=self.chats,
             activity=Activity(self.clock.monotonic),
             clock=self.clock,
+            changes=self.changes,
+            budgeted=self.budget is not None,
         )
         if not self.startup.writers_room:
             scholar_registry(scholar, chats=self.chats, registry=registry)
             return
-        from ingest.uploads import CorpusUploads
+        from bot.commands.corpus import Limits
 
         self.novels = await self._open_writers_room()
-        upload_max = int(s.chat_upload_max_mb * 1024 * 1024)
-        corpus = CorpusUploads(self.indexer, s.data_dir / "uploads", max_bytes=upload_max)
         standard_registry(
             scholar,
             self.novels.handlers,
             self.novels.ballots,
             registry=registry,
             chats=self.chats,
-            corpus=corpus,
+            corpus=self.corpus,
             graph=viewer,
             story=self.novels.story,
             places=self.novels.service.repo.stories,
-            openers=s.novel_round_openers,
-            upload_max_bytes=upload_max,
+            upload_max_bytes=self._upload_max_bytes,
+            shelves=self.shelves,
+            changes=self.changes,
+            limits=Limits(s.trash_days, s.uploads_per_chat_per_day),
+            usage=self.budget,
+        )
+
+    @property
+    def _upload_max_bytes(self) -> int:
+        return int(self.settings.chat_upload_max_mb * 1024 * 1024)
+
+    def _open_corpus(self) -> CorpusUploads:
+        """The library's uploads, deletes and restores, each shelf within its quota."""
+        from ingest.uploads import CorpusUploads, ShelfQuota
+
+        s = self.settings
+        return CorpusUploads(
+            self.indexer,
+            s.data_dir / "uploads",
+            max_bytes=self._upload_max_bytes,
+            quota=ShelfQuota(s.shelf_max_documents, s.shelf_max_chunks),
+        )
+
+    def _permissions(self) -> Permissions:
+        """Who may do what (`bot.permissions`), from the settings."""
+        s = self.settings
+        return Permissions(
+            Roles(s.operator_ids, AdminPolicy(s.novel_admin_role)),
+            Access(s.allowed_chat_ids, s.allow_dms),
+            Conditions(s.dm_uploads, s.novel_round_openers == "members"),
         )
 
     async def _open_writers_room(self) -> WritersRoom:
@@ -377,6 +444,7 @@ class App(Closing):
                 settings,
                 NovelAnnouncer(presenter, self.router.send, board, places),
                 self.clock,
+                scheduler=self.scheduler,
             )
         )
         return WritersRoom(
@@ -526,6 +594,58 @@ class App(Closing):
             "all" if books.lower() == "all" else [b.strip() for b in books.split(",") if b.strip()]
         )
         return bool(await ensure_sample_corpus(self.indexer, chosen, on_progress=on_progress))
+
+    # ---- scheduled work ----------------------------------------------------------------------
+
+    async def _open_scheduler(self) -> Scheduler:
+        """The process's scheduler (APScheduler; its jobs in `jobs.sqlite3`, kept across
+        restarts): the writers' room's deadlines, and the housekeeping — the trash purge
+        (daily at 03:00 UTC) and the budget reset (daily at 00:00 UTC). The daily jobs are
+        written once; later starts find them in the store."""
+        from retrieval.schedule import Scheduler
+
+        scheduler = Scheduler(self.settings.data_dir / "jobs.sqlite3", self.clock)
+        self._stack.push_async_callback(scheduler.close)
+
+        async def purge(_: str) -> None:
+            await self.purge_trash()
+
+        scheduler.on("purge", purge)
+        scheduler.daily("purge:trash", hour=3)
+        if self.budget is not None:
+            budget = self.budget
+
+            async def reset(_: str) -> None:
+                await budget.reset()
+
+            scheduler.on("budget", reset)
+            scheduler.daily("budget:reset")
+        return scheduler
+
+    async def purge_trash(self, now: datetime | None = None) -> list[DocumentRecord]:
+        """Purge the documents trashed more than TRASH_DAYS before `now` (the clock's, by
+        default): the one irreversible step, each logged in the change log."""
+        from bot.changes import Change
+        from retrieval.library import SHARED
+
+        moment = now or self.clock.now()
+        before = (moment - timedelta(days=self.settings.trash_days)).isoformat(timespec="seconds")
+        purged = await self.indexer.purge_documents(await self.indexer.expired(before))
+        for record in purged:
+            chat = "shared" if record.namespace == SHARED else record.namespace.partition(":")[2]
+            await self.changes.record(
+                Change(
+                    moment.isoformat(timespec="seconds"),
+                    "system",
+                    "trash",
+                    f"TRASH_DAYS={self.settings.trash_days}",
+                    chat,
+                    "",
+                    f"purge {record.source} ({record.doc_id})",
+                    f"deleted {record.trashed_at} by {record.trashed_by}",
+                )
+            )
+        return purged
 
     async def close(self) -> None:
         await self._stack.aclose()

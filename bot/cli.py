@@ -1,4 +1,4 @@
-"""`baibao run | chat | ask | cite | search | ingest`."""
+"""`baibao run | chat | ask | cite | search | ingest | log`."""
 
 from __future__ import annotations
 
@@ -7,10 +7,10 @@ import asyncio
 import json
 import signal
 import sys
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from bot.settings import Settings, SettingsError, load_settings
+from bot.settings import Settings, SettingsError, load_settings, parse_ids
 from retrieval.store import DimensionMismatch, StoreError
 
 if TYPE_CHECKING:
@@ -50,6 +50,15 @@ def _parser() -> argparse.ArgumentParser:
     )
     search.add_argument("--limit", type=int, default=7)
     search.add_argument("--json", action="store_true", help="machine-readable output")
+    search.add_argument(
+        "--chat",
+        metavar="PLATFORM:ID",
+        help="read as that chat reads: the shared library plus its shelf "
+        "(e.g. telegram:-1001234); default: the shared library alone",
+    )
+    changes = sub.add_parser("log", help="the change log: who changed what, where and when")
+    changes.add_argument("--chat", metavar="PLATFORM:ID", help="only that chat's entries")
+    changes.add_argument("--limit", type=int, default=50)
     ingest = sub.add_parser("ingest", help="ingest files or folders into the corpus")
     from ingest.cli import add_ingest_arguments
 
@@ -121,7 +130,9 @@ async def _main(args: argparse.Namespace, settings: Settings) -> int:
 
             if args.bible_books is None and (args.paths or args.ocr_files):
                 args.bible_books = settings.demo_bible_books
-            return await run_ingest(app.indexer, args)
+            return await run_ingest(app.indexer, args, _recorder(app))
+        if args.cmd == "log":
+            return await _log(app, args)
         if settings.sample_corpus:
             await _prepare(app)
         if args.cmd in ("ask", "cite"):
@@ -150,7 +161,9 @@ def startup_for(args: argparse.Namespace) -> Startup:
         return QUERY
     if args.cmd == "cite":
         return LOOKUP
-    if args.cmd == "graph" or (args.cmd == "ingest" and (args.list or args.delete)):
+    if args.cmd in ("graph", "log") or (
+        args.cmd == "ingest" and (args.list or args.delete or args.trash or args.restore)
+    ):
         return RECORDS
     return FULL  # run, chat, ingest PATH
 
@@ -171,7 +184,13 @@ async def _one_shot(app: App, args: argparse.Namespace) -> int:
     from bot.router import Invocation, Line
 
     actor = Actor(
-        "console", "console", "cli", "cli", is_admin=True, lang=app.settings.default_language
+        "console",
+        "console",
+        "cli",
+        "cli",
+        is_admin=True,
+        lang=app.settings.default_language,
+        kind="console",
     )
     words = " ".join(args.question if args.cmd == "ask" else args.reference)
     if args.cmd == "ask" and args.json:
@@ -212,7 +231,32 @@ async def _ask_json(app: App, actor: Actor, words: str) -> int:
     return 0
 
 
+def _recorder(app: App) -> Callable[[str, str], Awaitable[None]]:
+    """How the CLI logs a change it makes: as the operator at the console."""
+    from bot.changes import Change
+
+    async def record(what: str, outcome: str) -> None:
+        stamp = app.changes.stamp()
+        await app.changes.record(
+            Change(stamp, "console", "cli", "cli", "console:cli", "", what, outcome)
+        )
+
+    return record
+
+
+async def _log(app: App, args: argparse.Namespace) -> int:
+    """`baibao log`: the latest entries first."""
+    entries = await app.changes.entries(args.chat, limit=max(1, min(args.limit, 10_000)))
+    if not entries:
+        print("还没有任何修改记录。/ No changes logged yet.")
+    for e in entries:
+        who = f"{e.user_name or e.user_id} ({e.platform}:{e.user_id})"
+        print(f"{e.at}  {who}  {e.chat}  {e.what}  → {e.outcome}")
+    return 0
+
+
 async def _search(app: App, args: argparse.Namespace) -> int:
+    from retrieval.library import shelf_namespace
     from retrieval.types import Filter
 
     equals: dict[str, str] = {}
@@ -226,8 +270,17 @@ async def _search(app: App, args: argparse.Namespace) -> int:
             return 2
         equals[key] = value
     query = " ".join(args.query)
+    try:
+        chats = sorted(parse_ids(args.chat or ""))
+    except ValueError as err:
+        print(f"无效的 --chat / invalid --chat: {err}", file=sys.stderr)
+        return 2
+    reading = app.indexer.reading(shelf_namespace(chats[0]) if chats else "")
     result = await app.search.search(
-        query, flt=Filter(equals=equals) if equals else None, limit=max(1, min(args.limit, 50))
+        query,
+        flt=Filter(equals=equals) if equals else None,
+        limit=max(1, min(args.limit, 50)),
+        reading=reading,
     )
     rows: list[dict[str, Any]] = [
         {

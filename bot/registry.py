@@ -2,8 +2,9 @@
 
 A `Command` is a small object holding everything about one command: its name and help (zh/en),
 its parameters (which drive text parsing, validation, Discord's option schema and
-autocomplete), who may run it, whether it is rate-limited, how its validated arguments become
-a typed request (`parse`) and what runs it (`run`). `Group`s nest commands (`/chapter vote`).
+autocomplete), whether it is rate-limited, how its validated arguments become a typed request
+(`parse`) and what runs it (`run`). Who may run it is not here: the permission table
+(`bot.permissions`) is the one place that says. `Group`s nest commands (`/chapter vote`).
 An `Action` decodes the `prefix:payload` strings a feature puts on buttons and keyboards, and
 runs them (discord.py's `DynamicItem`: the feature that builds the string parses it back).
 A native poll's answer (`PollAnswer`) goes to the one handler registered for it, and every
@@ -38,9 +39,9 @@ MAX_FIELD = 2000
 MAX_UPLOAD_BYTES = 2 * 1024 * 1024
 
 ParamKind = Literal["text", "int", "choice", "file"]
-Permission = Literal["anyone", "admins"]
-# Autocomplete: what the user has typed so far → (label shown, value inserted) suggestions.
-Suggest = Callable[[str], Sequence[tuple[str, str]]]
+# Autocomplete: what the user has typed so far, and who is typing where → (label shown, value
+# inserted) suggestions (a chat sees its own shelf's titles, no other's).
+Suggest = Callable[[str, Actor], Sequence[tuple[str, str]]]
 
 
 class UsageError(Exception):
@@ -203,13 +204,6 @@ class Command(Generic[A]):
     params: tuple[Param, ...] = ()
     parse: Callable[[Values], A]
     run: Run[A]
-    # Who may run it; a function of the values when it depends on them (blueprint show / set).
-    permission: Permission | Callable[[Values], Permission] = "anyone"
-    # The refusal a non-admin gets (zh, en); None = the generic one.
-    denied: tuple[str, str] | None = None
-    # Look the caller up even when anyone may run it, so the handler knows whether an admin
-    # is asking (`Actor.is_admin`): e.g. the winner's author *or* an admin may submit a chapter.
-    admin_aware: bool = False
     rate_limited: bool = True
     # Text form: split the remainder on "|" into the params, in order (e.g. a proposal).
     pipe_split: bool = False
@@ -222,13 +216,6 @@ class Command(Generic[A]):
     def file_param(self) -> Param | None:
         return next((p for p in self.params if p.kind == "file"), None)
 
-    def needs_admin(self, values: Values) -> bool:
-        permission = self.permission if isinstance(self.permission, str) else None
-        if permission is None:
-            assert callable(self.permission)
-            permission = self.permission(values)
-        return permission == "admins"
-
 
 @dataclass(frozen=True, slots=True)
 class Group:
@@ -239,6 +226,9 @@ class Group:
     # Text form: the child that runs when the first word names no child (`/ingest 书名` is
     # `/ingest add 书名`). Slash commands always name the child.
     default: str = ""
+    # Text form: the child that runs when no word follows (`/settings` is `/settings show`);
+    # a word that names no child is still an unknown subcommand.
+    bare: str = ""
 
     @property
     def name(self) -> str:

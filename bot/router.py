@@ -13,8 +13,10 @@ What was said is one of: a raw `Line` (console, Telegram, a Discord DM:
 same steps, once:
 
     resolve the command → an `Attempt` through the checks: validate each parameter →
-    the upload's type and declared size → admin (only when the command needs or wants it) →
-    rate limit; then `ack()` → read the upload → `parse` into a typed request → `run`
+    the upload's type and declared size → permission (`bot.permissions`: whether the bot serves
+    this chat, then the table's verdict for the asker's role here; the platform is asked who
+    the member is only when a chat admin and a member may differ) → rate limit; then `ack()` →
+    read the upload → `parse` into a typed request → `run`
 
 Every failure becomes a `Reply` in the chat's language: nothing raises out of the router.
 Replies produced before `ack` are quick refusals (Discord answers them privately at once).
@@ -42,8 +44,10 @@ from typing import Any, Protocol, assert_never
 
 from bot.activity import Activity
 from bot.actor import Actor
-from bot.admin import AdminPolicy, AdminUnknown, MemberLookup
-from bot.i18n import T
+from bot.admin import AdminUnknown, MemberLookup
+from bot.budget import Payer, paying
+from bot.changes import Change
+from bot.i18n import T, catalog
 from bot.parsing import (
     SLASHES,
     RawArgs,
@@ -53,6 +57,7 @@ from bot.parsing import (
     split_text_command,
     validate,
 )
+from bot.permissions import ACTIONS, POLL_ANSWER, Permissions, refused
 from bot.ratelimit import RateLimiter
 from bot.registry import (
     Call,
@@ -73,6 +78,7 @@ from kernel.i18n import Lang, detect_language
 from retrieval.clock import SYSTEM_CLOCK, Clock
 
 log = logging.getLogger(__name__)
+P = catalog("permissions")
 
 # Called once a command is accepted, before slow work (Discord: defer the interaction).
 Ack = Callable[[], Awaitable[None]]
@@ -152,11 +158,13 @@ class Attempt:
     actor: Actor
     command: Command[Any]
     raw: RawArgs
+    path: tuple[str, ...] = ()  # the command's names from the top (`("ingest", "delete")`)
     upload: Upload | None = None
     progress: Progress | None = None
     member: MemberLookup | None = None
     ack: Ack | None = None
     values: Mapping[str, str | int] = dataclasses.field(default_factory=dict)
+    subject: str = ""  # its row in the permission table, once checked
 
     @property
     def lang(self) -> Lang:
@@ -181,6 +189,14 @@ class ChatLanguages(Protocol):
     async def language(self, platform: str, chat_id: str) -> Lang: ...
 
 
+class ChangeRecorder(Protocol):
+    """Where changes are logged (`bot.changes.ChangeLog`)."""
+
+    def stamp(self) -> str: ...
+
+    async def record(self, change: Change) -> None: ...
+
+
 class Router:
     """Turns invocations into command runs and replies. Holds no platform code."""
 
@@ -189,25 +205,32 @@ class Router:
         registry: Registry,
         *,
         limiter: RateLimiter | None = None,
-        policy: AdminPolicy | None = None,
+        permissions: Permissions | None = None,
         chats: ChatLanguages | None = None,
         activity: Activity | None = None,
         clock: Clock = SYSTEM_CLOCK,
+        changes: ChangeRecorder | None = None,
+        budgeted: bool = False,
     ) -> None:
         """Without `chats`, `Actor.lang` as the transport set it is the chat's language.
         `activity` records each command's run (background work waits for a quiet moment);
-        `clock` is the process's (the composition root's): the transports' throttles read it."""
+        `clock` is the process's (the composition root's): the transports' throttles read it.
+        `changes`: where every change that succeeded is logged (`bot.changes`). `budgeted`:
+        the model is behind daily budgets, and each command's calls are its asker's
+        (`bot.budget.paying`; an operator's are nobody's)."""
+        self._changes = changes
+        self._budgeted = budgeted
         self.registry = registry
         self.clock = clock
         self.activity = activity or Activity()
         self._transports: dict[str, Transport] = {}
         self._limiter = limiter or RateLimiter()
-        self._policy = policy or AdminPolicy()
+        self.permissions = permissions or Permissions()
         self._chats = chats
         self._checks: tuple[Check, ...] = (
             self._validate,
             self._check_upload,
-            self._check_admin,
+            self._check_permission,
             self._check_rate,
         )
 
@@ -233,7 +256,7 @@ class Router:
             case Slash():
                 return await self._slash(inv, said)
             case Press():
-                return await self._press(inv.actor, said.action)
+                return await self._press(inv.actor, said.action, inv.member)
             case PollAnswer():
                 return await self._poll_answer(inv.actor, said)
             case _:
@@ -243,12 +266,14 @@ class Router:
         resolved = await self._resolve_text(inv.actor, line.text, line.bot_username, line.private)
         if not isinstance(resolved, tuple):
             return resolved
-        actor, entry, raw = resolved
-        return await self._run(self._attempt(inv, actor, entry, raw))
+        actor, path, entry, raw = resolved
+        return await self._run(self._attempt(inv, actor, path, entry, raw))
 
     @staticmethod
-    def _attempt(inv: Invocation, actor: Actor, command: Command[Any], raw: RawArgs) -> Attempt:
-        return Attempt(actor, command, raw, inv.upload, inv.progress, inv.member, inv.ack)
+    def _attempt(
+        inv: Invocation, actor: Actor, path: tuple[str, ...], command: Command[Any], raw: RawArgs
+    ) -> Attempt:
+        return Attempt(actor, command, raw, path, inv.upload, inv.progress, inv.member, inv.ack)
 
     async def parse_text(self, actor: Actor, line: str) -> tuple[Actor, Any] | Reply:
         """A command line parsed exactly as `answer` parses a `Line` (the same resolution,
@@ -261,7 +286,7 @@ class Router:
             return Reply.error(T(lang, "not_a_command"), lang=lang)
         if isinstance(resolved, Reply):
             return resolved
-        actor, command, raw = resolved
+        actor, _, command, raw = resolved
         try:
             values = validate(command, raw, has_file=False)
             return actor, command.parse(Values(dict(values)))
@@ -272,13 +297,13 @@ class Router:
         """Whether the command `line` names takes a file (the console reads `@path` as one
         only for those: a chat would attach it)."""
         resolved = await self._resolve_text(actor, line, "", True)
-        return isinstance(resolved, tuple) and resolved[1].file_param is not None
+        return isinstance(resolved, tuple) and resolved[2].file_param is not None
 
     async def _resolve_text(
         self, actor: Actor, line: str, bot_username: str, private: bool
-    ) -> tuple[Actor, Command[Any], RawArgs] | Reply | None:
-        """A raw line → (actor in the words' language, the command, its raw arguments), or the
-        error Reply, or None to stay quiet."""
+    ) -> tuple[Actor, tuple[str, ...], Command[Any], RawArgs] | Reply | None:
+        """A raw line → (actor in the words' language, the command's path, the command, its
+        raw arguments), or the error Reply, or None to stay quiet."""
         actor = await self.in_chat_language(actor)
         split = split_text_command(line, bot_username)
         if split is None:
@@ -290,18 +315,19 @@ class Router:
         entry = self.registry.get(name)
         if entry is None and not private and not addressed(line):
             return None  # `/x` in a group may be another bot's command
+        path: tuple[str, ...] = (entry.name if entry is not None else name,)
         while isinstance(entry, Group):
             word, after = first_word(rest)
-            child = entry.child(word)
+            child = entry.child(word or entry.bare)
             if child is None and entry.fallback() is not None:
                 child, after = entry.fallback(), rest
             if child is None:
                 return self._sub_error(self._lang(actor, after), entry, word)
-            entry, rest = child, after
+            entry, rest, path = child, after, (*path, child.name)
         actor = self._with_lang(actor, self._lang(actor, rest))
         if entry is None:
             return Reply.error(T(actor.lang, "unknown_command", name=name[:40]), lang=actor.lang)
-        return actor, entry, parse_args(entry, rest)
+        return actor, path, entry, parse_args(entry, rest)
 
     async def _slash(self, inv: Invocation, slash: Slash) -> Reply:
         """Structured form (Discord options): the path names the command, `options` its
@@ -323,17 +349,21 @@ class Router:
             entry = child
         if isinstance(entry, Group):
             return self._sub_error(lang, entry, "")
-        return await self._run(self._attempt(inv, actor, entry, raw))
+        return await self._run(self._attempt(inv, actor, tuple(path), entry, raw))
 
-    async def _press(self, actor: Actor, action: str) -> Reply:
+    async def _press(self, actor: Actor, action: str, member: MemberLookup | None) -> Reply:
         """A button / keyboard choice coming back (`f"{prefix}:{payload}"`), decoded by the
-        action its feature registered."""
+        action its feature registered, allowed by the table's row for it."""
         actor = await self.in_chat_language(actor)
         prefix, _, payload = action.partition(":")
         codec = self.registry.action(prefix)
         request = codec.decode(payload) if codec is not None else None
         if codec is None or request is None:
             return Reply.error(T(actor.lang, "unknown_action"), lang=actor.lang)
+        checked = await self._permitted(actor, ACTIONS.get(prefix, f"action {prefix}"), member)
+        if isinstance(checked, Reply):
+            return checked
+        actor = checked
         try:
             with self.activity.command():
                 return await codec.run(Call(actor), request)
@@ -346,6 +376,10 @@ class Router:
         run = self.registry.poll_answers
         if run is None:
             return Reply.error(T(actor.lang, "unknown_action"), lang=actor.lang)
+        checked = await self._permitted(actor, POLL_ANSWER, None)
+        if isinstance(checked, Reply):
+            return checked
+        actor = checked
         try:
             with self.activity.command():
                 return await run(Call(actor), answer)
@@ -409,7 +443,39 @@ class Router:
                 attempt = outcome
             if attempt.ack is not None:
                 await attempt.ack()
-            return await self._execute(attempt)
+            actor = attempt.actor
+            if self._budgeted and actor.role != "operator":
+                with paying(Payer(f"{actor.platform}:{actor.user_id}", actor.chat)):
+                    reply = await self._execute(attempt)
+            else:
+                reply = await self._execute(attempt)
+            if not reply.is_error and self.permissions.is_change(attempt.subject):
+                await self._log_change(attempt, reply)
+            return reply
+
+    async def _log_change(self, inv: Attempt, reply: Reply) -> None:
+        """One change-log entry: who, where, the command as given, what came of it. A log
+        that fails loses the entry, never the change (logged as an error)."""
+        if self._changes is None:
+            return
+        actor = inv.actor
+        words = [f"/{' '.join(inv.path)}", *(str(v) for v in inv.values.values())]
+        if inv.upload is not None:
+            words.append(inv.upload.filename)
+        change = Change(
+            self._changes.stamp(),
+            actor.platform,
+            actor.user_id,
+            actor.user_name,
+            actor.chat,
+            actor.channel_id,
+            " ".join(words),
+            next(iter(reply.plain().splitlines()), ""),
+        )
+        try:
+            await self._changes.record(change)
+        except Exception:
+            log.exception("the change log could not record %s", change.what)
 
     async def _validate(self, inv: Attempt) -> Attempt | Reply:
         """Each parameter on its own; an upload counts only for a command that takes a file."""
@@ -431,23 +497,45 @@ class Router:
         too_large = self._too_large(inv.lang, upload.size, param)
         return inv if too_large is None else too_large
 
-    async def _check_admin(self, inv: Attempt) -> Attempt | Reply:
-        """Asked only when the command needs an admin or wants to know (`admin_aware`)."""
-        command, actor, lang = inv.command, inv.actor, inv.lang
-        needs_admin = command.needs_admin(Values(inv.values))
-        if not (needs_admin or command.admin_aware):
-            return inv
-        try:
-            admin = await self._is_admin(actor, inv.member)
-        except AdminUnknown as err:
-            log.warning("admin check failed (%s chat %s): %s", actor.platform, actor.chat_id, err)
-            if needs_admin:
-                return Reply.error(T(lang, "admin_unknown"), lang=lang)
-            admin = False  # only curious: the command decides what a non-admin may do
-        if needs_admin and not admin:
-            zh, en = command.denied or (T("zh", "admins_only"), T("en", "admins_only"))
-            return Reply.error(en if lang == "en" else zh, lang=lang)
-        return dataclasses.replace(inv, actor=dataclasses.replace(actor, is_admin=admin))
+    async def _check_permission(self, inv: Attempt) -> Attempt | Reply:
+        """The permission table's verdict on this invocation (`bot.permissions`)."""
+        permissions = self.permissions
+        subject = await permissions.subject(inv.path, Values(inv.values), inv.actor)
+        checked = await self._permitted(inv.actor, subject, inv.member)
+        if isinstance(checked, Reply):
+            return checked
+        return dataclasses.replace(inv, actor=checked, subject=subject)
+
+    async def _permitted(
+        self, actor: Actor, subject: str, member: MemberLookup | None
+    ) -> Actor | Reply:
+        """The actor with its role decided, or the refusal. The platform is asked who the
+        member is only when the verdict (or the handler) depends on it; when it cannot say,
+        the reply says so and never guesses "not an admin"."""
+        permissions, lang = self.permissions, actor.lang
+        role = permissions.roles.known(actor)
+        closed = permissions.access.refusal(actor, role)
+        if closed is not None:
+            refused(actor, subject, closed)
+            return Reply.error(P(lang, closed), lang=lang)
+        if role is None and permissions.needs_lookup(subject, actor.kind):
+            try:
+                role = await permissions.roles.of(actor, member)
+            except AdminUnknown as err:
+                log.warning(
+                    "admin check failed (%s chat %s): %s", actor.platform, actor.chat_id, err
+                )
+                if not permissions.allows(subject, "member", actor.kind):
+                    return Reply.error(T(lang, "admin_unknown"), lang=lang)
+                role = "member"  # only curious: the handler decides what a member may do
+        if role is None:  # a chat admin and a member get the same verdict here
+            role = "chat_admin" if actor.is_admin else "member"
+        actor = dataclasses.replace(actor, role=role, is_admin=role != "member")
+        if not permissions.allows(subject, role, actor.kind):
+            key = permissions.refusal(subject)
+            refused(actor, subject, key)
+            return Reply.error(P(lang, key), lang=lang)
+        return actor
 
     async def _check_rate(self, inv: Attempt) -> Attempt | Reply:
         """The console is the operator's own terminal: limits protect shared chats only."""
@@ -456,6 +544,7 @@ class Router:
             return inv
         wait = self._limiter.check(actor.platform, actor.chat_id, actor.user_id)
         if wait > 0:
+            refused(actor, inv.command.name, "rate_limited")
             return Reply.error(
                 T(inv.lang, "rate_limited", seconds=max(1, round(wait))), lang=inv.lang
             )
@@ -483,11 +572,6 @@ class Router:
             return Reply.error(T(lang, "file_failed"), lang=lang)
         except Exception:
             return self._internal_error(lang, command.name)
-
-    async def _is_admin(self, actor: Actor, member: MemberLookup | None) -> bool:
-        if member is None:  # the transport already knows (console, tests)
-            return actor.is_admin
-        return self._policy.is_admin(await member())
 
     # ---- language and errors --------------------------------------------------------------
 

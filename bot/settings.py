@@ -13,6 +13,20 @@ from pydantic import Field, SecretStr, ValidationError, field_validator, model_v
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
+def parse_ids(value: str) -> frozenset[str]:
+    """`discord:1, telegram:-100` → {"discord:1", "telegram:-100"}; ValueError names a bad one."""
+    out: set[str] = set()
+    for part in value.replace(";", ",").split(","):
+        item = part.strip()
+        if not item:
+            continue
+        platform, sep, ident = item.partition(":")
+        if not sep or platform not in ("discord", "telegram") or not ident.strip():
+            raise ValueError(f"{item!r}: write platform:id, e.g. discord:1234 or telegram:-100")
+        out.add(f"{platform}:{ident.strip()}")
+    return frozenset(out)
+
+
 class SettingsError(Exception):
     """One clear line naming the setting that is wrong or missing."""
 
@@ -71,6 +85,23 @@ class Settings(BaseSettings):
     # Batches in flight at once to an embedding server (a 429 halves it until answers come
     # back): a bulk ingest keeps the server busy (bench/results/embed-server.md).
     embedding_concurrency: int = Field(4, ge=1, le=64)
+
+    # --- who may use the bot, and what it costs (docs/SECURITY.md) -----------------------
+    # Operators own the shared library: `discord:<user id>,telegram:<user id>`. The console
+    # and the CLI act as the operator.
+    operators: str = ""
+    # The chats the bot serves (`discord:<server id>,telegram:<group id>`); empty = every one.
+    allowed_chats: str = ""
+    allow_dms: bool = True  # false: strangers' private messages get one refusal
+    dm_uploads: bool = False  # true: each DM has a personal shelf its member manages
+    trash_days: int = Field(30, ge=1, le=3650)  # a deleted document stays restorable this long
+    # Model tokens a day (UTC) per user and per chat; 0 = no limit. Spent: extractive answers.
+    llm_daily_tokens_per_user: int = Field(0, ge=0)
+    llm_daily_tokens_per_chat: int = Field(0, ge=0)
+    # A chat's shelf: at most this many documents and chunks; uploads a day per chat.
+    shelf_max_documents: int = Field(50, ge=0)
+    shelf_max_chunks: int = Field(5000, ge=0)
+    uploads_per_chat_per_day: int = Field(20, ge=0)
 
     # --- behaviour ----------------------------------------------------------------------
     default_language: Literal["zh", "en"] = "zh"
@@ -132,6 +163,12 @@ class Settings(BaseSettings):
             raise ValueError(f"DISCORD_SHARD_IDS: shard ids are between 0 and {count - 1}")
         return self
 
+    @field_validator("operators", "allowed_chats")
+    @classmethod
+    def _ids(cls, value: str) -> str:
+        parse_ids(value)  # ValueError names the bad entry
+        return value
+
     @field_validator("qdrant_url", "llm_base_url", "embedding_base_url", "telegram_api_base")
     @classmethod
     def _url(cls, value: str | None) -> str | None:
@@ -176,6 +213,16 @@ class Settings(BaseSettings):
     def weights(self) -> tuple[float, float, float]:
         a, b, c = (float(p) for p in self.fusion_weights.split(","))
         return a, b, c
+
+    @property
+    def operator_ids(self) -> frozenset[str]:
+        """OPERATORS as `platform:user_id` keys."""
+        return parse_ids(self.operators)
+
+    @property
+    def allowed_chat_ids(self) -> frozenset[str]:
+        """ALLOWED_CHATS as `platform:chat_id` keys (empty: every chat)."""
+        return parse_ids(self.allowed_chats)
 
     @property
     def edge_child_process(self) -> bool:

@@ -1,4 +1,9 @@
-"""`baibao ingest PATH… | --list | --delete SOURCE` (wired into bot/cli.py by the integrator)."""
+"""`baibao ingest PATH… | --list | --delete DOC | --trash | --restore DOC` (wired into
+bot/cli.py, which also hands in where each change is logged).
+
+`--delete` moves a document to the trash, as `/ingest delete` does in chat; `--restore`
+brings it back without embedding it again; `--trash` lists what is there. Purging is the
+trash's own scheduled job (`TRASH_DAYS`)."""
 
 from __future__ import annotations
 
@@ -7,7 +12,7 @@ import re
 import sys
 import time
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO, cast
 
@@ -58,8 +63,22 @@ def add_ingest_arguments(parser: argparse.ArgumentParser) -> None:
     parser.set_defaults(ocr_files=[])
     parser.add_argument("--list", action="store_true", help="list ingested documents")
     parser.add_argument(
-        "--delete", metavar="DOC", help="delete a document by title, id, file name or path"
+        "--delete",
+        metavar="DOC",
+        help="delete a document (title, id, file name or path) to the trash",
     )
+    parser.add_argument("--trash", action="store_true", help="list the documents in the trash")
+    parser.add_argument(
+        "--restore", metavar="DOC", help="bring a document back from the trash (no re-embedding)"
+    )
+
+
+# Logs one change: (what was done, what came of it) — the change log (`bot.changes`).
+Record = Callable[[str, str], Awaitable[None]]
+
+
+async def _not_recorded(what: str, outcome: str) -> None:
+    return None
 
 
 # Tesseract language names: chi_sim, chi_tra_vert, eng, several joined by "+".
@@ -143,6 +162,11 @@ def format_table(records: Sequence[DocumentRecord]) -> str:
     ]
     rows += _bible_rows([r for r in records if r.type == "bible"])
     head = ("来源 source", "类型 type", "块数 chunks", "入库时间 ingested (UTC)", "文件 file")
+    return _table(head, rows)
+
+
+def _table(head: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    """Columns padded to their widest cell (CJK counting two), a rule under the head."""
     widths = [max(_width(x[i]) for x in [head, *rows]) for i in range(len(head))]
     lines = [
         "  ".join(_pad(c, w) for c, w in zip(row, widths, strict=True)).rstrip()
@@ -152,9 +176,11 @@ def format_table(records: Sequence[DocumentRecord]) -> str:
     return "\n".join(lines)
 
 
-async def delete_documents(indexer: Indexer, key: str, out: TextIO, err: TextIO) -> int:
-    """`--delete KEY`: a title, id, path or file name. A file name that several ingested
-    files share (two folders with a notes.txt) deletes nothing and lists them instead."""
+async def delete_documents(
+    indexer: Indexer, key: str, out: TextIO, err: TextIO, record: Record = _not_recorded
+) -> int:
+    """`--delete KEY`: a title, id, path or file name, to the trash. A file name that several
+    ingested files share (two folders with a notes.txt) deletes nothing and lists them."""
     found = await indexer.find_documents(key)
     if not found:
         print(
@@ -172,14 +198,45 @@ async def delete_documents(indexer: Indexer, key: str, out: TextIO, err: TextIO)
         for r in found:
             print(f"  {r.source}  ({r.path})", file=err)
         return 1
-    removed = await indexer.delete_documents(found)
+    removed = await indexer.trash_documents(found, by="console:cli")
     if len(removed) <= 3:
-        for record in removed:
-            print(f"已删除 deleted: {record.source} ({record.doc_id})", file=out)
+        lines = [f"已删除 deleted: {r.source} ({r.doc_id})" for r in removed]
     else:  # one Bible table: a line per book says nothing more
         name = Path(removed[0].path).name
-        print(f"已删除 deleted: {name}（{len(removed)} 个文档 documents）", file=out)
+        lines = [f"已删除 deleted: {name}（{len(removed)} 个文档 documents）"]
+    lines.append("已移入回收站，可用 --restore 恢复 / moved to the trash; --restore brings it back")
+    print("\n".join(lines), file=out)
+    await record(f"ingest --delete {key}", lines[0])
     return 0
+
+
+async def restore_document(
+    indexer: Indexer, key: str, out: TextIO, err: TextIO, record: Record = _not_recorded
+) -> int:
+    """`--restore KEY`: the document back from the trash, as it was."""
+    found = await indexer.find_documents(key, trashed=True)
+    back = [r for r in [await indexer.restore_document(f) for f in found] if r is not None]
+    if not back:
+        print(
+            f"回收站里没有：{key}（用 --trash 查看）/ not in the trash: {key!r} (see --trash)",
+            file=err,
+        )
+        return 1
+    line = "已恢复 restored: " + ", ".join(f"{r.source} ({r.chunk_count} 块 chunks)" for r in back)
+    print(line, file=out)
+    await record(f"ingest --restore {key}", line)
+    return 0
+
+
+def format_trash(records: Sequence[DocumentRecord]) -> str:
+    if not records:
+        return "回收站是空的。/ The trash is empty."
+    head = ("来源 source", "书库 library", "块数 chunks", "删除时间 deleted (UTC)", "删除者 by")
+    rows = [
+        (_clip(r.source, 40), r.namespace, str(r.chunk_count), r.trashed_at[:19], r.trashed_by)
+        for r in records
+    ]
+    return _table(head, rows)
 
 
 class ProgressBar:
@@ -239,7 +296,8 @@ def _books(value: str) -> BooksChoice:
     return [b.strip() for b in value.split(",") if b.strip()]
 
 
-async def run_ingest(indexer: Indexer, args: argparse.Namespace) -> int:
+async def _records(indexer: Indexer, args: argparse.Namespace, record: Record) -> int | None:
+    """`--list`, `--trash`, `--delete`, `--restore` (None: none of them was asked)."""
     out = sys.stdout
     if args.list:
         records = await indexer.documents()
@@ -248,8 +306,24 @@ async def run_ingest(indexer: Indexer, args: argparse.Namespace) -> int:
         else:
             print(format_table(records), file=out)
         return 0
+    if args.trash:
+        print(format_trash(await indexer.trash()), file=out)
+        return 0
     if args.delete:
-        return await delete_documents(indexer, args.delete, out, sys.stderr)
+        return await delete_documents(indexer, args.delete, out, sys.stderr, record)
+    if args.restore:
+        return await restore_document(indexer, args.restore, out, sys.stderr, record)
+    return None
+
+
+async def run_ingest(
+    indexer: Indexer, args: argparse.Namespace, record: Record = _not_recorded
+) -> int:
+    """`baibao ingest …`; `record` logs each change it makes."""
+    out = sys.stdout
+    done = await _records(indexer, args, record)
+    if done is not None:
+        return done
     from ingest.loaders.base import LoadOptions
     from ingest.pipeline import Pipeline, expand_paths
 
@@ -261,7 +335,7 @@ async def run_ingest(indexer: Indexer, args: argparse.Namespace) -> int:
     if not paths:
         print(
             "请给出要导入的文件或文件夹 / give files or folders to ingest "
-            "(baibao ingest PATH… | --list | --delete SOURCE)",
+            "(baibao ingest PATH… | --list | --delete DOC | --trash | --restore DOC)",
             file=sys.stderr,
         )
         return 2
@@ -294,5 +368,8 @@ async def run_ingest(indexer: Indexer, args: argparse.Namespace) -> int:
         # also indexes each `Layout.segment_points` points as they come, to bound memory).
         await indexer.store.optimize()
     bar.finish()
-    print(format_summary(summary), file=out)
+    report = format_summary(summary)
+    print(report, file=out)
+    if summary.documents:
+        await record(f"ingest {' '.join(str(p) for p in paths)}", report.splitlines()[0])
     return 1 if summary.skipped else 0

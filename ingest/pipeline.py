@@ -15,7 +15,7 @@ import json
 import logging
 import re
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -63,6 +63,7 @@ from retrieval.index import (
     VerseRow,
     embed_text,
 )
+from retrieval.library import scoped_doc_id
 from retrieval.producers import usable_author
 from retrieval.scripture import (
     book_name_zh,
@@ -183,6 +184,10 @@ def default_tagger(graph: GraphNames | None = None) -> Tagger:
 
 
 # ---- building chunks (synchronous, CPU-bound) ------------------------------------------------
+
+
+# Asked before a document is embedded (`Pipeline(admit=…)`): raise `LoadError` to refuse it.
+Admit = Callable[[DocumentRecord, int], Awaitable[None]]
 
 
 def doc_id_for(title: str) -> str:
@@ -337,6 +342,7 @@ def finish_document(p: Prepared, *, tagger: Tagger, namespace: str) -> Built:
         raise LoadError("文件中没有可索引的文字", "no indexable text in file")
     record = DocumentRecord(
         doc_id=p.doc_id,
+        namespace=namespace,
         source=title,
         content_hash=p.content_hash,
         author=p.meta.author or "",
@@ -601,17 +607,23 @@ class Pipeline:
         tagger: Tagger | None = None,
         tagger_key: str = "custom",
         options: LoadOptions | None = None,
+        namespace: str | None = None,
+        admit: Admit | None = None,
     ) -> None:
         """`tagger_key` names a custom `tagger` in every document's content hash: change it
         when the tagger's output changes, so documents are re-tagged. `options`: how files
-        are read (OCR of scanned pages)."""
+        are read (OCR of scanned pages). `namespace`: the part of the library documents go
+        to (default: the shared library; a shelf's documents get ids of their own,
+        `retrieval.library.scoped_doc_id`). `admit`: asked before a document is embedded,
+        with its record and chunk count; it raises `LoadError` to refuse it (a full shelf)."""
         self.indexer = indexer
         self.options = options or LoadOptions()
         self.embed_books: BooksChoice = embed_books
         self.max_bytes = max_bytes
         self._tagger = tagger
         self._tagger_key: str | None = f"custom:{tagger_key}" if tagger is not None else None
-        self.namespace = indexer.namespace
+        self.namespace = namespace or indexer.namespace
+        self._admit = admit
 
     @property
     def tagger_key(self) -> str:
@@ -752,6 +764,7 @@ class Pipeline:
             tagger_key=self.tagger_key,
             options=self.options,
         )
+        prepared.doc_id = scoped_doc_id(self.namespace, prepared.doc_id)
         build = functools.partial(self._build_document, prepared)
         title = prepared.meta.title or ""
         staged = _Staged(path, prepared.doc_id, prepared.content_hash, title, build)
@@ -868,7 +881,7 @@ class Pipeline:
         (a new --title, a manifest entry, or an older title rule), that version goes."""
         stale = [
             r
-            for r in await self.indexer.find_documents(record.path)
+            for r in await self.indexer.find_documents(record.path, [self.namespace])
             if r.doc_id != record.doc_id and r.type != "bible"
         ]
         if stale:
@@ -889,8 +902,8 @@ class Pipeline:
     ) -> bool:
         """Registered with the same hash: report unchanged without chunking or embedding."""
         record = await self.indexer.document(doc_id)
-        if record is None or record.content_hash != content_hash:
-            return False
+        if record is None or record.content_hash != content_hash or record.trashed:
+            return False  # (a document in the trash is indexed afresh)
         summary.add(path, doc_id, IndexReport("unchanged", record.chunk_count))
         return True
 
@@ -910,6 +923,8 @@ class Pipeline:
             state.chunks_done = base + done
             report(label, done, total)
 
+        if self._admit is not None:
+            await self._admit(built.record, len(built.chunks))
         try:
             result = await self.indexer.replace_document(
                 built.record, built.chunks, embed=built.embed, progress=progress, vectors=vectors

@@ -19,7 +19,6 @@ open rounds on start-up. `App` opens the `NovelRepo`, builds the `PlotMemory` an
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
 from datetime import datetime
 
 from kernel.refusal import Refused
@@ -50,6 +49,7 @@ from novel.stories import Stories
 from novel.world import WorldService
 from retrieval.clock import SYSTEM_CLOCK, Clock
 from retrieval.lifecycle import Closing
+from retrieval.schedule import Scheduler
 
 log = logging.getLogger(__name__)
 
@@ -63,13 +63,19 @@ class NovelService(Closing):
         settings: NovelSettings,
         announce: Announce,
         clock: Clock = SYSTEM_CLOCK,
+        *,
+        scheduler: Scheduler | None = None,
     ) -> None:
+        """`scheduler`: the process's (the deadlines are stored with its jobs and survive a
+        restart); without one they are kept in memory."""
         self.repo = repo
         self.memory = memory
         self.settings = settings
         self._announce = announce
         self._clock = clock.now
-        self.deadlines = Deadlines(clock)
+        self.deadlines = Deadlines(scheduler, clock)
+        self.deadlines.on("round", self._on_deadline)
+        self.deadlines.on("resume", self._resume_write)
         self.rounds = RoundService(
             repo.rounds,
             repo.book,
@@ -110,29 +116,21 @@ class NovelService(Closing):
         return self.last_reconcile
 
     async def _resume_rounds(self) -> None:
+        """Open rounds' deadlines are in the scheduler's store already; a write the process
+        stopped in the middle of is written again."""
         for r in await self.repo.rounds.open_rounds():
-            if r.phase == Phase.PROPOSAL:
-                self._schedule(r.id, r.proposal_deadline)
-            elif r.phase == Phase.VOTING and r.vote_deadline is not None:
-                self._schedule(r.id, r.vote_deadline)
-            elif r.phase == Phase.WRITING:
+            if r.phase == Phase.WRITING:
                 # The process stopped mid-write: nothing was saved (one transaction saves the
                 # chapter and finishes the round). Write it again at once when a model can.
                 await self.repo.rounds.advance(r.id, Event.STALL)
                 if self.chapters.model_writes:
-                    self.deadlines.at(f"resume:{r.id}", self._clock(), self._resumer(r.id))
+                    self.deadlines.at(f"resume:{r.id}", self._clock())
 
     def _schedule(self, round_id: str, when: datetime) -> None:
-        self.deadlines.at(f"round:{round_id}", when, self._closer(round_id))
+        self.deadlines.at(f"round:{round_id}", when)
 
     def _cancel(self, round_id: str) -> None:
         self.deadlines.cancel(f"round:{round_id}")
-
-    def _closer(self, round_id: str) -> Callable[[], Awaitable[None]]:
-        return lambda: self._on_deadline(round_id)
-
-    def _resumer(self, round_id: str) -> Callable[[], Awaitable[None]]:
-        return lambda: self._resume_write(round_id)
 
     # ---- what spans rounds and chapters --------------------------------------------------------
 

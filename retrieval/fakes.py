@@ -73,6 +73,12 @@ class MemoryStore(VectorStore):
         for _, payload in self._select(flt):
             payload.update(_copy(extra))
 
+    async def move(self, flt: Filter, namespace: str) -> None:
+        self._check_open()
+        payload = schema.move_payload(schema.plan(flt), namespace)
+        for _, stored in self._select(flt):
+            stored.update(payload)
+
     async def search_dense(
         self, vector: Sequence[float], *, flt: Filter | None = None, limit: int = 10
     ) -> list[ScoredChunk]:

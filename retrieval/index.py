@@ -23,6 +23,18 @@ between 3 and 5 leaves the new version retrievable and a stale graph contributio
 `reconcile()` rebuilds from the stored chunks (`graph_gen != gen`). Run `reconcile()` at
 start-up (the `Indexer` context manager does not do it implicitly: it may take a while on a
 large store, and tests want to control it).
+
+Parts of the library (`retrieval.library`). A document lives in one namespace: the shared
+library's or a shelf's (`DocumentRecord.namespace`, fixed when it is first indexed). Deleting
+it (`trash_documents`) moves it to the trash: the registry row is marked (`trashed_at`), its
+keyword-term counts and verses are set aside, and its points move to the trash namespace,
+vectors and all; its graph contribution stays, hidden from every reader (`reading`).
+`restore_document` undoes each step, so the library reads exactly as it did. `purge_documents`
+is the only irreversible step. Each of the three first writes its intent in the registry row
+(`pending`: trash | restore | purge) in the transaction that changes the row, then moves or
+deletes the points (and for a purge the graph rows), then clears it: after a crash,
+`reconcile()` finishes what a row still says is pending, so a document is in exactly one
+place.
 """
 
 from __future__ import annotations
@@ -41,6 +53,7 @@ import aiosqlite
 
 from retrieval import termstats
 from retrieval.keyword import Bm25Encoder
+from retrieval.library import SHARED, TRASH, Reading, is_shelf
 from retrieval.ports import Embedder, VectorStore
 from retrieval.sqlite import SqliteOwner
 from retrieval.text import search_form
@@ -97,6 +110,13 @@ class DocumentRecord:
     path: str = ""
     chunk_count: int = 0
     ingested_at: str = ""
+    namespace: str = SHARED  # the shared library, or a shelf (`retrieval.library`)
+    trashed_at: str = ""  # when it was deleted ("" while it is live)
+    trashed_by: str = ""  # who deleted it (as the caller names them)
+
+    @property
+    def trashed(self) -> bool:
+        return bool(self.trashed_at)
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,7 +185,26 @@ CREATE TABLE IF NOT EXISTS corpus_verses (
 CREATE INDEX IF NOT EXISTS corpus_verses_osis ON corpus_verses(osis);
 CREATE INDEX IF NOT EXISTS corpus_verses_chapter ON corpus_verses(book, chapter);
 CREATE INDEX IF NOT EXISTS corpus_verses_doc ON corpus_verses(doc_id);
+CREATE TABLE IF NOT EXISTS corpus_verses_trash (
+    version TEXT NOT NULL,
+    osis TEXT NOT NULL,
+    book TEXT NOT NULL,
+    chapter INTEGER NOT NULL,
+    verse INTEGER NOT NULL,
+    text TEXT NOT NULL,
+    doc_id TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS corpus_verses_trash_doc ON corpus_verses_trash(doc_id);
 """
+# Added to a registry from before shelves and the trash (`retrieval.sqlite.Column`).
+_COLUMNS = (
+    ("corpus_documents", "namespace", f"TEXT NOT NULL DEFAULT '{SHARED}'"),
+    ("corpus_documents", "trashed_at", "TEXT NOT NULL DEFAULT ''"),
+    ("corpus_documents", "trashed_by", "TEXT NOT NULL DEFAULT ''"),
+    ("corpus_documents", "trash_terms", "BLOB"),  # its term counts while in the trash
+    ("corpus_documents", "pending", "TEXT NOT NULL DEFAULT ''"),  # see the module docstring
+)
+_VERSE_COLUMNS = "version, osis, book, chapter, verse, text, doc_id"
 
 
 def embed_text(chunk: Chunk) -> str:
@@ -191,6 +230,11 @@ def _stem(path: str) -> str:
         if name.endswith(suffix):
             return name[: -len(suffix)]
     return Path(name).stem
+
+
+def _homes(record: DocumentRecord) -> list[str]:
+    """Where a document's points may be: its namespace, and the trash."""
+    return [record.namespace, TRASH]
 
 
 def point_id(chunk_id: str, gen: int) -> str:
@@ -222,8 +266,12 @@ class Indexer(SqliteOwner):
         namespace: str = CORPUS_NAMESPACE,
         common_df: int = termstats.COMMON_DF,
     ) -> None:
-        super().__init__(db_path, _SCHEMA + termstats.SCHEMA)
+        super().__init__(db_path, _SCHEMA + termstats.SCHEMA, columns=_COLUMNS)
         self._lock = asyncio.Lock()
+        # Documents outside the live shared library: on a shelf, or in the trash (namespace
+        # "trash"), by id. Few (shelves are small); what `reading` reads.
+        self._placed: dict[str, str] = {}
+        self._readings: dict[str, Reading] = {}
         self.store = store
         self.embedder = embedder
         self.encoder = encoder
@@ -236,6 +284,35 @@ class Indexer(SqliteOwner):
 
     async def _loaded(self, db: aiosqlite.Connection) -> None:
         self._common = await termstats.common_terms(db, self.common_df)
+        rows = await db.execute_fetchall(
+            "SELECT doc_id, namespace, trashed_at FROM corpus_documents"
+            " WHERE namespace != ? OR trashed_at != ''",
+            (self.namespace,),
+        )
+        self._placed = {str(d): TRASH if t else str(ns) for d, ns, t in rows}
+        self._readings.clear()
+
+    def _place(self, doc_id: str, namespace: str | None) -> None:
+        """Where a document is now, for `reading` (None: gone, or live in the shared library)."""
+        if namespace is None or namespace == self.namespace:
+            self._placed.pop(doc_id, None)
+        else:
+            self._placed[doc_id] = namespace
+        self._readings.clear()
+
+    # ---- what a reader sees -------------------------------------------------------------------
+
+    def reading(self, shelf: str = "") -> Reading:
+        """What a reader whose shelf is `shelf` ("" for none) sees: the shared library, its
+        shelf while that holds a live document, and every other shelf's and the trash's
+        documents hidden from the graph."""
+        found = self._readings.get(shelf)
+        if found is None:
+            on_shelf = bool(shelf) and shelf in self._placed.values()
+            namespaces = (self.namespace, shelf) if on_shelf else (self.namespace,)
+            hidden = frozenset(d for d, ns in self._placed.items() if ns != shelf or not shelf)
+            found = self._readings[shelf] = Reading(namespaces, hidden, shelf)
+        return found
 
     # ---- registry -------------------------------------------------------------------------
 
@@ -253,18 +330,42 @@ class Indexer(SqliteOwner):
     def _record(row: dict[str, Any]) -> DocumentRecord:
         return DocumentRecord(**{k: row[k] for k in _RECORD_FIELDS})
 
-    async def documents(self) -> list[DocumentRecord]:
-        rows = await self._rows("ORDER BY source, doc_id")
+    @staticmethod
+    def _in(namespaces: Sequence[str] | None) -> tuple[str, tuple[str, ...]]:
+        """A WHERE condition on the row's namespace ("" and () for every namespace)."""
+        if namespaces is None:
+            return "", ()
+        return f" AND namespace IN ({', '.join('?' * len(namespaces))})", tuple(namespaces)
+
+    async def documents(self, namespaces: Sequence[str] | None = None) -> list[DocumentRecord]:
+        """The live documents (of `namespaces` only, when given), by title."""
+        return await self._records("trashed_at = ''", namespaces, "source, doc_id")
+
+    async def trash(self, namespaces: Sequence[str] | None = None) -> list[DocumentRecord]:
+        """The documents in the trash (that were in `namespaces`, when given), latest first."""
+        return await self._records("trashed_at != ''", namespaces, "trashed_at DESC, source")
+
+    async def _records(
+        self, state: str, namespaces: Sequence[str] | None, order: str
+    ) -> list[DocumentRecord]:
+        where, args = self._in(namespaces)
+        rows = await self._rows(f"WHERE {state}{where} ORDER BY {order}", args)
         return [self._record(r) for r in rows]
 
-    async def source_names(self) -> SourceNames:
-        """The corpus's titles (Bible books aside) and eras, sorted: what `documents` would
-        give, read in one query each (50k documents: 0.8 s as records)."""
+    async def source_names(self, namespaces: Sequence[str] | None = None) -> SourceNames:
+        """The live documents' titles (Bible books aside) and eras, sorted (of `namespaces`
+        only, when given): what `documents` would give, read in one query each (50k
+        documents: 0.8 s as records)."""
+        where, args = self._in(namespaces)
         titles = await self.db.execute_fetchall(
-            "SELECT DISTINCT source FROM corpus_documents WHERE type != 'bible' ORDER BY source"
+            "SELECT DISTINCT source FROM corpus_documents WHERE type != 'bible'"
+            f" AND trashed_at = ''{where} ORDER BY source",
+            args,
         )
         eras = await self.db.execute_fetchall(
-            "SELECT DISTINCT era FROM corpus_documents WHERE era != '' ORDER BY era"
+            f"SELECT DISTINCT era FROM corpus_documents WHERE era != '' AND trashed_at = ''{where}"
+            " ORDER BY era",
+            args,
         )
         return SourceNames(tuple(str(r[0]) for r in titles), tuple(str(r[0]) for r in eras))
 
@@ -283,6 +384,7 @@ class Indexer(SqliteOwner):
             (*values, gen, graph_gen, int(has_points)),
         )
         await self.db.commit()
+        self._place(doc.doc_id, doc.namespace)
 
     async def _set_graph_gen(self, doc_id: str, gen: int) -> None:
         await self.db.execute(
@@ -303,8 +405,13 @@ class Indexer(SqliteOwner):
     async def _refresh_common(self) -> None:
         self._common = await termstats.common_terms(self.db, self.common_df)
 
-    def _doc(self, doc_id: str) -> dict[str, FilterValue]:
-        return {"namespace": self.namespace, "doc_id": doc_id}
+    def _doc(self, doc_id: str, namespace: str | None = None) -> dict[str, FilterValue]:
+        return {"namespace": namespace or self.namespace, "doc_id": doc_id}
+
+    def _counted(self, namespace: str) -> bool:
+        """Whether a namespace's documents count in the keyword terms' statistics: the shared
+        library's only (a shelf is small, and no reader's search depends on another's)."""
+        return namespace == self.namespace
 
     # ---- writing --------------------------------------------------------------------------
 
@@ -318,7 +425,7 @@ class Indexer(SqliteOwner):
                 replace(
                     c,
                     id=pid,
-                    namespace=self.namespace,
+                    namespace=doc.namespace,
                     ingested_at=c.ingested_at or doc.ingested_at,
                     extra={**c.extra, "gen": gen},
                 )
@@ -379,9 +486,14 @@ class Indexer(SqliteOwner):
         async with self._lock:
             rows = await self._rows("WHERE doc_id = ?", (doc.doc_id,))
             old = rows[0] if rows else None
+            if old is not None and old["trashed_at"]:
+                await self._purge(self._record(old))  # indexed again: the trashed one goes
+                old = None
             if old is not None and old["content_hash"] == doc.content_hash:
                 return IndexReport("unchanged", old["chunk_count"])
             gen = int(old["gen"]) + 1 if old is not None else 1
+            if old is not None:  # a document stays where it was first indexed
+                doc = replace(doc, namespace=str(old["namespace"]))
             doc = replace(doc, chunk_count=len(chunks), ingested_at=doc.ingested_at or _now())
             stamped = self._stamp(chunks, doc, gen) if embed else []
 
@@ -391,12 +503,12 @@ class Indexer(SqliteOwner):
             # (reconcile drops the old generation's leftovers).
             terms = await self._upsert(stamped, progress, vectors) if stamped else None
             old_graph_gen = int(old["graph_gen"]) if old is not None else 0
-            await self._set_terms(doc.doc_id, terms)
+            await self._set_terms(doc.doc_id, terms if self._counted(doc.namespace) else None)
             await self._write_row(doc, gen, old_graph_gen, has_points=embed)
             await self._refresh_common()
             if old is not None or stamped:
                 await self.store.delete(
-                    Filter(equals=self._doc(doc.doc_id), not_equals={"x_gen": gen})
+                    Filter(equals=self._doc(doc.doc_id, doc.namespace), not_equals={"x_gen": gen})
                 )
             concepts = await self._update_graph(doc.doc_id, stamped)
             await self._set_graph_gen(doc.doc_id, gen)
@@ -413,15 +525,18 @@ class Indexer(SqliteOwner):
             return 0
         return await self.graph.index_document(doc_id, chunks)
 
-    async def find_documents(self, key: str) -> list[DocumentRecord]:
-        """The documents `key` names, by the first rule that matches any: the id; the title
-        (also in the other script: 神的經綸 finds 神的经纶); the path the file was ingested
-        from; that file's name; the name without its extension (`gbk_test` → gbk_test.txt).
-        One Bible table file registers one document per book, so a path can name several."""
+    async def find_documents(
+        self, key: str, namespaces: Sequence[str] | None = None, *, trashed: bool = False
+    ) -> list[DocumentRecord]:
+        """The live documents (of `namespaces`, when given; `trashed`: those in the trash)
+        `key` names, by the first rule that matches any: the id; the title (also in the other
+        script: 神的經綸 finds 神的经纶); the path the file was ingested from; that file's
+        name; the name without its extension (`gbk_test` → gbk_test.txt). One Bible table
+        file registers one document per book, so a path can name several."""
         key = key.strip()
         if not key:
             return []
-        records = await self.documents()
+        records = await (self.trash if trashed else self.documents)(namespaces)
         folded = search_form(key).casefold()
         as_path = _resolved(key)
         rules: tuple[Callable[[DocumentRecord], bool], ...] = (
@@ -445,65 +560,197 @@ class Indexer(SqliteOwner):
         return removed[0] if removed else None
 
     async def delete_documents(self, records: Sequence[DocumentRecord]) -> list[DocumentRecord]:
+        """Remove the documents at once, live or in the trash, without passing the trash (a
+        file indexed again under another title; `purge_documents` for the trash's own)."""
         async with self._lock:
             removed = []
             for record in records:
-                doc_id = record.doc_id
-                if not await self._rows("WHERE doc_id = ?", (doc_id,)):
+                rows = await self._rows("WHERE doc_id = ?", (record.doc_id,))
+                if not rows:
                     continue  # already gone
-                # Registry first: a crash after this commit leaves unregistered points, which
-                # reconcile removes; never a registered document without its chunks.
-                await self.db.execute("DELETE FROM corpus_verses WHERE doc_id = ?", (doc_id,))
-                await self.db.execute("DELETE FROM corpus_documents WHERE doc_id = ?", (doc_id,))
-                await self._set_terms(doc_id, None)
-                await self.db.commit()
-                await self.store.delete(Filter(equals=self._doc(doc_id)))
-                if self.graph is not None:
-                    await self.graph.delete_document(doc_id)
+                await self._purge(self._record(rows[0]))
                 removed.append(record)
             if removed:
                 await self._refresh_common()
             return removed
+
+    async def _purge(self, record: DocumentRecord) -> None:
+        """Every trace of the document, in an order a crash can resume from: the registry row
+        says `pending = purge` first, then the graph rows, the points and the verses go, and
+        the row last (`reconcile` finishes a row still pending)."""
+        doc_id = record.doc_id
+        await self.db.execute(
+            "UPDATE corpus_documents SET pending = 'purge' WHERE doc_id = ?", (doc_id,)
+        )
+        await self._set_terms(doc_id, None)
+        await self.db.commit()
+        if self.graph is not None:
+            await self.graph.delete_document(doc_id)
+        await self.store.delete(Filter(equals={"doc_id": doc_id, "namespace": _homes(record)}))
+        await self.db.execute("DELETE FROM corpus_verses WHERE doc_id = ?", (doc_id,))
+        await self.db.execute("DELETE FROM corpus_verses_trash WHERE doc_id = ?", (doc_id,))
+        await self.db.execute("DELETE FROM corpus_documents WHERE doc_id = ?", (doc_id,))
+        await self.db.commit()
+        self._place(doc_id, None)
+
+    # ---- the trash ----------------------------------------------------------------------------
+
+    async def trash_documents(
+        self, records: Sequence[DocumentRecord], *, by: str = "", now: str = ""
+    ) -> list[DocumentRecord]:
+        """Move the live documents to the trash (`by`: who, `now`: when, ISO): searches and
+        the graph stop seeing them at once; nothing is embedded again to bring them back.
+        Returns them as they are now (trashed)."""
+        moved: list[DocumentRecord] = []
+        async with self._lock:
+            for record in records:
+                rows = await self._rows("WHERE doc_id = ? AND trashed_at = ''", (record.doc_id,))
+                if not rows:
+                    continue
+                current = self._record(rows[0])
+                stamp = now or _now()
+                terms = await self.db.execute_fetchall(
+                    "SELECT terms FROM corpus_doc_terms WHERE doc_id = ?", (current.doc_id,)
+                )
+                await self.db.execute(
+                    "UPDATE corpus_documents SET trashed_at = ?, trashed_by = ?, pending = 'trash',"
+                    " trash_terms = ? WHERE doc_id = ?",
+                    (stamp, by, next((t[0] for t in terms), None), current.doc_id),
+                )
+                await self._set_terms(current.doc_id, None)
+                await self._move_verses(current.doc_id, "corpus_verses", "corpus_verses_trash")
+                await self.db.commit()
+                self._place(current.doc_id, TRASH)
+                await self._settle(replace(current, trashed_at=stamp, trashed_by=by))
+                moved.append(replace(current, trashed_at=stamp, trashed_by=by))
+            if moved:
+                await self._refresh_common()
+        return moved
+
+    async def restore_document(self, record: DocumentRecord) -> DocumentRecord | None:
+        """Bring a document back from the trash, as it was: the same points (moved back, not
+        embedded again), verses, term counts and graph contribution. None: not in the trash."""
+        async with self._lock:
+            rows = await self._rows("WHERE doc_id = ? AND trashed_at != ''", (record.doc_id,))
+            if not rows:
+                return None
+            row = rows[0]
+            current = replace(self._record(row), trashed_at="", trashed_by="")
+            await self.db.execute(
+                "UPDATE corpus_documents SET trashed_at = '', trashed_by = '', pending = 'restore',"
+                " trash_terms = NULL WHERE doc_id = ?",
+                (current.doc_id,),
+            )
+            blob = row["trash_terms"]
+            if blob is not None and self._counted(current.namespace):
+                await self._set_terms(current.doc_id, termstats.unpack(blob))
+            await self._move_verses(current.doc_id, "corpus_verses_trash", "corpus_verses")
+            await self.db.commit()
+            self._place(current.doc_id, current.namespace)
+            await self._settle(current)
+            await self._refresh_common()
+            return current
+
+    async def purge_documents(self, records: Sequence[DocumentRecord]) -> list[DocumentRecord]:
+        """Empty the trash of these documents for good (the one irreversible step)."""
+        purged = []
+        async with self._lock:
+            for record in records:
+                rows = await self._rows("WHERE doc_id = ? AND trashed_at != ''", (record.doc_id,))
+                if rows:
+                    await self._purge(self._record(rows[0]))
+                    purged.append(record)
+        return purged
+
+    async def expired(self, before: str) -> list[DocumentRecord]:
+        """The documents trashed before `before` (ISO time), oldest first."""
+        rows = await self._rows(
+            "WHERE trashed_at != '' AND trashed_at < ? ORDER BY trashed_at", (before,)
+        )
+        return [self._record(r) for r in rows]
+
+    async def _move_verses(self, doc_id: str, source: str, target: str) -> None:
+        """A Bible book's verses between `corpus_verses` and its trash (no commit)."""
+        await self.db.execute(
+            f"INSERT OR REPLACE INTO {target} ({_VERSE_COLUMNS})"
+            f" SELECT {_VERSE_COLUMNS} FROM {source} WHERE doc_id = ?",
+            (doc_id,),
+        )
+        await self.db.execute(f"DELETE FROM {source} WHERE doc_id = ?", (doc_id,))
+
+    async def _settle(self, record: DocumentRecord) -> None:
+        """Put the document's points where its row says (the trash, or its home), then clear
+        the row's `pending`: the second step of a trash or a restore, and what `reconcile`
+        redoes for a row a crash left pending."""
+        home = record.namespace
+        there, here = (home, TRASH) if record.trashed else (TRASH, home)
+        await self.store.move(Filter(equals=self._doc(record.doc_id, there)), here)
+        await self.db.execute(
+            "UPDATE corpus_documents SET pending = '' WHERE doc_id = ?", (record.doc_id,)
+        )
+        await self.db.commit()
 
     # ---- recovery -------------------------------------------------------------------------
 
     async def reconcile(self) -> ReconcileReport:
         """Bring points and graph in line with the registry after a crash (run at start-up).
 
-        Deletes this namespace's points whose (doc_id, x_gen) the registry does not record and
-        rebuilds graph contributions that lag behind their document's generation."""
+        Finishes what a row still says is pending (a trash, a restore or a purge cut short),
+        deletes the library's points whose (doc_id, x_gen) the registry does not record in
+        their namespace, and rebuilds graph contributions that lag behind their document's
+        generation."""
         async with self._lock:
-            ns = {"namespace": self.namespace}
+            for row in await self._rows("WHERE pending != ''"):
+                record = self._record(row)
+                await (self._purge if row["pending"] == "purge" else self._settle)(record)
+            namespaces = await self._namespaces()
+            everywhere = {"namespace": namespaces}
             # Two aggregates at once (the store counts in its process while SQLite sums): a
             # million-chunk library's start-up read every document's row here (0.2 s).
             before, registered = await asyncio.gather(
-                self.store.count(Filter(equals=ns)), self._registered_points()
+                self.store.count(Filter(equals=everywhere)), self._registered_points()
             )
             # A registered version's points are all written before its row, so only orphans
             # make the count differ: when it matches, the filters below (1 s at a million
             # chunks, on every start-up) have nothing to delete.
             after = before
             if before != registered:
-                by_gen: dict[int, list[str]] = {}
-                for row in await self._rows("WHERE has_points", columns="doc_id, gen"):
-                    by_gen.setdefault(int(row["gen"]), []).append(row["doc_id"])
-                await self._delete_orphans(ns, by_gen, before)
-                after = await self.store.count(Filter(equals=ns))
+                await self._delete_all_orphans(namespaces)
+                after = await self.store.count(Filter(equals=everywhere))
             rebuilt = 0
-            for row in await self._rows(
-                "WHERE graph_gen != gen", columns="doc_id, gen, has_points"
-            ):
+            for row in await self._rows("WHERE graph_gen != gen"):
+                record = self._record(row)
                 chunks: list[Chunk] = []
                 if row["has_points"]:
+                    where = TRASH if record.trashed else record.namespace
                     chunks = await self.store.scroll(
-                        Filter(equals=self._doc(row["doc_id"])), limit=SCROLL_LIMIT
+                        Filter(equals=self._doc(record.doc_id, where)), limit=SCROLL_LIMIT
                     )
                     chunks.sort(key=lambda c: c.position)
-                await self._update_graph(row["doc_id"], chunks)
-                await self._set_graph_gen(row["doc_id"], int(row["gen"]))
+                await self._update_graph(record.doc_id, chunks)
+                await self._set_graph_gen(record.doc_id, int(row["gen"]))
                 rebuilt += 1
             counted = await self._count_missing_terms()
             return ReconcileReport(before - after, rebuilt, counted)
+
+    async def _namespaces(self) -> list[str]:
+        """The library's namespaces: the shared library, the trash, every shelf in use."""
+        rows = await self.db.execute_fetchall("SELECT DISTINCT namespace FROM corpus_documents")
+        found = {str(r[0]) for r in rows if is_shelf(str(r[0]))}
+        return [self.namespace, TRASH, *sorted(found)]
+
+    async def _delete_all_orphans(self, namespaces: Sequence[str]) -> None:
+        """In each namespace, the points no registry row places there."""
+        by_place: dict[str, dict[int, list[str]]] = {ns: {} for ns in namespaces}
+        for row in await self._rows(
+            "WHERE has_points", columns="doc_id, gen, namespace, trashed_at"
+        ):
+            place = TRASH if row["trashed_at"] else str(row["namespace"])
+            by_place.setdefault(place, {}).setdefault(int(row["gen"]), []).append(row["doc_id"])
+        for place, by_gen in by_place.items():
+            ns = {"namespace": place}
+            present = await self.store.count(Filter(equals=ns))
+            await self._delete_orphans(ns, by_gen, present)
 
     async def _registered_points(self) -> int:
         """How many points the registry's documents have in the store."""
@@ -531,7 +778,9 @@ class Indexer(SqliteOwner):
         older version), from their stored chunks: once per document."""
         missing = await self.db.execute_fetchall(
             "SELECT doc_id FROM corpus_documents WHERE has_points AND chunk_count > 0"
-            " AND doc_id NOT IN (SELECT doc_id FROM corpus_doc_terms)"
+            " AND namespace = ? AND trashed_at = ''"
+            " AND doc_id NOT IN (SELECT doc_id FROM corpus_doc_terms)",
+            (self.namespace,),
         )
         counted = 0
         for (doc_id,) in missing:

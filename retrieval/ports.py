@@ -60,6 +60,12 @@ class VectorStore(Protocol):
         """Set `extra` fields (payload keys `x_<name>`) on every chunk matching `flt`."""
         ...
 
+    async def move(self, flt: Filter, namespace: str) -> None:
+        """Put every chunk matching `flt` in `namespace` (its payload's `namespace`), vectors
+        and all: a document goes to the trash and comes back without being embedded again.
+        An empty filter is refused (ValueError), as for `delete`."""
+        ...
+
     async def search_dense(
         self, vector: Sequence[float], *, flt: Filter | None = None, limit: int = 10
     ) -> list[ScoredChunk]: ...

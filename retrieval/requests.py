@@ -23,6 +23,9 @@ class AskRequest:
     # Traditional when the question is written in Traditional, else Simplified. The chat's
     # `/settings script` fills it in (`bot.commands.scholar`), as for `/cite`.
     script: Script | None = None
+    # The asker's shelf (a namespace, `retrieval.library`; "" for none): the library read is
+    # the shared library plus that shelf. The chat layer fills it in.
+    shelf: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,6 +39,7 @@ class CiteRequest:
     # Traditional characters, else Simplified. The chat's `/settings script traditional`
     # fills it in when the user gave no script option (`bot.commands.scholar`).
     script: Script | None = None
-    # A passage longer than a page (`retrieval.scholar.PAGE_VERSES`) is shown a page at a
-    # time: this one (1-based).
+    # A long passage is shown a page at a time (`retrieval.scholar.PAGE_VERSES`): this one
+    # (1-based).
     page: int = 1
+    shelf: str = ""  # as for `AskRequest`

@@ -49,11 +49,12 @@ from retrieval.answer import (
 )
 from retrieval.index import SourceNames, VerseRow
 from retrieval.labels import CitationLabel
+from retrieval.library import SHARED, Reading
 from retrieval.ports import LLM, CitationStats, LLMError, OnDelta, VectorStore
 from retrieval.requests import AskRequest, CiteRequest, Script
 from retrieval.search import SearchResult
 from retrieval.text import bible_in_script, reader_script, search_form, to_simplified
-from retrieval.types import CORPUS_NAMESPACE, Chunk, Filter, Hit
+from retrieval.types import Chunk, Filter, Hit
 
 log = logging.getLogger(__name__)
 
@@ -119,7 +120,12 @@ class UnknownFilter(ValueError):
 
 class Searcher(Protocol):
     async def search(
-        self, query: str, *, flt: Filter | None = None, limit: int = 6
+        self,
+        query: str,
+        *,
+        flt: Filter | None = None,
+        limit: int = 6,
+        reading: Reading | None = None,
     ) -> SearchResult: ...
 
 
@@ -133,11 +139,17 @@ class VerseIndex(Protocol):
 
     async def has_bible(self) -> bool: ...
 
-    async def source_names(self) -> SourceNames: ...
+    async def source_names(self, namespaces: Sequence[str] | None = None) -> SourceNames: ...
+
+    def reading(self, shelf: str = "") -> Reading: ...
 
 
 class ScriptureGraph(Protocol):
     def concepts_for_scripture(self, osis: str) -> list[str]: ...
+
+
+# The graph as a reader sees it who must not see these documents (`KnowledgeGraph.seen_without`).
+GraphViews = Callable[[frozenset[str]], Awaitable[ScriptureGraph]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -185,18 +197,21 @@ class Scholar:
         passages: int = 6,
         gate: RelevanceGate | None = None,
         facts: FactReader | None = None,
+        views: GraphViews | None = None,
     ) -> None:
+        """`views`: the graph as each reader sees it (/cite's concepts of a reader whose
+        `Reading` hides documents)."""
         self._search = search
         self._indexer = indexer
         self._graph = graph
+        self._views = views
         self._llm = llm
         self._passages = max(1, passages)
         self._gate = gate or RelevanceGate()
         # Does a passage state the date, number, place or person a question asks for? Without
         # a reader every question counts as answerable when the gate says it is addressed.
         self._answerability = Answerability(facts) if facts is not None else None
-        self._titles: list[str] = []
-        self._eras: list[str] = []
+        self._names: dict[tuple[str, ...], SourceNames] = {}  # by the namespaces read
         # Running totals since start-up (logged; the benchmark reads the same numbers).
         self.citation_stats = CitationStats()
 
@@ -216,41 +231,51 @@ class Scholar:
 
     # ---- the corpus: /ask filters ---------------------------------------------------------
 
-    def source_suggestions(self, typed: str, limit: int = 25) -> list[str]:
-        """Titles for autocomplete (as of the last look at the corpus), best matches first."""
+    def source_suggestions(self, typed: str, limit: int = 25, *, shelf: str = "") -> list[str]:
+        """Titles for autocomplete (as of the last look at the library a reader with `shelf`
+        reads), best matches first."""
         key = search_form(typed).casefold().strip()
-        titles = self._titles
+        titles = self._known(shelf).titles
         starts = [t for t in titles if search_form(t).casefold().startswith(key)]
         inside = [t for t in titles if key in search_form(t).casefold() and t not in starts]
         return (starts + inside)[:limit]
 
-    def era_suggestions(self, typed: str, limit: int = 25) -> list[str]:
+    def era_suggestions(self, typed: str, limit: int = 25, *, shelf: str = "") -> list[str]:
         key = typed.strip().casefold()
-        return [e for e in self._eras if key in e.casefold()][:limit]
+        return [e for e in self._known(shelf).eras if key in e.casefold()][:limit]
 
-    async def refresh_sources(self) -> None:
-        names = await self._indexer.source_names()
-        self._titles, self._eras = list(names.titles), list(names.eras)
+    def _known(self, shelf: str) -> SourceNames:
+        namespaces = self._indexer.reading(shelf).namespaces
+        return self._names.get(namespaces) or self._names.get((SHARED,), SourceNames((), ()))
+
+    async def refresh_sources(self, shelf: str = "") -> SourceNames:
+        """The titles and eras a reader with `shelf` reads, looked up now (and kept for
+        autocomplete)."""
+        namespaces = self._indexer.reading(shelf).namespaces
+        names = self._names[namespaces] = await self._indexer.source_names(namespaces)
+        return names
 
     async def resolve_filters(self, request: AskRequest) -> AskRequest:
-        """A source filter names a title the corpus holds — exactly, in the other script, or
-        as the one title containing it; an era filter an era it holds. Raises UnknownFilter."""
+        """A source filter names a title the asker's library holds — exactly, in the other
+        script, or as the one title containing it; an era filter an era it holds. Raises
+        UnknownFilter (naming what that library holds, never another shelf's)."""
         if not request.filters.get("source") and not request.filters.get("era"):
             return request
-        await self.refresh_sources()
+        names = await self.refresh_sources(request.shelf)
+        titles = names.titles
         filters = dict(request.filters)
         wanted = filters.get("source", "")
         if wanted:
             key = search_form(wanted).casefold()
-            exact = [t for t in self._titles if search_form(t).casefold() == key]
-            partial = [t for t in self._titles if key in search_form(t).casefold()]
+            exact = [t for t in titles if search_form(t).casefold() == key]
+            partial = [t for t in titles if key in search_form(t).casefold()]
             match = exact or (partial if len(partial) == 1 else [])
             if not match:
-                raise UnknownFilter("source", wanted, tuple(partial or self._titles))
+                raise UnknownFilter("source", wanted, tuple(partial or titles))
             filters["source"] = match[0]
         era = filters.get("era", "")
-        if era and era not in self._eras:
-            raise UnknownFilter("era", era, tuple(self._eras))
+        if era and era not in names.eras:
+            raise UnknownFilter("era", era, names.eras)
         return dataclasses.replace(request, filters=filters)
 
     async def answer(
@@ -262,7 +287,10 @@ class Scholar:
         if not question:
             raise ValueError("empty question")
         result = await self._search.search(
-            question, flt=self._filter(request.filters), limit=self._passages
+            question,
+            flt=self._filter(request.filters),
+            limit=self._passages,
+            reading=self._indexer.reading(request.shelf),
         )
         hits, paths = result.hits, result.graph_paths
         script = reader_script(request.script, question)
@@ -300,7 +328,8 @@ class Scholar:
         try:
             response = await self._llm.complete(prompt.request, self._streamer(progress))
         except LLMError as err:
-            log.warning("model failed (%s); answering extractively", err)
+            if err.kind != "budget":  # a spent budget is a refusal, logged where it is refused
+                log.warning("model failed (%s); answering extractively", err)
             return extractive_answer(
                 question, hits, lang, graph_paths=paths, notice=ModelFailed(err.kind), script=script
             )
@@ -386,7 +415,8 @@ class Scholar:
         has_bible = await self._indexer.has_bible()
         rows = list(await self._indexer.verses(on_page)) if has_bible else []
         script = reader_script(request.script, request.text)
-        own, related = await self._notes(on_page if pages > 1 else ids)
+        reading = self._indexer.reading(request.shelf)
+        own, related = await self._notes(on_page if pages > 1 else ids, reading)
         result = CiteResult(
             lang=lang,
             ranges=tuple(r.ref for r in ranges),
@@ -406,20 +436,27 @@ class Scholar:
         verse_text = to_simplified(" ".join(r.text for r in rows))  # for matching
         focus = " ".join(scripture.render_zh(r.ref) for r in ranges)
         shown = {c.id for c in own + related}
-        found = await self._passages_for(ids, verse_text or request.text)
+        found = await self._passages_for(ids, verse_text or request.text, reading)
         passages = [c for c in found if c.id not in shown]
         passage_focus = " ".join([verse_text, focus])
         return dataclasses.replace(
             result,
             related_notes=tuple(_cited(quote_at(note_text(c), focus), c) for c in related),
             passages=tuple(_cited(excerpt(c.text, passage_focus), c) for c in passages),
-            concepts=tuple(self._concepts(ranges)),
+            concepts=tuple(await self._concepts(ranges, reading)),
         )
 
-    async def _notes(self, ids: tuple[str, ...]) -> tuple[list[Chunk], list[Chunk]]:
-        """Footnotes mentioning the verses: those whose own verse is one of them, and the rest."""
+    async def _notes(
+        self, ids: tuple[str, ...], reading: Reading
+    ) -> tuple[list[Chunk], list[Chunk]]:
+        """Footnotes mentioning the verses: those whose own verse is one of them, and the rest
+        (of the library the reader reads)."""
         flt = Filter(
-            equals={"scripture_refs": list(ids), "type": "footnote", "namespace": CORPUS_NAMESPACE}
+            equals={
+                "scripture_refs": list(ids),
+                "type": "footnote",
+                "namespace": list(reading.namespaces),
+            }
         )
         found = _unique(await self._indexer.store.scroll(flt, limit=MAX_FOOTNOTES * 4))
         found.sort(key=lambda c: (c.source, c.position))
@@ -432,27 +469,33 @@ class Scholar:
             (own if about & wanted else related).append(chunk)
         return own[:MAX_FOOTNOTES], related[:MAX_FOOTNOTES]
 
-    async def _passages_for(self, ids: tuple[str, ...], query: str) -> list[Chunk]:
-        """Ministry chunks citing the verses: ranked by search, completed by a scroll."""
-        flt = Filter(
-            equals={"scripture_refs": list(ids), "namespace": CORPUS_NAMESPACE},
-            not_equals={"type": list(NON_MINISTRY)},
-        )
+    async def _passages_for(
+        self, ids: tuple[str, ...], query: str, reading: Reading
+    ) -> list[Chunk]:
+        """Ministry chunks citing the verses (in the library the reader reads): ranked by
+        search, completed by a scroll."""
+        flt = Filter(equals={"scripture_refs": list(ids)}, not_equals={"type": list(NON_MINISTRY)})
         ranked: list[Hit] = []
         if query.strip():
-            result = await self._search.search(query, flt=flt, limit=self._passages * 3)
+            result = await self._search.search(
+                query, flt=flt, limit=self._passages * 3, reading=reading
+            )
             ranked = result.hits
-        everyone = await self._indexer.store.scroll(flt, limit=200)
+        read = flt.and_(Filter(equals={"namespace": list(reading.namespaces)}))
+        everyone = await self._indexer.store.scroll(read, limit=200)
         everyone.sort(key=lambda c: (c.source, c.position))
         chunks = _unique([h.chunk for h in ranked] + everyone)
         return one_per_source_first(chunks)[: self._passages]
 
-    def _concepts(self, ranges: Sequence[_Range]) -> list[str]:
-        if self._graph is None:
+    async def _concepts(self, ranges: Sequence[_Range], reading: Reading) -> list[str]:
+        graph = self._graph
+        if graph is not None and reading.hidden and self._views is not None:
+            graph = await self._views(reading.hidden)
+        if graph is None:
             return []
         labels: dict[str, None] = {}
         for r in ranges:
-            for label in self._graph.concepts_for_scripture(r.osis):
+            for label in graph.concepts_for_scripture(r.osis):
                 labels[label] = None
         return list(labels)[:12]
 

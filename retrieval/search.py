@@ -1,6 +1,8 @@
 """Hybrid search: dense + keyword (BM25 sparse, synonym-expanded) + graph, fused by weighted RRF.
 
-The namespace and the caller's filter apply to every track. The graph track ranks chunks
+The namespace (or a reader's namespaces, `retrieval.library.Reading`: the shared library and
+its shelf) and the caller's filter apply to every track; the graph track walks the graph as
+the reader sees it (without what only other shelves' and the trash's documents grew). The graph track ranks chunks
 reached by walking the knowledge graph from the query's entities (concepts, people, books and
 the scripture nodes of the verses it cites) together with chunks that cite those verses
 directly (`scripture_refs`); the walked chunks are read by point id (`Filter.ids`).
@@ -21,6 +23,7 @@ from typing import Literal, Protocol
 from retrieval.fuse import weighted_rrf
 from retrieval.gloss import Gloss
 from retrieval.keyword import Bm25Encoder
+from retrieval.library import Reading
 from retrieval.ports import DenseAndSparseQuery, Embedder, VectorStore
 from retrieval.relevance import (
     NON_MINISTRY,
@@ -39,6 +42,7 @@ from retrieval.types import (
     CORPUS_NAMESPACE,
     Chunk,
     Filter,
+    FilterValue,
     GraphPath,
     Hit,
     ScoredChunk,
@@ -90,6 +94,12 @@ class GraphReader(Protocol):
     def link(self, text: str) -> list[str]: ...
 
     def walk(self, entry: list[str], depth: int = 2) -> GraphWalkResult: ...
+
+
+class GraphViews(Protocol):
+    """The graph as one reader sees it (`retrieval.graph.KnowledgeGraph.seen_without`)."""
+
+    async def seen_without(self, docs: frozenset[str]) -> GraphReader: ...
 
 
 @dataclass(slots=True)
@@ -241,7 +251,11 @@ class HybridSearch:
         *,
         common_terms: CommonTerms | None = None,
         gloss: Gloss | None = None,
+        views: GraphViews | None = None,
     ) -> None:
+        """`views`: the graph as each reader sees it (a search given a `Reading` that hides
+        documents walks that view)."""
+        self.views = views
         self.store = store
         self.embedder = embedder
         self.encoder = encoder
@@ -260,9 +274,18 @@ class HybridSearch:
         limit: int = 6,
         namespace: str = CORPUS_NAMESPACE,
         tracks: Sequence[Track] = TRACKS,
+        reading: Reading | None = None,
     ) -> SearchResult:
-        found = await self.candidates(query, flt=flt, namespace=namespace, tracks=tracks)
+        found = await self.candidates(
+            query, flt=flt, namespace=namespace, tracks=tracks, reading=reading
+        )
         return self.fuse(found, limit=limit)
+
+    async def graph_for(self, reading: Reading | None) -> GraphReader | None:
+        """The graph `reading`'s reader sees (the whole graph when it hides nothing)."""
+        if reading is None or not reading.hidden or self.views is None:
+            return self.graph
+        return await self.views.seen_without(reading.hidden)
 
     async def candidates(
         self,
@@ -271,10 +294,14 @@ class HybridSearch:
         flt: Filter | None = None,
         namespace: str = CORPUS_NAMESPACE,
         tracks: Sequence[Track] = TRACKS,
+        reading: Reading | None = None,
     ) -> Candidates:
-        """Every track's ranked candidates for `query`, and the evidence they give."""
+        """Every track's ranked candidates for `query`, and the evidence they give; a
+        `reading` replaces `namespace` with its own and hides what it hides."""
         q = search_form(query)
-        base = Filter(equals={"namespace": namespace}).and_(flt)
+        namespaces = reading.namespaces if reading is not None else (namespace,)
+        base = Filter(equals={"namespace": _one_or_any(namespaces)}).and_(flt)
+        seen = await self.graph_for(reading)
         refs = normalise_refs(q)
         if not q:
             return Candidates(q, refs)
@@ -292,17 +319,17 @@ class HybridSearch:
         expansions = self._expansions(phrases) if "keyword" in tracks else {}
         # Chunks carry their verse ids as keyword tokens (see Indexer), so the query's do too.
         keyword_terms = {**expansions, **dict.fromkeys(refs[:MAX_REF_TOKENS], 1.0)}
-        sparse = self._keyword_vector(q, keyword_terms, namespace) if "keyword" in tracks else None
+        sparse = self._keyword_vector(q, keyword_terms, namespaces) if "keyword" in tracks else None
         # Dense and keyword go to the store in one call (with the store in a process of its
         # own, `EdgeProcessStore`, it searches there while the graph is walked here); the
         # graph's own reads follow it.
         lexical = asyncio.ensure_future(self._lexical(vector, sparse, base, depth))
         graph_track = asyncio.ensure_future(
-            self._graph(q, tokens, refs, base) if "graph" in tracks else _no_track()
+            self._graph(q, tokens, refs, base, seen) if "graph" in tracks else _no_track()
         )
         # The evidence reads each track's candidates as they come, while the others are still
         # searched: at 1M chunks most of its ~1 ms left the time after the last track.
-        reader = self._evidence_reader(q, refs, tokens, phrases, translated=glossed)
+        reader = self._evidence_reader(q, refs, tokens, phrases, translated=glossed, graph=seen)
 
         async def read_lexical() -> tuple[_TrackResult, _TrackResult]:
             dense, keyword = await lexical
@@ -407,16 +434,19 @@ class HybridSearch:
         phrases: Sequence[str],
         *,
         translated: bool,
+        graph: GraphReader | None = None,
     ) -> _EvidenceReader:
         """The evidence for `q` (its tokens and synonym-table phrases), to read the tracks'
-        candidates into; `translated`: the gloss may be used (coverage in translation too)."""
+        candidates into; `translated`: the gloss may be used (coverage in translation too);
+        `graph`: the graph the reader sees (default: the whole one)."""
         terms = with_phrases(query_terms(tokens, rarity, refs), phrases)
         alternatives = {t: tuple(self.synonyms.expand([t])) for t in terms} if self.synonyms else {}
         for t in terms:  # a word jieba made up (rarity 1, no synonym): read it as written
             if rarity(t) >= 1.0 and not alternatives.get(t):
                 alternatives[t] = unglued(t, q)
         translation = self._translated(terms, alternatives) if translated else None
-        return _EvidenceReader(_QueryTerms(q, refs, terms, alternatives), translation, self.graph)
+        seen = graph if graph is not None else self.graph
+        return _EvidenceReader(_QueryTerms(q, refs, terms, alternatives), translation, seen)
 
     def _translated(
         self, terms: Mapping[str, float], alternatives: dict[str, tuple[str, ...]]
@@ -459,10 +489,13 @@ class HybridSearch:
     async def _vector(self, q: str) -> list[float]:
         return list(await self.embedder.embed_query(q))
 
-    def _keyword_vector(self, q: str, expansions: dict[str, float], namespace: str) -> SparseVector:
+    def _keyword_vector(
+        self, q: str, expansions: dict[str, float], namespaces: Sequence[str]
+    ) -> SparseVector:
         vector = self.encoder.encode_query(q, expansions)
         if self.common_terms is not None:
-            vector = drop_common(vector, self.common_terms(namespace))
+            # the largest part read sets them (the shared library: a shelf is small)
+            vector = drop_common(vector, self.common_terms(namespaces[0]))
         return vector
 
     async def _lexical(
@@ -489,25 +522,33 @@ class HybridSearch:
         )
         return _TrackResult(found[0]), _TrackResult(found[1])
 
-    def _walk(self, q: str, tokens: Sequence[str]) -> tuple[GraphWalkResult | None, list[str]]:
+    @staticmethod
+    def _walk(
+        graph: GraphReader | None, q: str, tokens: Sequence[str]
+    ) -> tuple[GraphWalkResult | None, list[str]]:
         """The graph walk from the query's entities (None: nothing to walk from), and what
         `GraphReader.link` named in the whole query."""
-        if self.graph is None:
+        if graph is None:
             return None, []
         # link() names the query's concepts, people, books and its verses' scripture
         # nodes; the walk reaches the concepts grounded in those verses from there.
         # Tokens are linked one by one as well: a long name (a book title such as
         # 神圣的分赐与召会) must not hide the concepts inside it.
-        linked = self.graph.link(q)
+        linked = graph.link(q)
         entry = list(dict.fromkeys(linked))
         for token in tokens:
-            for node in self.graph.link(token):
+            for node in graph.link(token):
                 if node not in entry:
                     entry.append(node)
-        return (self.graph.walk(entry, depth=2) if entry else None), linked
+        return (graph.walk(entry, depth=2) if entry else None), linked
 
     async def _graph(
-        self, q: str, tokens: Sequence[str], refs: tuple[str, ...], base: Filter
+        self,
+        q: str,
+        tokens: Sequence[str],
+        refs: tuple[str, ...],
+        base: Filter,
+        graph: GraphReader | None,
     ) -> _TrackResult:
         citing_filter = base.and_(Filter(equals={"scripture_refs": list(refs)}))
 
@@ -520,7 +561,7 @@ class HybridSearch:
         # store reads them while the graph is walked here.
         citing_read = asyncio.ensure_future(fetch_citing())
         await asyncio.sleep(0)
-        walk, linked = self._walk(q, tokens)
+        walk, linked = self._walk(graph, q, tokens)
         walk_scores = dict(walk.chunk_scores) if walk is not None else {}
         paths = list(walk.paths) if walk is not None else []
         entries = list(walk.entries) if walk is not None else []
@@ -558,8 +599,14 @@ class HybridSearch:
                 whole.add(c.id)
         hits = [ScoredChunk(found[cid], score[cid]) for cid in kept if cid in whole]
         # Paths explain graph hits; with none in this namespace/filter they explain nothing.
-        linked_or_none = linked if self.graph is not None else None
+        linked_or_none = linked if graph is not None else None
         return _TrackResult(hits, paths if hits else [], entries, linked_or_none)
+
+
+def _one_or_any(namespaces: Sequence[str]) -> FilterValue:
+    """One namespace as itself (the store's condition is then the one it always was), more
+    as "any of"."""
+    return namespaces[0] if len(namespaces) == 1 else list(namespaces)
 
 
 async def _nothing() -> None:

@@ -65,9 +65,11 @@ class SqliteOwner(Closing):
     owner's schema and runs `_loaded` on it; the connection is closed again when `_loaded`
     fails, and by `close()`. A subclass reads what it keeps in memory in `_loaded`."""
 
-    def __init__(self, db_path: Path | str, schema: str) -> None:
+    def __init__(self, db_path: Path | str, schema: str, *, columns: Sequence[Column] = ()) -> None:
+        """`columns`: added to their tables when a data directory from before lacks them."""
         self._db_path = Path(db_path)
         self._schema = schema
+        self._columns = tuple(columns)
         self._db: aiosqlite.Connection | None = None
 
     async def __aenter__(self) -> Self:
@@ -78,7 +80,7 @@ class SqliteOwner(Closing):
         """Open the connection (once: an open owner stays as it is)."""
         if self._db is not None:
             return
-        db = await open_sqlite(self._db_path, self._schema)
+        db = await open_sqlite(self._db_path, self._schema, columns=self._columns)
         try:
             await self._loaded(db)
         except BaseException:

@@ -33,6 +33,7 @@ from retrieval.clock import Clock
 from retrieval.fakes import HashEmbedder
 from retrieval.lifecycle import Closing
 from retrieval.ports import LLM, LLMRequest
+from retrieval.schedule import Scheduler
 from retrieval.store.edge import EdgeStore
 from retrieval.types import SparseVector
 
@@ -208,6 +209,9 @@ class Room(Closing):
         )
         presenter = NovelPresenter(self.settings, self.board)
         chapters = ChapterService(self.repo, memory, self.llm, self.settings, self.clock)
+        # The process's scheduler, its jobs stored next to the room's SQLite (as `App` keeps
+        # them): a round's deadline survives the Room being opened again.
+        self.scheduler = Scheduler(self.tmp / "jobs.sqlite3", Clock(now=self.clock))
         self.novel = NovelService(
             self.repo,
             memory,
@@ -215,6 +219,7 @@ class Room(Closing):
             self.settings,
             NovelAnnouncer(presenter, self.announce, self.board, self.repo.stories),
             Clock(now=self.clock),
+            scheduler=self.scheduler,
         )
         self.story = StoryService(self.repo, self.llm, chapters.blueprint)
         self.ballots = BallotRoom(self.board, self.novel.rounds, presenter, self.repo.stories)
@@ -228,6 +233,7 @@ class Room(Closing):
         await self.novel.__aexit__(None, None, None)
         await self.board.close()
         await self.ballot_store.close()
+        await self.scheduler.close()
         await self.repo.close()
         await self.store.close()
 

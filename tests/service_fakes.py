@@ -71,10 +71,10 @@ class RecordingScholar(_Recorder):
         await self._notify()
         return self.reply
 
-    def source_suggestions(self, typed: str, limit: int = 25) -> list[str]:
+    def source_suggestions(self, typed: str, limit: int = 25, *, shelf: str = "") -> list[str]:
         return [t for t in ("神的经纶", "新约职事") if typed in t][:limit]
 
-    def era_suggestions(self, typed: str, limit: int = 25) -> list[str]:
+    def era_suggestions(self, typed: str, limit: int = 25, *, shelf: str = "") -> list[str]:
         return [e for e in ("sample-1970s", "sample-1980s") if typed in e][:limit]
 
 

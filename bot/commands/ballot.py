@@ -12,7 +12,6 @@ from bot.registry import (
     Command,
     Help,
     Param,
-    Permission,
     PollAnswer,
     Registry,
     UsageError,
@@ -30,15 +29,6 @@ def _asked(values: Values) -> BallotSettings:
     if len(styles) > 1 or len(voters) > 1:
         raise UsageError.say("每项只能选一个", "Choose one value for each setting")
     return BallotSettings(next(iter(styles), None), next(iter(voters), None))
-
-
-def _permission(values: Values) -> Permission:
-    """Showing the settings is anyone's; changing either is for admins."""
-    asked = BallotSettings(
-        values.text("setting") if values.has("setting") else None,
-        values.text("setting2") if values.has("setting2") else None,
-    )
-    return "admins" if asked.changes else "anyone"
 
 
 def ballot_setting(ballots: BallotReplies) -> Command[BallotSettings]:
@@ -60,7 +50,6 @@ def ballot_setting(ballots: BallotReplies) -> Command[BallotSettings]:
         ),
         parse=_asked,
         run=run,
-        permission=_permission,
         rate_limited=False,
     )
 

@@ -8,16 +8,21 @@ from typing import Any, Protocol
 from bot.presenters.graph import graph_reply
 from bot.registry import Call, Command, Help, Param, UsageError, Values
 from bot.reply import Reply
+from bot.shelves import Shelves
 from kernel.i18n import Lang
 from retrieval.graph.view import GraphLookup
+from retrieval.library import SHARED_ONLY, Reading
 
 MAX_CONCEPT = 100
 
 
 class GraphView(Protocol):
-    """What `/graph` needs (`retrieval.graph.view.GraphViewer`)."""
+    """What `/graph` needs (`retrieval.graph.view.GraphViewer`): the graph a chat sees, which
+    hides what only other chats' shelves and the trash grew."""
 
-    async def show(self, text: str, lang: Lang) -> GraphLookup: ...
+    async def show(
+        self, text: str, lang: Lang, *, reading: Reading = SHARED_ONLY
+    ) -> GraphLookup: ...
 
 
 def _concept(values: Values) -> str:
@@ -29,10 +34,13 @@ def _concept(values: Values) -> str:
     return text
 
 
-def graph_commands(view: GraphView) -> tuple[Command[Any], ...]:
+def graph_commands(view: GraphView, shelves: Shelves | None = None) -> tuple[Command[Any], ...]:
+    shelves = shelves or Shelves()
+
     async def show(call: Call, concept: str) -> Reply:
         lang = call.actor.lang
-        return graph_reply(await view.show(concept, lang), lang)
+        reading = shelves.reading(call.actor)
+        return graph_reply(await view.show(concept, lang, reading=reading), lang)
 
     return (
         Command(

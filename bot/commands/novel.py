@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Awaitable, Callable
-from typing import Any, Literal, Protocol, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from bot.actor import Actor
 from bot.presenters import novel as present
@@ -24,7 +24,6 @@ from bot.registry import (
     Handlers,
     Help,
     Param,
-    Permission,
     Run,
     UsageError,
     Values,
@@ -204,7 +203,6 @@ def _revise(chapters: ChapterService) -> Serve[novel_api.ReviseChapter, ChapterS
 
 
 _CH = Param("chapter", "章节号", "chapter number", "int")
-_OPEN_DENIED = ("只有管理员可以开启新一轮。", "Only admins can open a round.")
 
 
 # A chapter's text as a file: plain text (UTF-8 or GB18030), as .txt or Markdown.
@@ -300,26 +298,6 @@ def _blueprint_request(values: Values) -> novel_api.WorldRequest:
     return novel_api.BlueprintEdit(values.text("field"), values.text("value"))
 
 
-def _by_rule(kind: type) -> Permission:
-    """The permission the writers' room's one admin rule (`novel.api.ADMIN_ONLY`) gives a kind
-    of request, asked before the command is parsed."""
-    return "admins" if issubclass(kind, novel_api.ADMIN_ONLY) else "anyone"
-
-
-# What each /novel blueprint action asks (anything else is an edit of a field).
-_BLUEPRINT_KINDS: dict[str, type] = {
-    "show": novel_api.BlueprintShow,
-    "history": novel_api.BlueprintHistory,
-    "accept": novel_api.BlueprintAccept,
-    "reject": novel_api.BlueprintReject,
-    "set": novel_api.BlueprintSet,
-}
-
-
-def _blueprint_permission(values: Values) -> Permission:
-    return _by_rule(_BLUEPRINT_KINDS.get(values.text("action"), novel_api.BlueprintEdit))
-
-
 def _submission(values: Values) -> novel_api.SubmitChapter:
     """The chapter typed after the command, or an uploaded text file (UTF-8 or GB18030)."""
     text = _decode_upload(values.file("file"))
@@ -399,7 +377,6 @@ def story_commands(story: Story, places: StoryPlaces) -> tuple[Command[Any], ...
 def novel_commands(
     novels: NovelRunner,
     *,
-    openers: Literal["admins", "members"] = "admins",
     story: Story | None = None,
     places: StoryPlaces | None = None,
 ) -> tuple[Group, ...]:
@@ -414,22 +391,16 @@ def novel_commands(
         parse: Callable[[Values], R],
         params: tuple[Param, ...] = (),
         *,
-        permission: Permission | Callable[[Values], Permission] = "anyone",
-        denied: tuple[str, str] | None = None,
         rate_limited: bool = True,
         pipe_split: bool = False,
-        admin_aware: bool = False,
     ) -> Command[R]:
         return Command(
             help=help,
             params=params,
             parse=parse,
             run=novels.of(kind),
-            permission=permission,
-            denied=denied,
             rate_limited=rate_limited,
             pipe_split=pipe_split,
-            admin_aware=admin_aware,
         )
 
     chapter = Group(
@@ -450,9 +421,6 @@ def novel_commands(
                 ),
                 novel_api.NextRound,
                 lambda v: novel_api.NextRound(),
-                permission="admins" if openers == "admins" else "anyone",
-                denied=_OPEN_DENIED,
-                admin_aware=True,  # admins also hear which setting would let the bot write
             ),
             command(
                 Help(
@@ -524,7 +492,6 @@ def novel_commands(
                         extensions=TEXT_FILES,
                     ),
                 ),
-                admin_aware=True,  # the winner's author, or an admin
             ),
             command(
                 Help(
@@ -577,7 +544,6 @@ def novel_commands(
                         extensions=TEXT_FILES,
                     ),
                 ),
-                permission=_by_rule(novel_api.ReviseChapter),
             ),
             command(
                 Help(
@@ -598,7 +564,6 @@ def novel_commands(
                 novel_api.RollbackChapter,
                 lambda v: novel_api.RollbackChapter(v.number("chapter"), v.number("version")),
                 (_CH, Param("version", "版本号", "version", "int")),
-                permission=_by_rule(novel_api.RollbackChapter),
             ),
             command(
                 Help(
@@ -621,7 +586,6 @@ def novel_commands(
                         choices=("confirm", "确认"),
                     ),
                 ),
-                permission=_by_rule(novel_api.DeleteChapter),
             ),
             command(
                 Help(
@@ -632,7 +596,6 @@ def novel_commands(
                 ),
                 novel_api.CloseRound,
                 lambda v: novel_api.CloseRound(),
-                permission=_by_rule(novel_api.CloseRound),
             ),
         ),
     )
@@ -673,7 +636,6 @@ def novel_commands(
                     Param("value", "值", "value", required=False, rest=True),
                     Param("file", "JSON 文件", "JSON file", "file", required=False),
                 ),
-                permission=_blueprint_permission,
             ),
             command(
                 Help(
@@ -701,7 +663,6 @@ def novel_commands(
                 novel_api.NewStory,
                 lambda v: novel_api.NewStory(v.text("title")),
                 (Param("title", "标题", "title", rest=True, max_len=MAX_TITLE),),
-                permission=_by_rule(novel_api.NewStory),
             ),
             command(
                 Help(

@@ -13,6 +13,7 @@ from bot.presenters.cite_pages import decode_page
 from bot.presenters.scripture import scripture_error_text
 from bot.registry import Action, Call, Command, Help, Param, Suggest, UsageError, Values
 from bot.reply import Progress, Reply
+from bot.shelves import Shelves
 from retrieval import scripture
 from retrieval.requests import SCRIPT_NAMES, AskRequest, CiteRequest, Script
 from retrieval.text import is_traditional
@@ -27,9 +28,9 @@ class ScholarReplies(Protocol):
 
     async def cite(self, actor: Actor, request: CiteRequest) -> Reply: ...
 
-    def source_suggestions(self, typed: str, limit: int = 25) -> list[str]: ...
+    def source_suggestions(self, typed: str, limit: int = 25, *, shelf: str = "") -> list[str]: ...
 
-    def era_suggestions(self, typed: str, limit: int = 25) -> list[str]: ...
+    def era_suggestions(self, typed: str, limit: int = 25, *, shelf: str = "") -> list[str]: ...
 
 
 # Text form of the filters: `/ask 书:神的经纶 类型:outline 问题` (keys in either language).
@@ -111,8 +112,10 @@ def _ask_request(values: Values) -> AskRequest:
     return AskRequest(question, filters)
 
 
-def book_suggestions(current: str, limit: int = 25) -> list[tuple[str, str]]:
-    """(label, value) autocomplete suggestions for a scripture reference being typed."""
+def book_suggestions(current: str, actor: Actor | None = None) -> list[tuple[str, str]]:
+    """(label, value) autocomplete suggestions for a scripture reference being typed (the
+    same in every chat)."""
+    limit = 25
     current = current.strip()
     if re.search(r"\d|[一二三四五六七八九十]", current):
         return [(current[:100], current[:100])] if current else []
@@ -151,8 +154,9 @@ def _cite_request(values: Values) -> CiteRequest:
     return CiteRequest(text, refs, SCRIPT_NAMES.get(values.text("script")), page or 1)
 
 
-def _suggest(names: Callable[[str], list[str]]) -> Suggest:
-    return lambda typed: [(n[:100], n[:100]) for n in names(typed)]
+def _suggest(names: Callable[[str, str], list[str]], shelves: Shelves) -> Suggest:
+    """Suggestions from what the asker's chat reads (`names(typed, shelf)`)."""
+    return lambda typed, actor: [(n[:100], n[:100]) for n in names(typed, shelves.of(actor))]
 
 
 class ChatScripts(Protocol):
@@ -162,8 +166,11 @@ class ChatScripts(Protocol):
 
 
 def scholar_commands(
-    scholar: ScholarReplies, scripts: ChatScripts | None = None
+    scholar: ScholarReplies, scripts: ChatScripts | None = None, shelves: Shelves | None = None
 ) -> tuple[Command[Any], ...]:
+    """`/ask` and `/cite`, each reading the shared library and the asker's chat's shelf."""
+    shelves = shelves or Shelves()
+
     async def chat_script(call: Call, typed: str) -> Script | None:
         """The chat's script, unless the user's own words are Traditional (which win, as they
         pick the reply language)."""
@@ -175,6 +182,7 @@ def scholar_commands(
         chosen = await chat_script(call, request.question)
         if chosen is not None:
             request = dataclasses.replace(request, script=chosen)
+        request = dataclasses.replace(request, shelf=shelves.of(call.actor))
         return await scholar.ask(call.actor, request, call.progress)
 
     async def cite(call: Call, request: CiteRequest) -> Reply:
@@ -184,6 +192,7 @@ def scholar_commands(
             chosen = await chat_script(call, request.text)
             if chosen is not None:
                 request = dataclasses.replace(request, script=chosen)
+        request = dataclasses.replace(request, shelf=shelves.of(call.actor))
         return await scholar.cite(call.actor, request)
 
     return (
@@ -206,7 +215,10 @@ def scholar_commands(
                     "source",
                     required=False,
                     max_len=200,
-                    suggest=_suggest(scholar.source_suggestions),
+                    suggest=_suggest(
+                        lambda typed, shelf: scholar.source_suggestions(typed, shelf=shelf),
+                        shelves,
+                    ),
                 ),
                 Param("type", "类型", "type", "choice", required=False, choices=TYPE_CHOICES),
                 Param(
@@ -215,7 +227,9 @@ def scholar_commands(
                     "era",
                     required=False,
                     max_len=100,
-                    suggest=_suggest(scholar.era_suggestions),
+                    suggest=_suggest(
+                        lambda typed, shelf: scholar.era_suggestions(typed, shelf=shelf), shelves
+                    ),
                 ),
             ),
             parse=_ask_request,

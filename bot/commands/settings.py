@@ -5,9 +5,11 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
+from bot.actor import Actor
+from bot.budget import Payer, Spent
 from bot.i18n import catalog
-from bot.registry import Call, Command, Group, Help, Param, Permission, Values
-from bot.reply import Reply
+from bot.registry import Call, Command, Group, Help, Param, Values
+from bot.reply import Block, Reply
 from kernel.i18n import Lang
 from retrieval.requests import SCRIPT_NAMES, Script
 
@@ -34,15 +36,54 @@ _SCRIPT_WORDS: dict[Script, tuple[str, str]] = {
 }
 
 
-def _permission(values: Values) -> Permission:
-    return "admins" if values.text("value") else "anyone"  # anyone may ask what it is
+class Usage(Protocol):
+    """Today's model tokens of a user and their chat (`bot.budget.Budget`)."""
+
+    def spent(self, payer: Payer) -> Spent: ...
+
+
+def _usage_line(lang: Lang, usage: Usage | None, actor: Actor) -> str:
+    if usage is None:
+        return T(lang, "no_model")
+    s = usage.spent(Payer(f"{actor.platform}:{actor.user_id}", actor.chat))
+
+    def limit(n: int) -> str:
+        return f"{n:,}" if n else T(lang, "no_limit")
+
+    return T(
+        lang,
+        "usage_line",
+        user=f"{s.user:,}",
+        user_limit=limit(s.user_limit),
+        chat=f"{s.chat:,}",
+        chat_limit=limit(s.chat_limit),
+    )
 
 
 def settings_commands(
-    chats: LanguageSetting | None, extra: tuple[Command[Any], ...] = ()
+    chats: LanguageSetting | None,
+    extra: tuple[Command[Any], ...] = (),
+    *,
+    usage: Usage | None = None,
 ) -> tuple[Group, ...]:
-    """`/settings language` (when there is a store) and the rooms' own settings (`extra`,
-    e.g. the writers' room ballot)."""
+    """`/settings` (what this chat's settings are, and today's model use: `usage`, None when
+    no model is configured), `/settings language` (when there is a store) and the rooms' own
+    settings (`extra`, e.g. the writers' room ballot)."""
+
+    async def show(call: Call, _: None) -> Reply:
+        actor = call.actor
+        lang = actor.lang
+        lines = []
+        if chats is not None:
+            current = await chats.language(actor.platform, actor.chat_id)
+            lines.append(T(current, "language_is"))
+            zh, en = _SCRIPT_WORDS[
+                await chats.script(actor.platform, actor.chat_id) or "simplified"
+            ]
+            lines.append(T(lang, "script_is", name=zh, name_en=en))
+        lines.append(_usage_line(lang, usage, actor))
+        heading = Block(T(lang, "show_heading"), "heading")
+        return Reply(blocks=(heading, Block("\n".join(lines))), lang=lang)
 
     async def language(call: Call, value: Lang | None) -> Reply:
         assert chats is not None
@@ -71,7 +112,19 @@ def settings_commands(
         value = values.text("value")
         return "en" if value == "en" else "zh" if value == "zh" else None
 
-    children: list[Command[Any]] = []
+    children: list[Command[Any]] = [
+        Command(
+            help=Help(
+                "show",
+                "查看本聊天的设置与今天的模型用量",
+                "This chat's settings and today's model use",
+                "/settings",
+            ),
+            parse=lambda v: None,
+            run=show,
+            rate_limited=False,
+        )
+    ]
     if chats is not None:
         children.extend(
             (
@@ -94,7 +147,6 @@ def settings_commands(
                     ),
                     parse=parse,
                     run=language,
-                    permission=_permission,
                     rate_limited=False,
                 ),
                 Command(
@@ -117,25 +169,23 @@ def settings_commands(
                     ),
                     parse=parse_script,
                     run=script,
-                    permission=_permission,
                     rate_limited=False,
                 ),
             )
         )
     children.extend(extra)
-    if not children:
-        return ()
-    usage = " · ".join(c.help.usage for c in children)
-    usage_en = " · ".join(c.help.usage_in("en") for c in children)
+    lines = " · ".join(c.help.usage for c in children)
+    lines_en = " · ".join(c.help.usage_in("en") for c in children)
     return (
         Group(
             Help(
                 "settings",
-                "本聊天的设置（管理员）",
-                "This chat's settings (admins)",
-                usage,
-                usage_en,
+                "本聊天的设置（管理员修改）",
+                "This chat's settings (admins change them)",
+                lines,
+                lines_en,
             ),
             tuple(children),
+            bare="show",
         ),
     )

@@ -51,13 +51,17 @@ def graph_block(paths: Sequence[GraphPath], lang: Lang, limit: int = 2) -> Block
     return Block(T(lang, "graph_path", path=joined), "note")
 
 
+def failure_reason(kind: str, lang: Lang) -> str:
+    """Why a model call failed (`LLMError.kind`), in words: a spent daily budget, a timeout…"""
+    return REASONS(lang, kind if kind in REASONS.keys() else "unavailable")
+
+
 def notice_text(notice: Notice, lang: Lang) -> str:
     """Why an answer fell back to the passages: the model failed (naming the reason), or it
     said nothing."""
     match notice:
         case ModelFailed():
-            kind = notice.kind if notice.kind in REASONS.keys() else "unavailable"
-            return T(lang, "llm_failed", reason=REASONS(lang, kind))
+            return T(lang, "llm_failed", reason=failure_reason(notice.kind, lang))
         case EmptyModelAnswer():
             return T(lang, "empty_answer")
         case _:

@@ -14,6 +14,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Protocol
 
 from bot.actor import Actor
+from bot.presenters.answer import failure_reason
 from bot.presenters.novel_messages import T
 from bot.reply import Attachment, Block, Posted, Progress, Reply
 from kernel.i18n import Lang
@@ -84,6 +85,8 @@ class NovelPresenter:
 
     def refusal(self, lang: Lang, refused: Refused, *, admin: bool = False) -> Reply:
         fields = dict(refused.fields)
+        if isinstance(fields.get("kind"), str):  # why the model failed, in words
+            fields["kind"] = failure_reason(str(fields["kind"]), lang)
         if isinstance(fields.get("phase"), str):  # a round's phase, in the chat's words
             fields["phase"] = T(lang, f"phase_{fields['phase']}")
         text = T(lang, refused.reason, **fields)
@@ -227,7 +230,8 @@ class NovelPresenter:
         if r.reason == "busy":
             return Reply.error(T(lang, "busy_writing_pending"), lang=lang)
         if r.reason == "llm":
-            return Reply.error(T(lang, "llm_failed_pending", kind=r.kind), lang=lang)
+            kind = failure_reason(r.kind, lang)
+            return Reply.error(T(lang, "llm_failed_pending", kind=kind), lang=lang)
         return Reply.error(T(lang, "write_failed_pending"), lang=lang)
 
 

@@ -182,8 +182,8 @@ class ScholarPresenter:
         except Refused as refused:
             return refusal_reply(refused, actor.lang)
 
-    def source_suggestions(self, typed: str, limit: int = 25) -> list[str]:
-        return self.scholar.source_suggestions(typed, limit)
+    def source_suggestions(self, typed: str, limit: int = 25, *, shelf: str = "") -> list[str]:
+        return self.scholar.source_suggestions(typed, limit, shelf=shelf)
 
-    def era_suggestions(self, typed: str, limit: int = 25) -> list[str]:
-        return self.scholar.era_suggestions(typed, limit)
+    def era_suggestions(self, typed: str, limit: int = 25, *, shelf: str = "") -> list[str]:
+        return self.scholar.era_suggestions(typed, limit, shelf=shelf)

@@ -110,7 +110,9 @@ class ConsoleTransport(ChatTransport[bool]):
         super().__init__(router)
         self._in = stdin or sys.stdin
         self._out = stdout or sys.stdout
-        self._actor = Actor("console", "console", user, user, is_admin=True, lang=lang)
+        self._actor = Actor(
+            "console", "console", user, user, is_admin=True, lang=lang, kind="console"
+        )
         # Pictures (/graph) go to files here; the console prints their paths.
         self._files = files or Path(tempfile.gettempdir()) / "baibao-console"
         self._cwd = cwd  # where a relative `@path` is read from (None: the working directory)

@@ -20,7 +20,7 @@ from typing import Any, Optional
 import discord
 from discord import app_commands
 
-from bot.actor import Actor
+from bot.actor import Actor, ChatKind
 from bot.admin import MemberFacts
 from bot.i18n import catalog
 from bot.registry import Command, Entry, Group, Param, Suggest, Upload, UploadFailed
@@ -322,7 +322,9 @@ class DiscordTransport(ChatTransport[DiscordOutlet]):
         }
         if choices:
             callback = app_commands.choices(**choices)(callback)
-        suggest = {p.name: _autocomplete(p.suggest) for p in command.params if p.suggest}
+        suggest = {
+            p.name: _autocomplete(p.suggest, self.actor) for p in command.params if p.suggest
+        }
         if suggest:
             callback = app_commands.autocomplete(**suggest)(callback)
         return callback
@@ -346,6 +348,7 @@ class DiscordTransport(ChatTransport[DiscordOutlet]):
             lang=self._settings.default_language,  # the router applies the server's setting
             parent_id=parent,
             channel_name=name,
+            kind=_kind(interaction),
         )
 
     @staticmethod
@@ -414,6 +417,7 @@ class DiscordTransport(ChatTransport[DiscordOutlet]):
             message.author.display_name,
             channel_id=str(message.channel.id),
             lang=self._settings.default_language,
+            kind="dm",
         )
 
         async def member() -> MemberFacts:
@@ -562,13 +566,24 @@ def _upload(attachment: discord.Attachment) -> Upload:
     return Upload(attachment.filename, attachment.size, read)
 
 
+def _kind(interaction: discord.Interaction[Any]) -> ChatKind:
+    """A DM, a post in a forum channel (a forum topic), or a server's channel."""
+    if interaction.guild_id is None:
+        return "dm"
+    channel = interaction.channel
+    if isinstance(channel, discord.Thread) and isinstance(channel.parent, discord.ForumChannel):
+        return "topic"
+    return "group"
+
+
 def _autocomplete(
-    suggest: Suggest,
+    suggest: Suggest, actor: Callable[[discord.Interaction[Any]], Actor]
 ) -> Callable[[discord.Interaction[Any], str], Coroutine[Any, Any, list[app_commands.Choice[str]]]]:
     async def complete(
         interaction: discord.Interaction[Any], current: str
     ) -> list[app_commands.Choice[str]]:
-        return [app_commands.Choice(name=n, value=v) for n, v in suggest(current)][:25]
+        offered = suggest(current, actor(interaction))
+        return [app_commands.Choice(name=n, value=v) for n, v in offered][:25]
 
     return complete
 

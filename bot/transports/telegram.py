@@ -26,7 +26,7 @@ from telegram.ext import (
 )
 from telegram.request import BaseRequest
 
-from bot.actor import Actor
+from bot.actor import Actor, ChatKind
 from bot.admin import AdminCache, AdminUnknown, MemberFacts
 from bot.registry import PollAnswer, Upload, UploadFailed
 from bot.render.stream import TELEGRAM_EDIT_INTERVAL_S, ActionTable, StreamingEditor
@@ -297,6 +297,7 @@ class TelegramTransport(ChatTransport[_Chat]):
             user_id, name = user.id, user.full_name or user.username or ""
         else:
             user_id, name = chat.id, chat.title or ""
+        kind: ChatKind = "group" if thread_id is None else "topic"
         return Actor(
             "telegram",
             str(chat.id),
@@ -305,6 +306,7 @@ class TelegramTransport(ChatTransport[_Chat]):
             channel_id=str(thread_id) if thread_id is not None else "",
             lang=self._settings.default_language,  # the router applies the chat's setting
             channel_name=topic_name,
+            kind="dm" if chat.type == ChatType.PRIVATE else kind,
         )
 
     def _member(
@@ -463,12 +465,18 @@ class TelegramTransport(ChatTransport[_Chat]):
             return
         user = answer.user
         where = self._polls.get(answer.poll_id)
+        kind: ChatKind = "group"
+        if where is not None and where.thread_id is not None:
+            kind = "topic"
+        elif where is not None and where.chat_id > 0:  # a private chat's id is its user's
+            kind = "dm"
         actor = Actor(
             "telegram",
             str(where.chat_id) if where is not None else "",
             str(user.id),
             user.full_name or user.username or "",
             lang=self._settings.default_language,
+            kind=kind,
         )
         await self.router.handle(
             Invocation(

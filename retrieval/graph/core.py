@@ -22,6 +22,7 @@ from pathlib import Path
 
 from retrieval.graph.extract_llm import AnswerCache, Extraction, MemoryAnswers, llm_doc
 from retrieval.graph.grow import Lexicon, default_lexicon, grow
+from retrieval.graph.hiding import Hidden
 from retrieval.graph.linking import TermIndex
 from retrieval.graph.model import (
     KINDS,
@@ -75,10 +76,17 @@ class KnowledgeGraph(Closing):
         self._wrote = False  # rows written since open: the snapshot is rewritten at close
         self._reads = self._ledger.reads
         self._query = GraphQueries(self._reads)
+        self._changes = 0  # writes since open: a view of the graph is for one state
+        self._views: dict[frozenset[str], tuple[int, GraphQueries]] = {}
 
     def _use(self, reads: GraphReads) -> None:
         self._reads = reads
         self._query.read_from(reads)
+        self._changed()
+
+    def _changed(self) -> None:
+        self._changes += 1
+        self._views.clear()
 
     # ---- life cycle ---------------------------------------------------------------------
 
@@ -299,6 +307,7 @@ class KnowledgeGraph(Closing):
 
     async def _write(self, rows: DocumentRows, *, replace: bool) -> None:
         ledger = await self._writable()
+        self._changed()
         _check_rows(rows.nodes, rows.edges, ledger)
         if self._db is not None:
             await self._db.write(rows, replace=replace)
@@ -323,6 +332,7 @@ class KnowledgeGraph(Closing):
             raise ValueError("the seed graph cannot be deleted as a document")
         async with self._lock:
             ledger = await self._writable()
+            self._changed()
             for doc in (doc_id, llm_doc(doc_id)):
                 if self._db is not None:
                     await self._db.delete_doc(doc)
@@ -336,6 +346,7 @@ class KnowledgeGraph(Closing):
             return
         async with self._lock:
             ledger = await self._writable()
+            self._changed()
             if self._db is not None:
                 await self._db.delete_chunks(ids)
                 self._wrote = True
@@ -347,6 +358,36 @@ class KnowledgeGraph(Closing):
     def query(self) -> GraphQueries:
         """The read API (nodes, relations, names, walks); it follows the graph as it changes."""
         return self._query
+
+    async def seen_without(self, docs: frozenset[str]) -> GraphQueries:
+        """The graph as a reader sees it who must not see `docs` (other readers' shelves, the
+        trash): `query` without what only they contribute (`retrieval.graph.hiding`). Kept
+        until the graph changes. Built without the write lock: a search never waits for a
+        document growing the graph (seconds, for a large upload); a view that a write
+        overtook while it was built serves its one search and is not kept."""
+        if not docs:
+            return self._query
+        kept = self._views.get(docs)
+        if kept is not None and kept[0] == self._changes:
+            return kept[1]
+        changes = self._changes
+        view = self._query.hiding(await self._hidden(docs))
+        if changes == self._changes:
+            self._views[docs] = (changes, view)
+        return view
+
+    async def _hidden(self, docs: frozenset[str]) -> Hidden:
+        """What only `docs` (and their LLM extractions) contribute. The rows in memory change
+        only on this thread, between awaits: read in one go, they are one state."""
+        every = sorted(docs | {llm_doc(d) for d in docs})
+        if self._ledger is not None:  # every document's rows are in memory
+            only_nodes, only_edges = self._ledger.only_from(set(every))
+            return Hidden(frozenset(only_nodes), frozenset(only_edges), frozenset(every))
+        assert self._db is not None  # reading from the snapshot: ask the rows
+        nodes, edges, shared = await self._db.contributed(every)
+        edge_docs = self._reads.edge_docs
+        only = {e for e in edges if not set(edge_docs.get(e, {})) - set(every)}
+        return Hidden(frozenset(nodes - shared), frozenset(only), frozenset(every))
 
     def seed_terms(self) -> set[str]:
         """The labels and aliases the curated seed gives its nodes (not the aliases documents

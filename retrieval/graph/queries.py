@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from retrieval import scripture
+from retrieval.graph.hiding import Hidden, HidingAdjacency, HidingLinker, hiding_reads
 from retrieval.graph.linking import Linker, TermIndex
 from retrieval.graph.model import Edge, Node, scripture_label, scripture_node_id
 from retrieval.graph.storage import GraphReads
@@ -18,14 +19,21 @@ from retrieval.graph.walking import GraphWalk, Walker
 
 
 class GraphQueries:
-    def __init__(self, reads: GraphReads) -> None:
-        self.read_from(reads)
+    def __init__(self, reads: GraphReads, *, linker: Linker | None = None) -> None:
+        self.read_from(reads, linker=linker)
 
-    def read_from(self, reads: GraphReads) -> None:
+    def read_from(self, reads: GraphReads, *, linker: Linker | None = None) -> None:
         """Answer from `reads` from now on (the facade's switch from snapshot to rows)."""
         self._reads = reads
-        self._linker = Linker(reads.adjacency)
+        self._linker = linker or Linker(reads.adjacency)
         self._walker = Walker(reads)
+
+    def hiding(self, hidden: Hidden) -> GraphQueries:
+        """The same reads without what `hidden` names (`retrieval.graph.hiding`): what one
+        reader sees. A view of the graph as it is now; build another once it changes."""
+        reads = hiding_reads(self._reads, hidden)
+        assert isinstance(reads.adjacency, HidingAdjacency)
+        return GraphQueries(reads, linker=HidingLinker(self._linker, reads.adjacency, hidden))
 
     # ---- nodes --------------------------------------------------------------------------
 

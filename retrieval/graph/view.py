@@ -12,13 +12,14 @@ from __future__ import annotations
 import asyncio
 from collections import Counter
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from kernel.i18n import Lang
 from retrieval.graph.draw import DrawEdge, DrawNode, draw_png
 from retrieval.graph.linking import fold, term_key
 from retrieval.graph.model import RELATION_INFO, Edge
 from retrieval.graph.queries import GraphQueries
+from retrieval.library import SHARED_ONLY, Reading
 from retrieval.types import Chunk, GraphPath
 
 NEIGHBOURS = 16  # nodes around the centre in a picture
@@ -80,12 +81,18 @@ class PhraseView:
 
 
 GraphLookup = NodeView | PhraseView | NotInGraph
-# Passages whose text says a phrase (any script, any width), best first.
-PassageFinder = Callable[[str, int], Awaitable[Sequence[Chunk]]]
+# Passages whose text says a phrase (any script, any width), best first, in what a reader reads.
+PassageFinder = Callable[[str, int, Reading], Awaitable[Sequence[Chunk]]]
+
+
+# The graph as a reader sees it who must not see these documents (`KnowledgeGraph.seen_without`).
+GraphViews = Callable[[frozenset[str]], Awaitable[GraphQueries]]
 
 
 class GraphViewer:
-    """Reads the live graph (`KnowledgeGraph.query`); drawing runs in a worker thread."""
+    """Reads the live graph (`KnowledgeGraph.query`); drawing runs in a worker thread.
+    `passages`: the passages that say a phrase no node names; `views`: the graph as each
+    reader sees it, for a `show` that hides documents."""
 
     def __init__(
         self,
@@ -93,10 +100,12 @@ class GraphViewer:
         *,
         neighbours: int = NEIGHBOURS,
         passages: PassageFinder | None = None,
+        views: GraphViews | None = None,
     ) -> None:
         self._graph = graph
         self._neighbours = neighbours
         self._passages = passages
+        self._views = views
 
     def find(self, text: str) -> str | None:
         """The node a user means: what the text links to, concepts first."""
@@ -116,11 +125,20 @@ class GraphViewer:
         )
         return found[:limit]
 
-    async def show(self, text: str, lang: Lang) -> GraphLookup:
-        """The node `text` names with its relations and picture, or what it might have meant."""
+    async def show(self, text: str, lang: Lang, *, reading: Reading = SHARED_ONLY) -> GraphLookup:
+        """The node `text` names with its relations and picture, or what it might have meant,
+        as `reading`'s reader sees the library: the graph without the documents it must not
+        see, phrases found in the namespaces it reads."""
+        if reading.hidden and self._views is not None:
+            seen = GraphViewer(
+                await self._views(reading.hidden),
+                neighbours=self._neighbours,
+                passages=self._passages,
+            )
+            return await seen.show(text, lang, reading=replace(reading, hidden=frozenset()))
         node = self.find(text)
         if node is None:
-            phrase = await self._phrase(text, lang)
+            phrase = await self._phrase(text, lang, reading)
             return phrase or NotInGraph(text, tuple(self.similar(text)))
         label = self._graph.label(node, lang)
         ranked = self._ranked_edges(node)
@@ -160,12 +178,14 @@ class GraphViewer:
             draw_png, nodes, list(edges.values()), title=title, lang=lang
         )
 
-    async def _phrase(self, text: str, lang: Lang) -> PhraseView | None:
-        """The passages that say `text` and the concepts they name (None: no passage says it)."""
+    async def _phrase(self, text: str, lang: Lang, reading: Reading) -> PhraseView | None:
+        """The passages `reading`'s reader sees that say `text`, and the concepts they name
+        (None: no passage says it)."""
         key = term_key(text)
         if self._passages is None or len(key) < 2:
             return None
-        said = [c for c in await self._passages(text, PHRASE_PASSAGES) if key in fold(c.text)]
+        found = await self._passages(text, PHRASE_PASSAGES, reading)
+        said = [c for c in found if key in fold(c.text)]
         if not said:
             return None
         named: Counter[str] = Counter()

@@ -190,6 +190,10 @@ class ShardStore(Closing):
         payload = schema.extra_payload(values)
         await self._write(ShardOps.set_extra, schema.plan(flt), payload)
 
+    async def move(self, flt: Filter, namespace: str) -> None:
+        plan = schema.plan(flt)
+        await self._write(ShardOps.set_extra, plan, schema.move_payload(plan, namespace))
+
     async def search_dense(
         self,
         vector: Sequence[float],

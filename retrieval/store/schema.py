@@ -233,6 +233,15 @@ def prepare(items: Sequence[IndexedChunk], dim: int) -> list[PreparedPoint]:
 _JSON_SCALARS = (str, int, float, bool, type(None))
 
 
+def move_payload(flt: FilterPlan, namespace: str) -> dict[str, Any]:
+    """What `VectorStore.move` writes, checked: a namespace, and a filter that names points."""
+    if flt.empty:
+        raise ValueError("refusing to move with an empty filter")
+    if not isinstance(namespace, str) or not namespace:
+        raise ValueError(f"a namespace is a non-empty string, got {namespace!r}")
+    return {"namespace": namespace}
+
+
 def extra_payload(values: Mapping[str, object]) -> dict[str, Any]:
     """`set_extra` values → payload keys `x_<name>`; values must be JSON scalars or lists."""
     if not values:

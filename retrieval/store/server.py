@@ -241,6 +241,18 @@ class ServerStore(VectorStore):
             )
         )
 
+    async def move(self, flt: Filter, namespace: str) -> None:
+        self._check_open()
+        payload = schema.move_payload(schema.plan(flt), namespace)
+        await self._call(
+            self._live().set_payload(
+                self._collection,
+                payload=payload,
+                points=models.FilterSelector(filter=server_filter(flt) or models.Filter()),
+                wait=True,
+            )
+        )
+
     async def search_dense(
         self, vector: Sequence[float], *, flt: Filter | None = None, limit: int = 10
     ) -> list[ScoredChunk]:

@@ -22,7 +22,7 @@ from retrieval.ports import DenseAndSparseQuery, VectorStore
 from retrieval.store import DimensionMismatch, StoreUnavailable
 from retrieval.store.edge import ON_DISK, EdgeStore
 from retrieval.store.edge_process import EdgeProcessStore
-from retrieval.types import Chunk, Filter, IndexedChunk, SparseVector
+from retrieval.types import CORPUS_NAMESPACE, Chunk, Filter, IndexedChunk, SparseVector
 
 DIM = 8
 
@@ -334,6 +334,31 @@ async def test_set_extra_then_filter(store: Any) -> None:
         assert c.text.endswith("原文")  # the rest of the payload is untouched
     with pytest.raises(ValueError, match="x_"):
         await store.set_extra(Filter(equals={"doc_id": "doc2"}), {"x_version": 1})
+
+
+async def test_move_to_another_namespace_and_back_keeps_every_vector(store: Any) -> None:
+    """A trash: the moved points leave every search of their namespace and come back whole,
+    scored exactly as before (nothing is embedded again)."""
+    items = corpus()
+    await store.upsert(items)
+    home = Filter(equals={"namespace": CORPUS_NAMESPACE})
+    query = angle_vec(0.3)
+    before = [(h.chunk.id, h.score) for h in await store.search_dense(query, flt=home, limit=50)]
+    doc1 = Filter(equals={"doc_id": "doc1", "namespace": CORPUS_NAMESPACE})
+    moved = expected_ids(items, doc1)
+    await store.move(doc1, "trash")
+    kept = {h.chunk.id for h in await store.search_dense(query, flt=home, limit=50)}
+    assert kept == expected_ids(items, home) - moved
+    trashed = await store.scroll(Filter(equals={"namespace": "trash"}))
+    assert {c.id for c in trashed} == moved and all(c.namespace == "trash" for c in trashed)
+    assert all(c.text.endswith("原文") for c in trashed)  # the rest of the payload is kept
+    await store.move(Filter(equals={"namespace": "trash", "doc_id": "doc1"}), CORPUS_NAMESPACE)
+    after = [(h.chunk.id, h.score) for h in await store.search_dense(query, flt=home, limit=50)]
+    assert [i for i, _ in after] == [i for i, _ in before]
+    assert [s for _, s in after] == pytest.approx([s for _, s in before], abs=1e-6)
+    assert await store.count(Filter(equals={"namespace": "trash"})) == 0
+    with pytest.raises(ValueError, match="empty filter"):
+        await store.move(Filter(), "trash")
 
 
 async def test_scroll_pages_beyond_one_page(store: Any) -> None:

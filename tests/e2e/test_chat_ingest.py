@@ -71,7 +71,11 @@ class Env:
 
 @pytest.fixture
 async def env(tmp_path: Path, telegram_wire: TelegramServer) -> AsyncIterator[Env]:
-    async with open_app(tmp_path / "data", corpus=False, chat_upload_max_mb=0.05) as app:
+    # The private chat the commands come from is the operator's (OPERATORS): a stranger's DM
+    # may not change the shared library (tests/e2e/test_library_trust.py).
+    async with open_app(
+        tmp_path / "data", corpus=False, chat_upload_max_mb=0.05, operators="telegram:42"
+    ) as app:
         telegram_wire.member_status[(GROUP, ADMIN)] = "administrator"
         transport = TelegramTransport(
             app.router,
@@ -103,12 +107,18 @@ async def test_an_admin_uploads_lists_and_deletes_a_book(env: Env) -> None:
     await env.settle(GROUP, MEMBER)
     listed = env.texts()[-1]  # title, author, year, type, era (1984 → the 1980s), chunks
     assert "测试之书 · 某某 · 1984 · message · 1980s · " in listed
+    # The book is in the shared library (the operator's DM has no shelf): a group's admin
+    # may not delete it, and is told who may.
     env.server.push_message("/ingest delete 测试之书", chat_id=GROUP, user_id=ADMIN)
     await env.settle(GROUP, ADMIN)
+    assert "共享书库只有机器人的运营者" in env.texts()[-1]
+    env.server.push_message("/ingest delete 测试之书")  # the operator may
+    await env.settle()
     assert "已删除《测试之书》" in env.texts()[-1]
-    assert await env.nothing_written()
-    env.server.push_message("/ingest delete 测试之书", chat_id=GROUP, user_id=ADMIN)
-    await env.settle(GROUP, ADMIN)
+    assert await env.app.indexer.documents() == []
+    assert [r.source for r in await env.app.indexer.trash()] == ["测试之书"]
+    env.server.push_message("/ingest delete 测试之书")
+    await env.settle()
     assert "找不到文档「测试之书」" in env.texts()[-1]
 
 

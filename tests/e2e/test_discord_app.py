@@ -16,13 +16,19 @@ from typing import Any
 
 import simcord
 
+from bot.app import App
+from bot.transports.discord import DiscordTransport
+from retrieval.clock import Clock
+from retrieval.fakes import HashEmbedder
 from tests.discord_sim import (
+    DIM,
     Server,
     VirtualTime,
     answer_text,
     app_settings,
     buttons,
     discord_app,
+    simulated,
 )
 from tests.stubs.fixtures import llm_settings
 from tests.stubs.llm_server import LLMStubServer, Scripted, openai_completion, openai_stream
@@ -312,6 +318,32 @@ async def test_rate_limits_follow_the_virtual_clock(data_dir: Path) -> None:
         await server.env.advance_time(60)
         third = await alice.slash(server.channel, "ask", question=QUESTION)
         assert "【" in answer_text(third) and not third.ephemeral
+
+
+async def test_the_rate_limiter_reads_the_injected_clock_not_the_process_clock(
+    data_dir: Path,
+) -> None:
+    """SimCord replaces `time.monotonic` for the whole process while it runs, so a limiter
+    that read it would follow SimCord's time too. Here the App's clock is a counter of the
+    test's own: SimCord's time moving two minutes releases nothing; the counter's minute does."""
+    time = VirtualTime()
+    ticks = [0.0]
+    clock = Clock(now=time.now, monotonic=lambda: ticks[0], sleep=time.sleep)
+    settings = app_settings(data_dir, rate_limit_user_per_min=1)
+    async with App(settings, embedder=HashEmbedder(DIM), clock=clock, llm=None) as app:
+        transport = DiscordTransport(app.router, settings, clock=time.clock())
+        async with simulated(transport, time) as server:
+            alice = server.member("alice")
+            assert "【" in answer_text(await alice.slash(server.channel, "ask", question=QUESTION))
+            limited = "请求太频繁了"
+            again = await alice.slash(server.channel, "ask", question=QUESTION)
+            assert limited in answer_text(again)
+            await server.env.advance_time(120)  # SimCord's clock (and time.monotonic) moves
+            still = await alice.slash(server.channel, "ask", question=QUESTION)
+            assert limited in answer_text(still)
+            ticks[0] += 60  # the injected clock's minute
+            later = await alice.slash(server.channel, "ask", question=QUESTION)
+            assert "【" in answer_text(later) and not later.ephemeral
 
 
 async def test_autocomplete_offers_sources_and_books(data_dir: Path) -> None:

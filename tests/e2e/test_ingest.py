@@ -143,11 +143,13 @@ async def test_ingest_folder_then_search_reingest_modify_delete(env: Env, tmp_pa
     assert not any("撒迦利亚" in t for t in await _texts(env, "撒迦利亚看见纯金的灯台"))
     assert any("七个金灯台" in t for t in await _texts(env, "七个金灯台"))
 
-    # --delete through the CLI: nothing of it is retrieved
+    # --delete through the CLI: nothing of it is retrieved (it waits in the trash)
     parser = argparse.ArgumentParser()
     add_ingest_arguments(parser)
     assert await run_ingest(env.indexer, parser.parse_args(["--delete", "灯台与金油"])) == 0
-    assert await env.store.count(Filter(equals={"source": "灯台与金油"})) == 0
+    live = Filter(equals={"source": "灯台与金油", "namespace": "corpus"})
+    assert await env.store.count(live) == 0
+    assert [r.source for r in await env.indexer.trash()] == ["灯台与金油"]
     assert not any("灯台" in t for t in await _texts(env, "灯台 金油 七个金灯台"))
     assert [d.source for d in await env.indexer.documents()] == ["breath"]
     assert await run_ingest(env.indexer, parser.parse_args(["--delete", "灯台与金油"])) == 1

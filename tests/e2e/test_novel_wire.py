@@ -176,6 +176,12 @@ async def test_telegram_one_poll_one_tally_edited_count_and_a_written_chapter(
     s.push_poll_answer(poll_id, [1], user_id=BOB)  # 山火
     s.push_poll_answer(poll_id, [1], user_id=CAROL)  # 山火 …
     s.push_poll_answer(poll_id, [], user_id=CAROL)  # … withdrawn
+    await tg.settle()
+    # The native poll's answers alone move the running count (no command among them).
+    edits = tg.edits_of(ballot_id)
+    assert edits, "the poll's answers alone edited the ballot"
+    shown = edits[-1]
+    assert "1. 夜渡 — 1 票" in shown and "2. 山火 — 1 票" in shown and "共 2 票" in shown
     s.push_message("/chapter vote 1", chat_id=GROUP, user_id=CREATOR)  # 夜渡 by command
     await tg.settle()
     shown = tg.edits_of(ballot_id)[-1]

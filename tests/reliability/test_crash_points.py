@@ -1,11 +1,14 @@
-"""A crash at each step boundary of a corpus replace / delete, deterministically.
+"""A crash at each step boundary of a corpus replace / delete / trash / restore / purge,
+deterministically.
 
 The random SIGKILL campaign (test_sigkill.py) rarely lands between two particular steps that
 are microseconds apart; here the store is wrapped so that the process "dies" right after a
 chosen store call has been carried out (a `BaseException` nothing in the indexer catches; the
 indexer object is then abandoned, as a killed process would abandon it). A fresh `Indexer` on
 the same SQLite file and Qdrant Edge shard reconciles, and the document must be either fully
-the old version or fully the new one: never zero chunks while the registry records some.
+the old version or fully the new one: never zero chunks while the registry records some. A
+document a crash caught in the trash's steps ends in exactly one place: live with its points in
+its namespace, in the trash with its points there, or gone.
 """
 
 from __future__ import annotations
@@ -28,11 +31,12 @@ class Killed(BaseException):
 
 
 class DyingStore:
-    """The real Edge store; after the `n`-th call of `method` has been carried out, dies."""
+    """The real Edge store; after the `n`-th call of `method` has been carried out (or just
+    before it, `before`), dies."""
 
-    def __init__(self, inner: EdgeStore, method: str, n: int) -> None:
+    def __init__(self, inner: EdgeStore, method: str, n: int, *, before: bool = False) -> None:
         self.inner = inner
-        self.method, self.n = method, n
+        self.method, self.n, self.before = method, n, before
         self.calls: dict[str, int] = {}
 
     def _after(self, name: str) -> None:
@@ -40,13 +44,24 @@ class DyingStore:
         if name == self.method and self.calls[name] == self.n:
             raise Killed(f"{name} #{self.n}")
 
+    def _before(self, name: str) -> None:
+        if self.before and name == self.method and self.calls.get(name, 0) + 1 == self.n:
+            raise Killed(f"before {name} #{self.n}")
+
     async def upsert(self, items: Sequence[IndexedChunk]) -> None:
+        self._before("upsert")
         await self.inner.upsert(items)
         self._after("upsert")
 
     async def delete(self, flt: Filter) -> None:
+        self._before("delete")
         await self.inner.delete(flt)
         self._after("delete")
+
+    async def move(self, flt: Filter, namespace: str) -> None:
+        self._before("move")
+        await self.inner.move(flt, namespace)
+        self._after("move")
 
     def __getattr__(self, name: str) -> object:
         return getattr(self.inner, name)
@@ -165,3 +180,56 @@ async def test_reconcile_removes_a_half_written_generation(env: Env) -> None:
     record, points = await _state(env)
     assert record is not None and record.path == "a.v1.md"
     _consistent(record, points)
+
+
+# ---- the trash --------------------------------------------------------------------------------
+
+
+async def _placed(env: Env) -> tuple[str, DocumentRecord | None]:
+    """After a restart: where the document is ("live", "trash" or "gone"), checked whole."""
+    async with env.indexer() as fresh:
+        await fresh.reconcile()  # start-up
+        record = await fresh.document("doc-a")
+        live = await env.store.scroll(Filter(equals={"namespace": "corpus"}), limit=1000)
+        trashed = await env.store.scroll(Filter(equals={"namespace": "trash"}), limit=1000)
+        rows = await fresh._rows("WHERE pending != ''")
+    assert rows == [], "a step left pending"
+    if record is None:
+        assert live == [] and trashed == [], "points of a purged document"
+        return "gone", None
+    here, there = (trashed, live) if record.trashed else (live, trashed)
+    assert there == [], "points in two places"
+    _consistent(record, here)
+    return ("trash" if record.trashed else "live"), record
+
+
+TRASH_POINTS = [
+    ("trash", "move", True, "trash"),  # the registry says trash; the points not moved yet
+    ("trash", "move", False, "trash"),  # moved; the row still pending
+    ("restore", "move", True, "live"),
+    ("restore", "move", False, "live"),
+    ("purge", "delete", True, "gone"),  # the row says purge; nothing deleted yet
+    ("purge", "delete", False, "gone"),  # points deleted; the row not yet
+]
+
+
+@pytest.mark.parametrize(("step", "method", "before", "ends"), TRASH_POINTS)
+async def test_crash_inside_trash_restore_purge(
+    env: Env, step: str, method: str, before: bool, ends: str
+) -> None:
+    async with env.indexer() as ix:
+        await ix.replace_document(*version(1, 4))
+        if step != "trash":
+            await ix.trash_documents(await ix.find_documents("doc-a"))
+    ix = env.indexer(DyingStore(env.store, method, 1, before=before))
+    await ix.open()
+    with pytest.raises(Killed):
+        if step == "trash":
+            await ix.trash_documents(await ix.find_documents("doc-a"))
+        elif step == "restore":
+            await ix.restore_document((await ix.trash())[0])
+        else:
+            await ix.purge_documents(await ix.trash())
+    await ix.close()
+    place, record = await _placed(env)
+    assert place == ends, (place, record)

@@ -73,7 +73,9 @@ async def test_non_admin_is_refused_every_time(
         repo = app.novels.service.repo
         before = (await repo.world.blueprint_json("g1"), await repo.book.current_map("g1"))
         for _ in range(2):  # checked on every call, not once
-            upload = None if attachment is None else Upload.of(attachment)
+            # named as a real upload is (a chapter's text is a .txt file)
+            name = "第1章.txt" if line.startswith("/chapter") else "upload"
+            upload = None if attachment is None else Upload.of(attachment, name)
             reply = await app.router.answer(Invocation(MEMBER, Line(line), upload=upload))
             assert reply is not None and reply.is_error
             assert "只有管理员可以" in reply.plain()

@@ -18,8 +18,12 @@ completed ones (plus that revision, if it committed), its plot memory is that ve
 and the story state is the replay of the current chapters — that version's facts, its pending
 proposals only (never the old version's name alongside the new one's).
 
+A third campaign kills the library's trash operations (a delete to the trash, a restore, a
+purge): after the restart every document is in exactly one place — live, in the trash or
+gone — whole, with no graph rows of a purged document left and nothing pending.
+
 `BAIBAO_SIGKILL_RUNS` (default 20) sets the number of kills, alternating corpus / novel (the
-story campaign makes a quarter as many).
+story campaign makes a quarter as many, the trash campaign half).
 The campaign's seed (kill delays, the children's operations) is the run's own seed, the one
 pytest prints and `.ci/run` passes: pytest-randomly's `--randomly-seed`, else
 `--hypothesis-seed`; `BAIBAO_SIGKILL_SEED` overrides both. A failure names the seed and the
@@ -40,6 +44,7 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -115,7 +120,123 @@ def _kill_during_ops(mode: str, data: Path, rng: random.Random) -> tuple[float, 
     return delay, lines
 
 
+def _kill_inside_ops(mode: str, data: Path, rng: random.Random) -> tuple[float, list[str]]:
+    """Kill the child a moment (0-30 ms) after it begins one of its operations (a random one
+    of its first eight): a trash operation takes milliseconds, so a kill timed from start-up
+    alone seldom lands in one."""
+    child = _spawn(mode, data, rng.randrange(1 << 30))
+    target, delay = rng.randint(1, 8), rng.uniform(0.0, 0.03)
+    lines: list[str] = []
+    try:
+        assert child.stdout is not None and child.stderr is not None
+        begun = 0
+        while begun < target:
+            line = child.stdout.readline()
+            if not line:
+                raise AssertionError(f"child stopped: {lines}\n{child.stderr.read()[-3000:]}")
+            lines.append(line.rstrip("\n"))
+            begun += line.startswith("BEGIN ")
+        time.sleep(delay)
+        child.send_signal(signal.SIGKILL)
+        lines += child.stdout.read().splitlines()
+        child.stderr.read()
+        child.wait(timeout=10)
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+    assert child.returncode == -signal.SIGKILL
+    return delay, [x for x in lines if x != "READY"]
+
+
 # ---- corpus ---------------------------------------------------------------------------------
+
+
+async def _check_library(data: Path) -> dict[str, str]:
+    """After a kill in the trash campaign and the start-up reconcile: every document is in
+    exactly one place — live (its points in its namespace), in the trash (its points in the
+    trash), or gone (no row, no point, no graph row) — whole (one generation, every chunk, the
+    registered version's text), with nothing left pending; searches find the live only."""
+    from retrieval.fakes import HashEmbedder
+    from retrieval.graph import KnowledgeGraph
+    from retrieval.index import Indexer
+    from retrieval.library import SHARED, TRASH
+    from retrieval.search import HybridSearch
+    from retrieval.store.edge import EdgeStore
+    from retrieval.synonyms import SynonymTable
+    from retrieval.types import Chunk, Filter
+
+    db = data / "baibao.sqlite3"
+    store = await EdgeStore.open(data / "qdrant", DIM)
+    graph = await KnowledgeGraph.open(db)
+    try:
+        encoder = CharEncoder()
+        async with Indexer(db, store, HashEmbedder(DIM), encoder, graph) as indexer:  # type: ignore[arg-type]
+            await indexer.reconcile()  # what App does on start-up
+            rows = {r["doc_id"]: r for r in await indexer._rows()}
+            assert all(not r["pending"] for r in rows.values()), rows
+            live = {d.doc_id: d for d in await indexer.documents()}
+            trashed = {d.doc_id: d for d in await indexer.trash()}
+            assert not set(live) & set(trashed) and set(live) | set(trashed) == set(rows)
+            place = {**dict.fromkeys(live, SHARED), **dict.fromkeys(trashed, TRASH)}
+            by_doc: dict[str, list[Chunk]] = {}
+            for namespace in (SHARED, TRASH):
+                flt = Filter(equals={"namespace": namespace})
+                for c in await store.scroll(flt, limit=100_000):
+                    assert place.get(c.doc_id) == namespace, (c.doc_id, namespace, place)
+                    by_doc.setdefault(c.doc_id, []).append(c)
+            for doc_id, record in {**live, **trashed}.items():
+                m = re.search(r"(.)\.v(\d+)\.md$", record.path)
+                assert m is not None, record.path
+                current = f"〔{m.group(1)}-{int(m.group(2)):05d}〕"
+                chunks = by_doc.get(doc_id, [])
+                assert {int(c.extra["gen"]) for c in chunks} == {int(rows[doc_id]["gen"])}
+                assert len(chunks) == record.chunk_count, (record.source, len(chunks))
+                for chunk in chunks:
+                    assert {f"〔{a}-{b}〕" for a, b in MARK.findall(chunk.text)} <= {current}
+            contributing = {
+                str(r[0])
+                for r in await indexer.db.execute_fetchall(
+                    "SELECT doc_id FROM graph_nodes UNION SELECT doc_id FROM graph_edges"
+                    " UNION SELECT doc_id FROM graph_mentions"
+                )
+            }
+            assert contributing - {"seed"} <= set(rows), contributing - set(rows)
+            search = HybridSearch(
+                store,
+                HashEmbedder(DIM),
+                encoder,
+                graph.query,
+                SynonymTable.load(),
+                (1, 1, 1),  # type: ignore[arg-type]
+            )
+            for doc in DOCS:
+                result = await search.search(f"文档{doc} 神圣的分赐 召会", limit=20)
+                assert {h.chunk.doc_id for h in result.hits} <= set(live), "a deleted doc found"
+            return {
+                r.source: "live" if r.doc_id in live else "trash" for r in rows_of(live, trashed)
+            }
+    finally:
+        await graph.close()
+        await store.close()
+
+
+async def _seed_library(data: Path) -> None:
+    """The three documents the trash campaign deletes, restores and purges (version 0)."""
+    from ingest.pipeline import Pipeline
+    from tests.reliability.helpers.sigkill_child import corpus_text, library
+
+    async with library(data) as indexer:
+        paths = []
+        for doc in DOCS:
+            path = data / "src" / f"{doc}.v0.md"
+            path.write_text(corpus_text(doc, 0, 6), encoding="utf-8")
+            paths.append(path)
+        assert (await Pipeline(indexer).ingest_paths(paths)).documents == len(DOCS)
+
+
+def rows_of(*parts: dict[str, Any]) -> list[Any]:
+    return [record for part in parts for record in part.values()]
 
 
 async def _check_corpus(data: Path) -> dict[str, int]:
@@ -340,6 +461,36 @@ async def _story_campaign(tmp_path: Path, rng: random.Random) -> None:
         )
     print("\n".join(log))
     assert interrupted > 0, "no kill landed during a revision: widen BAIBAO_SIGKILL_WINDOW_S"
+
+
+@pytest.mark.skipif(RUNS <= 0, reason="BAIBAO_SIGKILL_RUNS=0")
+async def test_sigkill_during_delete_restore_or_purge_loses_nothing(
+    tmp_path: Path, pytestconfig: pytest.Config
+) -> None:
+    await _seeded(pytestconfig, lambda rng: _trash_campaign(tmp_path, rng))
+
+
+async def _trash_campaign(tmp_path: Path, rng: random.Random) -> None:
+    data = tmp_path / "trash"
+    (data / "src").mkdir(parents=True)
+    await _seed_library(data)
+    log: list[str] = []
+    interrupted: dict[str, int] = {}
+    for run in range(max(1, RUNS // 2)):
+        delay, lines = _kill_inside_ops("trash", data, rng)
+        begun = [x.split()[1] for x in lines if x.startswith("BEGIN ")]
+        ops = [x for x in lines if x.startswith("OP ")]
+        last = lines[-1] if lines else ""
+        if last.startswith("BEGIN "):  # killed inside a delete, a restore or a purge
+            interrupted[last.split()[1]] = interrupted.get(last.split()[1], 0) + 1
+        state = await _check_library(data)
+        log.append(
+            f"run {run} killed after {delay:.2f}s, {len(ops)} ops ({len(begun)} trash ops),"
+            f" last {last!r}: {state}"
+        )
+    print("\n".join(log))
+    print("killed inside:", interrupted)
+    assert interrupted, "no kill landed in a trash operation: widen BAIBAO_SIGKILL_WINDOW_S"
 
 
 def campaign_seed(config: pytest.Config) -> tuple[int, str]:

@@ -70,7 +70,7 @@ async def test_discord_options_and_source_autocomplete(scholar: RecordingScholar
     )
     ask = router.registry.get("ask")
     source = next(p for p in ask.params if p.name == "source")  # type: ignore[union-attr]
-    assert source.suggest is not None and source.suggest("经纶") == [("神的经纶", "神的经纶")]
+    assert source.suggest is not None and source.suggest("经纶", ZH) == [("神的经纶", "神的经纶")]
 
 
 async def test_cite_script_option_and_help(scholar: RecordingScholar) -> None:

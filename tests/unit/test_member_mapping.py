@@ -23,8 +23,9 @@ class OneStoryHere:
 
 def test_a_member_has_an_actors_fields_but_its_roles_platform_and_place_details() -> None:
     """The room keeps the platform only as the opaque `via` it hands back; the place's parent
-    and name only find the place's story (`place_of`)."""
-    actor_fields = {f.name for f in fields(Actor)} - {"roles", "platform"}
+    and name only find the place's story (`place_of`); the kind of chat and the role the
+    permission table read are the chat layer's."""
+    actor_fields = {f.name for f in fields(Actor)} - {"roles", "platform", "kind", "role"}
     place_details = {"parent_id", "channel_name"}
     assert {f.name for f in fields(Member)} == (actor_fields - place_details) | {"via"}
     assert [f.name for f in fields(Place)] == ["chat_id", "channel_id", "parent_id", "name"]

@@ -1,7 +1,9 @@
-"""The writers' room's admin rule is written once (`novel.api.ADMIN_ONLY` / `needs_admin`):
-every /chapter and /novel command the router checks before parsing asks for an admin exactly
-when the request it parses is one its handler would refuse a member. `/settings ballot` is the
-ballot room's: changing a setting is for admins (`BallotSettings.changes`)."""
+"""The permission table agrees with the writers' room's own admin rule (`novel.api.ADMIN_ONLY`
+/ `needs_admin`, which the handlers ask again for callers that skip the router): every
+/chapter and /novel invocation the router checks before parsing is refused to a member of a
+group exactly when the request it parses is one its handler would refuse a member.
+`/settings ballot` is the ballot room's: changing a setting is for admins
+(`BallotSettings.changes`)."""
 
 from __future__ import annotations
 
@@ -10,9 +12,11 @@ from typing import Any
 
 import pytest
 
+from bot.actor import Actor
 from bot.ballot.room import BallotSettings
 from bot.commands.ballot import ballot_setting
 from bot.commands.novel import novel_commands
+from bot.permissions import Conditions, Permissions
 from bot.registry import Command, File, Group, Values
 from novel import api as novel_api
 from tests.service_fakes import RecordingBallots, RecordingNovels
@@ -53,14 +57,14 @@ def _leaves(
         yield (*path, node.name), node
 
 
-# Who may open a round is a deployment setting on top of the rule (`openers`); with members
-# allowed, /chapter next is the room's rule alone. The replies are never run: parse only.
+# Who may open a round is a deployment setting on top of the rule (`NOVEL_ROUND_OPENERS`);
+# with members allowed, /chapter next is the room's rule alone. The replies are never run.
 COMMANDS = {
-    path: command
-    for group in novel_commands(RecordingNovels(), openers="members")
-    for path, command in _leaves(group)
+    path: command for group in novel_commands(RecordingNovels()) for path, command in _leaves(group)
 }
 COMMANDS[("settings", "ballot")] = ballot_setting(RecordingBallots())
+PERMISSIONS = Permissions(conditions=Conditions(members_open_rounds=True))
+MEMBER = Actor("telegram", "-100", "7")
 
 
 def _refused_to_members(request: object) -> bool:
@@ -70,13 +74,16 @@ def _refused_to_members(request: object) -> bool:
 
 
 @pytest.mark.parametrize(("group", "name", "arguments"), CALLS)
-def test_a_command_asks_an_admin_exactly_when_the_service_would(
+async def test_a_command_asks_an_admin_exactly_when_the_service_would(
     group: str, name: str, arguments: dict[str, Any]
 ) -> None:
     command = COMMANDS[(group, name)]
     values = Values(arguments)
     request = command.parse(values)
-    assert command.needs_admin(values) is _refused_to_members(request), request
+    subject = await PERMISSIONS.subject((group, name), values, MEMBER)
+    member_may = PERMISSIONS.allows(subject, "member", "group")
+    assert member_may is not _refused_to_members(request), (subject, request)
+    assert PERMISSIONS.allows(subject, "chat_admin", "group"), subject
 
 
 def test_the_calls_cover_every_admin_only_kind() -> None:

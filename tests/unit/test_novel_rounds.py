@@ -135,7 +135,8 @@ async def test_restart_during_voting_keeps_votes_and_the_poll_mapping(tmp_path: 
         for i in (2, 3):
             r = await s.poll_answer(poll_voter(i), "poll-1", (2,))
             assert not r.is_error, r.plain()
-        assert s.service.deadlines.when(f"round:{rid}") is not None  # rescheduled from SQLite
+        # The deadline was never re-scheduled: the scheduler's job store kept it.
+        assert s.service.deadlines.when(f"round:{rid}") is not None
         await room.fire(minutes=31)
         _, result = await room.next_announcement()
         assert "胜出：《山门》" in result.plain() and "得票最多" in result.plain()

@@ -78,5 +78,5 @@ def test_sources_lists_no_producer_as_an_author() -> None:
         DocumentRecord("d1", "祭坛与基督", "h1", author="python-docx", type="message"),
         DocumentRecord("d2", "神的经纶", "h2", author="作者甲", type="book"),
     ]
-    text = _sources_reply("zh", records).plain()
+    text = _sources_reply("zh", records, []).plain()
     assert "python-docx" not in text and "作者甲" in text

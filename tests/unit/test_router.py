@@ -9,6 +9,7 @@ from bot.ballot.codec import VoteButton
 from bot.ballot.room import BallotSettings
 from bot.commands import standard_registry
 from bot.parsing import parse_args, split_text_command
+from bot.permissions import Permissions, Rule
 from bot.ratelimit import RateLimiter
 from bot.registry import Command, Group, Help, Param, PollAnswer, Registry, Upload
 from bot.reply import Progress, Reply
@@ -350,7 +351,10 @@ async def test_an_upload_is_checked_before_ack_and_its_real_size_after_reading()
             run=run,
         )
     )
-    router = Router(registry, limiter=RateLimiter(0, 0))
+    anyone = Rule(frozenset({"operator", "chat_admin", "member"}), frozenset({"operator"}))
+    router = Router(
+        registry, limiter=RateLimiter(0, 0), permissions=Permissions(table={"/load": anyone})
+    )
     acks: list[str] = []
     reads: list[str] = []
 

@@ -253,3 +253,49 @@ async def test_an_english_question_answered_in_chinese_text_is_fused_by_its_dens
     # The same question with an English passage among the nearest: the tracks keep their say.
     per_track["dense"] = _TrackResult([english[0], *verses[:4]])
     assert not search._evidence(search_form(query), (), per_track).cross_script
+
+
+class FilterSpy:
+    """The store, recording the filter of every read."""
+
+    def __init__(self, inner: object) -> None:
+        self.inner = inner
+        self.filters: list[object] = []
+
+    async def search_dense_and_sparse(self, query: object) -> object:
+        self.filters.append(query.flt)  # type: ignore[attr-defined]
+        return await self.inner.search_dense_and_sparse(query)  # type: ignore[attr-defined]
+
+    async def scroll(self, flt: object = None, **kw: object) -> object:
+        self.filters.append(flt)
+        return await self.inner.scroll(flt, **kw)  # type: ignore[attr-defined]
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.inner, name)
+
+
+async def test_reading_only_the_shared_library_asks_the_store_what_it_always_did(
+    env: tuple[HybridSearch, Indexer, KnowledgeGraph],
+) -> None:
+    """With no shelves, a chat's reading is the shared library alone: the store gets the one
+    namespace condition it always got (the Edge process's single-namespace fast path drops
+    exactly that), and the graph is the whole graph; with a shelf, "any of" the two."""
+    from retrieval.library import Reading
+
+    search, indexer, _ = env
+    spy = FilterSpy(search.store)
+    search.store = spy  # type: ignore[assignment]
+    query = "神圣分赐 弗1:10"
+    await search.search(query)
+    before = list(spy.filters)
+    spy.filters.clear()
+    assert indexer.reading("shelf:telegram:-1") == Reading(
+        ("corpus",), frozenset(), "shelf:telegram:-1"
+    )
+    await search.search(query, reading=indexer.reading("shelf:telegram:-1"))
+    assert spy.filters == before
+    assert all(f.equals["namespace"] == "corpus" for f in before)  # type: ignore[attr-defined]
+    assert await search.graph_for(indexer.reading()) is search.graph
+    spy.filters.clear()
+    await search.search(query, reading=Reading(("corpus", "shelf:x"), frozenset(), "shelf:x"))
+    assert all(f.equals["namespace"] == ["corpus", "shelf:x"] for f in spy.filters)  # type: ignore[attr-defined]

@@ -198,6 +198,12 @@ class Contributions:
         edges = {k for k, docs in self._edge_docs.items() if doc in docs}
         return nodes, edges
 
+    def only_from(self, docs: set[str]) -> tuple[set[str], set[EdgeKey]]:
+        """The nodes and edges that no document but `docs` contributes (one pass)."""
+        nodes = {n for n, rows in self._node_rows.items() if rows and rows.keys() <= docs}
+        edges = {k for k, by in self._edge_docs.items() if by and by.keys() <= docs}
+        return nodes, edges
+
     def contributes(self, doc: str, node_id: str) -> bool:
         return doc in self._node_rows.get(node_id, {})
 

@@ -48,6 +48,14 @@ INSERT OR IGNORE INTO graph_meta (key, value) VALUES ('generation', 0);
 """
 
 BATCH = 50_000  # rows per fetch when loading
+_PARAMS = 500  # ids per IN (…) of a lookup
+
+EdgeKey = tuple[str, str, str]  # (src, dst, relation)
+
+
+def _batched(items: Sequence[str]) -> list[tuple[str, ...]]:
+    return [tuple(items[i : i + _PARAMS]) for i in range(0, len(items), _PARAMS)]
+
 
 _TABLES = ("graph_nodes", "graph_edges", "graph_mentions", "graph_sources", "graph_terms")
 
@@ -155,6 +163,32 @@ class GraphDB:
                     "INSERT OR REPLACE INTO graph_terms (doc_id, term, freq) VALUES (?, ?, ?)",
                     [(doc, t, f) for t, f in terms.items()],
                 )
+
+    async def contributed(self, docs: Sequence[str]) -> tuple[set[str], set[EdgeKey], set[str]]:
+        """What `docs` contribute: their nodes and edges, and of those nodes the ones some
+        other document contributes too."""
+        nodes: set[str] = set()
+        edges: set[EdgeKey] = set()
+        for part in _batched(docs):
+            marks = ", ".join("?" * len(part))
+            rows = await self._db.execute_fetchall(
+                f"SELECT DISTINCT id FROM graph_nodes WHERE doc_id IN ({marks})", part
+            )
+            nodes.update(str(r[0]) for r in rows)
+            rows = await self._db.execute_fetchall(
+                f"SELECT src, dst, relation FROM graph_edges WHERE doc_id IN ({marks})", part
+            )
+            edges.update((str(a), str(b), str(c)) for a, b, c in rows)
+        shared: set[str] = set()
+        hidden = tuple(docs)
+        for part in _batched(sorted(nodes)):
+            rows = await self._db.execute_fetchall(
+                f"SELECT DISTINCT id FROM graph_nodes WHERE id IN ({', '.join('?' * len(part))})"
+                f" AND doc_id NOT IN ({', '.join('?' * len(hidden))})",
+                (*part, *hidden),
+            )
+            shared.update(str(r[0]) for r in rows)
+        return nodes, edges, shared
 
     async def delete_doc(self, doc: str) -> None:
         async with self._transaction() as db:

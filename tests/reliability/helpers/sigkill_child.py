@@ -1,6 +1,6 @@
 """A child process for the SIGKILL campaign (tests/reliability/test_sigkill.py).
 
-    python -m tests.reliability.helpers.sigkill_child corpus|novel|story DATA_DIR SEED
+    python -m tests.reliability.helpers.sigkill_child corpus|trash|novel|story DATA_DIR SEED
 
 Opens the real storage stack (Qdrant Edge + SQLite) on DATA_DIR with the in-process
 `HashEmbedder`, prints `READY`, then mutates forever until the parent kills it:
@@ -8,6 +8,9 @@ Opens the real storage stack (Qdrant Edge + SQLite) on DATA_DIR with the in-proc
 - `corpus`: the ingest pipeline on Markdown files whose title stays the same while the body
   changes (each version written to `src/<doc>.v<k>.md`, so the registry's `path` names the
   version it believes current); now and then a document is deleted.
+- `trash`: the library's trash: live documents deleted to the trash, restored from it and
+  purged for good (`BEGIN <op> <doc>` before each, `OP` after); a purged document is indexed
+  again, so there is always something to delete.
 - `novel`: the writers' room; chapter revisions (uploaded text) and rollbacks through the
   handlers `/chapter revise` and `/chapter rollback` run (`bot.commands.novel`), exactly as
   the router would call them.
@@ -39,6 +42,7 @@ if TYPE_CHECKING:
     from bot.reply import Reply
     from novel.results import BallotView
     from novel.service import NovelService
+    from retrieval.index import Indexer
     from retrieval.store.edge import EdgeStore
 
 DIM = 64
@@ -106,8 +110,9 @@ class CharEncoder:
         return [ch for ch in text if not ch.isspace()]
 
 
-async def run_corpus(data: Path, rng: random.Random) -> None:
-    from ingest.pipeline import Pipeline
+@asynccontextmanager
+async def library(data: Path) -> AsyncIterator[Indexer]:
+    """DATA_DIR's library (Qdrant Edge, SQLite, the graph), reconciled as `App` opens it."""
     from retrieval.graph import KnowledgeGraph
     from retrieval.index import Indexer
     from retrieval.store.edge import EdgeStore
@@ -115,9 +120,19 @@ async def run_corpus(data: Path, rng: random.Random) -> None:
     db = data / "baibao.sqlite3"
     store = await EdgeStore.open(data / "qdrant", DIM)
     graph = await KnowledgeGraph.open(db)
-    encoder = CharEncoder()
-    async with Indexer(db, store, HashEmbedder(DIM), encoder, graph) as indexer:  # type: ignore[arg-type]
-        await indexer.reconcile()
+    try:
+        async with Indexer(db, store, HashEmbedder(DIM), CharEncoder(), graph) as indexer:  # type: ignore[arg-type]
+            await indexer.reconcile()
+            yield indexer
+    finally:
+        await graph.close()
+        await store.close()
+
+
+async def run_corpus(data: Path, rng: random.Random) -> None:
+    from ingest.pipeline import Pipeline
+
+    async with library(data) as indexer:
         pipeline = Pipeline(indexer)
         src = data / "src"
         src.mkdir(exist_ok=True)
@@ -134,6 +149,38 @@ async def run_corpus(data: Path, rng: random.Random) -> None:
                 summary = await pipeline.ingest_paths([path])
                 if summary.skipped:
                     print("SKIPPED", summary.skipped, flush=True)
+            print("OP", k, flush=True)
+            k += 1
+
+
+async def run_trash(data: Path, rng: random.Random) -> None:
+    from ingest.pipeline import Pipeline
+
+    async with library(data) as indexer:
+        pipeline = Pipeline(indexer)
+        src = data / "src"
+        src.mkdir(exist_ok=True)
+        k = int((data / "next_k").read_text()) if (data / "next_k").exists() else 1
+        print("READY", flush=True)
+        while True:
+            _write_atomically(data / "next_k", str(k + 1))
+            doc = rng.choice(DOCS)
+            title = f"文档{doc}"
+            live = await indexer.find_documents(title)
+            trashed = await indexer.find_documents(title, trashed=True)
+            if not live and not trashed:
+                path = src / f"{doc}.v{k}.md"
+                _write_atomically(path, corpus_text(doc, k, rng.randint(2, 8)))
+                await pipeline.ingest_paths([path])
+            elif live:
+                print("BEGIN trash", doc, flush=True)
+                await indexer.trash_documents(live, by="sigkill")
+            elif rng.random() < 0.8:  # a purge means indexing again: rarely
+                print("BEGIN restore", doc, flush=True)
+                await indexer.restore_document(trashed[0])
+            else:
+                print("BEGIN purge", doc, flush=True)
+                await indexer.purge_documents(trashed)
             print("OP", k, flush=True)
             k += 1
 
@@ -263,7 +310,9 @@ def _write_atomically(path: Path, text: str) -> None:
 def main() -> None:
     mode, data, seed = sys.argv[1], Path(sys.argv[2]), int(sys.argv[3])
     rng = random.Random(seed)
-    runner = {"corpus": run_corpus, "novel": run_novel, "story": run_story}[mode]
+    runner = {"corpus": run_corpus, "trash": run_trash, "novel": run_novel, "story": run_story}[
+        mode
+    ]
     asyncio.run(runner(data, rng))
 
 

@@ -36,7 +36,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from novel import lexicon, modeljson, narrative
+from novel import events, lexicon, modeljson, narrative
 from novel.blueprint import Blueprint
 from novel.modeljson import loose_object
 from novel.reading import Reading
@@ -99,7 +99,7 @@ class _Chapter:
 
 
 _MEMORY = re.compile(
-    r"想起|回忆|记得|记起|忆起|生前|当年|昔日|信里|信中|信上|遗书|遗嘱|从前(?![厅门院面边台屋堂])|曾经|曾|梦|遗|墓|坟|尸|灵位|牌位|"
+    r"想起|回忆|记得|记起|忆起|生前|当年|昔日|信里|信中|信上|遗书|遗嘱|(?<![和跟同像与如比])从前(?![厅门院面边台屋堂])|曾经|曾|梦|遗|墓|坟|尸|灵位|牌位|"
     r"灵柩|棺|祭|悼|死|亡|"
     r"去世|临终|如果|要是|倘若|假如|若是|画像|传说|据说|鬼|魂|幽灵|亡灵|说过|讲过"
 )
@@ -292,11 +292,13 @@ def _clash(a: Anchor, place: str, when: When, known: Sequence[str]) -> str | Non
 _FORBIDDEN: Mapping[str, re.Pattern[str]] = {
     "leg": re.compile(
         r"跑(?!不)|奔(?!不)|蹿|跳(?!不)|跃|蹦|纵身|攀|爬上|爬到[^，。；！？]{0,4}(?:顶|上|头)|翻过|翻墙|"
-        r"翻进|翻上|踢|健步如飞|飞奔|"
+        r"翻进|翻上|翻下(?!来)|一骨碌(?:爬|翻|跳|坐)|踢|健步如飞|飞奔|"
         r"一溜烟|撒腿|撒开腿|迈开腿|拔腿|大步流星|大步|一路小跑|冲了出去|冲出|追了上去|追上去|追了出去|追出去"
     ),
     "arm": re.compile(
-        r"抡|挥起|挥舞|举起|攀|翻过|翻墙|翻进|划船|划桨|划出|摇橹|摇着桨|船桨|拉网|拉弓|提起|扛起|劈|"
+        r"抡|挥起|挥舞|举起|攀|翻过|翻墙|翻进|划船|划桨|划出|摇橹|摇着桨|船桨|拉网|提起|扛起|劈|"
+        # archery takes both arms: 开弓, 弯弓搭箭, 一箭射落
+        r"拉弓|开弓|弯弓|张弓|挽弓|引弓|搭箭|放箭|射箭|一箭|"
         r"一拳|双手|拍了一下"
     ),
 }
@@ -386,6 +388,19 @@ def _wound_words(w: Wound) -> str:
     return f"{w.side}{_BODY_ZH.get(w.body, '')}的伤" if w.body else "伤"
 
 
+def _whose_wound(wounds: Sequence[Wound], words: str) -> list[str]:
+    body = events.wound_shape(words)[0]
+    owners = {w.who for w in wounds if body and w.body == body}
+    return list(owners) if len(owners) == 1 else []
+
+
+# 消了肿，只是还不能着地 / 好多了，可仍旧下不了地: mending, not healed.
+_STILL_NOT = re.compile(
+    r"[^。！？]{0,12}?(?:只是|但是|但|可是|可|却|不过)[^，。；！？]{0,4}?(?:还|仍|仍然|仍旧|依旧|尚)"
+    r"[^，。；！？]{0,2}?(?:不|没|未|下不了|使不上)"
+)
+
+
 def _healed_too_soon(ch: _Chapter) -> list[Finding]:
     """A wound healed before its time: named, or 他/她, or said of someone wounded."""
     rule = next((r for r in ch.state.blueprint.rules if _INJURY_RULE.search(r)), "")
@@ -395,10 +410,15 @@ def _healed_too_soon(ch: _Chapter) -> list[Finding]:
         text = r.sentence.text
         healed = [e.who for e in ch.events if e.reading == i and e.kind == "healed"]
         m = narrative.HEALED.search(text)
+        if m is not None and _STILL_NOT.search(text, m.end()):
+            healed = []  # 消了肿，只是还不能着地: better, not healed
+            m = None
         if m is not None and not healed and ch.outside_speech(r, m.start()):
             about = [c for _, _, c in ch.names.occurrences(text)]
             about += [a.canon for c in r.clauses for a in c.actors if a.canon and a.pronoun]
             healed = [c for c in dict.fromkeys(about) if any(w.who == c for w in wounds)]
+            if not about:  # 那条断腿竟已痊愈: the one wound of that body part healing now
+                healed = _whose_wound(wounds, text[max(0, m.start() - 4) : m.end()])
         for who in healed:
             w = _wound_now(ch, wounds, who, ch.times[i])
             if w is None or not ch.narrated(i) or w.sentence == text:

@@ -104,13 +104,14 @@ _BODY = re.compile("|".join(f"(?P<{k}>{w})" for k, w in _BODY_WORDS))
 # Words with a body part's character that name no body part (眼前, 骨头, 码头, 手里 …).
 _NO_BODY = re.compile(
     r"眼前|骨头|石头|木头|馒头|枕头|码头|里头|外头|上头|前头|后头|两头|回头|点头|摇头|低头|抬头|"
-    r"满头|头也不|手里|手中|手下|手段|手艺|脚步|脚下|脚印|背后|背影|背着"
+    r"满头|头也不|手里|手中|手下|手段|手艺|脚步|脚下|脚印|背后|背影|背着|"
+    r"(?:吊|挂|托|抱|揣)在(?:胸前|脖子上|怀里)"  # an arm in a sling: not a chest wound
 )
 _SEVERITY: tuple[tuple[Severity, re.Pattern[str]], ...] = (
     (
         "bone",
         re.compile(
-            r"骨折|骨裂|骨头?断|断了骨|断成了?两截|伤了骨头|伤到(?:了)?筋骨|筋骨|接骨|正了骨|正骨|"
+            r"骨折|骨裂|骨头?断|断了骨|折断|断成了?两截|伤了骨头|伤到(?:了)?筋骨|筋骨|接骨|正了骨|正骨|"
             r"夹板|木板夹|打上石膏|咔嚓一声|断了"
         ),
     ),
@@ -120,7 +121,7 @@ _SEVERITY: tuple[tuple[Severity, re.Pattern[str]], ...] = (
 # Someone treating someone's wound: 给韩冬正了骨, 给马六上了药, 给陆明远缝了五针.
 _TREATED = re.compile(
     r"给(?P<who>[\u4e00-\u9fff]{1,5}?)(?:的[\u4e00-\u9fff]{1,3})?"
-    r"(?:接骨|正了骨|正骨|上了药|上药|敷了药|敷药|缝了[一二三四五六七八九十几\d]+针|包扎|处理伤口|打上夹板)"
+    r"(?:接了?骨|正了?骨|上了?药|敷了?药|缝了[一二三四五六七八九十几\d]+针|包扎|处理伤口|打上了?夹板|上了?夹板)"
 )
 _HEAL_TIME = re.compile(
     r"好不了|才能(?:好|长好|痊愈|复原|下地|愈合)|得(?:养|躺)|要养|之内|至少|起码|少说"
@@ -212,6 +213,8 @@ class _Reader:
             who = occurrences.get(m.start("who"), (0, ""))[1] or self._owner_at(
                 r, m.start("who"), occurrences
             )
+            if not who and m.group("who") in ("他", "她"):  # 苏郎中给他接了骨
+                who = r.referent(m.group("who"), m.start("who"), self.genders) or ""
             if who:
                 self.wound(who, i, text[m.start() : m.end() + 16] + _after(self.readings, i))
         for start, (end, canon) in occurrences.items():

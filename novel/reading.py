@@ -61,11 +61,15 @@ _JOIN = re.compile(r"[和与跟同及、]")
 # 刘大勇的妻子 / 她父母: another person, named through someone
 KIN_AFTER = re.compile("的?(?:" + "|".join([*KIN, "父母", *_UNNAMED]) + ")")
 _CLAUSE_SEP = re.compile(r"[，；：,;:]")
+# 等人散了 / 待众人走后 / 等到天黑了: a clause of time (its subject is not who acts next).
+_WHEN_CLAUSE = re.compile(r"(?:等到|等|待)[^，；：,;:]{1,8}(?:了|后|完|罢|以后|之后)[，；,;]?$")
+# 说罢 / 说完 / 叫罢 / 言毕: the one who just spoke goes on, unnamed.
+_AFTER_SPEAKING = re.compile(r"(?:说|言|叫|喊|骂|笑|哭|问|答|想)(?:罢|完|毕)(?!了?[他她])")
 # 他想起父亲。那时父亲常常…: the recalling is narration, what follows in the paragraph is not.
 _RECALL_VERB = re.compile(r"想起|回忆起?|记起|忆起|梦见|做了一个梦|做了个梦|又梦到|梦到")
 # 梦里 / 小时候 / 照片上: the sentence itself is a memory, a dream or a picture.
 _RECALL_SCENE = re.compile(
-    r"梦里|梦中|小时候|当年|那年|从前(?![厅门院面边台屋堂])|往事|那时候|记得|照片上|照片里|照片是|画像里|画像上|相片"
+    r"梦里|梦中|小时候|当年|那年|(?<![和跟同像与如比])从前(?![厅门院面边台屋堂])|往事|那时候|记得|照片上|照片里|照片是|画像里|画像上|相片"
 )
 _WAKE = re.compile(r"醒来|醒了|醒过来|回过神")
 _IF = re.compile(r"如果|要是|倘若|假如|若是|万一")
@@ -179,6 +183,13 @@ class _Scene:
 
     genders: Mapping[str, str]
     stack: list[Referent]
+    # the names of the sentence before, when it had no subject (消息传到了阿廖沙那里。他…)
+    aside: tuple[str, ...] = ()
+
+    def _aside(self, pronoun: str) -> Referent | None:
+        want = "m" if pronoun == "他" else "f" if pronoun == "她" else ""
+        fits = {c for c in self.aside if self.genders.get(c, want) == want}
+        return (fits.pop(),) if want and len(fits) == 1 else None
 
     def subjects_at(
         self, text: str, head: int, occurrences: Sequence[tuple[int, int, str]]
@@ -204,7 +215,8 @@ class _Scene:
             return [Actor(None, head, kin.end())]  # 她父母 / 他的妻子: someone else
         if m is not None:
             possessive = text.startswith("的", m.end())
-            who = resolve(m.group(0), self.stack, self.genders) or (None,)
+            who = resolve(m.group(0), self.stack, self.genders) or self._aside(m.group(0))
+            who = who or (None,)
             return [Actor(c, m.start(), m.end(), m.group(0), not possessive) for c in who]
         m = _UNNAMED_RE.match(text, head)
         if m is not None and not text.startswith("的", m.end()):
@@ -218,6 +230,11 @@ class _Scene:
             after = text[end : end + 12]
             if narrative.DEATH_AFTER.match(after) or narrative.HURT_AFTER.match(after):
                 self.stack.append((canon,))
+
+    def last_speaker(self, head: int) -> list[Actor]:
+        """The one named subject of the sentence before (说罢… goes on with them), if any."""
+        top = self.stack[-1] if self.stack else ()
+        return [Actor(top[0], head, head)] if len(top) == 1 and top[0] else []
 
     def push(self, actors: Sequence[Actor]) -> None:
         subjects = tuple(a.canon for a in actors if a.subject)
@@ -268,7 +285,12 @@ def _read_sentence(
             continue
         lead = len(text[start:end]) - len(text[start:end].lstrip())
         head = _CONNECTIVE.match(text, start + lead).end()  # type: ignore[union-attr]
+        if _WHEN_CLAUSE.match(text, head, end):
+            clauses.append(Clause(start, end, (), head, False, start >= reported_from))
+            continue  # 等人散了，他…: a time, whose subject is not the sentence's
         actors = scene.subjects_at(text[:end], head, occurrences)
+        if not actors and not clauses and _AFTER_SPEAKING.match(text, head):
+            actors = scene.last_speaker(head)  # 说罢一骨碌翻下床: who just spoke
         reported = start >= reported_from
         if actors:
             carried = [a for a in actors if a.subject] or carried
@@ -281,6 +303,8 @@ def _read_sentence(
             clauses.append(Clause(start, end, moved, head, False, reported))
     if not memory:
         scene.push_affected(text, occurrences)
+    subjects = any(a.canon or a.pronoun for c in clauses if c.explicit for a in c.actors)
+    scene.aside = () if subjects or memory else tuple(dict.fromkeys(o[2] for o in occurrences))
     return Reading(s, tuple(clauses), memory, context)
 
 

@@ -103,7 +103,8 @@ def lapse(text: str) -> int | None:
     m = _SPAN.search(text)
     if m is None:
         return None
-    amount = number(m.group(1).replace("好几", "几").replace("十来", "十").replace("一两", "二"))
+    raw = m.group(1).replace("好几", "几").replace("十来", "十").replace("一两", "二")
+    amount = number(raw.rstrip("多") or raw)  # 一百多日: at least a hundred
     unit = m.group(2).lstrip("个")
     if amount is None or unit not in _UNIT_DAYS:
         return None
@@ -141,8 +142,21 @@ _BACK = re.compile(r"[年天日月夜]前|那年|当年|从前|以前|之前|曾
 _PLAN = re.compile(r"^(?:明天|明日|明早|明晚|后天|改天|过几天)")
 
 
+# 转眼过了一百多日 / 一晃半年过去了: the same lapse, told as time flying.
+_FLYING = re.compile(r"^(?:转眼间?|眨眼间?|一晃眼?|不觉|不知不觉|倏忽|光阴似箭|日子一天天过去)(?:又|已经|就)?")
+# 冬天终于过去了 / 一个夏天过去了: a season passed.
+_SEASON_PASSED = re.compile(
+    r"^(?:整个|一个|这个|那个)?(?:冬天|夏天|春天|秋天|寒冬|一冬|一夏)(?:终于|总算|就这样|又|很快|转眼)?过去了"
+)
+
+
 def _days_after(head: str) -> int | None:
     """三天后 / 半个月过去了 / 又过了两天 / 第二天 → the days it moves forward."""
+    if _SEASON_PASSED.match(head):
+        return 90
+    flying = _FLYING.match(head)
+    if flying is not None and flying.end() < len(head):
+        head = head[flying.end() :]
     if _NEXT_DAY.match(head) or _SOME_DAY.match(head):
         return 1
     m = _NTH_DAY.match(head)

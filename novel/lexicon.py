@@ -39,6 +39,8 @@ class Category:
     heads: tuple[str, ...]  # one-character members that end other members (铳 → 火铳)
     words: frozenset[str]  # members named outright
     never: frozenset[str]  # never members, whatever the dictionary says (魔术 is stage magic)
+    includes: tuple[str, ...] = ()  # other categories whose members are members (电 → 电灯)
+    patterns: tuple[str, ...] = ()  # a use that names the thing (放了一枪: a gun fired)
 
 
 @functools.cache
@@ -54,6 +56,8 @@ def categories() -> Mapping[str, Category]:
             tuple(c["heads"]),
             frozenset(c["words"]),
             frozenset(c.get("never", ())),
+            tuple(c.get("includes", ())),
+            tuple(c.get("patterns", ())),
         )
     return out
 
@@ -142,7 +146,8 @@ def members(category: str) -> frozenset[str]:
         for w, sense in index.get(tail, ())
         if _is_member(sense, c)
     }
-    return frozenset((found | c.words | {n for n in c.names if len(n) >= 2}) - c.never)
+    own = found | c.words | {n for n in c.names if len(n) >= 2}
+    return own.union(*(members(other) for other in c.includes if other != category)) - c.never
 
 
 def categories_named(word: str) -> tuple[str, ...]:
@@ -165,19 +170,36 @@ class Match:
 def _pattern(names: tuple[str, ...]) -> re.Pattern[str]:
     words = sorted({w for n in names for w in members(n)}, key=len, reverse=True)
     heads = "".join(h for n in names for h in categories()[n].heads)
-    parts = [re.escape(w) for w in words]
+    parts = [p for n in names for p in categories()[n].patterns]
+    parts += [re.escape(w) for w in words]
     if heads:
         parts.append(rf"[\u4e00-\u9fff][{heads}]")
     return re.compile("|".join(parts)) if parts else re.compile(r"(?!)")
 
 
+def _inside_longer_word(text: str, start: int, end: int, names: tuple[str, ...]) -> bool:
+    """Is text[start:end] part of a longer dictionary word that is no member (复活 in 复活节
+    "Easter", 电 in 闪电): then it does not name the thing."""
+    words = _DICTIONARY.get()
+    for a in range(max(0, start - 3), start + 1):
+        for b in range(end, min(len(text), end + 3) + 1):
+            longer = text[a:b]
+            if (a, b) != (start, end) and longer in words:
+                if not any(longer in members(n) for n in names):
+                    return True
+    return False
+
+
 def member_in(text: str, names: tuple[str, ...]) -> Match | None:
-    """The first word of `text` that belongs to one of the categories `names`."""
+    """The first word of `text` that belongs to one of the categories `names`, not inside a
+    longer word that does not."""
     for m in _pattern(tuple(sorted(names))).finditer(text):
         word = m.group(0)
+        if _inside_longer_word(text, m.start(), m.end(), names):
+            continue
         for name in names:
             c = categories()[name]
-            if word in members(name):
+            if word in members(name) or any(re.fullmatch(p, word) for p in c.patterns):
                 return Match(word, m.start(), name)
             if word[-1:] in c.heads and (not senses(word) or _is_member(first_sense(word), c)):
                 return Match(word, m.start(), name)

@@ -71,7 +71,7 @@ _RECALL_VERB = re.compile(r"想起|回忆起?|记起|忆起|梦见|做了一个�
 _RECALL_SCENE = re.compile(
     r"梦里|梦中|小时候|当年|那年|(?<![和跟同像与如比])从前(?![厅门院面边台屋堂])|往事|那时候|记得|照片上|照片里|照片是|画像里|画像上|相片"
 )
-_WAKE = re.compile(r"醒来|醒了|醒过来|回过神")
+_WAKE = re.compile(r"醒来|醒了|醒过来|回过神|想着想着|收回思绪|回到眼前")
 _IF = re.compile(r"如果|要是|倘若|假如|若是|万一")
 # 他说， / 听说， / 告诉他， followed by no quotation mark: the rest is someone's words.
 _REPORTED = re.compile(

@@ -267,6 +267,11 @@ def _away(ch: _Chapter) -> list[tuple[int, str, Finding]]:
     return out
 
 
+def _known(place: str, known: Sequence[str]) -> bool:
+    """A known place, or one in it (科罗温卡村, 县城的旅店)."""
+    return any(k and len(k) >= 2 and place.startswith(k) for k in known)
+
+
 def _clash(a: Anchor, place: str, when: When, known: Sequence[str]) -> str | None:
     """The place `a` has them at instead, if being at `place` at `when` contradicts it."""
     if (
@@ -280,7 +285,7 @@ def _clash(a: Anchor, place: str, when: When, known: Sequence[str]) -> str | Non
         return None
     if a.away_from and any(p and (p in place or place in p) for p in a.away_from):
         return a.away_from[0]  # (not 临安城 for 桐庐渡口: nothing says one is in the other)
-    far = a.place in known and place in known
+    far = _known(a.place, known) and _known(place, known)
     if a.journey and far and not narrative.same_place(a.place, place):
         return a.place
     return None

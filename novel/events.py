@@ -123,6 +123,8 @@ _TREATED = re.compile(
     r"给(?P<who>[\u4e00-\u9fff]{1,5}?)(?:的[\u4e00-\u9fff]{1,3})?"
     r"(?:接了?骨|正了?骨|上了?药|敷了?药|缝了[一二三四五六七八九十几\d]+针|包扎|处理伤口|打上了?夹板|上了?夹板)"
 )
+# A verdict on a death: (验了伤，)说他是三更前后死的 — the one whose death it is.
+_DIED_WHEN = re.compile(r"(?:说|断定|认定|看出|验明|验出|知道)(他|她)是[^，。；！？不没]{1,8}死的")
 _HEAL_TIME = re.compile(
     r"好不了|才能(?:好|长好|痊愈|复原|下地|愈合)|得(?:养|躺)|要养|之内|至少|起码|少说"
 )
@@ -209,14 +211,7 @@ class _Reader:
             who = self._owner_at(r, m.end(), occurrences)
             if who:
                 self.wound(who, i, text[m.end() : m.end() + 14])
-        for m in _TREATED.finditer(text):
-            who = occurrences.get(m.start("who"), (0, ""))[1] or self._owner_at(
-                r, m.start("who"), occurrences
-            )
-            if not who and m.group("who") in ("他", "她"):  # 苏郎中给他接了骨
-                who = r.referent(m.group("who"), m.start("who"), self.genders) or ""
-            if who:
-                self.wound(who, i, text[m.start() : m.end() + 16] + _after(self.readings, i))
+        self.treated(r, i, occurrences)
         for start, (end, canon) in occurrences.items():
             after = text[end : end + 12]
             if (narrative.DEATH_AFTER.match(after) and not _subject_at(r, start)) or (
@@ -224,12 +219,51 @@ class _Reader:
             ):
                 if not _NEGATED.search(text[max(0, start - 6) : start]):
                     self.add("died", canon, i)
+        for m in _DIED_WHEN.finditer(text):  # (医生看过以后，)说她是半夜前后死的
+            who = r.referent(m.group(1), m.start(1), self.genders) or self._named_lately(
+                i, m.group(1)
+            )
+            if who:
+                self.add("died", who, i)
         for m in re.finditer(r"(他|她)的(?:尸体|遗体|尸首|尸身)", text):
             who = r.referent(m.group(1), m.start(), self.genders) or _mentioned_before(
                 self.readings, i, m.group(1), self.names, self.genders
             )
             if who:
                 self.add("died", who, i)  # 人们找到了他的尸体
+
+    def treated(self, r: Reading, i: int, occurrences: Mapping[int, tuple[int, str]]) -> None:
+        """给韩冬正了骨 / 苏郎中给他接了骨: the treated one was wounded."""
+        text = r.sentence.text
+        for m in _TREATED.finditer(text):
+            who = occurrences.get(m.start("who"), (0, ""))[1] or self._owner_at(
+                r, m.start("who"), occurrences
+            )
+            if not who and m.group("who") in ("他", "她"):
+                who = self._named_before(r, m.group("who"), m.start("who")) or (
+                    r.referent(m.group("who"), m.start("who"), self.genders) or ""
+                )
+            if who:
+                self.wound(who, i, text[m.start() : m.end() + 16] + _after(self.readings, i))
+
+    def _named_lately(self, i: int, pronoun: str) -> str:
+        """The one person of the pronoun's gender the nearest of the last three sentences names."""
+        for j in range(i, max(0, i - 3), -1):
+            who = _mentioned_before(self.readings, j, pronoun, self.names, self.genders)
+            if who:
+                return who
+        return ""
+
+    def _named_before(self, r: Reading, pronoun: str, at: int) -> str:
+        """The one person of the pronoun's gender the sentence names before it (安德烈的伤只是
+        擦破了皮，医生给他包扎好 — 他 is 安德烈)."""
+        want = "f" if pronoun == "她" else "m"
+        fits = {
+            c
+            for a, _, c in self.names.occurrences(r.sentence.text[:at])
+            if self.genders.get(c, want) == want
+        }
+        return next(iter(fits)) if len(fits) == 1 else ""
 
     def _owner_at(self, r: Reading, at: int, occurrences: Mapping[int, tuple[int, str]]) -> str:
         text = r.sentence.text

@@ -147,7 +147,8 @@ def members(category: str) -> frozenset[str]:
         if _is_member(sense, c)
     }
     own = found | c.words | {n for n in c.names if len(n) >= 2}
-    return own.union(*(members(other) for other in c.includes if other != category)) - c.never
+    included = own.union(*(members(other) for other in c.includes if other != category))
+    return frozenset(included - c.never)
 
 
 def categories_named(word: str) -> tuple[str, ...]:

@@ -201,14 +201,14 @@ _SPEECH = re.compile(
 
 _ADVERBS = (
     r"(?:正|又|也|便|就|却|才|还|再|都|立刻|连忙|急忙|忽然|突然|慢慢|缓缓|低声|大声|轻声|冷冷地?|一个人|独自|"
-    r"笑着|竟然|居然|亲自|亲手|一边|默默地?|终于|当即|随即)*"
+    r"笑着|竟然|居然|亲自|亲手|一边|默默地?|终于|当即|随即|头一个|第一个|最先|率先|抢先)*"
 )
 _VERBS = (
     r"(?:说|道|问|答|喊|叫|嚷|笑|哭|叹|走|跑|站|坐|拿|握|举|抬|点头|点了点头|摇头|摇了摇头|转身|"
     r"回头|看|望|瞧|伸手|拔|推|拉|跳|喝|吃|递|写|骂|跪|抱|挥|开口|赶来|冲|追|躲|打|救|扶|挡|接过|"
     r"抢|吩咐|命令|醒|起身|迎|撑|划|拍|放下|牵|领|带着|吻|去|来|回|进|出|上了|下了|对|向|把|将|"
     r"给|替|听|见|想|觉得|知道|明白|决定|答应|起来|睁开|伸出|摇|端|捧|扛|抡|蹲|躺|靠|探|挤|凑|瞪|盯|"
-    r"擦|敲|踢|扔|搬|掀|拎|牵)"
+    r"擦|敲|踢|扔|搬|掀|拎|牵|咳|坐起|爬起)"
 )
 ACTS = re.compile("^" + _ADVERBS + _VERBS)
 # Surnames that are also everyday words (王 king, 于, 和, 有, 向 …) make too many false names
@@ -397,7 +397,7 @@ _TRANSLIT = (
     "丰佛夫弗福盖甘冈戈哥格葛根贡古圭哈海汉豪赫亨华霍基吉济加贾嘉简杰捷卡凯坎康考柯科克肯库奎拉莱"
     "赖兰朗劳勒雷蕾里丽利莉莲琳卢鲁露伦罗洛玛马迈麦曼芒梅蒙米密摩莫姆穆娜纳南内妮尼涅纽努诺欧帕潘"
     "佩彭皮珀普奇齐契恰乔切琴萨塞瑟森沙莎舍什斯索塔泰坦汤特提廷图托瓦万威韦维温沃乌西希锡夏谢辛"
-    "休雅亚扬耶叶伊依因英尤约泽扎詹兹佐芙娃娅丝黛茜薇琪缇妲甫廖得佳"
+    "休雅亚扬耶叶伊依因英尤约泽扎詹兹佐芙娃娅丝黛茜薇琪缇妲甫廖得佳列"
 )
 _FOREIGN = re.compile(rf"[{_TRANSLIT}]{{2,}}(?:·[{_TRANSLIT}]{{2,}})*")
 # What a name looks like when only its position says so: a surname first, or a foreign name.
@@ -418,6 +418,13 @@ _LOCATIVE_END = re.compile(
 # 钟记修表铺: a shop's name, not a person's.
 _SHOP_AFTER = re.compile(
     r"^[\u4e00-\u9fff]{0,3}(?:铺|店|馆|行|号|楼|庄|厂|坊|斋|堂)(?=$|[的，。里门前后在是])"
+)
+
+
+# 在船尾摇橹 / 正坐在城门口: where the clause's subject is, then what they do there.
+_AT_A_PLACE = re.compile(
+    r"^(?:正|也|还|却|又|就|便|一直|早已|早)*(?:在|坐在|站在|蹲在|躺在|立在)[\u4e00-\u9fff]{1,6}?"
+    r"(?:里|上|下|边|旁|前|后|口|头|尾|中|外)[\u4e00-\u9fff]"
 )
 
 
@@ -473,6 +480,8 @@ class _NameFinder:
             return True
         if any(u.start < end and start < u.start + len(u.name) for u in self.found.values()):
             return True  # inside a longer candidate (耶维奇 in 阿纳托利·瓦西里耶维奇)
+        if any(u.introduced and word in u.name.split("·")[1:] for u in self.found.values()):
+            return True  # 别洛夫 after 我叫米哈伊尔·安东诺维奇·别洛夫: his surname
         base = next(
             (word[: -len(t)] for t in TITLES if word.endswith(t) and len(word) > len(t)), ""
         )
@@ -536,7 +545,7 @@ class _NameFinder:
         for k, (word, flag) in enumerate(self.tokens):
             start = offset
             offset += len(word)
-            longest = 12 if "·" in word else 7 if word.endswith(TITLES) else 4  # 史密斯太太
+            longest = 20 if "·" in word else 7 if word.endswith(TITLES) else 4  # 史密斯太太
             if not flag.startswith("nr") or not 2 <= len(word) <= longest:
                 continue
             rest = self.tokens[k + 1][0] if k + 1 < len(self.tokens) else ""
@@ -545,7 +554,13 @@ class _NameFinder:
             one = len(rest) == 1 or (
                 len(rest) == 2 and self.text[offset + 2 : offset + 3] in "着了过"
             )
-            if len(word) == 2 and one and word[0] in SURNAMES and rest[:1] not in "的地得了着过一":
+            if (
+                len(word) == 2
+                and one
+                and word[0] in SURNAMES
+                and rest[:1] not in "的地得了着过一"
+                and not lexicon.ordinary_noun(word)  # 进林子去看看: the woods
+            ):
                 after_whole = self.text[offset + 1 : offset + 9]
                 aspect = _VERB_ASPECT.match(after_whole) and after_whole[0] not in "好完对错坏"
                 if ACTS.match(after_whole) or aspect:  # 冯子/敬/叹了: 冯子敬
@@ -564,6 +579,10 @@ class _NameFinder:
             ):
                 self.consider(word, start, offset)  # 侯三喜第一个站出来: a name heading a clause
                 continue
+            if at_clause_head(self.text, start) and named_alone and _AT_A_PLACE.match(after):
+                if not lexicon.senses(word):  # 秦仲在船尾摇橹 (not 秦岭在云里, a mountain)
+                    self.consider(word, start, offset)
+                    continue
             title = next((t for t in TITLES if after.startswith(t)), "")
             if title and self.verbish(offset + len(title)) and at_clause_head(self.text, start):
                 self.consider(word + title, start, offset + len(title))  # 斯文森太太端着…
@@ -770,12 +789,21 @@ PLACE_SUFFIXES = (
     "公司",
     "庄园",
     "教堂",
+    # offices and institutions: 医务所, 巡检司, 县衙, 邮局, 集市
+    "所",
+    "司",
+    "衙",
+    "衙门",
+    "署",
+    "局",
+    "集市",
+    "市场",
 )
 _PRESENCE = re.compile(
-    r"(?:正|仍|还|却|也|又|依旧|此刻|此时|这时候|那时候|这时|那时|这会儿|那会儿|眼下|已经|已|独自|一直|"
-    r"正好|一个人)*"
-    r"(?:在|站在|坐在|躺在|待在|留在|守在|蹲在|藏在|住在|跪在|靠在|停在|等在|趴在|睡在|关在|倚在|躲在|"
-    r"缩在|蜷在|窝在|猫在|埋伏在|守候在|候在)"
+    r"(?:正|仍|还|却|也|又|都|依旧|此刻|此时|这时候|那时候|这时|那时|这会儿|那会儿|眼下|已经|已|独自|一直|"
+    r"正好|一个人|(?:悄悄|静静|默默|偷偷|远远|早早)地?|一整天|整天|一整夜|整夜)*"
+    r"(?:在|站在|坐在|躺在|待在|呆在|留在|守在|蹲在|藏在|住在|跪在|靠在|停在|等在|趴在|睡在|关在|倚在|躲在|"
+    r"缩在|蜷在|窝在|猫在|埋伏在|伏在|守候在|候在|立在|歇在)"
 )
 # Where someone is inside the place they are at: not a second place (门口, 窗边, 楼上, 书房).
 # Buildings whose names end like a room's (营房 are barracks, not a room of wherever one is).
@@ -856,6 +884,7 @@ def same_place(a: str, b: str) -> bool:
 def _building(words: str) -> str:
     """The shortest phrase (2–6 characters, no punctuation) ending in a place word (after a
     count: 一家小旅馆 → 小旅馆)."""
+    words = re.sub(r"^[里中内]?(?=[一两几这那][家间座个所处栋幢])", "", words)  # 城里一家勾栏
     words = re.sub(r"^[一两几这那][家间座个所处栋幢]", "", words)
     for end in range(2, min(len(words), 6) + 1):
         piece = words[:end]
@@ -869,9 +898,19 @@ def _building(words: str) -> str:
 def locate(rest: str, known_places: Sequence[str]) -> Location | None:
     """The location the words `rest` name (the text just after 在 / 站在 / 走到 …)."""
     rest = rest[:14]
+    stem = next(  # 往扬州去: 扬州城 named without its 城
+        (p for p in known_places if len(p) >= 3 and p.endswith(_SETTLEMENT) and rest == p[:-1]),
+        None,
+    )
+    if stem is not None:
+        return Location(stem)
     for place in sorted(known_places, key=len, reverse=True):
         if place and rest.startswith(place):
             more = rest[len(place) :]
+            inside = next((p for p in known_places if len(p) >= 2 and more.startswith(p)), None)
+            if inside is not None:  # 柳浦镇城隍庙: the temple, a known place in the town
+                part = _PART.match(more[len(inside) :].lstrip("的"))
+                return Location(inside, part.group(0) if part else None)
             tail = next((x for x in PLACE_SUFFIXES if more.startswith(x)), "")
             if _PART.match(more):
                 tail = ""  # 福来客栈门口: the inn's door, not a place called 福来客栈门
@@ -912,6 +951,8 @@ def _phrase_place(rest: str) -> Location | None:
             break
         if piece.endswith("地") and len(piece) < 3:
             continue  # 雪地, 草地, 空地: the ground somewhere, no place of its own
+        if re.search(r"[一两几这那][家间座个所处栋幢]$", piece):
+            continue  # 路边一家(驿站): a count, the place comes after it
         if piece.endswith(PLACE_SUFFIXES) and not piece.startswith(_NOT_A_PLACE_START):
             while (
                 end < min(len(rest), 6)
@@ -923,6 +964,11 @@ def _phrase_place(rest: str) -> Location | None:
             return Location(rest[:end], after.group(0) if after else None)
     if rest[:1] in PLACE_SUFFIXES and rest[1:2] and rest[1] in _SIDE:
         return Location(rest[:2])  # 在岛边守着船: 岛边
+    owner = rest.find("的")
+    if 0 < owner <= 5 and not rest.startswith(_NOT_A_PLACE_START):
+        inner = _phrase_place(rest[owner + 1 :])  # 娜塔莎的医务所: someone's place
+        if inner is not None and inner.place and len(inner.place) >= 2:
+            return inner
     return None
 
 
@@ -935,7 +981,12 @@ def presence(sentence: str, start: int, known_places: Sequence[str]) -> Location
     rest = sentence[m.end() :]
     if not any(p and rest.startswith(p) for p in known_places) and _doing(rest[:6]):
         return None  # 正在看湖: doing something, nowhere in particular
+    if _ASKED.search(rest[:14].split("，")[0]):
+        return None  # (问他)在县城里有没有熟人: a question about a place, nobody there
     return locate(rest, known_places)
+
+
+_ASKED = re.compile(r"有没有|有无|是否|可曾|可有|有没")
 
 
 def _doing(words: str) -> bool:
@@ -1066,12 +1117,16 @@ DEATH_AFTER = re.compile(
     r"^(?:已经|也|就|便|终于|竟|竟然|随即|当场|因病|却|早就|早已)*(?:死了|死去|身亡|去世|过世|遇害|丧命|断了气|咽了气|"
     r"没气了|没了气|没有气了|"
     r"气绝|阵亡|殒命|归天|被杀|被害死|被杀死|被处死|被挂|被吊死|死在|死亡|停止了呼吸|没了气息|被宣告死亡|"
-    r"咽气)"
+    r"咽气|"
+    # no breath, no pulse: 没有了气息, 早没了鼻息, 停了心跳
+    r"(?:没有?了?|停了|停止了|断了)(?:气息|呼吸|鼻息|脉搏|心跳)|"
+    r"是[^，。；！？不没]{1,8}死的)"  # 她是半夜前后死的: when she died
 )
 # 钟国平在医院去世了 / 老人在睡梦中死去: the subject's clause says it
 DEATH_IN_CLAUSE = re.compile(
     r"去世|身亡|(?<![吓笑累饿气急烦困热冷渴痛疼想闷馋])死(?:了|在)|死去(?!活来)|断了气|咽了?气|"
-    r"遇害|丧命|毙命|停止了呼吸|没了气息|再也没有(?:起来|醒来|醒过来|浮上来|睁开眼)"
+    r"遇害|丧命|毙命|停止了呼吸|没了气息|再也没有(?:起来|醒来|醒过来|浮上来|睁开眼)|"
+    r"(?<![不没])(?:没有了|没了|停了|停止了|断了)(?:气息|呼吸|鼻息|脉搏|心跳)"
 )
 CORPSE = re.compile(r"^的(?:尸体|遗体|尸首|尸身|灵柩)")
 DEATH_BEFORE = re.compile(r"(?:杀死了|杀了|害死了|害死|杀死|吊死|处死了?)$")
@@ -1230,7 +1285,7 @@ CLAUSE_ACTS = re.compile(
     r"说|道|问|答|喊|叫|嚷|笑|哭|走|跑|站|坐|跪|拿|握|举|拄|抬|点头|摇头|转身|回头|伸手|吩咐|"
     r"命令|祝福|起身|站起|迎|拉着|扶|抱|来|去|进|出|端|捧|吃|喝|拎|提着|跟着|跟在|推|拍|敲|摸|搓|"
     r"挥|招手|凑|插话|瞪|盯|叼|拥抱|鞠躬|咳嗽|跳|骑|写|念|唱|指着|冷笑|骂|送|帮|搬|陪|背起|扛|划|"
-    r"睁开|挤|拍了拍|喝|吃|倒了"
+    r"睁开|挤|拍了拍|喝|吃|倒了|咳|呻吟|坐起"
 )
 
 

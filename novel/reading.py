@@ -38,8 +38,11 @@ from novel.timeline import When
 
 _PRONOUN = re.compile(r"他们|她们|他|她")
 _CONNECTIVE = re.compile(
-    r"(?:于是|便|就|又|也|随即|忽然|突然|这时|那时|然后|后来|可是|但是|不过|却|只见|此时|此刻|接着|随后|"
-    r"终于|原来|只是|而|同时|最后|其实|谁知|不料|果然|竟然|居然|可)*"
+    r"(?:于是|便|就|又|也|随即|忽然|突然|这时候|那时候|这时|那时|然后|后来|可是|但是|不过|却|只见|此时|"
+    r"此刻|接着|随后|终于|原来|只是|而|同时|最后|其实|谁知|不料|果然|竟然|居然|可|"
+    # a time said before the subject with no comma: 其时韩守义却在…, 这一夜郑巡检…, 那天阿廖沙…
+    r"其时|彼时|是时|这会儿|那会儿|这当口|那当口|当夜|当晚|当天|当日|是夜|同一夜|同一天|"
+    r"[这那]一?(?:夜|日|天|晚)(?![里上])|与此同时)*"
 )
 _UNNAMED = sorted(
     ROLES
@@ -54,9 +57,15 @@ _UNNAMED = sorted(
 _UNNAMED_RE = re.compile(
     r"(?:[一两几十数那这每]+[个位名群]|[\u4e00-\u9fff]{1,4}的)?(?:"
     + "|".join(_UNNAMED)
-    + r"|[\u4e00-\u9fff]{1,2}人(?![群家])|[\u4e00-\u9fff]{0,2}(?:汉子|男人|女人))"
+    + r"|[\u4e00-\u9fff]{1,2}人(?![群家])|[\u4e00-\u9fff]{0,2}(?:汉子|男人|女人)"
+    + r"|[一两三几数十百]+户人家|街坊(?:邻居)?们?|乡亲们?|邻居们?)"
 )
 _NOT_SUBJECT_AFTER = re.compile(r"(?:的|之|家|氏|所|等人|们)")
+# What an unnamed subject is, for a later 他/她: a group (众人, 人们, 两个汉子) is neither; a
+# woman (农妇, 姑娘, 老太婆) is no 他; a man (伙计, 汉子, 老汉) is no 她.
+_GROUP = re.compile(r"众|们|大家|大伙|[两二三四五六七八九十几数群]|一伙|一群|一帮")
+_FEMALE_WORD = re.compile(r"女|妇|娘|婆|姑|嫂|婶|妈|姐|妹|妻|媳|姨|丫|尼")
+_MALE_WORD = re.compile(r"男|汉|夫|翁|爷|伯|叔|哥|弟|郎|僧|伙计|后生|小伙|老头|少年|书生|公子|先生")
 _JOIN = re.compile(r"[和与跟同及、]")
 # 刘大勇的妻子 / 她父母: another person, named through someone
 KIN_AFTER = re.compile("的?(?:" + "|".join([*KIN, "父母", *_UNNAMED]) + ")")
@@ -183,6 +192,8 @@ class _Scene:
 
     genders: Mapping[str, str]
     stack: list[Referent]
+    # stack index → what an unnamed subject there is ("group", "m", "f"; see _GROUP)
+    unnamed: dict[int, str] = field(default_factory=dict)
     # the names of the sentence before, when it had no subject (消息传到了阿廖沙那里。他…)
     aside: tuple[str, ...] = ()
 
@@ -215,7 +226,9 @@ class _Scene:
             return [Actor(None, head, kin.end())]  # 她父母 / 他的妻子: someone else
         if m is not None:
             possessive = text.startswith("的", m.end())
-            who = resolve(m.group(0), self.stack, self.genders) or self._aside(m.group(0))
+            who = self._aside(m.group(0)) or resolve(
+                m.group(0), self._for(m.group(0)), self.genders
+            )
             who = who or (None,)
             return [Actor(c, m.start(), m.end(), m.group(0), not possessive) for c in who]
         m = _UNNAMED_RE.match(text, head)
@@ -236,10 +249,30 @@ class _Scene:
         top = self.stack[-1] if self.stack else ()
         return [Actor(top[0], head, head)] if len(top) == 1 and top[0] else []
 
-    def push(self, actors: Sequence[Actor]) -> None:
+    def _for(self, pronoun: str) -> list[Referent]:
+        """The stack a singular pronoun reads: without groups, nor unnamed people of the other
+        sex (伙计吓得大叫起来。她… is not the 伙计)."""
+        other = {"他": "f", "她": "m"}.get(pronoun)
+        if other is None:
+            return self.stack
+        return [e for k, e in enumerate(self.stack) if self.unnamed.get(k) not in (other, "group")]
+
+    def push(self, actors: Sequence[Actor], text: str = "") -> None:
         subjects = tuple(a.canon for a in actors if a.subject)
         if subjects:
+            if subjects == (None,) and text and not actors[0].pronoun:
+                start, end = actors[0].start, actors[0].end
+                words = text[start : end + 1 if text.startswith("们", end) else end]  # 伙计们
+                self.unnamed[len(self.stack)] = _unnamed_kind(words)
             self.stack.append(subjects)
+
+
+def _unnamed_kind(words: str) -> str:
+    if _GROUP.search(words):
+        return "group"
+    if _FEMALE_WORD.search(words):
+        return "f"
+    return "m" if _MALE_WORD.search(words) else ""
 
 
 def _clauses(s: Sentence, spans: Sequence[tuple[int, int]]) -> list[tuple[int, int, bool]]:
@@ -297,14 +330,22 @@ def _read_sentence(
             clause_head = max(a.end for a in actors)
             clauses.append(Clause(start, end, tuple(actors), clause_head, True, reported))
             if not reported and (not memory or start < narrated):
-                scene.push(actors)
+                scene.push(actors, text)
         else:
             moved = tuple(Actor(a.canon, head, head, a.pronoun) for a in carried)
             clauses.append(Clause(start, end, moved, head, False, reported))
     if not memory:
         scene.push_affected(text, occurrences)
-    subjects = any(a.canon or a.pronoun for c in clauses if c.explicit for a in c.actors)
-    scene.aside = () if subjects or memory else tuple(dict.fromkeys(o[2] for o in occurrences))
+    explicit = [a for c in clauses if c.explicit and not c.reported for a in c.actors]
+    subjects = any(a.canon or a.pronoun for a in explicit)
+    topic = clauses[0].actors[0] if clauses and clauses[0].explicit else None
+    if not memory and topic and topic.canon and not any(a.subject for a in explicit):
+        scene.stack.append((topic.canon,))  # 阿廖沙的左小腿断了。他醒过来…: the topic's owner
+    scene.aside = (
+        ()
+        if subjects or memory
+        else tuple(dict.fromkeys(c for _, end, c in occurrences if not text.startswith("的", end)))
+    )
     return Reading(s, tuple(clauses), memory, context)
 
 
@@ -335,7 +376,8 @@ def read(text: str, names: NameIndex, genders: Mapping[str, str]) -> list[Readin
 
 _SETTING = re.compile(
     r"(?:在|横在|坐落|位于|临着|里|中|内|上|只有|是|"
-    r"(?:上游|下游|边上|岸边|畔|外)?的[\u4e00-\u9fff]{1,6}(?:只有|有|是|在|里))"
+    r"(?:上游|下游|边上|岸边|畔|外)?的[\u4e00-\u9fff]{1,6}(?:只有|有|是|在|里)|"
+    r"的(?:大门|院门|后门|门|窗户|窗)(?:虚掩|半掩|半开|敞|开|关|紧闭|大开))"  # 盐仓的门虚掩着
 )
 
 
@@ -369,6 +411,11 @@ def _time_passes(text: str) -> bool:
     return any(
         timeline.move(t, text) != t for t in (When(0, timeline.DAWN), When(0, timeline.LATE))
     )
+
+
+def _same_time(readings: Sequence[Reading], times: Sequence[When], i: int) -> bool:
+    still = 0 < i < len(times) and times[i] == times[i - 1]
+    return still and timeline.same_stretch(readings[i].sentence.text)
 
 
 def _unnamed_place(clause: str, head: int, places: Sequence[str]) -> str | None:
@@ -405,6 +452,7 @@ class _Whereabouts:
     scene_place: str | None = None
     guessed: set[str] = field(default_factory=set)  # placed only by an earlier chapter
     stale: bool = False  # time passed since the scene's place was set
+    far: tuple[str, ...] = ()  # settlements far off (StoryState.far_places)
 
     def moved(
         self, movers: Sequence[Actor], move: narrative.Move
@@ -414,6 +462,8 @@ class _Whereabouts:
             self.at.clear()  # someone we cannot name moved: forget where everyone was
         for a in movers:
             if a.canon is None:
+                if move.where is not None and move.where.place:
+                    self.scene_place = move.where.place  # 他走进酒馆: the scene goes with him
                 continue
             if move.left:
                 out.append((a.canon, move.left, "left"))
@@ -435,14 +485,25 @@ class _Whereabouts:
             for p in places
         )
 
+    def apart(self, a: str, b: str) -> bool:
+        """One is a far-off town and the other a place not said to be in it (盐仓 / 扬州城)."""
+        for town in self.far:
+            if (a.startswith(town) and town not in b) or (b.startswith(town) and town not in a):
+                return a in self.places or b in self.places or town in (a, b)
+        return False
+
     def acting(self, actors: Sequence[Actor]) -> None:
         """Someone named acts in a scene set at a place: they are there (北岬是岛上最高的地方 …
         英格丽德跟在后面)."""
-        if not self.scene_place or self.scene_place not in self.places or self.stale:
+        place = self.scene_place
+        if place and place not in self.places:  # 走进酒馆: the 小酒馆 the story knows
+            longer = [p for p in self.places if len(place) >= 2 and place in p]
+            place = longer[0] if len(longer) == 1 else None
+        if not place or self.stale:
             return  # only a scene set at a known place (not 救护车的后门), not hours ago
         for a in actors:
             if a.canon and a.end > a.start and a.canon not in self.at:
-                self.at[a.canon] = self.scene_place
+                self.at[a.canon] = place
                 self.guessed.discard(a.canon)
 
     def present(
@@ -468,7 +529,8 @@ class _Whereabouts:
             if where.place is not None and before is not None and where.place in before:
                 place = before  # 来到江心岛，在岛上的破庙里: still 江心岛
             elif where.place is not None and before is not None and self.known(before, place):
-                clash = None if narrative.same_place(before, place) else before
+                same = narrative.same_place(before, place) and not self.apart(before, place)
+                clash = None if same else before
             out.append((a, place, clash))
             self.at[a.canon] = place
         if where.place:
@@ -477,18 +539,30 @@ class _Whereabouts:
 
 
 def whereabouts(
-    readings: Sequence[Reading], places: Sequence[str], last: Mapping[str, str] | None = None
+    readings: Sequence[Reading],
+    places: Sequence[str],
+    last: Mapping[str, str] | None = None,
+    times: Sequence[When] = (),
+    far: Sequence[str] = (),
 ) -> list[Step]:
     """Every sentence that puts a named character somewhere, scene by scene, with the place
-    the same scene had them before when it is another one and nobody moved in between."""
+    the same scene had them before when it is another one and nobody moved in between.
+    `times`: each sentence's story time; a sentence that says it is the same stretch (这一夜,
+    其时) while the clock stands still lets no time pass. `far`: settlements far off (a place
+    not named as in one is not in it)."""
     steps: list[Step] = []
     scene = -1
-    walk = _Whereabouts(places, last or {}, {})
+    walk = _Whereabouts(places, last or {}, {}, far=tuple(far))
     for i, r in enumerate(readings):
         if r.sentence.scene != scene:
             scene = r.sentence.scene
-            walk = _Whereabouts(places, last or {}, {})
-        elif not r.memory and _time_passes(r.sentence.text):
+            walk = _Whereabouts(places, last or {}, {}, far=tuple(far))
+        elif (
+            not r.memory
+            and not all(c.quoted for c in r.clauses)  # “晚上好。”: words, not the clock
+            and _time_passes(r.sentence.text)
+            and not _same_time(readings, times, i)
+        ):
             walk.at.clear()  # 这天夜里，… : time passed within the scene, anyone may have moved
             walk.stale = True  # …and the scene's place may no longer be where they act
         walk.scene_place = _scene_place(walk.scene_place, _setting(r.sentence.text, places))

@@ -200,6 +200,13 @@ class StoryState:
         found = [*bp.places, *(c.location for c in bp.characters), *self.places]
         return list(dict.fromkeys(p for p in found if p and len(p) >= 2 and p != "不明"))
 
+    def far_places(self) -> tuple[str, ...]:
+        """Settlements the blueprint says are far off (从柳浦镇搭船到扬州城，要走大半日): a
+        place not named as being in one is not in it."""
+        return far_settlements(
+            " ".join((self.blueprint.setting, *self.blueprint.rules)), tuple(self.known_places())
+        )
+
     def genders(self) -> dict[str, str]:
         return {c.name: g for c in self.blueprint.characters if (g := gender(c))}
 
@@ -229,15 +236,39 @@ def _with_parts(index: dict[str, str]) -> dict[str, str]:
     return out
 
 
+# ---- distances -------------------------------------------------------------------------------------
+
+# 从科罗温卡到县城，坐马车要走大半天 / 从柳浦镇搭船到扬州城，顺水要走大半日: a journey of hours.
+_FAR = re.compile(
+    r"从[\u4e00-\u9fff]{2,8}?(?:搭船|坐船|乘船|坐车|坐马车|骑马|走路|步行)?(?:到|去|往)"
+    r"(?P<to>[\u4e00-\u9fff]{2,8}?)[，,]?[^。；]{0,10}?(?:要|得|需|需要|足足|也得)"
+    r"[^。；]{0,4}?(?:大半日|大半天|半日|半天|一整天|一天|一日|[两三四五六七八九十几]+(?:天|日))"
+)
+
+
+@functools.cache
+def far_settlements(text: str, places: tuple[str, ...]) -> tuple[str, ...]:
+    out: list[str] = []
+    for m in _FAR.finditer(text):
+        after = text[m.start("to") :]
+        out += sorted((p for p in places if p and after.startswith(p)), key=len)[-1:]
+    return tuple(dict.fromkeys(out))
+
+
 # ---- gender, for 他 / 她 ------------------------------------------------------------------------
 
 _FEMALE = re.compile(
     r"女|她|姑娘|小姐|夫人|太太|娘|妻子|母亲|姐|妹|婆|嫂|婶|姨|公主|王后|皇后|少妇|寡妇"
 )
 _MALE = re.compile(
-    r"男|他|汉子|少爷|先生|公子|父亲|儿子|丈夫|兄|弟|叔|伯|爷|老头|和尚|上尉|中尉|军官|将军|王子|书生"
+    r"男|他|汉子|少爷|先生|公子|父亲|儿子|丈夫|兄|弟|叔|伯|爷|老头|和尚|上尉|中尉|军官|将军|王子|书生|"
+    # 后生, 大郎, 军汉, 秀才, 周哥儿, 山羊胡子, 面白无须, 小乙的爹: a man, in older or plainer words
+    r"后生|郎(?!中)|汉|秀才|哥儿|胡子|胡须|无须|爹|爸|农夫|渔夫|樵夫|船夫|车夫|马夫|屠夫|小伙"
 )
 _FEMALE_NAME_END = re.compile(r"[娜莎娅莉丽丝薇娃妮琳雯婷娟芳兰梅娘]$")
+# A translated Russian name: a patronymic in -维奇/-奇 (Kuzmich) or a surname in -夫/-宁/-斯基
+# is a man's (a woman's ends in -娜/-娃/-娅).
+_MALE_FOREIGN_PART = re.compile(r"(?:维奇|[米里洛]奇|夫|宁|斯基)$")
 
 
 def gender(c: Character) -> str:
@@ -245,6 +276,11 @@ def gender(c: Character) -> str:
     words = " ".join([c.description, *c.traits, *c.aliases])
     female = len(_FEMALE.findall(words)) + bool(_FEMALE_NAME_END.search(c.name))
     male = len(_MALE.findall(words))
+    for name in (c.name, *c.aliases):
+        if "·" in name or name.endswith("维奇"):
+            male += sum(
+                bool(_MALE_FOREIGN_PART.search(part)) for part in name.split("·")[1:] or [name]
+            )
     if female > male:
         return "f"
     return "m" if male > female else ""
@@ -335,13 +371,15 @@ def read_chapter(state: StoryState, text: str) -> ChapterReading:
     names = narrative.NameIndex(index, known.places, known.introduced_surnames)
     genders = state.genders()
     readings = read(text, names, genders)
-    steps = [  # 周大山 ends like a mountain's name; a person is no place
-        s
-        for s in whereabouts(readings, state.known_places(), state.last_places())
-        if s.place not in names.names and (s.before or "") not in names.names
-    ]
     texts = [r.sentence.text for r in readings]
     times = timeline.clock(texts, state.clock, [r.memory for r in readings])
+    steps = [  # 周大山 ends like a mountain's name; a person is no place
+        s
+        for s in whereabouts(
+            readings, state.known_places(), state.last_places(), times, state.far_places()
+        )
+        if s.place not in names.names and (s.before or "") not in names.names
+    ]
     found = ev.extract(readings, steps, uses, names, genders, state.clock)
     return ChapterReading(
         text,
@@ -502,6 +540,16 @@ def moved(a: Anchor | None, e: StoryEvent, home: Sequence[str] = ()) -> Anchor |
         if a is not None and e.until is not None:
             return replace(a, until=e.until)  # 他在柴房里守了一整夜: the watch, where he was
         return a
+    if (
+        a is not None
+        and a.journey
+        and same_day
+        and a.place
+        and e.kind == "present"
+        and (a.place in e.place or not e.place.endswith(narrative.SETTLEMENTS))
+        and not any(p in e.place or e.place in p for p in a.away_from)
+    ):
+        return a  # 赶到了县城 … 在县衙对面的客栈里住了下来: still in the town the journey reached
     went = a is not None and a.journey and same_day and a.place == e.place  # 往X去了 … 到了X
     trip = e.kind == "arrived" and (e.journey or bool(a and a.away_from) or went)
     away = a.away_from if a is not None and same_day and e.kind == "arrived" else ()

@@ -119,11 +119,14 @@ _PARTS = (
     (re.compile(r"中午|晌午|正午"), NOON),
     (re.compile(r"傍晚|黄昏|天黑|擦黑|日落|入夜前|天快黑"), EVENING),
     (re.compile(r"半夜|三更|四更|五更|深夜|后半夜|午夜|夜半"), LATE),
-    (re.compile(r"夜里|晚上|当夜|当晚|入夜|夜晚|那夜|这夜|同一夜|是夜|夜间|晚间"), NIGHT),
+    (
+        re.compile(r"夜里|晚上|当夜|当晚|入夜|夜晚|那夜|这夜|这一夜|那一夜|同一夜|是夜|夜间|晚间"),
+        NIGHT,
+    ),
 )
 _SAME_DAY = re.compile(
-    r"^(?:当天|当日|当夜|当晚|那天|这天|这一天|那一天|同一天|同一时刻|同一夜|与此同时|此时|"
-    r"这时|这会儿|是夜|当时)"
+    r"^(?:当天|当日|当夜|当晚|那天|这天|这一天|那一天|这一日|那一日|这一夜|那一夜|同一天|同一时刻|"
+    r"同一夜|与此同时|此时|这时|这会儿|那会儿|是夜|当时|其时|彼时|这当口)"
 )
 _NEXT_DAY = re.compile(r"^(?:第二天|次日|翌日|隔天|第二日|转天|第二天的)")
 # 一天下午, 有一天, 某日: a later day the text does not count (at least the next).
@@ -143,11 +146,18 @@ _PLAN = re.compile(r"^(?:明天|明日|明早|明晚|后天|改天|过几天)")
 
 
 # 转眼过了一百多日 / 一晃半年过去了: the same lapse, told as time flying.
-_FLYING = re.compile(r"^(?:转眼间?|眨眼间?|一晃眼?|不觉|不知不觉|倏忽|光阴似箭|日子一天天过去)(?:又|已经|就)?")
+_FLYING = re.compile(
+    r"^(?:转眼间?|眨眼间?|一晃眼?|不觉|不知不觉|倏忽|光阴似箭|日子一天天过去)(?:又|已经|就)?"
+)
 # 冬天终于过去了 / 一个夏天过去了: a season passed.
 _SEASON_PASSED = re.compile(
     r"^(?:整个|一个|这个|那个)?(?:冬天|夏天|春天|秋天|寒冬|一冬|一夏)(?:终于|总算|就这样|又|很快|转眼)?过去了"
 )
+
+
+def same_stretch(sentence: str) -> bool:
+    """Does the sentence open by saying it is the same day or hour (当夜, 其时, 这一夜, 这时候)?"""
+    return bool(_SAME_DAY.match(sentence.lstrip("“”「」『』 \u3000")))
 
 
 def _days_after(head: str) -> int | None:

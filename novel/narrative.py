@@ -800,7 +800,7 @@ PLACE_SUFFIXES = (
     "市场",
 )
 _PRESENCE = re.compile(
-    r"(?:正|仍|还|却|也|又|都|依旧|此刻|此时|这时候|那时候|这时|那时|这会儿|那会儿|眼下|已经|已|独自|一直|"
+    r"(?:正|仍|还|却|也|又|都|依旧|此刻|此时|这时候|那时候|这时|那时|这会儿|那会儿|眼下|已经|已|独自|一直|早就|早已|"
     r"正好|一个人|(?:悄悄|静静|默默|偷偷|远远|早早)地?|一整天|整天|一整夜|整夜)*"
     r"(?:在|站在|坐在|躺在|待在|呆在|留在|守在|蹲在|藏在|住在|跪在|靠在|停在|等在|趴在|睡在|关在|倚在|躲在|"
     r"缩在|蜷在|窝在|猫在|埋伏在|伏在|守候在|候在|立在|歇在)"
@@ -987,6 +987,13 @@ def presence(sentence: str, start: int, known_places: Sequence[str]) -> Location
 
 
 _ASKED = re.compile(r"有没有|有无|是否|可曾|可有|有没")
+_THERE = re.compile(r"那里|那儿|那边|那地方")
+
+
+def there(sentence: str, start: int) -> bool:
+    """Does the clause put its subject 在那里 (the place the text just named)?"""
+    m = _PRESENCE.match(sentence, start)
+    return m is not None and _THERE.match(sentence, m.end()) is not None
 
 
 def _doing(words: str) -> bool:

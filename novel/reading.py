@@ -413,6 +413,19 @@ def _time_passes(text: str) -> bool:
     )
 
 
+def _where(
+    readings: Sequence[Reading], i: int, c: Clause, places: Sequence[str]
+) -> narrative.Location | None:
+    """Where clause `c` of sentence `i` puts its subject; 埋伏在那里: the place the sentence
+    before named."""
+    clause = readings[i].sentence.text[: c.end]
+    where = narrative.presence(clause, c.head, places)
+    if where is None and i > 0 and narrative.there(clause, c.head):
+        named = narrative.places_in(readings[i - 1].sentence.text, places)
+        where = narrative.Location(named[-1]) if named else None
+    return where
+
+
 def _same_time(readings: Sequence[Reading], times: Sequence[When], i: int) -> bool:
     still = 0 < i < len(times) and times[i] == times[i - 1]
     return still and timeline.same_stretch(readings[i].sentence.text)
@@ -582,7 +595,7 @@ def whereabouts(
                 for canon, place, kind in walk.moved(subjects, move):
                     steps.append(Step(i, canon, place, canon, kind=kind, journey=move.journey))
                 continue
-            where = narrative.presence(text[: c.end], c.head, places)
+            where = _where(readings, i, c, places)
             if where is None:
                 walk.acting(subjects)
                 continue

@@ -120,6 +120,12 @@ def test_the_time_said_before_the_name_with_no_comma() -> None:
     assert kinds(scene + "第二天一早，周老板回到关帝庙里下棋。", StoryState(BP)) == []
 
 
+def test_there_is_the_place_the_sentence_before_named() -> None:
+    lay = "钱掌柜想去盐栈取账本。周老板早就埋伏在那里了。"
+    assert kinds(lay + "这时候，周老板却在茶馆里喝茶。", StoryState(BP)) == ["two_places"]
+    assert kinds(lay + "第二天，周老板在茶馆里喝茶。", StoryState(BP)) == []
+
+
 def test_a_far_town_named_in_the_setting_holds_no_other_place() -> None:
     scene = "盐栈的门虚掩着，钱掌柜正在里面点货。"
     assert kinds(scene + "其时钱掌柜却在府城里一家戏园中听戏。", StoryState(BP)) == ["two_places"]

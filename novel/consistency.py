@@ -250,14 +250,16 @@ def _away(ch: _Chapter) -> list[tuple[int, str, Finding]]:
     the place they left on a journey that day, away from the place they travelled to that day,
     or away from a watch kept until dawn."""
     known = ch.state.known_places()
+    far = ch.state.far_places()
     anchors = {a.who: a for a in ch.state.anchors}
     out: list[tuple[int, str, Finding]] = []
     for e in ch.events:
         if e.kind not in ("present", "arrived", "left") or not ch.narrated(e.reading):
             continue
         a = anchors.get(e.who)
-        if e.kind == "present" and e.named and a is not None:
-            clash = _clash(a, e.place, e.when, known)
+        staying = a is not None and a.journey and a.until is not None  # 在扬州住上三五日
+        if e.kind == "present" and (e.named or staying) and a is not None and e.place:
+            clash = _clash(a, e.place, e.when, known, far)
             if clash is not None:
                 fields = {"name": e.who, "place": clash, "other": e.place}
                 out.append((e.reading, e.who, Finding("two_places", e.sentence, fields)))
@@ -272,21 +274,25 @@ def _known(place: str, known: Sequence[str]) -> bool:
     return any(k and len(k) >= 2 and place.startswith(k) for k in known)
 
 
-def _clash(a: Anchor, place: str, when: When, known: Sequence[str]) -> str | None:
-    """The place `a` has them at instead, if being at `place` at `when` contradicts it."""
+def _clash(
+    a: Anchor, place: str, when: When, known: Sequence[str], far: Sequence[str] = ()
+) -> str | None:
+    """The place `a` has them at instead, if being at `place` at `when` contradicts it (a
+    far-off town holds no place not said to be in it)."""
+    apart = any(a.place.startswith(t) and t not in place for t in far)
     if (
         a.until is not None
         and when <= a.until
         and a.place
-        and not narrative.same_place(a.place, place)
+        and (apart or not narrative.same_place(a.place, place))
     ):
         return a.place
     if when.day != a.when.day:
         return None
     if a.away_from and any(p and (p in place or place in p) for p in a.away_from):
         return a.away_from[0]  # (not 临安城 for 桐庐渡口: nothing says one is in the other)
-    far = _known(a.place, known) and _known(place, known)
-    if a.journey and far and not narrative.same_place(a.place, place):
+    both_known = _known(a.place, known) and _known(place, known)
+    if a.journey and both_known and not narrative.same_place(a.place, place):
         return a.place
     return None
 

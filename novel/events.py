@@ -358,6 +358,42 @@ def _watches(reader: _Reader, steps: Sequence[Step]) -> None:
                     placed.add((i, a.canon))
 
 
+# A stay of days at the place a departure is for: 少说也得在扬州住上三五日 / 说好一个星期以后
+# 才回来 — right after setting out (上了船, 跟着一道去), they are away that long.
+_STAY = re.compile(
+    r"在(?P<place>[\u4e00-\u9fff]{2,5}?)(?:住|待|呆|留)(?:上|下)?"
+    r"(?P<span>[一二两三四五六七八九十几]+(?:日|天|个?星期|周|个月))|"
+    r"(?P<back>[一二两三四五六七八九十几]+(?:日|天|个?星期|周|个月))(?:以后|之后|后)才(?:能)?回"
+)
+_SET_OUT = re.compile(r"上了(?:船|车|马车)|随(?:船|车)|跟着[^，。]{0,3}去|动身|启程|出发|上路")
+
+
+def _stays(reader: _Reader, places: Sequence[str]) -> None:
+    for i, r in enumerate(reader.readings):
+        m = _STAY.search(r.sentence.text)
+        near = " ".join(x.sentence.text for x in reader.readings[max(0, i - 2) : i + 1])
+        if m is None or r.memory or not _SET_OUT.search(near):
+            continue
+        span = m.group("span") or m.group("back")
+        days = timeline.lapse(
+            re.sub(r"^([一二三四五六七八九])[二三四五六七八九]", r"\1", span)
+        )  # 三五日
+        named = narrative.places_in(m.group("place") or r.sentence.text, places)
+        place = next((p for p in named if p in places), "") or _stem_place(
+            m.group("place") or "", places
+        )
+        if not days or not place:
+            continue
+        until = reader.times[i].later(days, reader.times[i].part)
+        for who in {a.canon for c in r.clauses if not c.quoted for a in c.actors if a.canon}:
+            reader.add("arrived", who, i, place=place, until=until, journey=True)
+
+
+def _stem_place(words: str, places: Sequence[str]) -> str:
+    """扬州 for 扬州城: a known town named without its 城/镇/村."""
+    return next((p for p in places if len(p) >= 3 and words.startswith(p[:-1])), "")
+
+
 def _whereabouts(reader: _Reader, steps: Sequence[Step]) -> None:
     _watches(reader, steps)
     for step in steps:
@@ -392,6 +428,7 @@ def extract(
             reader.objects(i)
         reader.heal_times(i)
     _whereabouts(reader, steps)
+    _stays(reader, sorted(names.places))
     for use in uses:
         i = max((k for k, r in enumerate(readings) if r.sentence.start <= use.start), default=0)
         if readings:

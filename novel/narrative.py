@@ -878,7 +878,15 @@ def same_place(a: str, b: str) -> bool:
         return True
     if b.endswith(_beside(a)) or a.endswith(_beside(b)):
         return True
-    return a.endswith(_SETTLEMENT) != b.endswith(_SETTLEMENT)
+    return _settlement(a) != _settlement(b)
+
+
+def _settlement(place: str) -> bool:
+    """A town or a village (县城, 柳浦镇), not a market in one (县城的集市)."""
+    return place.endswith(_SETTLEMENT) and not place.endswith(_MARKETS)
+
+
+_MARKETS = ("集市", "市场", "超市", "菜市", "夜市", "早市", "庙会")
 
 
 def _building(words: str) -> str:

@@ -132,6 +132,19 @@ def test_a_far_town_named_in_the_setting_holds_no_other_place() -> None:
     assert StoryState(BP).far_places() == ("府城",)
 
 
+def test_a_stay_of_days_in_a_far_town_right_after_setting_out() -> None:
+    went = "次日一早，钱掌柜上了船。他要在府城住上五六天，把账算清楚。"
+    assert kinds(went + "当天傍晚，钱掌柜在关帝庙里烧香。", StoryState(BP)) == ["two_places"]
+    assert kinds(went + "七天后，钱掌柜在关帝庙里烧香。", StoryState(BP)) == []
+    plan = "钱掌柜说，他过些日子要在府城住上五六天。"  # no setting out: only a plan
+    assert kinds(plan + "当天傍晚，钱掌柜在关帝庙里烧香。", StoryState(BP)) == []
+
+
+def test_a_market_in_a_town_is_no_town() -> None:
+    scene = "那天一早，顾二到了关帝庙。"
+    assert kinds(scene + "可那天顾二一整天都在府城的集市上。", StoryState(BP)) == ["two_places"]
+
+
 def test_a_question_about_a_place_puts_nobody_there() -> None:
     scene = "钱掌柜站在盐栈门口。"
     asked = "郎中问他，在府城里有没有亲戚。"

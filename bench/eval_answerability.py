@@ -4,7 +4,8 @@ questions some passage answers, and say 「职事语料没有直接论及」 for
 `tests/quality/answerability_calibration.yaml` is the half the check (`retrieval.answer.asks`)
 was tuned on; `tests/quality/answerability_test.yaml` the half it is graded on (the tests assert
 on it only). Both were written and split before any tuning. `answerability_test2.yaml`
-(`--half test2`) was written blind after the test half was seen, and is run once. For each embedder the real stack is
+(`--half test2`) was written blind after the test half was seen, and is run once; so is
+`answerability_test3.yaml` (`--half test3`), written blind after test2's run. For each embedder the real stack is
 built (`bot.app.App`: Qdrant Edge + SQLite, BM25, graph, no model) over the sample corpus +
 Ephesians and every question goes through `Scholar.answer`, as `/ask` and `baibao ask` do.
 
@@ -46,6 +47,8 @@ HALVES = {
     "test": SETS / "answerability_test.yaml",
     # Written blind after the test half was seen; nothing tuned on it; run once.
     "test2": SETS / "answerability_test2.yaml",
+    # Written blind after test2's run; nothing tuned on it; run once.
+    "test3": SETS / "answerability_test3.yaml",
 }
 # The relevance set's halves, read the same way (`addressed` as `answerable`): /ask must still
 # answer what it answered and decline what it declined (`--relevance`).
@@ -174,7 +177,9 @@ def report(runs: dict[tuple[str, str], list[Outcome]]) -> str:
 async def main(argv: Sequence[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--embedders", default="e5,hash")
-    p.add_argument("--half", choices=("calibration", "test", "test2", "both"), default="both")
+    p.add_argument(
+        "--half", choices=("calibration", "test", "test2", "test3", "both"), default="both"
+    )
     p.add_argument("--data-dir", type=Path, default=None)
     p.add_argument("--out", type=Path, default=None)
     p.add_argument("--relevance", action="store_true", help="also the relevance set's halves")

@@ -36,10 +36,18 @@ QUESTION_WORDS = frozenset(
     """
     什么 意思 怎么 怎样 怎么样 如何 为什么 为何 哪 哪些 哪里 哪个 哪一年 是否 吗 呢 有没有 可以 可不可以
     应该 应当 能否 能不能 关系 区别 不同 分别 有何 何 理解 解释 含义 说 说的 讲 讲的 指 指的是 是不是 还是
-    请问 告诉 一下 帮 帮我 到底 真的 问题 方面 各 各有 特点 今天 现在 之前 之后 以前 以后
+    请问 告诉 一下 帮 帮我 到底 究竟 真的 问题 方面 各 各有 特点 今天 现在 之前 之后 以前 以后 东西 常听
+    听说 人说 排 排在 祂 祂们
     mean meaning means meant say says said tell explain difference different between relationship
     related relate think know believe way ways happen happens called call does did do
     """.split()
+)
+# Words that ask rather than name (哪一位, 第几, 多少, how many, at what point): the wording of
+# the question, whatever it is glued to; a demonstrative with its classifier (那条, 这个) only
+# points back at the subject.
+ASKING = re.compile(
+    r"^(?:哪|谁|第几|几|多少|多久|多长|多高|多大|什么|啥|何(?:时|处|人|地|年|日)$)"
+    r"|^(?:many|much|point|whose)$|^[这那此该][一]?[个条位种样件些封句]$"
 )
 NON_MINISTRY = frozenset({"bible"})
 MIN_WEIGHT = 0.15
@@ -125,12 +133,27 @@ def query_terms(
     out: dict[str, float] = {}
     for token in tokens:
         t = token.lower()
-        if t in QUESTION_WORDS or t in out or ("." in t and t[:1].isupper()):
+        if t in QUESTION_WORDS or ASKING.search(t) or t in out or ("." in t and t[:1].isupper()):
             continue
         if books and (_VERSE_NUMBER.match(t) or any(t in name for name in books)):
             continue
         out[t] = max(MIN_WEIGHT, weight(t))
     return out
+
+
+# Characters that glue onto a neighbour in a question without naming anything: a locative
+# after its noun (诫命里 / 排), a verb of saying or hearing (主 / 说), an adverb (常 / 听).
+LIGHT_CHARS = frozenset("里中上内外下说讲听问常总只")
+
+
+def made_up_weight(term: str, weight: Callable[[str], float]) -> float | None:
+    """The weight of a two-character word no dictionary has when jieba's HMM glued a light
+    character to a neighbour (主说, 里排, 中说, 常听): what its characters weigh on average, not
+    the full weight of a rare word — a glued question word must not outweigh the subject it
+    sits beside. None for any other word (七印, 首生 are words of their own)."""
+    if not LIGHT_CHARS.intersection(term):
+        return None
+    return max(MIN_WEIGHT, sum(weight(c) for c in term) / len(term))
 
 
 def with_phrases(terms: Mapping[str, float], phrases: Iterable[str]) -> dict[str, float]:

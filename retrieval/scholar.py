@@ -351,7 +351,8 @@ class Scholar:
         if self._answerability is None or not asked.fact:
             return True
         texts = [h.chunk.text for h in hits]
-        return self._answerability.answerable(asked, evidence.terms, texts)
+        concepts = [e.split(":", 1)[1] for e in evidence.entities if not e.startswith("person:")]
+        return self._answerability.answerable(asked, evidence.terms, texts, concepts)
 
     def _streamer(self, progress: Preview | None) -> OnDelta | None:
         if progress is None:

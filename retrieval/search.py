@@ -30,6 +30,7 @@ from retrieval.relevance import (
     CoverageReader,
     Evidence,
     holds,
+    made_up_weight,
     query_terms,
     unglued,
     with_phrases,
@@ -37,7 +38,7 @@ from retrieval.relevance import (
 from retrieval.scripture import normalise_refs
 from retrieval.synonyms import SynonymTable
 from retrieval.termstats import drop_common
-from retrieval.text import is_latin, mostly_chinese, rarity, search_form
+from retrieval.text import is_latin, made_up, mostly_chinese, rarity, search_form
 from retrieval.types import (
     CORPUS_NAMESPACE,
     Chunk,
@@ -444,6 +445,9 @@ class HybridSearch:
         for t in terms:  # a word jieba made up (rarity 1, no synonym): read it as written
             if rarity(t) >= 1.0 and not alternatives.get(t):
                 alternatives[t] = unglued(t, q)
+                light = made_up_weight(t, rarity) if made_up(t) else None
+                if not alternatives[t] and light is not None:
+                    terms[t] = light
         translation = self._translated(terms, alternatives) if translated else None
         seen = graph if graph is not None else self.graph
         return _EvidenceReader(_QueryTerms(q, refs, terms, alternatives), translation, seen)

@@ -344,6 +344,12 @@ class Tokenizer:
         count, total = self._main
         return (count(word) or 0) / total if total else 0.0
 
+    def knows(self, word: str) -> bool:
+        """Whether `word` is a word of the dictionary (jieba's main one or the domain one),
+        not one jieba's HMM made up from characters it could not place."""
+        self._ensure()
+        return word in self._terms or self.general_frequency(word) > 0
+
     def tokenize(self, s: str) -> list[str]:
         """Tokens of `s` (expected in `search_form`), in order, duplicates kept."""
         if not s:
@@ -399,6 +405,16 @@ def tokenize(s: str) -> list[str]:
 def add_terms(terms: Iterable[str]) -> int:
     """Register domain terms (e.g. the graph's concept labels) with the default tokenizer."""
     return default_tokenizer().add_terms(terms)
+
+
+def made_up(token: str) -> bool:
+    """A two-character Chinese token no dictionary has (the default tokenizer's): jieba glued
+    two characters it could not place (主说, 里排)."""
+    return (
+        len(token) == 2
+        and all("\u3400" <= c <= "\u9fff" for c in token)
+        and not default_tokenizer().knows(token)
+    )
 
 
 def rarity(token: str) -> float:

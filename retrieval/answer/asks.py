@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from retrieval.relevance import holds
+from retrieval.scripture import books
 from retrieval.sentences import split_sentences
 from retrieval.text import to_simplified
 
@@ -54,10 +55,19 @@ class Asked:
     kind: AskKind
     detail: str = ""
     cue: str = ""
+    # A definition question's term (约柜 in 约柜到底是个什么东西): what a passage must define.
+    head: str = ""
+    # What a count counts (城门 in 一共有几个城门): a number of something else is no answer.
+    counted: str = ""
+    # The titles of Bible books the question names (以弗所书): a place in a title (以弗所) is
+    # not named by the question as the place, and may be the answer.
+    titles: tuple[str, ...] = ()
 
     @property
     def fact(self) -> bool:
-        return self.kind in FACT_KINDS
+        """A fact some passage must state: a date, number, place or person, or the
+        definition of a named term."""
+        return self.kind in FACT_KINDS or (self.kind == "definition" and bool(self.head))
 
 
 # ---- what a question asks for ---------------------------------------------------------------
@@ -80,9 +90,11 @@ _ZH_ASKS: tuple[Rule, ...] = (
         r"哪一天|哪天|什么日子|哪一日|何日|几月几[日号]|星期几|礼拜几|什么日期|哪个日期",
     ),
     ("date", "era", r"哪个时代|哪一个时代|什么时代|哪个时期|什么时期|哪个年代"),
+    ("number", "ordinal", r"第几|排(?:在)?第?几|排行"),
     ("number", "duration", r"多久|多少年|几年|多少天|几天|几日|多少日|多长时间|多少时候"),
     ("number", "measure", r"多高|多长|多宽|多深|多远|多重|多厚|多大|多少(?:肘|尺|米|里)"),
     ("number", "count", r"多少|(?<!哪)几[个位次样封种件章卷条座道支层步项名人]|有几|共几"),
+    ("place", "sphere", r"(?:我们|信徒|圣徒)(?:能|可以|要|该)?(?:在|到)(?:哪里|何处|什么地方)"),
     (
         "place",
         "",
@@ -95,16 +107,24 @@ _ZH_ASKS: tuple[Rule, ...] = (
     (
         "definition",
         "",
-        r"什么是|是什么|何谓|指什么|指的是|意思|含义|定义|解释|怎么理解|怎样理解",
+        r"什么是|是什么|何谓|指什么|指的是|意思|含义|定义|解释|怎么理解|怎样理解"
+        r"|是个什么|什么东西|是怎么回事",
     ),
 )
 _EN_ASKS: tuple[Rule, ...] = (
     ("date", "year", r"\b(?:what|which) (?:year|century)\b|\bin what year\b"),
     ("date", "day", r"\b(?:what|which) (?:day|date)\b|\bon what day\b"),
     ("date", "era", r"\b(?:what|which) (?:age|era|period|dispensation)\b"),
+    ("date", "time", r"^\W*(?:and |but |so )?when\b|\bat what (?:point|time|stage|moment)\b"),
+    ("number", "ordinal", r"\bwhich (?:one|place) in (?:order|rank)\b|\branks?\b.*\bwhere\b"),
     ("number", "duration", r"\bhow long\b|\bhow many (?:years|days|months|hours)\b"),
     ("number", "measure", r"\bhow (?:tall|high|wide|deep|far|big|large|heavy)\b"),
     ("number", "count", r"\bhow (?:many|much)\b|\bnumber of\b"),
+    (
+        "place",
+        "sphere",
+        r"^\W*where (?:do|can|does|should|may|will) (?:we|i|you|believers|the saints|christians)\b",
+    ),
     ("place", "", r"^\W*(?:and |but |so )?where\b(?!.*\b(?:come|comes|came) from\b)"),
     ("person", "", r"^\W*(?:and |but |so )?who(?:m|se)?\b|\b(?:by|to|from|with|for) whom\b"),
     ("relation", "", r"\brelat\w*|\bdifference\b|\bdiffer\b|\bcompare"),
@@ -133,13 +153,55 @@ def asked_for(question: str) -> Asked:
         return Asked("definition", cue="谁")
     meaning = _MEANING.search(text)
     if meaning is not None:
-        return Asked("definition", cue=meaning.group(0))
+        return Asked("definition", cue=meaning.group(0), head=_head(text, meaning.start()))
     latin = not re.search(r"[\u3400-\u9fff]", text)
     for kind, detail, pattern in _EN_RULES if latin else _ZH_RULES:
         found = pattern.search(text)
         if found is not None:
-            return Asked(kind, detail, found.group(0))
+            head = _head(text, found.start()) if kind == "definition" else ""
+            counted = _counted(text[found.end() :]) if detail == "count" and not latin else ""
+            titles = _titles(text) if kind in ("place", "person") else ()
+            return Asked(kind, detail, found.group(0), head, counted, titles)
     return Asked("open")
+
+
+def _titles(text: str) -> tuple[str, ...]:
+    """The Chinese titles of the Bible books `text` names (以弗所书), longest first."""
+    named = {b.zh for b in books() if len(b.zh) >= 3 and b.zh in text}
+    return tuple(sorted(named, key=len, reverse=True))
+
+
+_COUNTED = re.compile(
+    r"^[个位次样封种件章卷条座道支层步项名]?(人(?=[\u3400-\u9fff])|[\u3400-\u9fff]{2})"
+)
+
+
+def _counted(rest: str) -> str:
+    """The noun a count question counts, right after its cue (几个城门 → 城门)."""
+    found = _COUNTED.match(rest)
+    return found.group(1) if found and not re.search(r"[呢吗呀啊]", found.group(1)) else ""
+
+
+# What stands between a definition question's term and the words that ask (到底, 这个城名的).
+_HEAD_FILLER = re.compile(r"(?:到底|究竟|是什么|什么|是|就是|这个|那个|这|那|的|各|都|又)+$")
+_HEAD_LEAD = re.compile(r"^(?:这个|那个|这|那|所谓|所说的?)")
+MAX_HEAD = 6
+
+
+def _head(text: str, at: int) -> str:
+    """The short Chinese term a definition question asks about, the words just before its
+    cue (约柜到底是个什么东西 → 约柜; 这个城名是什么意思 → 城名); "" when there is none, or it is
+    long (a quoted verse asks what the whole says) — such a question is not checked."""
+    after = re.match(r"(?:什么是|何谓)([\u3400-\u9fff]+)", text[at:])
+    run = after or re.search(r"[\u3400-\u9fff]+$", text[:at])
+    if run is None:
+        return ""
+    words = _HEAD_FILLER.sub("", run.group(run.lastindex or 0))
+    if after is None and _HEAD_LEAD.match(words):  # 别迦摩，这个城名…: what 这个 points back at
+        before = re.search(r"(?:的)?([\u3400-\u9fff]+)[，,、]$", text[: run.start()])
+        words = before.group(1).rsplit("的", 1)[-1] if before else ""
+    head = _HEAD_LEAD.sub("", words)
+    return head if 2 <= len(head) <= MAX_HEAD else ""
 
 
 # ---- what a sentence states -----------------------------------------------------------------
@@ -153,19 +215,28 @@ _YEAR = re.compile(
 _DAY = re.compile(
     r"五旬节|逾越节|住棚节|除酵节|安息日|主日|星期[一二三四五六日天]|礼拜[一二三四五六日天]"
     r"|\d{1,2}月\d{1,2}[日号]|[一二三四五六七八九十]{1,3}月[初]?[一二三四五六七八九十]{1,3}[日号]"
-    r"|第[一二三四五六七八九十\d]+[天日]|\b(?:Pentecost|Passover|Sabbath|Lord's Day|Sunday)\b",
+    r"|第[一二三四五六七八九十\d]+[天日]|[\u3400-\u9fff]的日子|之日"
+    r"|\b(?:Pentecost|Passover|Sabbath|Lord's Day|Sunday)\b|\bthe day of\b",
     re.IGNORECASE,
 )
 _ERA = re.compile(
     r"时代|世代|千年国|千年|国度|新天新地|末世|大灾难|\b(?:age|era|millennium|millennial)\b",
     re.IGNORECASE,
 )
+# When, relative to an event: 大灾难以前, before the tribulation.
+_RELATIVE_TIME = re.compile(
+    r"[\u3400-\u9fff](?:以前|以后|之前|之后|的时候|之时)|\b(?:before|after|until|at the end of)\b",
+    re.IGNORECASE,
+)
+_ORDINAL = re.compile(
+    rf"第{_N}+|\b(?:first|second|third|fourth|fifth|sixth|seventh|last)\b", re.IGNORECASE
+)
 _CLASSIFIERS = "个位次样封种件章卷条座道支层步项名人门日天年月城召会阶段方面"
 # A numeral that counts: not 一 alone ("a"), not after 第 / 每 / 某 / 哪 / 同 / 唯 (an ordinal,
 # "every", "which").
 _COUNT = re.compile(
     rf"(?<![第每某哪同唯单任])(?:{_N}{{2,}}|[二三四五六七八九十两\d]|\d+)"
-    rf"(?:[{_CLASSIFIERS}]|[：:])"
+    rf"(?:[{_CLASSIFIERS}]|[：:](?!\d))"
     rf"|[有共凡计]{_N}+(?=[：:，,。；;样件])"
 )
 _MEASURE = re.compile(
@@ -180,7 +251,7 @@ _DURATION = re.compile(
 )
 _EN_NUMBER = re.compile(
     r"\b(?:two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|forty|fifty"
-    r"|hundred|thousand|\d[\d,]*)\b",
+    r"|hundred|thousand|(?<![:：\d])\d[\d,]*(?![\d,]*[:：]\d))\b",
     re.IGNORECASE,
 )
 _PLACE_TAGS = frozenset({"ns"})  # jieba's place names: 以弗所, 亚细亚, 锡安山, 耶路撒冷城
@@ -217,10 +288,15 @@ class FactReader:
         if asked.kind == "date":
             return self._date(asked.detail, text)
         if asked.kind == "number":
-            return self._number(asked.detail, text)
+            return self._number(asked.detail, text) and _counts(asked.counted, text)
         own = {to_simplified(n).lower() for n in named}
+        if asked.kind == "definition":
+            return _defines(asked.head, text)
         if asked.kind == "place":
-            return any(p.lower() not in own for p in self.places(text))
+            if asked.detail == "sphere" and _SPHERE.search(text):
+                return True
+            siblings = _listed_with(own, text)
+            return any(p.lower() not in own and p not in siblings for p in self.places(text))
         if asked.kind == "person":
             return any(p.lower() not in own for p in self.people(text))
         return True
@@ -228,11 +304,15 @@ class FactReader:
     def _date(self, detail: str, text: str) -> bool:
         if _YEAR.search(text):
             return True
+        if detail == "time":
+            return any(p.search(text) for p in (_DAY, _ERA, _RELATIVE_TIME))
         if detail == "day":
             return bool(_DAY.search(text))
         return detail == "era" and bool(_ERA.search(text))
 
     def _number(self, detail: str, text: str) -> bool:
+        if detail == "ordinal":
+            return bool(_ORDINAL.search(text))
         if detail == "measure":
             return bool(_MEASURE.search(text))
         if detail == "duration":
@@ -266,6 +346,85 @@ class FactReader:
         return self.tag(text)
 
 
+# Where we experience something: in a setting, not a named place (in the church life, 在召会
+# 生活中).
+_SPHERE = re.compile(
+    r"\bin (?:the|our|a|his|her|their|every|each) (?:\w+ ){0,3}\w+|在[\u3400-\u9fff]{2,12}(?:里|中|之中|里面)"
+)
+# A list of names (以弗所、士每拿、别迦摩): the names beside the one asked about are its
+# siblings, not where it is.
+_LISTED = re.compile(r"[\u3400-\u9fff]{2,6}(?:、[\u3400-\u9fff]{2,6})+")
+
+
+def _listed_with(own: set[str], text: str) -> set[str]:
+    """The names listed with one of the question's own words (`own`) in `text`."""
+    out: set[str] = set()
+    for found in _LISTED.finditer(text):
+        items = found.group(0).split("、")
+        if any(o and o in item for o in own for item in items):
+            out.update(items)
+    return out
+
+
+# What says what a term is (约柜是…, 所谓神圣分赐，意思是…, X乃是, X指…): after the term in
+# its clause, or 所谓/称为 before it.
+_DEFINING = re.compile(
+    r"是|乃|即|指|意思|意义|意即|表征|象征|预表|表明|说出|代表|含有|就是|称为|叫作|作为"
+)
+
+
+COUNTED_REACH = 4  # characters after a numeral its noun may stand (七个召会, 三千多人)
+
+
+def _counts(counted: str, text: str) -> bool:
+    """A count of `counted` (none asked: any count): 七个召会 does not count 城门."""
+    if not counted:
+        return True
+    return any(
+        counted in text[m.start() : m.end() + COUNTED_REACH]
+        for p in (_COUNT, _MEASURE)
+        for m in p.finditer(text)
+    )
+
+
+def _only_in_titles(name: str, titles: Sequence[str]) -> bool:
+    """Whether `name` is part of a book title the question names (以弗所 in 以弗所书): the
+    question named the book, not the place."""
+    return any(name in t and name != t for t in titles)
+
+
+def _discussed(head: str, concepts: Iterable[str]) -> bool:
+    """Whether the graph's concepts make up `head` (神人调和: 神人 + 调和) or hold it."""
+    labels = [to_simplified(c) for c in concepts if c]
+    rest = head.replace("的", "")
+    for label in sorted(labels, key=len, reverse=True):
+        if head in label:
+            return True
+        rest = rest.replace(label, "")
+    return len(rest) < len(head.replace("的", "")) and len(rest) <= 1
+
+
+def _names(head: str, text: str) -> bool:
+    return head in text or head.replace("的", "") in text
+
+
+DEFINING_REACH = 12  # characters after the term a defining word may stand
+
+
+def _defines(head: str, text: str) -> bool:
+    """Whether `text` says what `head` is: it names the term (or the term without its 的)
+    with a defining word soon after it in the sentence, or 所谓 / 称为 just before it."""
+    forms = {head, head.replace("的", "")}
+    for form in forms:
+        for found in re.finditer(re.escape(form), text):
+            after = text[found.end() : found.end() + DEFINING_REACH]
+            after = re.split(r"[。！？!?]", after)[0]
+            before = text[max(0, found.start() - 4) : found.start()]
+            if _DEFINING.search(after) or re.search(r"所谓|称为|叫作|叫做", before):
+                return True
+    return False
+
+
 # ---- is the question answerable from the passages ----------------------------------------------
 
 SUBJECT_SHARE = 0.6  # of the subject's weight a clause and its neighbours hold (calibrated)
@@ -279,36 +438,66 @@ class Answerability:
     facts: FactReader
     subject_share: float = SUBJECT_SHARE
 
-    def answerable(self, asked: Asked, terms: Mapping[str, float], passages: Sequence[str]) -> bool:
+    def answerable(
+        self,
+        asked: Asked,
+        terms: Mapping[str, float],
+        passages: Sequence[str],
+        concepts: Iterable[str] = (),
+    ) -> bool:
         """`terms`: the question's subject terms and weights (the relevance evidence's, the
-        words that asked removed); `passages`: the retrieved texts. True for a question that
-        asks for no fact."""
+        words that asked removed); `passages`: the retrieved texts; `concepts`: the labels of
+        the knowledge graph's concepts the question names (terms the corpus discusses). True
+        for a question that asks for no fact."""
         if not asked.fact:
             return True
+        if asked.kind == "definition":
+            return self._defined(asked.head, passages, concepts)
         subject = subject_terms(terms, asked)
-        names = list(subject)
+        names = [n for n in subject if not _only_in_titles(n, asked.titles)]
         for text in passages:
             if subject and self._share(subject, text) < self.subject_share:
                 continue  # not about the subject at all
+            before = ""
             for sentence in split_sentences(text):
-                if self._states_in(asked, sentence, subject, names):
+                if self._states_in(asked, sentence, subject, names, before):
                     return True
+                before = sentence
         return False
 
     def _states_in(
-        self, asked: Asked, sentence: str, subject: Mapping[str, float], names: list[str]
+        self,
+        asked: Asked,
+        sentence: str,
+        subject: Mapping[str, float],
+        names: list[str],
+        before: str = "",
     ) -> bool:
         """A clause of `sentence` states the fact, and it with the clauses on either side
         is about the subject: in 「主吩咐约翰把所看见的写在书上，寄给亚细亚的七个召会，这七个召会
-        各在一个城里：以弗所、士每拿」 约翰 is not said of 士每拿."""
+        各在一个城里：以弗所、士每拿」 约翰 is not said of 士每拿. A sentence that opens by
+        pointing back (那日就是复活的日子) is about what the sentence `before` it says."""
         clauses = [c for c in _CLAUSES.split(sentence) if c.strip()]
         for i, clause in enumerate(clauses):
             if not self.facts.states(asked, clause, names):
                 continue
             near = "".join(clauses[max(0, i - 1) : i + 2])
+            if i == 0 and _POINTS_BACK.match(sentence.strip()):
+                near = before + near
             if not subject or self._share(subject, near) >= self.subject_share:
                 return True
         return False
+
+    @staticmethod
+    def _defined(head: str, passages: Sequence[str], concepts: Iterable[str]) -> bool:
+        """A term the corpus discusses (its words are the graph's concepts) is answerable; one
+        the passages only mention (约柜 in 神的殿与约柜都在那里, 别迦摩 in a list of cities) only
+        when one of them says what it is."""
+        if _discussed(head, concepts):
+            return True
+        texts = [to_simplified(text) for text in passages]
+        named = [t for t in texts if _names(head, t)]
+        return not named or any(_defines(head, t) for t in named)
 
     @staticmethod
     def _share(subject: Mapping[str, float], text: str) -> float:
@@ -318,8 +507,19 @@ class Answerability:
         return held / total if total else 0.0
 
 
+# Words that open a sentence by pointing back at the one before (那日, 这就是, This, It).
+_POINTS_BACK = re.compile(
+    r"(?:那|这|此|其|祂|他|它)|(?:this|that|it|these|those|he|she|they)\b", re.I
+)
+# Aspect particles jieba glues to their verb (蒙着): the verb alone says the same (蒙住).
+_ASPECT = re.compile(r"^([\u3400-\u9fff])[着了过]$")
+
+
 def _held(term: str, text: str) -> bool:
-    return holds(term, text) > 0 if term.isascii() else term in text
+    if term.isascii():
+        return holds(term, text) > 0
+    stem = _ASPECT.match(term)
+    return term in text or (stem is not None and stem.group(1) in text)
 
 
 _ASKING = re.compile(

@@ -22,7 +22,7 @@ from retrieval.fakes import HashEmbedder
 from retrieval.types import Filter
 from tests.discord_sim import answer_text, discord_app
 from tests.reliability.helpers.stack import DIM, DOC, open_app, settings
-from tests.stubs.fixtures import telegram_settings
+from tests.stubs.fixtures import telegram_transport
 from tests.stubs.telegram_server import Call, TelegramServer
 
 GROUP, ADMIN, MEMBER = -100, 7, 8
@@ -77,13 +77,7 @@ async def env(tmp_path: Path, telegram_wire: TelegramServer) -> AsyncIterator[En
         tmp_path / "data", corpus=False, chat_upload_max_mb=0.05, operators="telegram:42"
     ) as app:
         telegram_wire.member_status[(GROUP, ADMIN)] = "administrator"
-        transport = TelegramTransport(
-            app.router,
-            telegram_settings(telegram_wire),
-            edit_interval_s=0.0,
-            concurrent_updates=1,
-            clock=telegram_wire.clock,
-        )
+        transport = telegram_transport(app.router, telegram_wire)
         async with transport:
             yield Env(app, transport, telegram_wire)
 

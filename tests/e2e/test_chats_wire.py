@@ -19,7 +19,7 @@ from bot.transports.discord import DiscordTransport
 from bot.transports.telegram import TelegramTransport
 from tests.discord_sim import VirtualTime, answer_text, app_settings, simulated
 from tests.service_fakes import RecordingNovels, RecordingScholar, fake_router
-from tests.stubs.fixtures import telegram_settings
+from tests.stubs.fixtures import telegram_settings, telegram_transport
 from tests.stubs.telegram_server import Call, TelegramServer
 
 GROUP, CREATOR, MEMBER = -100, 7, 8
@@ -44,13 +44,7 @@ async def tg(telegram_wire: TelegramServer, tmp_path: Path) -> AsyncIterator[Tg]
         router = fake_router(scholar, novels, chats=chats)
         # One update at a time, in order: a test knows an update was handled (and stayed
         # silent) once the answer to a later one is in.
-        transport = TelegramTransport(
-            router,
-            telegram_settings(telegram_wire),
-            edit_interval_s=0.0,
-            concurrent_updates=1,
-            clock=telegram_wire.clock,
-        )
+        transport = telegram_transport(router, telegram_wire)
         async with transport:
             yield Tg(telegram_wire, transport, scholar, novels)
 

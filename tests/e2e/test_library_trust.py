@@ -23,11 +23,10 @@ import pytest
 
 from bot.app import App
 from bot.permissions import Roles
-from bot.transports.telegram import TelegramTransport
 from tests.discord_sim import answer_text, app_settings, discord_app
 from tests.e2e.test_full_stack import data_dir, prepared
 from tests.reliability.helpers.stack import DOC
-from tests.stubs.fixtures import telegram_settings
+from tests.stubs.fixtures import telegram_transport
 from tests.stubs.telegram_server import Call, TelegramServer
 
 __all__ = ["data_dir", "prepared"]  # fixtures used here
@@ -168,13 +167,7 @@ async def telegram(data_dir: Path, telegram_wire: TelegramServer) -> AsyncIterat
 
     async with App(settings, embedder=HashEmbedder(DIM), llm=None) as app:
         telegram_wire.member_status[(GROUP, ADMIN)] = "administrator"
-        transport = TelegramTransport(
-            app.router,
-            telegram_settings(telegram_wire),
-            edit_interval_s=0.0,
-            concurrent_updates=1,
-            clock=telegram_wire.clock,
-        )
+        transport = telegram_transport(app.router, telegram_wire)
         async with transport:
             yield Telegram(app, telegram_wire)
 

@@ -24,7 +24,7 @@ from bot.transports.telegram import TelegramTransport
 from retrieval.fakes import HashEmbedder
 from tests.discord_sim import NOVEL_ROLE, answer_text, buttons, discord_app
 from tests.reliability.helpers.stack import DIM, settings
-from tests.stubs.fixtures import llm_settings, telegram_settings
+from tests.stubs.fixtures import llm_settings, telegram_transport
 from tests.stubs.llm_server import LLMStubServer, Scripted, openai_completion, openai_stream
 from tests.stubs.telegram_server import Call, TelegramServer
 
@@ -116,13 +116,7 @@ async def _telegram(
         embedder=HashEmbedder(DIM),
     )
     await app.__aenter__()
-    transport = TelegramTransport(
-        app.router,
-        telegram_settings(server),
-        edit_interval_s=0.0,
-        concurrent_updates=1,
-        clock=server.clock,
-    )
+    transport = telegram_transport(app.router, server)
     await transport.start()
     return app, transport
 

@@ -23,13 +23,12 @@ import pytest
 import simcord
 
 from bot.app import App
-from bot.transports.telegram import TelegramTransport
 from novel.member import Place
 from novel.summary import SUMMARY_SYSTEM
 from retrieval.fakes import HashEmbedder
 from tests.discord_sim import NOVEL_ROLE, answer_text, buttons, discord_app
 from tests.reliability.helpers.stack import DIM, settings
-from tests.stubs.fixtures import llm_settings, telegram_settings
+from tests.stubs.fixtures import llm_settings, telegram_transport
 from tests.stubs.llm_server import LLMStubServer, Scripted, openai_completion, openai_stream
 from tests.stubs.telegram_server import Call, TelegramServer
 
@@ -253,13 +252,7 @@ async def forum(
         **llm_settings(llm_wire, "openai"),
     }
     async with App(settings(tmp_path / "data", **values), embedder=HashEmbedder(DIM)) as app:
-        transport = TelegramTransport(
-            app.router,
-            telegram_settings(telegram_wire),
-            edit_interval_s=0.0,
-            concurrent_updates=1,
-            clock=telegram_wire.clock,
-        )
+        transport = telegram_transport(app.router, telegram_wire)
         async with transport:
             yield Forum(app, telegram_wire, a, b)
 

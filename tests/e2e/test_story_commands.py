@@ -16,12 +16,11 @@ import pytest
 
 from bot.app import App
 from bot.transports.console import ConsoleTransport
-from bot.transports.telegram import TelegramTransport
 from retrieval.fakes import HashEmbedder
 from tests.discord_sim import answer_text, discord_app
 from tests.reliability.helpers.stack import DIM, open_app, settings
 from tests.story_seed import seed
-from tests.stubs.fixtures import llm_settings, telegram_settings
+from tests.stubs.fixtures import llm_settings, telegram_transport
 from tests.stubs.llm_server import LLMStubServer, Scripted, openai_completion
 from tests.stubs.telegram_server import TelegramServer
 
@@ -107,13 +106,7 @@ async def telegram_app(
         embedder=HashEmbedder(DIM),
     )
     await app.__aenter__()
-    transport = TelegramTransport(
-        app.router,
-        telegram_settings(telegram_wire),
-        edit_interval_s=0.0,
-        concurrent_updates=1,
-        clock=telegram_wire.clock,
-    )
+    transport = telegram_transport(app.router, telegram_wire)
     await transport.start()
     try:
         yield app

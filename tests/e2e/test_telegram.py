@@ -30,7 +30,7 @@ from tests.service_fakes import (
     ballot_poll,
     fake_router,
 )
-from tests.stubs.fixtures import telegram_settings
+from tests.stubs.fixtures import telegram_settings, telegram_transport
 from tests.stubs.telegram_server import TelegramServer
 
 GROUP = -100
@@ -125,13 +125,7 @@ async def test_command_for_another_bot_is_ignored(telegram_wire: TelegramServer)
     router = fake_router(scholar, RecordingNovels(), limiter=RateLimiter(0, 0))
     # One update at a time, in order: once /help is answered, the update before it was
     # handled (and stayed silent), not merely still running.
-    transport = TelegramTransport(
-        router,
-        telegram_settings(telegram_wire),
-        edit_interval_s=0.0,
-        concurrent_updates=1,
-        clock=telegram_wire.clock,
-    )
+    transport = telegram_transport(router, telegram_wire)
     async with transport:
         telegram_wire.push_command("/ask@other_bot 你好", chat_id=GROUP, user_id=7)
         telegram_wire.push_command("/help@baibao_bot", chat_id=GROUP, user_id=7)

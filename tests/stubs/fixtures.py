@@ -104,3 +104,17 @@ async def discord_wire(monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[Discord
 async def llm_wire() -> AsyncIterator[LLMStubServer]:
     async with LLMStubServer() as server:
         yield server
+
+
+def telegram_transport(router: Any, server: TelegramServer, **overrides: Any) -> Any:
+    """The real Telegram transport for `router`, talking to `server` on its clock: edits
+    unthrottled and updates handled one at a time, so a test reads them in order."""
+    from bot.transports.telegram import TelegramTransport
+
+    return TelegramTransport(
+        router,
+        telegram_settings(server, **overrides),
+        edit_interval_s=0.0,
+        concurrent_updates=1,
+        clock=server.clock,
+    )

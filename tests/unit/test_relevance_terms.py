@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from retrieval.relevance import coverage, unglued
+from retrieval.relevance import coverage, made_up_weight, query_terms, unglued
+from retrieval.text import made_up
 from retrieval.types import Chunk
 
 PASSAGE = Chunk(
@@ -30,3 +31,20 @@ def test_a_word_jieba_glued_to_a_function_character_is_read_as_written() -> None
     read, _, _ = coverage(terms, {"提是": unglued("提是", question)}, [PASSAGE])
     assert plain == pytest.approx(0.94 / 2.61)
     assert read == pytest.approx(1.94 / 2.61)
+
+
+def test_the_words_that_ask_are_not_subject_terms() -> None:
+    """哪一位, 第几, 那条, how many: the question's wording, not what a passage must hold."""
+    tokens = ["旧约", "帕子", "哪一位", "第几", "那条", "诫命", "祂", "东西", "many", "books"]
+    terms = query_terms(tokens, lambda t: 0.8)
+    assert set(terms) == {"旧约", "帕子", "诫命", "books"}
+
+
+def test_a_light_character_glued_into_a_made_up_word_weighs_what_its_characters_do() -> None:
+    weights = {"主": 0.46, "说": 0.31, "七": 0.3, "印": 0.5}
+    weight = made_up_weight("主说", lambda t: weights.get(t, 1.0))
+    assert weight == pytest.approx((0.46 + 0.31) / 2)
+    assert made_up_weight("七印", lambda t: weights.get(t, 1.0)) is None  # a word of its own
+    assert made_up("主说") and made_up("里排")
+    assert not made_up("分赐") and not made_up("召会") and not made_up("经纶")
+    assert not made_up("主") and not made_up("ab")

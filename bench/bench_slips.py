@@ -9,7 +9,7 @@ chapters every finding is false; on a planted copy, a finding that neither catch
 is also made on the clean chapter is false. A decoy (a tricky non-slip of a clean chapter) is
 violated when a finding quotes it.
 
-    nice .venv/bin/python bench/bench_slips.py --half dev|test|test2|test3|all
+    nice .venv/bin/python bench/bench_slips.py --half dev|test|test2|test3|test4|all
         [--json bench/results/slips-after.json] [--out bench/results/slips.md]
         [--code DIR]    # judge with the code in DIR (a checkout of another commit: "before")
 
@@ -264,7 +264,9 @@ def report(
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--half", default="dev", choices=["dev", "test", "test2", "test3", "all"])
+    ap.add_argument(
+        "--half", default="dev", choices=["dev", "test", "test2", "test3", "test4", "all"]
+    )
     ap.add_argument("--code", type=Path, help="judge with the `novel` package in this checkout")
     ap.add_argument("--json", type=Path)
     ap.add_argument("--out", type=Path)
@@ -279,7 +281,7 @@ def main() -> None:
         setattr(narrative._NameFinder, args.without, lambda self: None)
     judge = judge_with_code()
     results: dict[str, Any] = {}
-    halves = ["dev", "test", "test2", "test3"] if args.half == "all" else [args.half]
+    halves = ["dev", "test", "test2", "test3", "test4"] if args.half == "all" else [args.half]
     for half in halves:
         serials = load(half)
         out = evaluate(serials, judge)

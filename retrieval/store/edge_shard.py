@@ -60,13 +60,14 @@ _NAMESPACE = "namespace"  # the payload key every search filters on
 # A dense search whose one condition is on namespaces holding at least this share of the
 # points (the shared library beside the shelves) searches without it, `WIDE_DEPTH` times
 # deeper than the share alone needs, and keeps the points in those namespaces. With the
-# condition, Qdrant searches such a filter with ACORN (`Layout.acorn_max_selectivity`),
-# which cost ~6 ms of a ~7.5 ms dense search at 100k shared chunks beside 100 shelves of
-# 1,000, against ~1.3 ms unfiltered (bench/RESULTS.md, "Shelves and search speed"). The kept
-# points are the filtered search's best as far as the unfiltered search finds them (recall
-# of the exact filtered top 30: 0.992 for questions of the shared library, the no-shelf
-# store's own 0.993; ACORN's 0.998); when fewer than the limit are kept, the search runs
-# again with the condition.
+# condition, Qdrant searches such a filter with ACORN (`Layout.acorn_max_selectivity`): a
+# dense search took 7.2-7.8 ms (p50) at 100k shared chunks beside 100 shelves of 1,000,
+# against 2.1 ms unfiltered, and 3.3 ms this way (bench/RESULTS.md, "Shelves and search
+# speed"). The kept points are the filtered search's best as far as the unfiltered search
+# finds them (recall of the exact filtered top 30 at 20k + 20 x 1,000: 0.992 for questions
+# of the shared library, the unfiltered search's own 0.993, ACORN's 0.998; 0.981 near
+# shelf chunks, ACORN's 0.991); when fewer than the limit are kept, the search runs again
+# with the condition. ACORN off instead: 1.3 ms, but recall@10 0.92 near shelf chunks.
 WIDE_SHARE = 0.3
 WIDE_DEPTH = 2.0
 _SHARES_KEPT = 1024  # sets of namespaces whose share `ShardOps._share` remembers

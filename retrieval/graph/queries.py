@@ -33,7 +33,12 @@ class GraphQueries:
         reader sees. A view of the graph as it is now; build another once it changes."""
         reads = hiding_reads(self._reads, hidden)
         assert isinstance(reads.adjacency, HidingAdjacency)
-        return GraphQueries(reads, linker=HidingLinker(self._linker, reads.adjacency, hidden))
+        linker = HidingLinker(self._linker, reads.adjacency, hidden)
+        # Its term index is built with the view, not at the view's first search: a view is
+        # kept for its reader (`KnowledgeGraph.seen_without`), and with 100 shelves, building
+        # it at each chat's first search added ~2 ms to most of them (bench/RESULTS.md).
+        linker.term_index()
+        return GraphQueries(reads, linker=linker)
 
     # ---- nodes --------------------------------------------------------------------------
 

@@ -361,6 +361,49 @@ async def test_move_to_another_namespace_and_back_keeps_every_vector(store: Any)
         await store.move(Filter(), "trash")
 
 
+def _library_beside_shelves() -> list[IndexedChunk]:
+    """The shared library (11 chunks, far from the angle 0) and one reader's shelf (1) beside
+    another shelf and the trash (12 each, nearest the angle 0): the reader's namespaces hold
+    about a third of the points, and a question near the others' chunks finds none of the
+    reader's among its nearest."""
+    placed = [
+        *((CORPUS_NAMESPACE, 1.0 + 0.03 * n) for n in range(11)),
+        ("shelf:a", 0.5),
+        *(("shelf:b", 0.002 + 0.01 * n) for n in range(12)),
+        *(("trash", 0.007 + 0.01 * n) for n in range(12)),
+    ]
+    return [
+        item(chunk(n, namespace=namespace), theta=theta)
+        for n, (namespace, theta) in enumerate(placed)
+    ]
+
+
+@pytest.mark.parametrize("theta", [0.0, 1.2])
+@pytest.mark.parametrize("namespaces", [[CORPUS_NAMESPACE], [CORPUS_NAMESPACE, "shelf:a"]])
+async def test_a_reading_of_most_of_the_store_gets_its_namespaces_nearest(
+    store: Any, namespaces: list[str], theta: float
+) -> None:
+    """A search of the namespaces holding most points (the shared library and a shelf) finds
+    the nearest of their points, best first, and no point of any other namespace: asked
+    beside the others' nearest chunks (theta 0) or among its own (1.2), for a few or all."""
+    items = _library_beside_shelves()
+    await store.upsert(items)
+    flt = Filter(equals={"namespace": namespaces})
+    query = angle_vec(theta)
+    inside = [i for i in items if i.chunk.namespace in namespaces]
+    by_distance = sorted(inside, key=lambda i: abs(math.atan2(i.dense[1], i.dense[0]) - theta))
+    nearest = [i.chunk.id for i in by_distance]
+    terms = SparseVector((1, 2), (1.0, 1.0))
+    for limit in (3, 50):
+        want = nearest[:limit]
+        assert [h.chunk.id for h in await store.search_dense(query, flt=flt, limit=limit)] == want
+        dense, sparse = await store.search_dense_and_sparse(
+            DenseAndSparseQuery(query, terms, flt=flt, dense_limit=limit, sparse_limit=limit)
+        )
+        assert [h.chunk.id for h in dense] == want
+        assert {h.chunk.namespace for h in sparse} <= set(namespaces)
+
+
 async def test_scroll_pages_beyond_one_page(store: Any) -> None:
     items = [item(chunk(n), theta=0.001 * n) for n in range(600)]
     await store.upsert(items)

@@ -225,3 +225,32 @@ async def test_with_dm_uploads_a_dm_has_a_personal_shelf(tmp_path: Path) -> None
         assert "找不到文档" in shared.plain() or "共享书库只有" in shared.plain()
         gone = await say(app, stranger, "/ingest delete 私人笔记")
         assert "已删除《私人笔记》" in gone.plain()
+
+
+async def test_an_admin_of_another_group_can_neither_change_nor_read_a_shelf(
+    tmp_path: Path,
+) -> None:
+    """Group B's admin names A's document in every command that changes or lists the library:
+    nothing of A's is found, moved or shown, and A still reads its document as before."""
+    b_admin = Actor("telegram", "-1002", "21", "乙管理员", is_admin=True)
+    async with open_app(tmp_path / "data", operators="telegram:900") as app:
+        await upload_to_a(app)
+        trashed = await say(app, A_ADMIN, "/ingest delete 甲组注解")  # A's trash holds one
+        assert "已删除《甲组注解》" in trashed.plain(), trashed.plain()
+        before = text_of(await say(app, A_MEMBER, "/ask 帐幕与召会有什么关系？"))
+        for line in (
+            f"/ingest delete {A_TITLE}",
+            "/ingest restore 甲组注解",
+            "/ingest trash",
+            "/sources log",
+            "/sources",
+        ):
+            seen = text_of(await say(app, b_admin, line))
+            seen = seen.replace(line.partition(" ")[2].partition(" ")[2], "")  # the echoed title
+            for secret in (A_TITLE, "甲组注解", "甲管理员"):
+                assert secret not in seen, (line, secret, seen)
+        live = {d.source: d.namespace for d in await app.indexer.documents()}
+        assert live.get(A_TITLE) == "shelf:telegram:-1001"
+        assert [d.source for d in await app.indexer.trash()] == ["甲组注解"]
+        assert "甲组注解" in text_of(await say(app, A_ADMIN, "/ingest trash"))
+        assert text_of(await say(app, A_MEMBER, "/ask 帐幕与召会有什么关系？")) == before

@@ -1112,13 +1112,14 @@ def places_in(text: str, known_places: Iterable[str]) -> list[str]:
     """Known places the text mentions, then places that presence/motion phrases name."""
     out: list[str] = list(dict.fromkeys(p for p in known_places if p and p in text))
     pattern = re.compile(
-        r"(?:在|到|往|进|出|回|去|离开|来到|回到|走进|抵达|前往)([\u4e00-\u9fff]{1,5}?(?:"
+        # longer verbs first, and an aspect 了 after them: 回到了县衙 names 县衙, not 到了县衙
+        r"(?:(?:离开|来到|回到|走进|抵达|前往|到|进|出|回|去)了?|在|往)([\u4e00-\u9fff]{1,5}?(?:"
         + "|".join(sorted(PLACE_SUFFIXES, key=len, reverse=True))
         + r"))(?=[，。！？、；\s的里中上外边旁前后]|$)"
     )
     for m in pattern.finditer(text):
         place = m.group(1)
-        if _before_verb(place) != place:
+        if _before_verb(place) != place or place.startswith("了"):
             continue  # 岛边守着船 is no place's name
         if len(place) >= 2 and place not in out and not place.startswith(("这", "那", "哪")):
             if not common_word(place):

@@ -41,6 +41,22 @@ def test_a_verb_and_its_object_are_never_part_of_a_place(sentence: str) -> None:
     assert all(not any(v in p for v in "着了过") for p in narrative.places_in(sentence, KNOWN))
 
 
+@pytest.mark.parametrize(
+    ("sentence", "places"),
+    [
+        ("周冲回到了雁回城，天已经黑了。", ["雁回城"]),
+        ("他们赶到了铁马关，城门已经关了。", ["铁马关"]),
+        ("她走进了关城大牢。", ["关城大牢"]),
+        ("林远来到了江心岛的渡口。", ["江心岛"]),
+        ("他在了解县城的情况，没有出门。", []),  # 了解 is a verb, not 了 + a place
+    ],
+)
+def test_an_aspect_le_after_a_movement_verb_is_not_part_of_the_place(
+    sentence: str, places: list[str]
+) -> None:
+    assert narrative.places_in(sentence, KNOWN) == places
+
+
 def test_whereabouts_of_a_character_guarding_a_boat() -> None:
     names = narrative.NameIndex({"钱七": "钱七", "林远": "林远"}, KNOWN)
     text = "钱七在岛边守着船。林远在河边看着江水。"

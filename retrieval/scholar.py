@@ -359,11 +359,16 @@ class Scholar:
         still answered when a sentence close in meaning states the fact (a paraphrase, a
         question in another language). One the gate addresses is judged on its words (the
         subject share of `Answerability`): they are in the passages, and say more precisely
-        what the fact must be said of than nearness in meaning does."""
+        what the fact must be said of than nearness in meaning does — except in a sentence
+        that points back (那日就是复活的日子), which names its subject by a pronoun only."""
         if not hits:
             return "declined"
         if by_verse or self._gate.addressed(evidence):
-            return "answer" if self._states(asked, evidence, hits) else "unstated"
+            if self._states(asked, evidence, hits):
+                return "answer"
+            # said through a pronoun (那日就是…) after a sentence near the question's meaning
+            pointed = await self._bears(question, asked, evidence, hits, pointed_only=True)
+            return "answer" if pointed else "unstated"
         if asked.fact and self._gate.near(evidence):
             # near the question, but in other words: does a sentence say what it asks?
             if await self._bears(question, asked, evidence, hits):
@@ -371,7 +376,13 @@ class Scholar:
         return "declined"
 
     async def _bears(
-        self, question: str, asked: Asked, evidence: Evidence, hits: Sequence[Hit]
+        self,
+        question: str,
+        asked: Asked,
+        evidence: Evidence,
+        hits: Sequence[Hit],
+        *,
+        pointed_only: bool = False,
     ) -> bool:
         """Whether one of the sentences closest in meaning to the question states the fact
         it asks (never without a fact reader and a scorer the embedder's scale is known for)."""
@@ -379,7 +390,9 @@ class Scholar:
             return False
         texts = [h.chunk.text for h in hits]
         closest = await self._bearing.closest(question, texts)
-        return self._answerability.bears(asked, closest, evidence.terms, texts)
+        return self._answerability.bears(
+            asked, closest, evidence.terms, texts, pointed_only=pointed_only
+        )
 
     def _states(self, asked: Asked, evidence: Evidence, hits: Sequence[Hit]) -> bool:
         """Whether some passage states the kind of fact `asked` wants (always, for a question

@@ -509,12 +509,15 @@ class Answerability:
         closest: Sequence[Said],
         terms: Mapping[str, float],
         passages: Sequence[str],
+        *,
+        pointed_only: bool = False,
     ) -> bool:
         """Whether one of the sentences closest in meaning to the question (`AnswerBearing`)
         states the fact it asks — itself, the sentence after it that points back at it, or the
         outline point it sits under — and names something the question is about that not
         every passage names (a sentence on 召会 in general does not say who the angel of the
-        church in Smyrna is, however near its meaning)."""
+        church in Smyrna is, however near its meaning). `pointed_only`: only a sentence that
+        points back may state it (one whose pronoun no word of the question can bind)."""
         if not asked.fact:
             return True
         subject = subject_terms(terms, asked)
@@ -524,10 +527,11 @@ class Answerability:
             told = [t for t in (said.parent, said.sentence, said.after) if t]
             if telling and not any(_held(t, to_simplified("".join(told)).lower()) for t in telling):
                 continue
+            stating = [said.after] if pointed_only else told
             if asked.kind == "definition":
-                if any(_defines(asked.head, to_simplified(t)) for t in told):
+                if any(_defines(asked.head, to_simplified(t)) for t in stating if t):
                     return True
-            elif any(self.facts.states(asked, t, names) for t in told):
+            elif any(self.facts.states(asked, t, names) for t in stating if t):
                 return True
         return False
 

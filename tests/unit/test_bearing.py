@@ -97,6 +97,9 @@ def test_a_close_sentence_bears_the_fact_itself_or_through_what_points_back() ->
     assert CHECK.bears(DAY, [pointed], DAY_TERMS, passages)
     assert not CHECK.bears(DAY, [Said("门徒在楼上等候圣灵。")], DAY_TERMS, passages)
     assert not CHECK.bears(DAY, [], DAY_TERMS, passages)
+    # only through a pointer: the sentence's own words are the lexical check's to bind
+    assert CHECK.bears(DAY, [pointed], DAY_TERMS, passages, pointed_only=True)
+    assert not CHECK.bears(DAY, [itself], DAY_TERMS, passages, pointed_only=True)
 
 
 def test_a_close_sentence_bears_a_person_through_its_outline_point() -> None:

@@ -107,7 +107,7 @@ _ZH_ASKS: tuple[Rule, ...] = (
         "place",
         "",
         r"(?<![区差别同错题键处诀因点义据])在(?:哪里|哪儿|何处|什么地方|哪个地方)"
-        r"|哪座(?:城|山|岛)|哪个(?:城|城市|国家|地区|省|海岛|岛|山)|哪个地区|什么地方|位于哪"
+        rf"|(?:什么|哪){_WHICH}[座个]?(?:城|城市|国家|地区|省|海岛|岛|山|地方|地点)|位于哪"
         r"|(?:到|去|往|住|寄给|写给)(?:了)?(?:哪里|哪儿|何处)"
         r"|(?:地方|地点|城|山|地)(?:叫|名叫|称为)(?:作|做)?(?:什么|何)(?:名字|名)?",
     ),
@@ -140,6 +140,18 @@ _EN_ASKS: tuple[Rule, ...] = (
         "place",
         "sphere",
         r"^\W*where (?:do|can|does|should|may|will) (?:we|i|you|believers|the saints|christians)\b",
+    ),
+    # which / what before a noun of place or of a person asks for one (the noun says the kind)
+    (
+        "place",
+        "",
+        r"\b(?:which|what) (?:city|town|place|country|mountain|mount|region|land|island|province)\b",
+    ),
+    (
+        "person",
+        "",
+        r"\b(?:which|what) (?:apostle|disciple|prophet|man|woman|person|king|brother|elder"
+        r"|people|one of (?:the|his|them))\b",
     ),
     (
         "place",

@@ -298,8 +298,10 @@ _PEOPLE = re.compile(
     rf"(?:一班|一群|这班|那班|这些|那些)[\u3400-\u9fff]{{1,6}}(?:者|人|徒)|{_N}{{2,}}人"
     r"|\b(?:a company|those) (?:of|who)\b"
 )
-# A role noun (教父, 使徒, 先知, 门徒, 老师): the people of one time are named by it (古时的教父).
-_ROLE = re.compile(r"^[\u3400-\u9fff]?(?:徒|者|父|知|师)$")
+# A role noun (教父, 使徒, 先知, 门徒, 老师, 兄弟): the people of one time are named by it
+# (古时的教父), and a name after it is a person's (兄弟推基古, 使徒保罗).
+_ROLE = re.compile(r"^(?:[\u3400-\u9fff]?(?:徒|者|父|知|师)|兄弟|弟兄|姊妹)$")
+_NAME_TAGS = frozenset({"nr", "nrt", "nrfg", "nz"})  # jieba's tags of a proper name
 # English words that are capitalised but name no place (sentence words, titles, names of God,
 # the Bible's books and parts).
 _EN_NOT_PLACE = frozenset(
@@ -374,21 +376,24 @@ class FactReader:
 
     def people(self, text: str) -> list[str]:
         """The persons `text` names (the knowledge graph's) and companies of people."""
-        found = [m.group(0) for m in _PEOPLE.finditer(text)] + self._of_a_time(text)
+        found = [m.group(0) for m in _PEOPLE.finditer(text)] + self._by_role(text)
         if self.persons is not None:
             found += self.persons(text)
         return found
 
-    def _of_a_time(self, text: str) -> list[str]:
-        """People named by a role and the time they lived in (古时的教父, 当时的使徒): a time
-        word (jieba's `t`), 的, a role noun. A role with any other mark is a company the
+    def _by_role(self, text: str) -> list[str]:
+        """People named by a role: with the time they lived in (古时的教父, 当时的使徒: a time
+        word, jieba's `t`, 的, a role noun), or a name right after the role (兄弟推基古: a
+        name no dictionary of persons has). A role with any other mark is a company the
         sentence speaks of, not who did it (以弗所的圣徒 in 保罗写信给以弗所的圣徒)."""
-        cut = self._cut(text)
-        return [
-            time + role
-            for (time, tag), (de, _), (role, _) in zip(cut, cut[1:], cut[2:], strict=False)
-            if tag == "t" and de == "的" and _ROLE.match(role)
-        ]
+        cut = [*self._cut(text), ("", ""), ("", "")]
+        found = []
+        for (word, tag), (nxt, nxt_tag), (third, _) in zip(cut, cut[1:], cut[2:], strict=False):
+            if tag == "t" and nxt == "的" and _ROLE.match(third):
+                found.append(word + nxt + third)
+            elif _ROLE.match(word) and nxt_tag in _NAME_TAGS and len(nxt) >= 2:
+                found.append(nxt)
+        return found
 
     def _cut(self, text: str) -> list[tuple[str, str]]:
         if not re.search(r"[\u3400-\u9fff]", text):

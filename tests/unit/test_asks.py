@@ -118,6 +118,8 @@ def test_what_a_question_asks_for(question: str, kind: str, detail: str) -> None
         # a person by role and the time they lived in
         (Asked("person", ""), "当时的使徒都在那里"),
         (Asked("person", ""), "这句话是早期的教父留下的"),
+        # a name no dictionary has, right after its role (brother X)
+        (Asked("person", ""), "忠心的兄弟亚基布要把这信带去"),
     ],
 )
 def test_a_sentence_states_the_fact(asked: Asked, sentence: str) -> None:
@@ -147,6 +149,7 @@ def test_a_sentence_states_the_fact(asked: Asked, sentence: str) -> None:
         (Asked("date", "time"), "时候满足，神就差遣祂的儿子"),  # 时候 starts no clause of time
         (Asked("person", ""), "神的人要完全"),  # 的人 names no one
         (Asked("person", ""), "写信给哥林多的圣徒"),  # the saints written to, not who wrote
+        (Asked("person", ""), "兄弟们都来了"),  # a role and no name
     ],
 )
 def test_a_sentence_does_not_state_the_fact(asked: Asked, sentence: str) -> None:

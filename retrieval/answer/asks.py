@@ -9,21 +9,33 @@
   哪里来 (where from: a source, not a place);
 - a **person** (谁, 哪位, who) — but 谁是得胜者 / who are the overcomers asks who *they* are,
   a definition;
-- a **definition** (什么是, 是什么意思, 指什么, what is, what does … mean);
+- a **definition** (什么是, 是什么意思, 指什么, 代表什么, what is, what does … mean / stand for);
 - a **relation** (有什么关系, 区别, how is … related);
 - else **open**.
 
+An asking word before a noun asks for what the noun names, whatever the asking word (什么时候
+and 几世纪 a time, 哪一个门徒 a person, 那个地方叫什么 a place, which city, which apostle); the
+noun is then the answer's kind, not the question's subject. English question words ask at the
+start of any sentence of the question ("… Who brought him that news?") or end it ("Where?").
+
 `FactReader.states(asked, sentence, names)` says whether a sentence states a fact of a date,
 number, place or person kind: a year (1984年, 一九八四年, 主后, 世纪), a named day (五旬节,
-安息日, 主日), an era (千年国, 时代), a numeral with a measure word (七个召会, 十四万四千人,
-一百四十四肘, 十日) — not 一个 (which is "a"), not a chapter (启二十一18) —, a place (a name jieba
-tags as one: 以弗所, 锡安山; Jerusalem after "in"), a person (a person of the knowledge graph, or
-a company of people: 一班得胜者), none of them one the question itself names.
+安息日, 主日), an era (千年国, 时代), a time relative to an event (大灾难以前, 主显现时，), a
+numeral with a measure word (七个召会, 十四万四千人, 一百四十四肘, 十日) — not 一个 (which is
+"a"), not a chapter (启二十一18) —, a place (a name jieba tags as one: 以弗所, 锡安山; Jerusalem
+after "in"), a person (a person of the knowledge graph, a company of people: 一班得胜者, people
+named by their role and time: 古时的教父, or a name after its role: 兄弟推基古), none of them one
+the question itself names.
 
 `Answerability.answerable(...)`: a question asking for one of those facts is answerable only
 when some retrieved passage has a sentence about its subject (holding `subject_share` of its
-subject terms, weighted by rarity) that states such a fact. The Scholar asks it
-before any model is called, so the answer is the same with a model or without.
+subject terms, weighted by rarity, with the sentence before it when it points back, and the
+outline point above it when it is a sub-point) that states such a fact; a definition only when
+a passage names the term and says what it is (or the graph's concepts make it up).
+`Answerability.bears(...)`: whether one of the sentences closest in meaning to the question
+(`retrieval.answer.bearing`) states it — for a question the passages hold too few of the words
+of (a paraphrase). The Scholar asks both before any model is called, so the answer is the same
+with a model or without.
 """
 
 from __future__ import annotations

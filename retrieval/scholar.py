@@ -46,6 +46,7 @@ from retrieval.answer import (
     not_addressed_answer,
     preview,
     quote_at,
+    said_in,
     verify,
 )
 from retrieval.index import SourceNames, VerseRow
@@ -384,15 +385,16 @@ class Scholar:
         *,
         pointed_only: bool = False,
     ) -> bool:
-        """Whether one of the sentences closest in meaning to the question states the fact
-        it asks (never without a fact reader and a scorer the embedder's scale is known for)."""
+        """Whether a sentence close in meaning to the question states the fact it asks (never
+        without a fact reader and a scorer the embedder's scale is known for). Only the
+        sentences that state it are scored."""
         if self._answerability is None or self._bearing is None or not asked.fact:
             return False
         texts = [h.chunk.text for h in hits]
-        closest = await self._bearing.closest(question, texts)
-        return self._answerability.bears(
-            asked, closest, evidence.terms, texts, pointed_only=pointed_only
+        stating = self._answerability.stating(
+            asked, said_in(texts), evidence.terms, texts, pointed_only=pointed_only
         )
+        return bool(await self._bearing.close(question, stating))
 
     def _states(self, asked: Asked, evidence: Evidence, hits: Sequence[Hit]) -> bool:
         """Whether some passage states the kind of fact `asked` wants (always, for a question

@@ -21,7 +21,7 @@ Labels come from `retrieval.labels.CitationLabel`; whether the corpus addresses 
 """
 
 from retrieval.answer.asks import Answerability, Asked, AskKind, FactReader, asked_for
-from retrieval.answer.bearing import AnswerBearing, Said, SentenceScorer, cosine_scorer
+from retrieval.answer.bearing import AnswerBearing, Said, SentenceScorer, cosine_scorer, said_in
 from retrieval.answer.notices import EmptyModelAnswer, ModelFailed, Notice
 from retrieval.answer.prompt import (
     DECLINE_MARKER,
@@ -86,6 +86,7 @@ __all__ = [
     "quote_at",
     "quote_found",
     "resolve_label",
+    "said_in",
     "short_quote",
     "split_sentences",
     "verify",

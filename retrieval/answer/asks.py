@@ -532,37 +532,41 @@ class Answerability:
                 before = said.sentence
         return False
 
-    def bears(
+    def stating(
         self,
         asked: Asked,
-        closest: Sequence[Said],
+        said: Sequence[Said],
         terms: Mapping[str, float],
         passages: Sequence[str],
         *,
         pointed_only: bool = False,
-    ) -> bool:
-        """Whether one of the sentences closest in meaning to the question (`AnswerBearing`)
-        states the fact it asks — itself, the sentence after it that points back at it, or the
-        outline point it sits under — and names something the question is about that not
-        every passage names (a sentence on 召会 in general does not say who the angel of the
-        church in Smyrna is, however near its meaning). `pointed_only`: only a sentence that
-        points back may state it (one whose pronoun no word of the question can bind)."""
+    ) -> list[Said]:
+        """The sentences of `said` (`bearing.said_in(passages)`) that state the fact `asked`
+        wants — themselves, through the sentence after them that points back, or through the
+        outline point they sit under — and name something the question is about that not every
+        passage names (a sentence on 召会 in general does not say who the angel of the church
+        in Smyrna is, however near its meaning). Whether one is close in meaning to the
+        question is `AnswerBearing`'s call. `pointed_only`: only a sentence that points back
+        may state it (one whose pronoun no word of the question can bind)."""
         if not asked.fact:
-            return True
+            return []  # nothing asked, nothing to bear
         subject = subject_terms(terms, asked)
         telling = _telling(subject, passages)
         names = [n for n in subject if not _only_in_titles(n, asked.titles)]
-        for said in closest:
-            told = [t for t in (said.parent, said.sentence, said.after) if t]
+        out = []
+        for one in said:
+            told = [t for t in (one.parent, one.sentence, one.after) if t]
             if telling and not any(_held(t, to_simplified("".join(told)).lower()) for t in telling):
                 continue
-            stating = [said.after] if pointed_only else told
-            if asked.kind == "definition":
-                if any(_defines(asked.head, to_simplified(t)) for t in stating if t):
-                    return True
-            elif any(self.facts.states(asked, t, names) for t in stating if t):
-                return True
-        return False
+            stating = [one.after] if pointed_only else told
+            if any(self._tells(asked, t, names) for t in stating if t):
+                out.append(one)
+        return out
+
+    def _tells(self, asked: Asked, text: str, names: Sequence[str]) -> bool:
+        if asked.kind == "definition":
+            return _defines(asked.head, to_simplified(text))
+        return self.facts.states(asked, text, names)
 
     def _states_in(
         self,

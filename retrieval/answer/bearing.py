@@ -6,12 +6,13 @@ A fact is often stated beside its subject rather than in the sentence that names
 - an outline's sub-point says it under a point that names the subject
   (「三、三种职事合为一个新约职事」「（一）彼得开始，保罗完成，约翰修补」).
 
-`said_in(passages)` reads each sentence with those two neighbours (`Said`). `AnswerBearing`
-finds the sentences closest in meaning to the question (the embedder's own similarity between
-the question and each sentence, e5's `query:` / `passage:` forms): a paraphrased or
-cross-language question shares few words with the sentence that answers it, but its meaning
-is near that sentence's. Which of them states the fact the question asks is the fact reader's
-call (`Answerability.bears`).
+`said_in(passages)` reads each sentence with those two neighbours (`Said`). Which of them
+state the fact a question asks is the fact reader's call (`Answerability.stating`);
+`AnswerBearing` keeps those close in meaning to the question (the embedder's own similarity
+between the question and the sentence, e5's `query:` / `passage:` forms): a paraphrased
+question shares few words with the sentence that answers it, but its meaning is near that
+sentence's. Only those sentences are embedded (a few, not every sentence of six passages: a
+second or more on a busy machine).
 """
 
 from __future__ import annotations
@@ -116,29 +117,29 @@ def cosine_scorer(
     return score
 
 
-# The similarity a sentence must reach to bear the answer, per embedder; set on the
-# calibration halves (bench/results/answerability.md, "After the fixes test3 prompted"). The
-# hash fake and models not listed have no scale to trust: no sentence bears an answer.
+# The similarity a sentence must reach to bear the answer, per embedder, read off the seen
+# halves (bench/results/answerability.md, "After the fixes test3 prompted": 0.86 answers two
+# unanswerable place questions, 0.90 loses an answerable one). The hash fake and models not
+# listed have no scale to trust: no sentence bears an answer.
 BEARING_FLOORS = {"multilingual-e5-small-q4": 0.88}
-BEARING_TOP = 3  # only the closest few: the answer is where the question's meaning is
 
 
 @dataclass(frozen=True, slots=True)
 class AnswerBearing:
-    """The `top` sentences of the passages closest in meaning to a question, at `floor` or
-    above on the scorer's scale."""
+    """The sentences close in meaning to a question: at `floor` or above on the scorer's
+    scale."""
 
     score: SentenceScorer
     floor: float
-    top: int = BEARING_TOP
 
     @classmethod
     def for_embedder(cls, model_id: str, score: SentenceScorer) -> AnswerBearing | None:
         floor = BEARING_FLOORS.get(model_id)
         return cls(score, floor) if floor is not None else None
 
-    async def closest(self, question: str, passages: Sequence[str]) -> list[Said]:
-        said = said_in(passages)
+    async def close(self, question: str, said: Sequence[Said]) -> list[Said]:
+        """Those of `said` close in meaning to `question` (scored by their own sentence)."""
+        if not said:
+            return []
         scores = await self.score(question, [s.sentence for s in said])
-        ranked = sorted(zip(scores, range(len(said)), strict=True), reverse=True)
-        return [said[i] for score, i in ranked[: self.top] if score >= self.floor]
+        return [s for s, score in zip(said, scores, strict=True) if score >= self.floor]

@@ -1,7 +1,7 @@
 """The sentences that may bear an answer (issue 43, item 7): each sentence with the one that
-points back at it and the outline point above it; the closest few by the embedder's similarity
-(a plain function stands in for it); and which of them state the fact asked, said of something
-the question is about. All text here is original."""
+points back at it and the outline point above it; which of them state the fact asked, said of
+something the question is about; and which of those are close in meaning to the question (a
+plain function stands in for the embedder). All text here is original."""
 
 from __future__ import annotations
 
@@ -52,16 +52,21 @@ def test_each_sentence_with_what_points_back_at_it_and_its_outline_point() -> No
     assert said_in(["", "\n\n"]) == []
 
 
-async def test_the_closest_sentences_at_or_above_the_floor() -> None:
+async def test_the_sentences_close_in_meaning_are_those_at_or_above_the_floor() -> None:
+    scored: list[str] = []
+
     async def score(question: str, sentences: Sequence[str]) -> list[float]:
+        scored.extend(sentences)
         return [0.95 if "五旬节" in s else 0.9 if "楼上" in s else 0.2 for s in sentences]
 
-    bearing = AnswerBearing(score, floor=0.85, top=1)
-    text = "众人都很惊奇。门徒在楼上等候。那一天就是五旬节。"
-    assert [s.sentence for s in await bearing.closest("哪一天？", [text])] == ["那一天就是五旬节。"]
-    two = AnswerBearing(score, floor=0.92, top=2)  # the second is under the floor
-    assert len(await two.closest("哪一天？", [text])) == 1
-    assert await bearing.closest("哪一天？", []) == []
+    said = said_in(["众人都很惊奇。门徒在楼上等候。那一天就是五旬节。"])
+    close = await AnswerBearing(score, floor=0.85).close("哪一天？", said)
+    assert [s.sentence for s in close] == ["门徒在楼上等候。", "那一天就是五旬节。"]
+    higher = await AnswerBearing(score, floor=0.92).close("哪一天？", said)
+    assert [s.sentence for s in higher] == ["那一天就是五旬节。"]
+    scored.clear()
+    assert await AnswerBearing(score, floor=0.85).close("哪一天？", []) == []
+    assert scored == []  # nothing to score, nothing embedded
 
 
 def test_only_an_embedder_whose_scale_is_known_has_a_floor() -> None:
@@ -92,21 +97,21 @@ DAY_TERMS = {"门徒": 0.7, "圣灵": 0.8, "充满": 0.6}
 def test_a_close_sentence_bears_the_fact_itself_or_through_what_points_back() -> None:
     passages = ["门徒在楼上等候圣灵。", "讲到建造的一段。"]
     itself = Said("门徒在五旬节被圣灵充满。")
-    assert CHECK.bears(DAY, [itself], DAY_TERMS, passages)
+    assert CHECK.stating(DAY, [itself], DAY_TERMS, passages)
     pointed = Said("门徒在楼上等候圣灵。", after="那日就是五旬节。")
-    assert CHECK.bears(DAY, [pointed], DAY_TERMS, passages)
-    assert not CHECK.bears(DAY, [Said("门徒在楼上等候圣灵。")], DAY_TERMS, passages)
-    assert not CHECK.bears(DAY, [], DAY_TERMS, passages)
+    assert CHECK.stating(DAY, [pointed], DAY_TERMS, passages)
+    assert not CHECK.stating(DAY, [Said("门徒在楼上等候圣灵。")], DAY_TERMS, passages)
+    assert not CHECK.stating(DAY, [], DAY_TERMS, passages)
     # only through a pointer: the sentence's own words are the lexical check's to bind
-    assert CHECK.bears(DAY, [pointed], DAY_TERMS, passages, pointed_only=True)
-    assert not CHECK.bears(DAY, [itself], DAY_TERMS, passages, pointed_only=True)
+    assert CHECK.stating(DAY, [pointed], DAY_TERMS, passages, pointed_only=True)
+    assert not CHECK.stating(DAY, [itself], DAY_TERMS, passages, pointed_only=True)
 
 
 def test_a_close_sentence_bears_a_person_through_its_outline_point() -> None:
     asked = asked_for("是哪一个门徒带领晨更？")
     terms = {"带领": 0.6, "晨更": 1.0}
     sub_point = Said("（一）每天带领晨更", parent="一、彼得的职事")
-    assert CHECK.bears(asked, [sub_point], terms, ["一、彼得的职事\n（一）每天带领晨更", "别的"])
+    assert CHECK.stating(asked, [sub_point], terms, ["一、彼得的职事\n（一）每天带领晨更", "别的"])
 
 
 def test_a_close_sentence_must_name_what_the_question_is_about() -> None:
@@ -115,17 +120,18 @@ def test_a_close_sentence_must_name_what_the_question_is_about() -> None:
     terms = {"门徒": 0.7, "召会": 1.0, "充满": 0.6}
     passages = ["召会在主日聚会。", "召会与门徒被充满。"]
     general = Said("召会在主日聚会。")
-    assert not CHECK.bears(DAY, [general], terms, passages)
-    assert CHECK.bears(DAY, [Said("门徒在主日被充满。")], terms, passages)
+    assert not CHECK.stating(DAY, [general], terms, passages)
+    assert CHECK.stating(DAY, [Said("门徒在主日被充满。")], terms, passages)
 
 
 def test_a_close_sentence_bears_a_definition_only_when_it_defines_the_term() -> None:
     asked = asked_for("无酵饼预表什么？")
     assert asked.head == "无酵饼"
     passages = ["无酵饼预表没有罪的生活。", "逾越节要吃无酵饼。", "别的"]
-    assert CHECK.bears(asked, [Said("无酵饼预表没有罪的生活。")], {"无酵饼": 1.0}, passages)
-    assert not CHECK.bears(asked, [Said("逾越节要吃无酵饼。")], {"无酵饼": 1.0}, passages)
+    assert CHECK.stating(asked, [Said("无酵饼预表没有罪的生活。")], {"无酵饼": 1.0}, passages)
+    assert not CHECK.stating(asked, [Said("逾越节要吃无酵饼。")], {"无酵饼": 1.0}, passages)
 
 
-def test_a_question_that_asks_for_no_fact_needs_no_bearing_sentence() -> None:
-    assert CHECK.bears(asked_for("晨更对我们有帮助吗？"), [], {"晨更": 1.0}, [])
+def test_a_question_that_asks_for_no_fact_has_no_sentence_stating_it() -> None:
+    said = [Said("晨更在五旬节开始。")]
+    assert CHECK.stating(asked_for("晨更对我们有帮助吗？"), said, {"晨更": 1.0}, ["晨更"]) == []

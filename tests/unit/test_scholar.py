@@ -4,7 +4,7 @@ loopback stub. All corpus text here is original test prose."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -36,7 +36,8 @@ ZH = Actor("console", "console", "u1")
 EN = Actor("console", "console", "u1", lang="en")
 
 # doc_id: (source, type, [(chapter, text, refs)])
-DOCS: dict[str, tuple[str, str, list[tuple[str, str, tuple[str, ...]]]]] = {
+Doc = tuple[str, str, list[tuple[str, str, tuple[str, ...]]]]
+DOCS: dict[str, Doc] = {
     "m1": (
         "经纶的异象",
         "message",
@@ -92,8 +93,8 @@ class Env:
 ERAS = {"m1": "sample-1960s", "m2": "sample-1980s"}  # the footnotes have none
 
 
-async def _index(ix: Indexer) -> None:
-    for doc_id, (source, kind, paras) in DOCS.items():
+async def _index(ix: Indexer, docs: Mapping[str, Doc] = DOCS) -> None:
+    for doc_id, (source, kind, paras) in docs.items():
         era = ERAS.get(doc_id, "")
         chunks = []
         for pos, (chapter, text, refs) in enumerate(paras):
@@ -496,20 +497,7 @@ async def test_a_fact_question_the_gate_declines_is_answered_by_a_close_sentence
     answers it. A scorer that finds nothing close, or a close sentence stating no day, leaves
     it declined with related reading. Without a scorer nothing changes."""
     text = "弟兄们在楼上同心祷告。那一天就是主日。\n后来众人各自回家。"
-    st = search_form(text)
-    chunk = Chunk(
-        id=chunk_id("corpus", "m3", 0, content_hash(st)),
-        text=text,
-        search_text=st,
-        doc_id="m3",
-        source="晨更的操练",
-        type="message",
-        chapter="一　同心",
-        position=0,
-    )
-    await env.indexer.replace_document(
-        DocumentRecord("m3", "晨更的操练", content_hash(text), type="message"), [chunk]
-    )
+    await _index(env.indexer, {"m3": ("晨更的操练", "message", [("一　同心", text, ())])})
     never = RelevanceGate(min_coverage=2.0, partial_coverage=2.0, related_coverage=0.0)
     facts = FactReader(Tokenizer().tag)
 

@@ -5,7 +5,8 @@ questions some passage answers, and say 「职事语料没有直接论及」 for
 was tuned on; `tests/quality/answerability_test.yaml` the half it is graded on (the tests assert
 on it only). Both were written and split before any tuning. `answerability_test2.yaml`
 (`--half test2`) was written blind after the test half was seen, and is run once; so is
-`answerability_test3.yaml` (`--half test3`), written blind after test2's run. For each embedder the real stack is
+`answerability_test3.yaml` (`--half test3`), written blind after test2's run, and
+`answerability_test4.yaml` (`--half test4`), written blind after test3's run. For each embedder the real stack is
 built (`bot.app.App`: Qdrant Edge + SQLite, BM25, graph, no model) over the sample corpus +
 Ephesians and every question goes through `Scholar.answer`, as `/ask` and `baibao ask` do.
 
@@ -49,6 +50,8 @@ HALVES = {
     "test2": SETS / "answerability_test2.yaml",
     # Written blind after test2's run; nothing tuned on it; run once.
     "test3": SETS / "answerability_test3.yaml",
+    # Written blind while test3's fixes were made (after test3's run); run once.
+    "test4": SETS / "answerability_test4.yaml",
 }
 # The relevance set's halves, read the same way (`addressed` as `answerable`): /ask must still
 # answer what it answered and decline what it declined (`--relevance`).
@@ -178,7 +181,7 @@ async def main(argv: Sequence[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--embedders", default="e5,hash")
     p.add_argument(
-        "--half", choices=("calibration", "test", "test2", "test3", "both"), default="both"
+        "--half", choices=("calibration", "test", "test2", "test3", "test4", "both"), default="both"
     )
     p.add_argument("--data-dir", type=Path, default=None)
     p.add_argument("--out", type=Path, default=None)

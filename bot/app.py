@@ -293,7 +293,7 @@ class App(Closing):
         change log and the command router."""
         from bot.presenters.graph import PathPictures
         from bot.presenters.scholar import ScholarPresenter
-        from retrieval.answer import FactReader
+        from retrieval.answer import AnswerBearing, FactReader, cosine_scorer
         from retrieval.graph.view import GraphViewer
         from retrieval.relevance import RelevanceGate
         from retrieval.scholar import Scholar
@@ -309,6 +309,10 @@ class App(Closing):
             self.llm,
             gate=RelevanceGate.for_embedder(self.embedder.model_id),
             facts=FactReader(self._tokenizer.tag, persons=self._persons_named),
+            bearing=AnswerBearing.for_embedder(
+                self.embedder.model_id,
+                cosine_scorer(self.embedder.embed_query, self.embedder.embed_passages),
+            ),
             views=self.graph.seen_without,
         )
         await self.scholar.refresh_sources()  # /ask source autocomplete

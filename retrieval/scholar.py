@@ -29,6 +29,7 @@ from retrieval import scripture
 from retrieval.answer import (
     Answer,
     Answerability,
+    AnswerBearing,
     Asked,
     EmptyModelAnswer,
     Evidence,
@@ -45,6 +46,7 @@ from retrieval.answer import (
     not_addressed_answer,
     preview,
     quote_at,
+    said_in,
     verify,
 )
 from retrieval.index import SourceNames, VerseRow
@@ -197,6 +199,7 @@ class Scholar:
         passages: int = 6,
         gate: RelevanceGate | None = None,
         facts: FactReader | None = None,
+        bearing: AnswerBearing | None = None,
         views: GraphViews | None = None,
     ) -> None:
         """`views`: the graph as each reader sees it (/cite's concepts of a reader whose
@@ -211,6 +214,9 @@ class Scholar:
         # Does a passage state the date, number, place or person a question asks for? Without
         # a reader every question counts as answerable when the gate says it is addressed.
         self._answerability = Answerability(facts) if facts is not None else None
+        # The sentences closest in meaning to a question, read for the fact it asks when the
+        # passages share too few of its words (a paraphrase, another language).
+        self._bearing = bearing
         self._names: dict[tuple[str, ...], SourceNames] = {}  # by the namespaces read
         # Running totals since start-up (logged; the benchmark reads the same numbers).
         self.citation_stats = CitationStats()
@@ -303,11 +309,12 @@ class Scholar:
         )
         # related reading only when it shares meaning with the question
         related = hits if by_verse or self._gate.related(result.evidence) else []
-        if not hits or not (by_verse or self._gate.addressed(result.evidence)):
+        decided = await self._decide(question, asked, result.evidence, hits, by_verse)
+        if decided == "declined":
             return not_addressed_answer(
                 question, related, lang, mode, graph_paths=paths, script=script
             )
-        if not self._states(asked, result.evidence, hits):
+        if decided == "unstated":
             # about the subject, but no passage says the year, number, place or person asked
             return not_addressed_answer(
                 question, hits, lang, mode, graph_paths=paths, script=script, unstated=asked
@@ -344,6 +351,50 @@ class Scholar:
                 question, hits, lang, graph_paths=paths, notice=EmptyModelAnswer(), script=script
             )
         return model_answer(question, lang, verified, prompt.passages, paths, script=script)
+
+    async def _decide(
+        self, question: str, asked: Asked, evidence: Evidence, hits: Sequence[Hit], by_verse: bool
+    ) -> Literal["answer", "unstated", "declined"]:
+        """Answer, decline as not stated (about the subject, the fact asked not said), or
+        decline as not addressed. A fact question the gate finds too few of its words for is
+        still answered when a sentence close in meaning states the fact (a paraphrase, a
+        question in another language). One the gate addresses is judged on its words (the
+        subject share of `Answerability`): they are in the passages, and say more precisely
+        what the fact must be said of than nearness in meaning does — except in a sentence
+        that points back (那日就是复活的日子), which names its subject by a pronoun only."""
+        if not hits:
+            return "declined"
+        if by_verse or self._gate.addressed(evidence):
+            if self._states(asked, evidence, hits):
+                return "answer"
+            # said through a pronoun (那日就是…) after a sentence near the question's meaning
+            pointed = await self._bears(question, asked, evidence, hits, pointed_only=True)
+            return "answer" if pointed else "unstated"
+        if asked.fact and self._gate.near(evidence):
+            # near the question, but in other words: does a sentence say what it asks?
+            if await self._bears(question, asked, evidence, hits):
+                return "answer"
+        return "declined"
+
+    async def _bears(
+        self,
+        question: str,
+        asked: Asked,
+        evidence: Evidence,
+        hits: Sequence[Hit],
+        *,
+        pointed_only: bool = False,
+    ) -> bool:
+        """Whether a sentence close in meaning to the question states the fact it asks (never
+        without a fact reader and a scorer the embedder's scale is known for). Only the
+        sentences that state it are scored."""
+        if self._answerability is None or self._bearing is None or not asked.fact:
+            return False
+        texts = [h.chunk.text for h in hits]
+        stating = self._answerability.stating(
+            asked, said_in(texts), evidence.terms, texts, pointed_only=pointed_only
+        )
+        return bool(await self._bearing.close(question, stating))
 
     def _states(self, asked: Asked, evidence: Evidence, hits: Sequence[Hit]) -> bool:
         """Whether some passage states the kind of fact `asked` wants (always, for a question

@@ -10,7 +10,9 @@
 - `notices`  — why an answer fell back to the passages (the model failed or said nothing),
                as typed facts the chat layer words;
 - `asks`     — what a question asks for (a date, a number, a place, a person …) and whether
-               a retrieved passage states it.
+               a retrieved passage states it;
+- `bearing`  — the sentences closest in meaning to a question (the embedder's similarity),
+               each with the sentence that points back at it and its outline point.
 
 `Answer` → `Reply` is the chat layer's job (`bot.presenters.answer`).
 
@@ -19,6 +21,7 @@ Labels come from `retrieval.labels.CitationLabel`; whether the corpus addresses 
 """
 
 from retrieval.answer.asks import Answerability, Asked, AskKind, FactReader, asked_for
+from retrieval.answer.bearing import AnswerBearing, Said, SentenceScorer, cosine_scorer, said_in
 from retrieval.answer.notices import EmptyModelAnswer, ModelFailed, Notice
 from retrieval.answer.prompt import (
     DECLINE_MARKER,
@@ -54,6 +57,7 @@ __all__ = [
     "NOT_ADDRESSED",
     "SYSTEM_PROMPT_ZH",
     "Answer",
+    "AnswerBearing",
     "Answerability",
     "AskKind",
     "Asked",
@@ -67,9 +71,12 @@ __all__ = [
     "Passage",
     "Prompt",
     "RelevanceGate",
+    "Said",
+    "SentenceScorer",
     "Verified",
     "asked_for",
     "build_prompt",
+    "cosine_scorer",
     "excerpt",
     "extractive_answer",
     "model_answer",
@@ -79,6 +86,7 @@ __all__ = [
     "quote_at",
     "quote_found",
     "resolve_label",
+    "said_in",
     "short_quote",
     "split_sentences",
     "verify",

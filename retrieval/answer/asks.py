@@ -9,21 +9,33 @@
   哪里来 (where from: a source, not a place);
 - a **person** (谁, 哪位, who) — but 谁是得胜者 / who are the overcomers asks who *they* are,
   a definition;
-- a **definition** (什么是, 是什么意思, 指什么, what is, what does … mean);
+- a **definition** (什么是, 是什么意思, 指什么, 代表什么, what is, what does … mean / stand for);
 - a **relation** (有什么关系, 区别, how is … related);
 - else **open**.
 
+An asking word before a noun asks for what the noun names, whatever the asking word (什么时候
+and 几世纪 a time, 哪一个门徒 a person, 那个地方叫什么 a place, which city, which apostle); the
+noun is then the answer's kind, not the question's subject. English question words ask at the
+start of any sentence of the question ("… Who brought him that news?") or end it ("Where?").
+
 `FactReader.states(asked, sentence, names)` says whether a sentence states a fact of a date,
 number, place or person kind: a year (1984年, 一九八四年, 主后, 世纪), a named day (五旬节,
-安息日, 主日), an era (千年国, 时代), a numeral with a measure word (七个召会, 十四万四千人,
-一百四十四肘, 十日) — not 一个 (which is "a"), not a chapter (启二十一18) —, a place (a name jieba
-tags as one: 以弗所, 锡安山; Jerusalem after "in"), a person (a person of the knowledge graph, or
-a company of people: 一班得胜者), none of them one the question itself names.
+安息日, 主日), an era (千年国, 时代), a time relative to an event (大灾难以前, 主显现时，), a
+numeral with a measure word (七个召会, 十四万四千人, 一百四十四肘, 十日) — not 一个 (which is
+"a"), not a chapter (启二十一18) —, a place (a name jieba tags as one: 以弗所, 锡安山; Jerusalem
+after "in"), a person (a person of the knowledge graph, a company of people: 一班得胜者, people
+named by their role and time: 古时的教父, or a name after its role: 兄弟推基古), none of them one
+the question itself names.
 
 `Answerability.answerable(...)`: a question asking for one of those facts is answerable only
 when some retrieved passage has a sentence about its subject (holding `subject_share` of its
-subject terms, weighted by rarity) that states such a fact. The Scholar asks it
-before any model is called, so the answer is the same with a model or without.
+subject terms, weighted by rarity, with the sentence before it when it points back, and the
+outline point above it when it is a sub-point) that states such a fact; a definition only when
+a passage names the term and says what it is (or the graph's concepts make it up).
+`Answerability.bears(...)`: whether one of the sentences closest in meaning to the question
+(`retrieval.answer.bearing`) states it — for a question the passages hold too few of the words
+of (a paraphrase). The Scholar asks both before any model is called, so the answer is the same
+with a model or without.
 """
 
 from __future__ import annotations
@@ -33,9 +45,9 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from retrieval.answer.bearing import POINTS_BACK, Said, said_in
 from retrieval.relevance import holds
 from retrieval.scripture import books
-from retrieval.sentences import split_sentences
 from retrieval.text import to_simplified
 
 AskKind = Literal["date", "number", "place", "person", "definition", "relation", "open"]
@@ -73,6 +85,10 @@ class Asked:
 # ---- what a question asks for ---------------------------------------------------------------
 
 _N = r"[一二三四五六七八九十百千万两〇零\d]"
+_WHICH = r"(?:一)?(?:个|位|些)?"  # what may stand between an asking word and its noun (哪一个)
+# Nouns that name a person by role or company (门徒, 使徒, 教父, 先知, 信徒): an asking word
+# before one asks for a person (哪一个门徒), and the noun is the answer's kind, not its subject.
+_PERSON_NOUN = r"[\u3400-\u9fff]?(?:徒|人|者|父|知|师|王)"
 Rule = tuple[AskKind, str, str]  # kind, detail, the wording (a regular expression)
 
 
@@ -90,6 +106,10 @@ _ZH_ASKS: tuple[Rule, ...] = (
         r"哪一天|哪天|什么日子|哪一日|何日|几月几[日号]|星期几|礼拜几|什么日期|哪个日期",
     ),
     ("date", "era", r"哪个时代|哪一个时代|什么时代|哪个时期|什么时期|哪个年代"),
+    # An asking word before a noun of time asks a time (什么时候, 几世纪): the noun says the
+    # kind, whatever the asking word is.
+    ("date", "year", rf"(?:什么|哪|几|第几){_WHICH}(?:世纪|年代)"),
+    ("date", "time", rf"(?:什么|哪|几){_WHICH}(?:时候|时间|时刻|时)|何时|几时"),
     ("number", "ordinal", r"第几|排(?:在)?第?几|排行"),
     ("number", "duration", r"多久|多少年|几年|多少天|几天|几日|多少日|多长时间|多少时候"),
     ("number", "measure", r"多高|多长|多宽|多深|多远|多重|多厚|多大|多少(?:肘|尺|米|里)"),
@@ -99,10 +119,15 @@ _ZH_ASKS: tuple[Rule, ...] = (
         "place",
         "",
         r"(?<![区差别同错题键处诀因点义据])在(?:哪里|哪儿|何处|什么地方|哪个地方)"
-        r"|哪座(?:城|山|岛)|哪个(?:城|城市|国家|地区|省|海岛|岛|山)|哪个地区|什么地方|位于哪"
-        r"|(?:到|去|往|住|寄给|写给)(?:了)?(?:哪里|哪儿|何处)",
+        rf"|(?:什么|哪){_WHICH}[座个]?(?:城|城市|国家|地区|省|海岛|岛|山|地方|地点)|位于哪"
+        r"|(?:到|去|往|住|寄给|写给)(?:了)?(?:哪里|哪儿|何处)"
+        r"|(?:地方|地点|城|山|地)(?:叫|名叫|称为)(?:作|做)?(?:什么|何)(?:名字|名)?",
     ),
-    ("person", "", r"谁|哪位|哪一位|什么人|何人"),
+    (
+        "person",
+        "",
+        rf"哪{_WHICH}{_PERSON_NOUN}(?![\u3400-\u9fff]*[书信])|谁|哪位|哪一位|什么人|何人",
+    ),
     ("relation", "", r"关系|关联|区别|差别|不同|异同|相比|联系"),
     (
         "definition",
@@ -111,11 +136,14 @@ _ZH_ASKS: tuple[Rule, ...] = (
         r"|是个什么|什么东西|是怎么回事",
     ),
 )
+# Where an English question word asks: at the start of the question or of any of its
+# sentences ("Paul had heard of their faith. Who brought him that news?").
+_OPENS = r"(?:^|(?<=[.!?])\s+)\W*(?:and |but |so )?"
 _EN_ASKS: tuple[Rule, ...] = (
     ("date", "year", r"\b(?:what|which) (?:year|century)\b|\bin what year\b"),
     ("date", "day", r"\b(?:what|which) (?:day|date)\b|\bon what day\b"),
     ("date", "era", r"\b(?:what|which) (?:age|era|period|dispensation)\b"),
-    ("date", "time", r"^\W*(?:and |but |so )?when\b|\bat what (?:point|time|stage|moment)\b"),
+    ("date", "time", rf"{_OPENS}when\b|\bat what (?:point|time|stage|moment)\b"),
     ("number", "ordinal", r"\bwhich (?:one|place) in (?:order|rank)\b|\branks?\b.*\bwhere\b"),
     ("number", "duration", r"\bhow long\b|\bhow many (?:years|days|months|hours)\b"),
     ("number", "measure", r"\bhow (?:tall|high|wide|deep|far|big|large|heavy)\b"),
@@ -125,8 +153,24 @@ _EN_ASKS: tuple[Rule, ...] = (
         "sphere",
         r"^\W*where (?:do|can|does|should|may|will) (?:we|i|you|believers|the saints|christians)\b",
     ),
-    ("place", "", r"^\W*(?:and |but |so )?where\b(?!.*\b(?:come|comes|came) from\b)"),
-    ("person", "", r"^\W*(?:and |but |so )?who(?:m|se)?\b|\b(?:by|to|from|with|for) whom\b"),
+    # which / what before a noun of place or of a person asks for one (the noun says the kind)
+    (
+        "place",
+        "",
+        r"\b(?:which|what) (?:city|town|place|country|mountain|mount|region|land|island|province)\b",
+    ),
+    (
+        "person",
+        "",
+        r"\b(?:which|what) (?:apostle|disciple|prophet|man|woman|person|king|brother|elder"
+        r"|people|one of (?:the|his|them))\b",
+    ),
+    (
+        "place",
+        "",
+        rf"{_OPENS}where\b(?!.*\b(?:come|comes|came) from\b)|\bwhere\?\s*$",
+    ),
+    ("person", "", rf"{_OPENS}who(?:m|se)?\b|\b(?:by|to|from|with|for) whom\b"),
     ("relation", "", r"\brelat\w*|\bdifference\b|\bdiffer\b|\bcompare"),
     ("definition", "", r"\bwhat (?:is|are|was|were)\b|\bmean(?:s|ing)?\b|\bdefin|\bexplain"),
 )
@@ -140,8 +184,12 @@ _CLASS_EN = re.compile(r"\bwho (?:are|were) the \w+s\b", re.IGNORECASE)
 
 # What a passage means, asked outright: a definition whatever else the question quotes (弗1:10
 # 在日期满足的时候同归于一是什么意思？ quotes a verse's 日期; it does not ask for a date).
+# A verb of meaning asked with 什么 (乳香代表什么, 细面表征什么, what does it stand for) asks the
+# same.
 _MEANING = re.compile(
-    r"意思|含义|指什么|指的是|怎么理解|怎样理解|如何理解|解释|\bmean(?:s|ing)?\b|\bexplain",
+    r"意思|含义|指什么|指的是|怎么理解|怎样理解|如何理解|解释"
+    r"|(?:代表|表征|预表|象征|表明|表示|说出)(?:的是)?什么"
+    r"|\bmean(?:s|ing)?\b|\bexplain|\bstands? for\b|\b(?:represent|signif|symboli[sz])\w*",
     re.IGNORECASE,
 )
 
@@ -161,7 +209,7 @@ def asked_for(question: str) -> Asked:
             head = _head(text, found.start()) if kind == "definition" else ""
             counted = _counted(text[found.end() :]) if detail == "count" and not latin else ""
             titles = _titles(text) if kind in ("place", "person") else ()
-            return Asked(kind, detail, found.group(0), head, counted, titles)
+            return Asked(kind, detail, found.group(0).strip(), head, counted, titles)
     return Asked("open")
 
 
@@ -223,9 +271,10 @@ _ERA = re.compile(
     r"时代|世代|千年国|千年|国度|新天新地|末世|大灾难|\b(?:age|era|millennium|millennial)\b",
     re.IGNORECASE,
 )
-# When, relative to an event: 大灾难以前, before the tribulation.
+# When, relative to an event: 大灾难以前, before the tribulation; a clause of time (主显现时，).
 _RELATIVE_TIME = re.compile(
-    r"[\u3400-\u9fff](?:以前|以后|之前|之后|的时候|之时)|\b(?:before|after|until|at the end of)\b",
+    r"[\u3400-\u9fff](?:以前|以后|之前|之后|的时候|之时)|[\u3400-\u9fff]时(?=[，,])"
+    r"|\b(?:before|after|until|at the end of)\b",
     re.IGNORECASE,
 )
 _ORDINAL = re.compile(
@@ -261,6 +310,10 @@ _PEOPLE = re.compile(
     rf"(?:一班|一群|这班|那班|这些|那些)[\u3400-\u9fff]{{1,6}}(?:者|人|徒)|{_N}{{2,}}人"
     r"|\b(?:a company|those) (?:of|who)\b"
 )
+# A role noun (教父, 使徒, 先知, 门徒, 老师, 兄弟): the people of one time are named by it
+# (古时的教父), and a name after it is a person's (兄弟推基古, 使徒保罗).
+_ROLE = re.compile(r"^(?:[\u3400-\u9fff]?(?:徒|者|父|知|师)|兄弟|弟兄|姊妹)$")
+_NAME_TAGS = frozenset({"nr", "nrt", "nrfg", "nz"})  # jieba's tags of a proper name
 # English words that are capitalised but name no place (sentence words, titles, names of God,
 # the Bible's books and parts).
 _EN_NOT_PLACE = frozenset(
@@ -335,9 +388,23 @@ class FactReader:
 
     def people(self, text: str) -> list[str]:
         """The persons `text` names (the knowledge graph's) and companies of people."""
-        found = [m.group(0) for m in _PEOPLE.finditer(text)]
+        found = [m.group(0) for m in _PEOPLE.finditer(text)] + self._by_role(text)
         if self.persons is not None:
             found += self.persons(text)
+        return found
+
+    def _by_role(self, text: str) -> list[str]:
+        """People named by a role: with the time they lived in (古时的教父, 当时的使徒: a time
+        word, jieba's `t`, 的, a role noun), or a name right after the role (兄弟推基古: a
+        name no dictionary of persons has). A role with any other mark is a company the
+        sentence speaks of, not who did it (以弗所的圣徒 in 保罗写信给以弗所的圣徒)."""
+        cut = [*self._cut(text), ("", ""), ("", "")]
+        found = []
+        for (word, tag), (nxt, nxt_tag), (third, _) in zip(cut, cut[1:], cut[2:], strict=False):
+            if tag == "t" and nxt == "的" and _ROLE.match(third):
+                found.append(word + nxt + third)
+            elif _ROLE.match(word) and nxt_tag in _NAME_TAGS and len(nxt) >= 2:
+                found.append(nxt)
         return found
 
     def _cut(self, text: str) -> list[tuple[str, str]]:
@@ -459,16 +526,52 @@ class Answerability:
             if subject and self._share(subject, text) < self.subject_share:
                 continue  # not about the subject at all
             before = ""
-            for sentence in split_sentences(text):
-                if self._states_in(asked, sentence, subject, names, before):
+            for said in said_in([text]):
+                if self._states_in(asked, said, subject, names, before):
                     return True
-                before = sentence
+                before = said.sentence
         return False
+
+    def stating(
+        self,
+        asked: Asked,
+        said: Sequence[Said],
+        terms: Mapping[str, float],
+        passages: Sequence[str],
+        *,
+        pointed_only: bool = False,
+    ) -> list[Said]:
+        """The sentences of `said` (`bearing.said_in(passages)`) that state the fact `asked`
+        wants — themselves, through the sentence after them that points back, or through the
+        outline point they sit under — and name something the question is about that not every
+        passage names (a sentence on 召会 in general does not say who the angel of the church
+        in Smyrna is, however near its meaning). Whether one is close in meaning to the
+        question is `AnswerBearing`'s call. `pointed_only`: only a sentence that points back
+        may state it (one whose pronoun no word of the question can bind)."""
+        if not asked.fact:
+            return []  # nothing asked, nothing to bear
+        subject = subject_terms(terms, asked)
+        telling = _telling(subject, passages)
+        names = [n for n in subject if not _only_in_titles(n, asked.titles)]
+        out = []
+        for one in said:
+            told = [t for t in (one.parent, one.sentence, one.after) if t]
+            if telling and not any(_held(t, to_simplified("".join(told)).lower()) for t in telling):
+                continue
+            stating = [one.after] if pointed_only else told
+            if any(self._tells(asked, t, names) for t in stating if t):
+                out.append(one)
+        return out
+
+    def _tells(self, asked: Asked, text: str, names: Sequence[str]) -> bool:
+        if asked.kind == "definition":
+            return _defines(asked.head, to_simplified(text))
+        return self.facts.states(asked, text, names)
 
     def _states_in(
         self,
         asked: Asked,
-        sentence: str,
+        said: Said,
         subject: Mapping[str, float],
         names: list[str],
         before: str = "",
@@ -476,14 +579,17 @@ class Answerability:
         """A clause of `sentence` states the fact, and it with the clauses on either side
         is about the subject: in 「主吩咐约翰把所看见的写在书上，寄给亚细亚的七个召会，这七个召会
         各在一个城里：以弗所、士每拿」 约翰 is not said of 士每拿. A sentence that opens by
-        pointing back (那日就是复活的日子) is about what the sentence `before` it says."""
+        pointing back (那日就是复活的日子) is about what the sentence `before` it says; an
+        outline's sub-point about what the point above it names."""
+        sentence = said.sentence
         clauses = [c for c in _CLAUSES.split(sentence) if c.strip()]
         for i, clause in enumerate(clauses):
             if not self.facts.states(asked, clause, names):
                 continue
             near = "".join(clauses[max(0, i - 1) : i + 2])
-            if i == 0 and _POINTS_BACK.match(sentence.strip()):
+            if i == 0 and POINTS_BACK.match(sentence.strip()):
                 near = before + near
+            near = said.parent + near
             if not subject or self._share(subject, near) >= self.subject_share:
                 return True
         return False
@@ -492,12 +598,12 @@ class Answerability:
     def _defined(head: str, passages: Sequence[str], concepts: Iterable[str]) -> bool:
         """A term the corpus discusses (its words are the graph's concepts) is answerable; one
         the passages only mention (约柜 in 神的殿与约柜都在那里, 别迦摩 in a list of cities) only
-        when one of them says what it is."""
-        if _discussed(head, concepts):
+        when one of them says what it is; one no passage names at all (乳香 beside passages on
+        细面 and 油) is not said by them."""
+        if _discussed(head, concepts) or not passages:  # no passages: the gate's to decide
             return True
         texts = [to_simplified(text) for text in passages]
-        named = [t for t in texts if _names(head, t)]
-        return not named or any(_defines(head, t) for t in named)
+        return any(_defines(head, t) for t in texts if _names(head, t))
 
     @staticmethod
     def _share(subject: Mapping[str, float], text: str) -> float:
@@ -507,10 +613,18 @@ class Answerability:
         return held / total if total else 0.0
 
 
-# Words that open a sentence by pointing back at the one before (那日, 这就是, This, It).
-_POINTS_BACK = re.compile(
-    r"(?:那|这|此|其|祂|他|它)|(?:this|that|it|these|those|he|she|they)\b", re.I
-)
+def _telling(subject: Mapping[str, float], passages: Sequence[str]) -> list[str]:
+    """The subject terms some passages name and others do not: the ones that tell a sentence
+    about this question from one about its general topic (none when no term tells)."""
+    texts = [to_simplified(p).lower() for p in passages]
+    out = []
+    for term in subject:
+        held = sum(_held(term, t) for t in texts)
+        if 0 < held < len(texts):
+            out.append(term)
+    return out
+
+
 # Aspect particles jieba glues to their verb (蒙着): the verb alone says the same (蒙住).
 _ASPECT = re.compile(r"^([\u3400-\u9fff])[着了过]$")
 

@@ -4,7 +4,7 @@ loopback stub. All corpus text here is original test prose."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -12,6 +12,7 @@ import pytest
 
 from bot.actor import Actor
 from bot.presenters.scholar import ScholarPresenter
+from retrieval.answer import AnswerBearing, FactReader
 from retrieval.fakes import HashEmbedder
 from retrieval.graph import KnowledgeGraph
 from retrieval.index import DocumentRecord, Indexer, VerseRow
@@ -20,12 +21,13 @@ from retrieval.llm.anthropic import ClaudeLLM
 from retrieval.llm.base import RetryPolicy
 from retrieval.llm.scripted import ScriptedLLM
 from retrieval.ports import LLM, LLMError, LLMRequest, LLMResponse, ModelCitation, TextSegment
+from retrieval.relevance import RelevanceGate
 from retrieval.requests import AskRequest, CiteRequest
 from retrieval.scholar import Scholar, one_per_source_first
 from retrieval.search import HybridSearch
 from retrieval.store.edge import EdgeStore
 from retrieval.synonyms import SynonymTable
-from retrieval.text import search_form
+from retrieval.text import Tokenizer, search_form
 from retrieval.types import Chunk, chunk_id, content_hash
 from tests.stubs.llm_server import LLMStubServer, Scripted, anthropic_message
 
@@ -34,7 +36,8 @@ ZH = Actor("console", "console", "u1")
 EN = Actor("console", "console", "u1", lang="en")
 
 # doc_id: (source, type, [(chapter, text, refs)])
-DOCS: dict[str, tuple[str, str, list[tuple[str, str, tuple[str, ...]]]]] = {
+Doc = tuple[str, str, list[tuple[str, str, tuple[str, ...]]]]
+DOCS: dict[str, Doc] = {
     "m1": (
         "经纶的异象",
         "message",
@@ -90,8 +93,8 @@ class Env:
 ERAS = {"m1": "sample-1960s", "m2": "sample-1980s"}  # the footnotes have none
 
 
-async def _index(ix: Indexer) -> None:
-    for doc_id, (source, kind, paras) in DOCS.items():
+async def _index(ix: Indexer, docs: Mapping[str, Doc] = DOCS) -> None:
+    for doc_id, (source, kind, paras) in docs.items():
         era = ERAS.get(doc_id, "")
         chunks = []
         for pos, (chapter, text, refs) in enumerate(paras):
@@ -481,3 +484,39 @@ def test_one_per_source_first() -> None:
 
     ranked = [c(1, "A"), c(2, "A"), c(3, "B"), c(4, "A"), c(5, "C")]
     assert [x.id for x in one_per_source_first(ranked)] == ["c1", "c3", "c5", "c2", "c4"]
+
+
+# ---- a fact question in other words than the passages' (issue 43, item 7) ------------------
+
+
+async def test_a_fact_question_the_gate_declines_is_answered_by_a_close_sentence(
+    env: Env,
+) -> None:
+    """The gate finds too few of the question's words (here: a gate that never answers, but
+    finds every question near); a sentence close in meaning whose follower names the day
+    answers it. A scorer that finds nothing close, or a close sentence stating no day, leaves
+    it declined with related reading. Without a scorer nothing changes."""
+    text = "弟兄们在楼上同心祷告。那一天就是主日。\n后来众人各自回家。"
+    await _index(env.indexer, {"m3": ("晨更的操练", "message", [("一　同心", text, ())])})
+    never = RelevanceGate(min_coverage=2.0, partial_coverage=2.0, related_coverage=0.0)
+    facts = FactReader(Tokenizer().tag)
+
+    def scholar(near: str) -> Scholar:
+        async def score(question: str, sentences: Sequence[str]) -> list[float]:
+            return [0.95 if near and near in s else 0.1 for s in sentences]
+
+        bearing = AnswerBearing(score, floor=0.9)
+        return Scholar(
+            env.search, env.indexer, env.graph.query, None, gate=never, facts=facts, bearing=bearing
+        )
+
+    question = AskRequest("弟兄们是在哪一天一起祷告的？")
+    answered = await scholar("同心祷告").answer("zh", question)
+    assert answered.addressed and any(c.chunk.doc_id == "m3" for c in answered.citations)
+    for near in ("", "众人各自回家"):  # nothing close; close, but no day said
+        declined = await scholar(near).answer("zh", question)
+        assert not declined.addressed and declined.unstated is None and declined.related
+    plain = Scholar(env.search, env.indexer, env.graph.query, None, gate=never, facts=facts)
+    assert not (await plain.answer("zh", question)).addressed
+    open_question = await scholar("同心祷告").answer("zh", AskRequest("弟兄们为什么同心祷告？"))
+    assert not open_question.addressed  # it asks for no fact: the gate's call alone

@@ -166,9 +166,7 @@ def test_the_hmm_runs_kept_give_the_same_tags(tokenizer: text.Tokenizer) -> None
     assert all(p is not q for p, q in zip(*pairs, strict=True))
 
 
-def test_the_main_dictionarys_tags_are_jiebas(
-    tokenizer: text.Tokenizer, jieba_tagger: Any
-) -> None:
+def test_the_main_dictionarys_tags_are_jiebas(tokenizer: text.Tokenizer, jieba_tagger: Any) -> None:
     """Taggers share one parse of the main dictionary's tags: jieba's own."""
     ours = text._pos_tagger_class()(tokenizer.jieba)
     assert ours.word_tag_tab == jieba_tagger.word_tag_tab

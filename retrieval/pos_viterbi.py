@@ -65,15 +65,25 @@ class PosViterbi:
                 self._into[number[t], number[s]] = p
                 self._follows[number[s], number[t]] = True
         self._leads: Flags = np.logical_or.reduce(self._follows, axis=1)
+        self._number = number
+        self._char_state = char_state
         self._every: tuple[Indices, Flags] = (np.arange(n), np.ones(n, dtype=np.bool_))
-        self._allowed: dict[str, tuple[Indices, Flags]] = {}
-        for ch, states in char_state.items():
-            flags = np.zeros(n, dtype=np.bool_)
-            flags[[number[s] for s in states]] = True
-            self._allowed[ch] = (np.flatnonzero(flags), flags)
+        self._allowed: dict[str, tuple[Indices, Flags]] = {}  # made as characters come
         self._emit = emit
         self._columns: dict[str, Floats] = {}
         self._fallback = fallback
+
+    def _states(self, ch: str) -> tuple[Indices, Flags]:
+        """The states `ch` may take (every state for a character the table lacks)."""
+        allowed = self._allowed.get(ch)
+        if allowed is None:
+            states = self._char_state.get(ch)
+            if states is None:
+                return self._every
+            flags = np.zeros(len(self.states), dtype=np.bool_)
+            flags[[self._number[s] for s in states]] = True
+            allowed = self._allowed[ch] = (np.flatnonzero(flags), flags)
+        return allowed
 
     def _emission(self, ch: str) -> Floats:
         """Every state's emission log-probability of `ch` (MIN_FLOAT where it has none)."""
@@ -90,7 +100,7 @@ class PosViterbi:
     def route(self, text: str) -> Route:
         """The most probable state of each character of `text` (non-empty) and the route's
         log-probability."""
-        states, _ = self._allowed.get(text[0], self._every)
+        states, _ = self._states(text[0])
         best = self._start[states] + self._emission(text[0])[states]
         steps: list[tuple[Indices, Indices]] = []  # each step's states and their predecessors
         for ch in text[1:]:
@@ -99,7 +109,7 @@ class PosViterbi:
             if not before.size:
                 return self._fallback(text)
             expected = np.logical_or.reduce(self._follows[before], axis=0)
-            flags = self._allowed.get(ch, self._every)[1] & expected
+            flags = self._states(ch)[1] & expected
             now = np.flatnonzero(flags if flags.any() else expected)
             into = self._into.take(now, axis=0).take(before, axis=1)
             scores = (best[leads] + into) + self._emission(ch)[now][:, None]

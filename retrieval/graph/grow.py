@@ -409,9 +409,9 @@ def _candidates(
         text = _mask_english(c.text, known) if en else fold(c.text)
         for run in _runs(text, c.language, lexicon):
             for i in range(len(run)):
-                for n in range(1, 4 if en else 5):
+                for n in range(1, min(4 if en else 5, len(run) - i + 1)):
                     parts = tuple(run[i : i + n])
-                    if len(parts) < n or not _good_parts(parts, en):
+                    if not _good_parts(parts, en):
                         continue
                     term = _join(tuple(p.word for p in parts))
                     cand = out.get(term)

@@ -7,6 +7,11 @@ document's growth (nodes, edges, mentions, terms, concept count, in a canonical 
 commits that print the same digest grew the same graph. `--root` runs another checkout's code
 with this script (compare against the base commit in the same run, alternating).
 
+Growth depends on Python's string hashing (PYTHONHASHSEED): the tokenizer adds the synonym
+table's terms to jieba's dictionary in a set's order, and jieba gives a word added without a
+frequency one that depends on the words added before it, so from the ninth document or so the
+cuts differ. With `--digest` the script runs under PYTHONHASHSEED=0 unless one is set.
+
 Corpora (`--corpus`):
 - `synthetic`: the documents of `bench_embed_server.py` (random words, 40 KB each);
 - `cuv`: real prose, the bundled 1919 CUV (public domain), one document per book, a section a
@@ -26,6 +31,7 @@ import cProfile
 import gzip
 import hashlib
 import json
+import os
 import pstats
 import sys
 import tempfile
@@ -40,7 +46,10 @@ ap.add_argument("--kb", type=int, default=40, help="synthetic: KB of text per do
 ap.add_argument("--root", type=Path, default=Path(__file__).resolve().parents[1])
 ap.add_argument("--digest", action="store_true")
 ap.add_argument("--profile", type=int, default=0, metavar="N")
+ap.add_argument("--dump", type=Path, help="write every document's growth (JSON) here")
 args = ap.parse_args()
+if args.digest and "PYTHONHASHSEED" not in os.environ:  # the same hashing in both runs
+    os.execve(sys.executable, [sys.executable, *sys.argv], {**os.environ, "PYTHONHASHSEED": "0"})
 ROOT = args.root.resolve()
 sys.path.insert(0, str(ROOT))
 BENCH = Path(__file__).resolve().parent
@@ -136,7 +145,10 @@ async def main() -> None:
     )
     if args.digest:
         blob = json.dumps(grown, ensure_ascii=False, sort_keys=True).encode()
-        print("digest", hashlib.sha256(blob).hexdigest())
+        seed = os.environ["PYTHONHASHSEED"]
+        print(f"digest {hashlib.sha256(blob).hexdigest()} (PYTHONHASHSEED={seed})")
+    if args.dump:
+        args.dump.write_text(json.dumps(grown, ensure_ascii=False, indent=0), encoding="utf-8")
     if profiler is not None:
         stats = pstats.Stats(profiler)
         stats.sort_stats("tottime").print_stats(args.profile)

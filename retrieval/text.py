@@ -19,6 +19,7 @@ indexing (the composition root does so at start-up), or re-index after adding ma
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import marshal
 import math
@@ -29,7 +30,7 @@ import sys
 import tempfile
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
@@ -325,13 +326,11 @@ class Tokenizer:
 
     def tag(self, s: str) -> list[tuple[str, str]]:
         """`s` cut into (word, part-of-speech tag) pairs by jieba's tagger over the same
-        dictionary (a domain word has the tag "x")."""
+        dictionary (a domain word has the tag "x"); its HMM computed with numpy
+        (`_pos_tagger_class`), the pairs jieba's own tagger gives."""
         tagger = self._tagger
         if tagger is None:
-            import_jieba()  # before its submodule: jieba without `pkg_resources`
-            import jieba.posseg
-
-            tagger = self._tagger = jieba.posseg.POSTokenizer(self.jieba)
+            tagger = self._tagger = _pos_tagger_class()(self.jieba)
         return [(pair.word, pair.flag) for pair in tagger.cut(s)]
 
     def general_frequency(self, word: str) -> float:
@@ -383,6 +382,78 @@ class Tokenizer:
                 if w and w not in self._stop:
                     out.append(w)
         return out
+
+
+# ---- part of speech ---------------------------------------------------------------------
+
+HMM_RUNS_KEPT = 1 << 15  # runs of unplaced characters whose words and tags are kept
+
+
+@functools.cache
+def _pos_tagger_class() -> type[Any]:
+    """`jieba.posseg.POSTokenizer` with its HMM computed by `retrieval.pos_viterbi`: the same
+    (word, tag) pairs, several times faster (jieba's Viterbi in pure Python was most of graph
+    growth's CPU). Made on first use: importing `jieba.posseg` loads its tag dictionary.
+
+    jieba runs its HMM in a private method, `__cut` (a run of characters its dictionary could
+    not place → words and tags), which `POSTokenizer` calls as `self.__cut`; Python mangles
+    that to `_POSTokenizer__cut`, and defining that name here is the only way in short of
+    copying the whole tagger. What it returns is a pure function of the run (the HMM's tables
+    never change), so the last HMM_RUNS_KEPT runs' words are kept: the same names and phrases
+    recur through a document. Everything else (the dictionary's cut, its tags) is jieba's."""
+    import_jieba()  # before its submodule: jieba without `pkg_resources`
+    fresh = "jieba.posseg" not in sys.modules
+    import jieba.posseg as posseg
+    from jieba.posseg.viterbi import viterbi
+
+    from retrieval.pos_viterbi import PosViterbi
+
+    tables = (posseg.char_state_tab_P, posseg.start_P, posseg.trans_P, posseg.emit_P)
+    hmm = PosViterbi(*tables, fallback=lambda run: viterbi(run, *tables))
+
+    @functools.lru_cache(maxsize=HMM_RUNS_KEPT)
+    def words(run: str) -> tuple[tuple[str, str], ...]:
+        """jieba's `POSTokenizer.__cut`: the route's B…E and S states are words."""
+        _, route = hmm.route(run)
+        out: list[tuple[str, str]] = []
+        begin = after = 0
+        for i, (position, tag) in enumerate(route):
+            if position == "B":
+                begin = i
+            elif position == "E":
+                out.append((run[begin : i + 1], tag))
+                after = i + 1
+            elif position == "S":
+                out.append((run[i], tag))
+                after = i + 1
+        if after < len(run):
+            out.append((run[after:], route[after][1]))
+        return tuple(out)
+
+    # The tags of the main dictionary's words, by dictionary: jieba parses its 350,000 lines
+    # for each tagger (0.3 s), and for its own default tagger as `jieba.posseg` is imported.
+    # That one's table is taken when the import was this one's, so untouched yet (its tagger
+    # merges user words into it only as it cuts); else the first tagger's own parse is.
+    main_tags: dict[str | None, dict[str, str]] = {}
+    if fresh:
+        main_tags[posseg.dt.tokenizer.dictionary] = dict(posseg.dt.word_tag_tab)
+
+    class Tagger(posseg.POSTokenizer):  # type: ignore[misc]  # jieba has no type hints
+        word_tag_tab: dict[str, str]
+
+        def load_word_tag(self, f: Any) -> None:
+            tags = main_tags.get(self.tokenizer.dictionary)
+            if tags is None:
+                super().load_word_tag(f)
+                main_tags[self.tokenizer.dictionary] = dict(self.word_tag_tab)
+            else:
+                f.close()
+                self.word_tag_tab = dict(tags)
+
+        def _POSTokenizer__cut(self, sentence: str) -> Iterator[Any]:  # jieba's private name
+            return (posseg.pair(word, tag) for word, tag in words(sentence))
+
+    return Tagger
 
 
 _default: Tokenizer | None = None

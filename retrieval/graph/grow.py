@@ -49,6 +49,7 @@ stores it under the document's id, so deleting the document removes exactly that
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 import re
@@ -407,15 +408,16 @@ def _candidates(
         # its whole path), which would count a heading once per sub-point.
         text = _mask_english(c.text, known) if en else fold(c.text)
         for run in _runs(text, c.language, lexicon):
+            run_words = tuple(p.word for p in run)
             for i in range(len(run)):
-                for n in range(1, 4 if en else 5):
-                    parts = tuple(run[i : i + n])
-                    if len(parts) < n or not _good_parts(parts, en):
+                for n in range(1, min(4 if en else 5, len(run) - i + 1)):
+                    parts, words = run[i : i + n], run_words[i : i + n]
+                    if not _good_parts(parts, words, en):
                         continue
-                    term = _join(tuple(p.word for p in parts))
+                    term = _join(words)
                     cand = out.get(term)
                     if cand is None:
-                        cand = out[term] = _Candidate(tuple(p.word for p in parts))
+                        cand = out[term] = _Candidate(words)
                     cand.freq += 1
                     cand.capitalised += parts[0].capital
                     if cand.last != c.id:
@@ -432,8 +434,8 @@ def _mask_english(text: str, known: TermIndex) -> str:
     return "".join(out)
 
 
-def _good_parts(parts: tuple[_Part, ...], en: bool) -> bool:
-    words = [p.word for p in parts]
+def _good_parts(parts: Sequence[_Part], words: tuple[str, ...], en: bool) -> bool:
+    """Whether `parts` (`words` their words) make a candidate term."""
     if words[0] == CONNECTOR or words[-1] == CONNECTOR:
         return False
     if en:
@@ -454,9 +456,13 @@ def _good_parts(parts: tuple[_Part, ...], en: bool) -> bool:
     return words[0] not in _EDGE_WORDS and words[-1] not in _EDGE_WORDS
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def _is_reference(text: str) -> bool:
     """Scripture abbreviations in running text (参罗八, 彼前四, 林后, 以弗所) are no concepts:
-    a book name followed by nothing or by a chapter numeral."""
+    a book name followed by nothing or by a chapter numeral. Kept for the last texts asked:
+    a document's candidate terms are its few hundred words in every combination, asked
+    ~200 times a chunk, and the reference parser is pure Python (a pure function of the
+    text: the books are fixed)."""
     probe = text.removeprefix("参")
     for end in range(min(len(probe), 5), 0, -1):
         rest = probe[end:]
@@ -814,12 +820,14 @@ def _cooccurrence(
     linked = {frozenset((s, d)) for s, d, _ in out.edges}
     best: dict[str, list[tuple[float, tuple[str, str]]]] = defaultdict(list)
     for (a, b), n in meets.items():
-        if n < CO_MIN or frozenset((a, b)) in linked or vocabulary.connected(a, b):
+        if n < CO_MIN or frozenset((a, b)) in linked:
             continue
         weight = n / (seen[a] + seen[b] - n)  # Jaccard: a concept named everywhere meets all
-        if weight >= CO_WEIGHT:
-            best[a].append((weight, (a, b)))
-            best[b].append((weight, (a, b)))
+        # the graph's edges asked last: most pairs are too weak (24 lookups a pair)
+        if weight < CO_WEIGHT or vocabulary.connected(a, b):
+            continue
+        best[a].append((weight, (a, b)))
+        best[b].append((weight, (a, b)))
     top: dict[str, set[tuple[str, str]]] = {
         node: {pair for _, pair in sorted(pairs, key=lambda wp: (-wp[0], wp[1]))[:CO_KEEP]}
         for node, pairs in best.items()

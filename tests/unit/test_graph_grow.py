@@ -216,3 +216,17 @@ async def test_a_concept_without_an_english_alias_is_named_by_the_dictionary() -
     assert kg.query.label("concept:会幕", "en") == "Tent of Meeting"
     assert kg.query.label("book:帐幕之书", "en") == "帐幕之书"  # a title is not translated
     await kg.close()
+
+
+def test_a_reference_asked_again_is_answered_as_the_first_time() -> None:
+    """`_is_reference` keeps its answers (candidate terms are asked ~200 times a chunk): the
+    kept answer is the parser's, for references and for terms alike."""
+    from retrieval.graph import grow
+
+    probes = ["参罗八", "彼前四", "林后", "以弗所", "约三16", "罗马书八章", "召会", "神圣的分赐"]
+    probes += ["约翰", "启示录", "弗一10", "生命", "参", "创世记一"]
+    grow._is_reference.cache_clear()
+    first = [grow._is_reference(p) for p in probes]
+    again = [grow._is_reference(p) for p in probes]
+    assert first == again == [grow._is_reference.__wrapped__(p) for p in probes]
+    assert first[:3] == [True] * 3 and not first[6] and not first[7]

@@ -31,6 +31,7 @@ import tempfile
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Set as AbstractSet
 from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
@@ -259,8 +260,11 @@ class Tokenizer:
     def add_terms(self, terms: Iterable[str]) -> int:
         """Register dictionary terms (kept whole by the segmenter); returns how many were new."""
         new = 0
+        # A set's order differs between processes (string hashing), and jieba suggests a new
+        # word's frequency from the words added before it: a set is added in one fixed order.
+        ordered = sorted(terms) if isinstance(terms, AbstractSet) else terms
         with self._lock:
-            for term in terms:
+            for term in ordered:
                 t = _dictionary_term(term)
                 if t is None or t in self._terms:
                     continue
@@ -295,7 +299,9 @@ class Tokenizer:
                 freq = rest[0] if rest and rest[0].isdigit() else None
                 tok.add_word(t, freq)
                 self._terms.add(t)
-            for term in synonym_terms:
+            # in a fixed order: jieba suggests a new word's frequency from the words added
+            # before it, so set order made the dictionary differ between processes
+            for term in sorted(synonym_terms):
                 t = _dictionary_term(term)
                 if t is not None and t not in self._terms:
                     self._terms.add(t)

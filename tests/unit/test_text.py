@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import marshal
+import os
 from pathlib import Path
 
 import pytest
@@ -135,3 +136,27 @@ def test_an_unreadable_dictionary_cache_is_rebuilt_and_cuts_the_same(
 
 def test_missing_dictionary_cache_reads_as_none(tmp_path: Path) -> None:
     assert text._cached_dictionary(tmp_path / "nowhere") is None
+
+
+def test_the_dictionary_is_the_same_whatever_the_string_hash_seed() -> None:
+    """jieba suggests a new word's frequency from the words added before it: terms given as a
+    set (the graph's labels) must be added in one order, or two processes cut differently."""
+    import subprocess
+    import sys
+
+    code = (
+        "from retrieval.text import Tokenizer\n"
+        "t = Tokenizer(terms={'神圣分赐', '召会生活', '生命的灵', '基督身体', '属灵的生命'})\n"
+        "t.warm()\n"
+        "print(t.jieba.total)\n"
+    )
+    root = Path(__file__).resolve().parents[2]
+    totals = set()
+    for seed in ("0", "1", "2"):
+        env = {**os.environ, "PYTHONHASHSEED": seed}
+        out = subprocess.run(
+            [sys.executable, "-c", code], cwd=root, env=env, capture_output=True, text=True
+        )
+        assert out.returncode == 0, out.stderr
+        totals.add(out.stdout.strip())
+    assert len(totals) == 1, totals

@@ -125,18 +125,18 @@ class Children:
     def _descendants(self, pid: int) -> list[int]:
         found = []
         for children in Path(f"/proc/{pid}/task").glob("*/children"):
-            for child in children.read_text().split():
+            try:
+                listed = children.read_text().split()
+            except OSError:  # a thread that ended meanwhile
+                continue
+            for child in listed:
                 found.append(int(child))
                 found.extend(self._descendants(int(child)))
         return found
 
     def _run(self) -> None:
         while not self._stop.wait(0.1):
-            try:
-                pids = self._descendants(self.pid)
-            except OSError:
-                continue
-            for pid in pids:
+            for pid in self._descendants(self.pid):
                 try:
                     cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
                     cpu = _proc_cpu(pid)

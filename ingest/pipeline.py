@@ -549,6 +549,12 @@ class Read(Protocol):
     async def __call__(self, work: Callable[[], T], /) -> T: ...
 
 
+def _warm() -> None:
+    """The reading process's first work: unpickling it imports this module (the loaders, the
+    chunkers), and a search form builds OpenCC's converter."""
+    search_form("體")
+
+
 def _tagged(chunks: Sequence[Chunk], tagger: Tagger) -> list[Chunk]:
     return [replace(c, topic_tags=tuple(tagger(c.search_text))) for c in chunks]
 
@@ -713,8 +719,11 @@ class Pipeline:
         queue: asyncio.Queue[_Item | None] = asyncio.Queue()
         ahead = _Ahead()
         documents = [f for f in files if not is_bible_table(f)]
-        reader = self.reader = ReadProcess() if self.reading.wants(documents) else None
-        read: Read = reader if reader is not None else in_thread
+        reader = self.reader = ReadProcess(_warm) if self.reading.wants(documents) else None
+        read: Read = in_thread
+        if reader is not None:
+            reader.start()  # the first files are read here while it starts
+            read = reader
         reading = asyncio.ensure_future(self._read_all(files, manifest, queue, ahead, read))
         try:
             try:

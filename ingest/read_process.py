@@ -17,17 +17,20 @@ message; one that is not a file's refusal carries the child's traceback as a not
 log. The functions are the ones the pipeline runs on a thread otherwise: the
 same input gives the same chunks.
 
-Lifecycle (`ingest.pipeline.Pipeline.ingest_paths` owns one for the length of an ingest): the
-first call starts the child (`python -m ingest.read_process FD PARENT_PID`, ~0.3 s of CPU,
-on the other core); `close` closes the socket and the child exits at end-of-file. The child
+Lifecycle (`ingest.pipeline.Pipeline.ingest_paths` owns one for the length of an ingest):
+`start` starts the child in the background (`python -m ingest.read_process FD PARENT_PID`,
+~0.3 s of CPU, on the other core), which first does a warm-up (importing what the work needs);
+work asked for meanwhile runs on a thread here, so the start delays nothing. `close` closes
+the socket and the child exits at end-of-file. The child
 dies with its parent: the kernel kills it when the parent dies (`kernel.child.die_with_parent`),
 and a child that cannot be told so ends at its next read of the closed socket. It ignores
 SIGINT (Ctrl-C reaches the whole process group; the parent ends it in order).
 
 When the child dies (killed, out of memory, a crash in a loader's C code): a file it had taken
 is skipped with a reason (`ReadProcessLost`, a `LoadError`: ingest it again), since it may be
-what killed it; work it had not taken yet goes to a new child. After `MAX_STARTS` children, or
-when none can start, the rest is read on a thread of this process, as without a child.
+what killed it; work it had not taken yet is done here while a new child starts. After
+`MAX_STARTS` children, or when none can start, the rest is read on a thread of this process,
+as without a child.
 """
 
 from __future__ import annotations
@@ -121,36 +124,57 @@ class _NotTaken(Exception):
 class ReadProcess:
     """Runs reading work in a child process: `await reader(work)` with `work` a picklable
     callable of no arguments (a `functools.partial` of a module-level function) returns what
-    it returns, or raises what it raised. One piece of work at a time, in order. Always
-    `close()` it (`Pipeline.ingest_paths` does, on every way out)."""
+    it returns, or raises what it raised. One piece of work at a time, in order.
 
-    def __init__(self, max_starts: int = MAX_STARTS) -> None:
+    The child starts in the background (`start()`, or the first call) and is ready once it has
+    done `warm` (imported what the work needs); until then work runs on a thread here, so its
+    start-up delays nothing. Always `close()` it (`Pipeline.ingest_paths` does, on every way
+    out)."""
+
+    def __init__(self, warm: Callable[[], object] = int, max_starts: int = MAX_STARTS) -> None:
+        self._warm = warm
         self._max_starts = max_starts
-        self._starts = 0
         self._ids = itertools.count()
         self._lock = asyncio.Lock()
+        self._starting: asyncio.Future[None] | None = None
         self._process: asyncio.subprocess.Process | None = None
         self._streams: tuple[asyncio.StreamReader, asyncio.StreamWriter] | None = None
-        self.served = 0  # pieces of work the child did
+        self.served = 0  # pieces of work the child did (its warm-up not counted)
         self.pids: list[int] = []  # the children started, in order
 
     async def __call__(self, work: Callable[[], T]) -> T:
         async with self._lock:
-            while await self._running():
+            if self._ready():
                 try:
                     return await self._ask(work)
                 except _NotTaken:
-                    continue  # it died while idle: the work goes to the next one
+                    pass  # it died while idle: the work is done here, a new one starts
             return await asyncio.to_thread(work)
 
-    async def _running(self) -> bool:
-        """A child to send work to: the one running, else a new one (within `MAX_STARTS`)."""
+    def start(self) -> asyncio.Future[None]:
+        """Start a child in the background, unless one is running or starting, or the last
+        allowed has been started; awaiting what it returns waits until it is ready (or could
+        not start)."""
+        if self._starting is None or self._starting.done():
+            if len(self.pids) < self._max_starts:
+                self._starting = asyncio.ensure_future(self._start())
+        if self._starting is None:
+            self._starting = asyncio.get_running_loop().create_future()
+            self._starting.set_result(None)
+        return asyncio.shield(self._starting)
+
+    def _ready(self) -> bool:
+        """A child is running and warm: work goes to it. Else one is started (when allowed)
+        and the work is done here."""
+        if self._starting is not None and not self._starting.done():
+            return False
         if self._process is not None and self._process.returncode is None:
             return True
-        await self._end()
-        if self._starts >= self._max_starts:
-            return False
-        self._starts += 1
+        self.start()
+        return False
+
+    async def _start(self) -> None:
+        await self._end()  # what is left of the last one
         ours, theirs = socket.socketpair()
         try:
             self._process = await asyncio.create_subprocess_exec(
@@ -166,13 +190,20 @@ class ReadProcess:
         except OSError as exc:
             ours.close()
             log.warning("the reading process did not start (%s): reading here", exc)
-            self._starts = self._max_starts
-            return False
+            self._max_starts = 0
+            return
         finally:
             theirs.close()
         self.pids.append(self._process.pid)
         self._streams = await asyncio.open_unix_connection(sock=ours)
-        return True
+        try:
+            await self._ask(self._warm)
+        except Exception as exc:  # it cannot start as it should: reading stays here
+            log.warning("the reading process did not start (%s): reading here", exc)
+            self._max_starts = 0
+            await self._end(kill=True)
+        else:
+            self.served -= 1
 
     async def _ask(self, work: Callable[[], T]) -> T:
         rid = next(self._ids)
@@ -228,10 +259,16 @@ class ReadProcess:
             return await process.wait()
 
     async def close(self) -> None:
-        """End the child: it exits at end-of-file, or is killed when it has work in hand (the
-        ingest is ending without waiting for it); no more children after this."""
-        self._starts = self._max_starts
-        await self._end(kill=self._lock.locked())
+        """End the child: it exits at end-of-file, or is killed when it has work in hand or
+        is still starting (the ingest is ending without waiting for it); no more children
+        after this."""
+        self._max_starts = 0
+        starting = self._starting is not None and not self._starting.done()
+        if self._starting is not None and starting:
+            self._starting.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._starting
+        await self._end(kill=starting or self._lock.locked())
 
 
 # ---- the child -------------------------------------------------------------------------------

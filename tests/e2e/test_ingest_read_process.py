@@ -13,7 +13,7 @@ import functools
 import os
 import shutil
 import signal
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -103,7 +103,7 @@ async def test_an_ingest_in_a_process_indexes_exactly_what_one_on_threads_does(
             outcomes.append(await _outcome(env, summary, tmp_path))
             if reading is FORCED:
                 reader = pipeline.reader
-                assert reader is not None and reader.served > 2 * 20  # read there
+                assert reader is not None and reader.served > 20  # most read there
                 assert len(reader.pids) == 1 and _gone(reader.pids[0])  # and ended with it
             else:
                 assert pipeline.reader is None
@@ -133,6 +133,7 @@ async def test_each_file_reads_the_same_in_the_process_as_on_a_thread(tmp_path: 
     chunks, or the same refusal."""
     _unreadable(tmp_path)
     reader = ReadProcess()
+    await reader.start()
 
     async def read(where: Any, path: Path) -> tuple[Any, ...]:
         prepare = functools.partial(
@@ -169,21 +170,22 @@ async def test_a_reading_process_killed_mid_ingest_costs_at_most_the_file_it_hel
     env: Env, tmp_path: Path
 ) -> None:
     """Killed once the first file is indexed, while reading runs at most 17 files ahead of 24:
-    the file it held (if it held one) is skipped with a reason, a new child reads the rest,
-    and the next ingest adds the skipped file and leaves the others as they are."""
+    the file it held (if it held one) is skipped with a reason, the rest is read (here while a
+    new child starts, then there), and the next ingest adds the skipped file and leaves the
+    others as they are."""
     folder = _small_corpus(tmp_path / "corpus", 24)
     pipeline = Pipeline(env.indexer, reading=FORCED)
     killed: list[int] = []
 
     def progress(p: IngestProgress) -> None:
-        if p.files_done == 1 and not killed:
-            assert pipeline.reader is not None
-            killed.append(pipeline.reader.pids[-1])
+        reader = pipeline.reader
+        if p.files_done >= 1 and not killed and reader is not None and reader.served:
+            killed.append(reader.pids[-1])
             os.kill(killed[0], signal.SIGKILL)
 
     summary = await pipeline.ingest_paths([folder], on_progress=progress)
     reader = pipeline.reader
-    assert reader is not None and len(reader.pids) == 2 and reader.pids[0] == killed[0]
+    assert reader is not None and reader.pids[0] == killed[0] and len(reader.pids) <= 2
     assert all(_gone(pid) for pid in reader.pids)
     assert summary.documents + len(summary.skipped) == 24 and len(summary.skipped) <= 1
     for path, reason in summary.skipped:
@@ -223,8 +225,8 @@ async def test_small_ingests_and_the_setting_read_on_threads(
     made: list[ReadProcess] = []
 
     class Recorded(ReadProcess):
-        def __init__(self) -> None:
-            super().__init__()
+        def __init__(self, warm: Callable[[], object]) -> None:
+            super().__init__(warm)
             made.append(self)
 
     monkeypatch.setattr("ingest.pipeline.ReadProcess", Recorded)
@@ -244,7 +246,7 @@ async def test_small_ingests_and_the_setting_read_on_threads(
     assert made == []
     await env.indexer.delete_documents(await env.indexer.documents())
     assert await run_ingest(env.indexer, args) == 0
-    assert len(made) == 1 and made[0].served == 4  # two files: each loaded, then chunked
+    assert len(made) == 1 and len(made[0].pids) == 1  # a child was started (and used if ready)
 
 
 def test_the_setting_is_read_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -1,8 +1,9 @@
 """The reading process (`ingest.read_process`): work crosses and comes back as it would on a
-thread (results, and exceptions with their class and fields); a child that dies idle is
-replaced without a trace, one that dies with work in hand fails that work with a reason; the
-child is gone after `close`, after a cancelled call, and never reaches past loopback (the
-suite's network block holds in it)."""
+thread (results, and exceptions with their class and fields); until the child is ready, and
+when it cannot start, work runs here; a child that dies idle is replaced without a trace, one
+that dies with work in hand fails that work with a reason; the child is gone after `close`,
+after a cancelled call, with its parent, and never reaches past loopback (the suite's network
+block holds in it)."""
 
 from __future__ import annotations
 
@@ -102,6 +103,7 @@ async def test_work_and_its_failures_come_back_as_on_a_thread(tmp_path: Path) ->
     doc.write_text("# 标题\n\n神圣的分赐。\n", encoding="utf-8")
     reader = ReadProcess()
     try:
+        await reader.start()
         loaded = await reader(functools.partial(load_document, doc))
         assert loaded == load_document(doc)
         assert await reader(os.getpid) == reader.pids[0] != os.getpid()  # it ran there
@@ -141,8 +143,11 @@ async def test_work_and_its_failures_come_back_as_on_a_thread(tmp_path: Path) ->
 async def test_a_child_that_dies_idle_is_replaced_without_failing_the_next_work() -> None:
     reader = ReadProcess()
     try:
+        await reader.start()
         first = await reader(os.getpid)
         await _kill_idle(reader)
+        assert await reader(os.getpid) == os.getpid()  # here, while the next one starts
+        await reader.start()
         second = await reader(os.getpid)
         assert reader.pids == [first, second] and first != second
     finally:
@@ -162,12 +167,14 @@ async def test_a_child_that_dies_with_the_work_in_hand_fails_that_work_with_a_re
 ) -> None:
     reader = ReadProcess()
     try:
-        await reader(os.getpid)
+        await reader.start()
         with pytest.raises(ReadProcessLost) as lost:
             await reader(work)
         assert isinstance(lost.value, LoadError)
         assert reason in lost.value.en and "ingest it again" in lost.value.en
         assert "请重新导入" in lost.value.zh
+        await reader(os.getpid)  # (here: it starts the next child)
+        await reader.start()
         assert await reader(os.getpid) == reader.pids[1]  # the next work: a new child
     finally:
         await reader.close()
@@ -177,8 +184,9 @@ async def test_a_child_that_dies_with_the_work_in_hand_fails_that_work_with_a_re
 async def test_after_its_last_child_it_reads_on_a_thread_here() -> None:
     reader = ReadProcess(max_starts=1)
     try:
-        await reader(os.getpid)
+        await reader.start()
         await _kill_idle(reader)
+        await reader.start()  # none: it was the last
         assert await reader(os.getpid) == os.getpid()
         assert len(reader.pids) == 1
     finally:
@@ -187,7 +195,7 @@ async def test_after_its_last_child_it_reads_on_a_thread_here() -> None:
 
 async def test_a_cancelled_call_ends_its_child_and_close_leaves_none() -> None:
     reader = ReadProcess()
-    await reader(os.getpid)
+    await reader.start()
     call = asyncio.ensure_future(reader(functools.partial(time.sleep, 3600)))
     await asyncio.sleep(0)  # sent
     call.cancel()
@@ -199,11 +207,35 @@ async def test_a_cancelled_call_ends_its_child_and_close_leaves_none() -> None:
     unused = ReadProcess()
     await unused.close()  # never started: nothing to do
     assert unused.pids == []
+    starting = ReadProcess()
+    starting.start()
+    await starting.close()  # still starting: stopped, and nothing left
+    assert all(_gone(pid) for pid in starting.pids)
+
+
+async def test_until_the_child_is_warm_and_when_it_cannot_start_work_runs_here() -> None:
+    reader = ReadProcess(warm=functools.partial(time.sleep, 3600))  # never warm
+    try:
+        reader.start()
+        assert await reader(os.getpid) == os.getpid()
+        assert reader.served == 0 and len(reader.pids) <= 1
+    finally:
+        await reader.close()
+    assert all(_gone(pid) for pid in reader.pids)
+    broken = ReadProcess(warm=functools.partial(os._exit, 1))  # dies as it starts
+    try:
+        await broken.start()
+        assert await broken(os.getpid) == os.getpid()
+        await broken.start()  # no other one
+        assert len(broken.pids) == 1
+    finally:
+        await broken.close()
 
 
 async def test_work_that_does_not_pickle_fails_here_and_leaves_the_child_serving() -> None:
     reader = ReadProcess()
     try:
+        await reader.start()
         with pytest.raises((pickle.PicklingError, AttributeError)):
             await reader(lambda: os.getpid())
         assert await reader(os.getpid) == reader.pids[0] and len(reader.pids) == 1
@@ -214,6 +246,7 @@ async def test_work_that_does_not_pickle_fails_here_and_leaves_the_child_serving
 async def test_the_network_block_holds_in_the_child(refused_connections: Refusals) -> None:
     reader = ReadProcess()
     try:
+        await reader.start()
         with pytest.raises(Exception) as blocked:
             # (create_connection resolves through the block's getaddrinfo, there)
             await reader(functools.partial(socket.create_connection, ("example.com", 443)))
@@ -232,7 +265,7 @@ from ingest.read_process import ReadProcess
 
 async def main():
     reader = ReadProcess()
-    await reader(time.monotonic)
+    await reader.start()
     print(reader.pids[0], flush=True)
     await reader(functools.partial(time.sleep, 3600))
 

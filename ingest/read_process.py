@@ -41,7 +41,6 @@ import itertools
 import logging
 import os
 import pickle
-import signal
 import socket
 import sys
 import traceback
@@ -52,7 +51,7 @@ from typing import TypeVar, cast
 
 from ingest.errors import BilingualError
 from ingest.loaders.base import LoadError
-from kernel.child import HEADER, child_env, die_with_parent, frame, receive
+from kernel.child import HEADER, child_env, die_with_parent, frame, receive, serve_parent
 
 log = logging.getLogger(__name__)
 
@@ -319,13 +318,7 @@ def serve(sock: socket.socket) -> None:
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     die_with_parent(int(args[1]))
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    with socket.socket(fileno=int(args[0])) as sock:
-        try:
-            serve(sock)
-        except (BrokenPipeError, ConnectionResetError):
-            return 0  # the parent went away mid-answer: nothing left to tell it
-    return 0
+    return serve_parent(serve, int(args[0]))
 
 
 if __name__ == "__main__":

@@ -17,6 +17,7 @@ import pickle
 import signal
 import socket
 import struct
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -62,6 +63,19 @@ def receive(sock: socket.socket) -> tuple[int, Any] | None:
         return None
     rid, message = pickle.loads(body)
     return rid, message
+
+
+def serve_parent(serve: Callable[[socket.socket], None], fd: int) -> int:
+    """The child's life: SIGINT ignored (Ctrl-C in a console reaches the whole process group;
+    the parent ends its child in order), then `serve` on the socket `fd` until it returns or
+    the parent has gone."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    with socket.socket(fileno=fd) as sock:
+        try:
+            serve(sock)
+        except (BrokenPipeError, ConnectionResetError):
+            return 0  # the parent went away mid-reply: nothing left to tell it
+    return 0
 
 
 def die_with_parent(parent: int) -> None:

@@ -28,7 +28,6 @@ import contextlib
 import itertools
 import os
 import pickle
-import signal
 import socket
 import sys
 import threading
@@ -36,7 +35,7 @@ from logging import getLogger
 from pathlib import Path
 from typing import Any, NoReturn
 
-from kernel.child import HEADER, child_env, frame, receive
+from kernel.child import HEADER, child_env, frame, receive, serve_parent
 from retrieval.store import DimensionMismatch, StoreError, StoreUnavailable
 from retrieval.store.edge import Lane, ShardOp, ShardStore, check_dim
 from retrieval.store.edge_shard import IN_MEMORY, Layout, ShardOps, warm_page_cache
@@ -293,13 +292,7 @@ def _flush(ops: ShardOps) -> tuple[str, str, dict[str, Any]] | None:
 
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    with socket.socket(fileno=int(args[0])) as sock:
-        try:
-            serve(sock)
-        except (BrokenPipeError, ConnectionResetError):
-            return 0  # the parent went away mid-reply: nothing left to tell it
-    return 0
+    return serve_parent(serve, int(args[0]))
 
 
 def leave(code: int) -> NoReturn:

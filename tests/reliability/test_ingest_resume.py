@@ -38,8 +38,8 @@ import pytest
 from bot.app import App
 from bot.settings import load_settings
 from retrieval.types import Filter
+from tests.reliability.helpers.processes import exited
 from tests.stubs.embeddings_server import EmbeddingsServer
-from tests.unit.test_read_process import _exited
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = 12
@@ -156,7 +156,7 @@ async def test_a_sigkill_mid_ingest_loses_nothing_and_repeats_no_finished_docume
         assert len(readers) == (1 if reading == "process" else 0), readers
         assert all(b"ingest.read_process" in command for command in readers.values())
         for pid in readers:
-            await _exited(pid)  # it died with its parent: no orphan reading on
+            await exited(pid)  # it died with its parent: no orphan reading on
 
         finished = _registered(db)
         kept = _cached(db)

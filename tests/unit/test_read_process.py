@@ -27,6 +27,7 @@ from ingest.uploads import ShelfFull
 from kernel.child import child_env
 from kernel.refusal import Refused
 from tests.conftest import Refusals
+from tests.reliability.helpers.processes import exited
 
 
 class Unpicklable(Exception):
@@ -42,22 +43,6 @@ def _raise(exc: Exception) -> None:
 
 def _raise_unpicklable() -> None:
     raise Unpicklable(7, "broken")
-
-
-async def _exited(pid: int) -> None:
-    """Wait until the process `pid` (not a child of this one) has exited."""
-    try:
-        fd = os.pidfd_open(pid)
-    except ProcessLookupError:
-        return
-    loop = asyncio.get_running_loop()
-    exited = loop.create_future()
-    loop.add_reader(fd, exited.set_result, None)
-    try:
-        await asyncio.wait_for(exited, 120)  # (a guard against a hang, not a measure)
-    finally:
-        loop.remove_reader(fd)
-        os.close(fd)
 
 
 def _gone(pid: int) -> bool:
@@ -283,7 +268,7 @@ async def test_a_child_busy_with_work_dies_with_its_parent() -> None:
     child = int(await parent.stdout.readline())
     parent.kill()
     assert await parent.wait() == -signal.SIGKILL
-    await _exited(child)
+    await exited(child)  # (a child that did not die would hang here)
 
 
 def test_only_an_ingest_large_enough_reads_in_a_process(tmp_path: Path) -> None:

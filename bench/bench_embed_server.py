@@ -136,14 +136,20 @@ class Children:
 
     def _run(self) -> None:
         while not self._stop.wait(0.1):
-            for pid in self._descendants(self.pid):
-                try:
-                    cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
-                    cpu = _proc_cpu(pid)
-                except OSError:
-                    continue
-                kind = next((k for m, k in CHILD_KINDS.items() if m in cmd), "other")
-                self.cpu[pid] = (kind, cpu)
+            try:
+                self._sample()
+            except Exception as exc:  # a process or thread that ended mid-read
+                print(f"(sample skipped: {exc!r})", file=sys.stderr)
+
+    def _sample(self) -> None:
+        for pid in self._descendants(self.pid):
+            try:
+                cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+                cpu = _proc_cpu(pid)
+            except (OSError, IndexError, ValueError):  # it ended meanwhile
+                continue
+            kind = next((k for m, k in CHILD_KINDS.items() if m in cmd), "other")
+            self.cpu[pid] = (kind, cpu)
 
     def stop(self) -> dict[str, float]:
         self._stop.set()

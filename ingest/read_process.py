@@ -154,7 +154,8 @@ class ReadProcess:
         """Start a child in the background, unless one is running or starting, or the last
         allowed has been started; awaiting what it returns waits until it is ready (or could
         not start)."""
-        if self._starting is None or self._starting.done():
+        running = self._process is not None and self._process.returncode is None
+        if not running and (self._starting is None or self._starting.done()):
             if len(self.pids) < self._max_starts:
                 self._starting = asyncio.ensure_future(self._start())
         if self._starting is None:

@@ -8,8 +8,10 @@ BM25, the growing graph) and ingests the same synthetic Chinese prose (original 
 `bench_ingest.synthetic_markdown`), once per `EMBEDDING_CONCURRENCY` in `--inflight`.
 
 Reported per run: chunks, seconds, chunks/s; the CPU time of the ingest (the `baibao` process
-and its Qdrant Edge child, user+sys) and per chunk; the most requests the server had in flight
-at once; the server's own CPU. The row "no wait" (`--delay 0`, the largest concurrency) is what
+and its children, user+sys) and per chunk, split into the ingest process itself, its reading
+process (`ingest.read_process`, when it reads in one) and its Qdrant Edge process (children
+sampled every 0.1 s from /proc: their last tenth of a second may be missed, and counted as the
+ingest process's); the most requests the server had in flight at once; the server's own CPU. The row "no wait" (`--delay 0`, the largest concurrency) is what
 our side does when the server answers at once: the ceiling the pipeline puts on ingest.
 
     .venv/bin/python bench/bench_embed_server.py                   # the table, 1 2 4 8 16
@@ -34,6 +36,7 @@ import sqlite3
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -56,6 +59,8 @@ class Run:
     seconds: float  # the whole process: start-up, the pipeline, the store's optimize, exit
     pipeline_s: float  # the pipeline alone (the summary's seconds)
     cpu_s: float
+    reader_cpu_s: float  # the reading process's
+    store_cpu_s: float  # the Qdrant Edge process's
     server_peak: int
     server_requests: int
     server_cpu_s: float
@@ -102,6 +107,59 @@ def children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
+# A child's kind, by what its command line runs.
+CHILD_KINDS = {"ingest.read_process": "reader", "retrieval.store.edge_process": "store"}
+
+
+class Children:
+    """The CPU seconds of a process's descendants, by kind, sampled from /proc while it runs
+    (each one's last sample: what it used in its last tenth of a second is missed)."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+        self.cpu: dict[int, tuple[str, float]] = {}
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _descendants(self, pid: int) -> list[int]:
+        found = []
+        for children in Path(f"/proc/{pid}/task").glob("*/children"):
+            try:
+                listed = children.read_text().split()
+            except OSError:  # a thread that ended meanwhile
+                continue
+            for child in listed:
+                found.append(int(child))
+                found.extend(self._descendants(int(child)))
+        return found
+
+    def _run(self) -> None:
+        while not self._stop.wait(0.1):
+            try:
+                self._sample()
+            except Exception as exc:  # a process or thread that ended mid-read
+                print(f"(sample skipped: {exc!r})", file=sys.stderr)
+
+    def _sample(self) -> None:
+        for pid in self._descendants(self.pid):
+            try:
+                cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+                cpu = _proc_cpu(pid)
+            except (OSError, IndexError, ValueError):  # it ended meanwhile
+                continue
+            kind = next((k for m, k in CHILD_KINDS.items() if m in cmd), "other")
+            self.cpu[pid] = (kind, cpu)
+
+    def stop(self) -> dict[str, float]:
+        self._stop.set()
+        self._thread.join()
+        out: dict[str, float] = {}
+        for kind, cpu in self.cpu.values():
+            out[kind] = out.get(kind, 0.0) + cpu
+        return out
+
+
 def ingest(
     corpus: Path,
     work: Path,
@@ -109,9 +167,9 @@ def ingest(
     inflight: int,
     profile: Path | None = None,
     growth: bool = True,
-) -> tuple[float, float, float]:
+) -> tuple[float, float, float, dict[str, float]]:
     """One `baibao ingest` into a fresh data dir: (seconds, the pipeline's seconds, CPU seconds
-    of it and its store child)."""
+    of it and its children, CPU seconds of its children by kind)."""
     data = work / f"data-{inflight}-{time.monotonic_ns()}"
     env = {
         **os.environ,
@@ -130,13 +188,18 @@ def ingest(
     cmd = [*python, "-m", "bot.cli", "ingest", str(corpus)]
     cpu = children_cpu()
     started = time.perf_counter()
-    done = subprocess.run(cmd, env=env, cwd=work, capture_output=True, text=True)
+    proc = subprocess.Popen(
+        cmd, env=env, cwd=work, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    children = Children(proc.pid)
+    stdout, stderr = proc.communicate()
     seconds = time.perf_counter() - started
-    if done.returncode != 0:
-        raise RuntimeError(f"ingest failed ({done.returncode}):\n{done.stderr[-3000:]}")
-    found = re.search(r"\(([\d.]+) 秒 s\)", done.stdout)
+    by_kind = children.stop()
+    if proc.returncode != 0:
+        raise RuntimeError(f"ingest failed ({proc.returncode}):\n{stderr[-3000:]}")
+    found = re.search(r"\(([\d.]+) 秒 s\)", stdout)
     pipeline = float(found.group(1)) if found else seconds
-    return seconds, pipeline, children_cpu() - cpu
+    return seconds, pipeline, children_cpu() - cpu, by_kind
 
 
 def counts(data_root: Path) -> tuple[int, int]:
@@ -160,7 +223,9 @@ def one_run(
 ) -> Run:
     server = Server(delay, dim)
     try:
-        seconds, pipeline, cpu = ingest(corpus, work, server.url, inflight, profile, growth)
+        seconds, pipeline, cpu, by_kind = ingest(
+            corpus, work, server.url, inflight, profile, growth
+        )
     finally:
         stats = server.stop()
     docs, chunks = counts(work)
@@ -173,6 +238,8 @@ def one_run(
         round(seconds, 2),
         round(pipeline, 2),
         round(cpu, 2),
+        round(by_kind.get("reader", 0.0), 2),
+        round(by_kind.get("store", 0.0), 2),
         int(stats["peak_in_flight"]),
         int(stats["requests"]),
         float(stats["cpu_s"]),
@@ -183,16 +250,20 @@ def one_run(
 def table(runs: list[Run]) -> str:
     lines = [
         "| batches in flight | server delay | chunks | process s | pipeline s | chunks/s"
-        " | ingest CPU s | CPU ms/chunk"
+        " | ingest CPU s | CPU ms/chunk | ms/chunk: ingest process | reading process | store"
         " | server peak in flight | requests | server CPU s | load (1 min) |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in runs:
         per_chunk = 1000 * r.cpu_s / r.chunks if r.chunks else 0.0
+        main = r.cpu_s - r.reader_cpu_s - r.store_cpu_s
+        split = [1000 * x / r.chunks if r.chunks else 0.0 for x in (main, r.reader_cpu_s)]
+        store = 1000 * r.store_cpu_s / r.chunks if r.chunks else 0.0
         lines.append(
             f"| {r.label} | {r.delay_s * 1000:.0f} ms | {r.chunks} | {r.seconds:.1f} |"
             f" {r.pipeline_s:.1f} |"
-            f" **{r.chunks_per_s:.0f}** | {r.cpu_s:.1f} | {per_chunk:.1f} | {r.server_peak} |"
+            f" **{r.chunks_per_s:.0f}** | {r.cpu_s:.1f} | {per_chunk:.1f} |"
+            f" {split[0]:.1f} | {split[1]:.1f} | {store:.1f} | {r.server_peak} |"
             f" {r.server_requests} | {r.server_cpu_s:.1f} | {r.load} |"
         )
     return "\n".join(lines)

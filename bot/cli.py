@@ -130,7 +130,9 @@ async def _main(args: argparse.Namespace, settings: Settings) -> int:
 
             if args.bible_books is None and (args.paths or args.ocr_files):
                 args.bible_books = settings.demo_bible_books
-            return await run_ingest(app.indexer, args, _recorder(app))
+            return await run_ingest(
+                app.indexer, args, _recorder(app), read_process=settings.ingest_read_process
+            )
         if args.cmd == "log":
             return await _log(app, args)
         if settings.sample_corpus:

@@ -117,6 +117,10 @@ class Settings(BaseSettings):
     # Grow the knowledge graph from ingested documents (new concepts and relations); false
     # keeps it to the curated seed plus books, authors and verses.
     graph_growth: bool = True
+    # `baibao ingest` of several files (256 KB or more in all) reads them (load, chunk, search
+    # form) in a child process, on the other core, while this one indexes: same chunks
+    # (bench/results/embed-server.md). false: on threads of the ingest process.
+    ingest_read_process: bool = True
     novel_round_openers: Literal["admins", "members"] = "admins"
     novel_admin_role: str = ""  # a Discord role name that counts as admin for the novel
     novel_proposal_minutes: float = Field(60.0, gt=0)

@@ -317,15 +317,21 @@ async def _records(indexer: Indexer, args: argparse.Namespace, record: Record) -
 
 
 async def run_ingest(
-    indexer: Indexer, args: argparse.Namespace, record: Record = _not_recorded
+    indexer: Indexer,
+    args: argparse.Namespace,
+    record: Record = _not_recorded,
+    *,
+    read_process: bool = True,
 ) -> int:
-    """`baibao ingest …`; `record` logs each change it makes."""
+    """`baibao ingest …`; `record` logs each change it makes; `read_process`: whether a large
+    ingest reads in a process of its own (`INGEST_READ_PROCESS`, `ingest.read_process`)."""
     out = sys.stdout
     done = await _records(indexer, args, record)
     if done is not None:
         return done
     from ingest.loaders.base import LoadOptions
     from ingest.pipeline import Pipeline, expand_paths
+    from ingest.read_process import ReadOffload
 
     paths: list[Path] = [*args.ocr_files, *args.paths]
     if not paths and args.bible_books:
@@ -360,6 +366,7 @@ async def run_ingest(
         embed_books=_books(args.bible_books or "Eph,John,Col"),
         max_bytes=int(args.max_size_mb * 1024 * 1024),
         options=LoadOptions(ocr=args.ocr),
+        reading=ReadOffload(enabled=read_process),
     )
     bar = ProgressBar("导入 ingest")
     summary = await pipeline.ingest_paths(paths, manifest=Manifest({}, defaults), on_progress=bar)

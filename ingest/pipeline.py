@@ -19,7 +19,7 @@ from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Literal
+from typing import Literal, Protocol, TypeVar
 
 from ingest.chunkers import Piece, footnote_pieces, note_pieces, outline_pieces, prose_pieces
 from ingest.clean import tidy
@@ -46,6 +46,7 @@ from ingest.manifest import (
     is_manifest_file,
     load_manifest,
 )
+from ingest.read_process import ReadFailed, ReadOffload, ReadProcess, in_thread
 from ingest.structure import (
     heading_path_at,
     infer_type,
@@ -370,6 +371,12 @@ def build_document(
     return finish_document(prepared, tagger=tagger, namespace=namespace)
 
 
+def _finish(prepared: Prepared, namespace: str, tagger: Tagger) -> Built:
+    """`finish_document` with positional arguments (a `functools.partial` of it crosses to the
+    reading process by reference)."""
+    return finish_document(prepared, tagger=tagger, namespace=namespace)
+
+
 def bible_doc_id(book: str, version: str = BIBLE_VERSION) -> str:
     return f"bible-{version}-{book}"
 
@@ -466,6 +473,10 @@ def build_bible_book(
     return Built(record, chunks, plan.rows, plan.embed)
 
 
+def _build_book(plan: BibleBook, namespace: str, tagger: Tagger) -> Built:
+    return build_bible_book(plan, tagger=tagger, namespace=namespace)
+
+
 def build_bible(
     table: BibleTable,
     *,
@@ -516,7 +527,9 @@ def expand_paths(paths: Iterable[Path]) -> tuple[list[Path], list[tuple[Path, st
 # indexed (keyword tokens, graph growth, the store). Tags wait for indexing because the graph a
 # document is tagged with grows with every document indexed before it: the result is the one a
 # document-by-document run gives. What is unchanged is recognised while reading (and checked
-# again, in order, before anything is written).
+# again, in order, before anything is written). A large ingest reads in a process of its own
+# (`ingest.read_process`, `Pipeline(reading=…)`): reading then runs on the other core instead of
+# taking turns with indexing for this process's one (the GIL); the same functions, the same chunks.
 
 AHEAD_DOCUMENTS = 16
 AHEAD_CHUNKS = 2048
@@ -524,6 +537,22 @@ AHEAD_CHUNKS = 2048
 
 def _untagged(text: str) -> Sequence[str]:
     return ()
+
+
+T = TypeVar("T")
+
+
+class Read(Protocol):
+    """Where reading work runs (`work`: a picklable callable of no arguments): on a thread of
+    this process (`ingest.read_process.in_thread`) or in the reading process (`ReadProcess`)."""
+
+    async def __call__(self, work: Callable[[], T], /) -> T: ...
+
+
+def _warm() -> None:
+    """The reading process's first work: unpickling it imports this module (the loaders, the
+    chunkers), and a search form builds OpenCC's converter."""
+    search_form("體")
 
 
 def _tagged(chunks: Sequence[Chunk], tagger: Tagger) -> list[Chunk]:
@@ -609,13 +638,16 @@ class Pipeline:
         options: LoadOptions | None = None,
         namespace: str | None = None,
         admit: Admit | None = None,
+        reading: ReadOffload | None = None,
     ) -> None:
         """`tagger_key` names a custom `tagger` in every document's content hash: change it
         when the tagger's output changes, so documents are re-tagged. `options`: how files
         are read (OCR of scanned pages). `namespace`: the part of the library documents go
         to (default: the shared library; a shelf's documents get ids of their own,
         `retrieval.library.scoped_doc_id`). `admit`: asked before a document is embedded,
-        with its record and chunk count; it raises `LoadError` to refuse it (a full shelf)."""
+        with its record and chunk count; it raises `LoadError` to refuse it (a full shelf).
+        `reading`: when files are read in a process of their own (`ingest.read_process`);
+        `reader` is then the last ingest's reading process (None: it read on threads)."""
         self.indexer = indexer
         self.options = options or LoadOptions()
         self.embed_books: BooksChoice = embed_books
@@ -624,6 +656,8 @@ class Pipeline:
         self._tagger_key: str | None = f"custom:{tagger_key}" if tagger is not None else None
         self.namespace = namespace or indexer.namespace
         self._admit = admit
+        self.reading = reading or ReadOffload()
+        self.reader: ReadProcess | None = None
 
     @property
     def tagger_key(self) -> str:
@@ -684,7 +718,13 @@ class Pipeline:
         report()
         queue: asyncio.Queue[_Item | None] = asyncio.Queue()
         ahead = _Ahead()
-        reading = asyncio.ensure_future(self._read_all(files, manifest, queue, ahead))
+        documents = [f for f in files if not is_bible_table(f)]
+        reader = self.reader = ReadProcess(_warm) if self.reading.wants(documents) else None
+        read: Read = in_thread
+        if reader is not None:
+            reader.start()  # the first files are read here while it starts
+            read = reader
+        reading = asyncio.ensure_future(self._read_all(files, manifest, queue, ahead, read))
         try:
             try:
                 await self._index_all(queue, ahead, summary, state, report)
@@ -697,6 +737,8 @@ class Pipeline:
                 item = queue.get_nowait()
                 if isinstance(item, _Staged):
                     _drop(item.vectors)
+            if reader is not None:
+                await reader.close()
         summary.seconds = time.perf_counter() - started
         return summary
 
@@ -708,6 +750,7 @@ class Pipeline:
         manifest: Manifest | None,
         queue: asyncio.Queue[_Item | None],
         ahead: _Ahead,
+        read: Read,
     ) -> None:
         cache: dict[Path, Manifest] = {}
         try:
@@ -716,7 +759,7 @@ class Pipeline:
                 queue.put_nowait(opened)
                 try:
                     meta = self._meta(path, manifest, cache, opened.problems)
-                    await self._read_file(path, meta, queue, ahead)
+                    await self._read_file(path, meta, queue, ahead, read)
                 except Exception as err:
                     queue.put_nowait(_Closed(path, err))
                 else:
@@ -743,45 +786,48 @@ class Pipeline:
         return folder_manifest.for_path(path)
 
     async def _read_file(
-        self, path: Path, meta: DocMeta, queue: asyncio.Queue[_Item | None], ahead: _Ahead
+        self,
+        path: Path,
+        meta: DocMeta,
+        queue: asyncio.Queue[_Item | None],
+        ahead: _Ahead,
+        read: Read,
     ) -> None:
         if is_bible_table(path):
+            # On threads here: a verse's search form (~0.1 ms) costs less than its rows and
+            # chunk would to cross to the reading process and back.
             table = await asyncio.to_thread(load_bible, path, self.max_bytes)
             source = meta.title or BIBLE_SOURCE
             plans = plan_bible(
                 table, embed_books=self.embed_books, source=source, tagger_key=self.tagger_key
             )
             for plan in plans:
-                build = functools.partial(self._build_book, plan)
+                build = functools.partial(_build_book, plan, self.namespace)
                 staged = _Staged(path, plan.doc_id, plan.content_hash, "", build)
-                await self._stage(staged, queue, ahead)
+                await self._stage(staged, queue, ahead, in_thread)
             return
-        prepared = await asyncio.to_thread(
-            prepare_document,
-            path,
-            meta,
-            max_bytes=self.max_bytes,
-            tagger_key=self.tagger_key,
-            options=self.options,
+        prepared = await read(
+            functools.partial(
+                prepare_document,
+                path,
+                meta,
+                max_bytes=self.max_bytes,
+                tagger_key=self.tagger_key,
+                options=self.options,
+            )
         )
         prepared.doc_id = scoped_doc_id(self.namespace, prepared.doc_id)
-        build = functools.partial(self._build_document, prepared)
+        build = functools.partial(_finish, prepared, self.namespace)
         title = prepared.meta.title or ""
         staged = _Staged(path, prepared.doc_id, prepared.content_hash, title, build)
-        await self._stage(staged, queue, ahead)
-
-    def _build_book(self, plan: BibleBook, tagger: Tagger) -> Built:
-        return build_bible_book(plan, tagger=tagger, namespace=self.namespace)
-
-    def _build_document(self, prepared: Prepared, tagger: Tagger) -> Built:
-        return finish_document(prepared, tagger=tagger, namespace=self.namespace)
+        await self._stage(staged, queue, ahead, read)
 
     async def _stage(
-        self, staged: _Staged, queue: asyncio.Queue[_Item | None], ahead: _Ahead
+        self, staged: _Staged, queue: asyncio.Queue[_Item | None], ahead: _Ahead, read: Read
     ) -> None:
         """Chunk the document (unless it is unchanged as it reads) and start embedding it."""
         if not await self._is_registered(staged.doc_id, staged.content_hash):
-            staged.built = await asyncio.to_thread(staged.build, _untagged)
+            staged.built = await read(functools.partial(staged.build, _untagged))
         chunks = staged.built.chunks if staged.built is not None else []
         await ahead.take(len(chunks))
         if staged.built is not None and staged.built.embed and chunks:
@@ -848,10 +894,9 @@ class Pipeline:
             summary.problems.append((path, error))
             return
         log.warning("ingest of %s failed", path, exc_info=error)
-        summary.skipped.append(
-            (path, f"索引失败 (indexing failed): {type(error).__name__}: {error}")
-        )
-        failed = LoadError("索引失败", f"indexing failed: {type(error).__name__}")
+        kind = error.kind if isinstance(error, ReadFailed) else type(error).__name__
+        summary.skipped.append((path, f"索引失败 (indexing failed): {kind}: {error}"))
+        failed = LoadError("索引失败", f"indexing failed: {kind}")
         summary.problems.append((path, failed))
 
     async def _index_staged(

@@ -6,11 +6,10 @@ loop take turns with the engine: a fused search at a million chunks costs the su
 (bench/results/million.md). With the shard in a child, the engine's work and this process's
 Python run on two cores at once; same results, the store's searches no longer stall the bot.
 
-The two processes talk over a Unix socket pair in frames (4-byte big-endian length, then a
-pickle): the parent sends `(request id, ShardOps method, arguments)`, the child answers
-`(request id, True, result)` or `(request id, False, (error class, message, fields))`. Pickle
-is safe here: both ends are this code, and the socket pair is private to them. The child
-serves requests one at a time, in order, so a read sees every write sent before it.
+The two processes talk over a Unix socket pair in frames (`kernel.child`): the parent sends
+`(request id, ShardOps method, arguments)`, the child answers `(request id, True, result)` or
+`(request id, False, (error class, message, fields))`. The child serves requests one at a
+time, in order, so a read sees every write sent before it.
 
 Lifecycle: `open` starts the child (`python -m retrieval.store.edge_process FD`) and waits for
 the shard to open there (a shard with memory-mapped files is then read through on a thread of
@@ -29,30 +28,23 @@ import contextlib
 import itertools
 import os
 import pickle
-import signal
 import socket
-import struct
 import sys
 import threading
 from logging import getLogger
 from pathlib import Path
 from typing import Any, NoReturn
 
+from kernel.child import HEADER, child_env, frame, receive, serve_parent
 from retrieval.store import DimensionMismatch, StoreError, StoreUnavailable
 from retrieval.store.edge import Lane, ShardOp, ShardStore, check_dim
 from retrieval.store.edge_shard import IN_MEMORY, Layout, ShardOps, warm_page_cache
 
 log = getLogger(__name__)
 
-_HEADER = struct.Struct(">I")
 # How long `close` waits for the child to flush and exit before killing it.
 CLOSE_TIMEOUT_S = 60.0
 _CLOSE = None  # the op that asks the child to flush, close and exit
-
-
-def _frame(message: object) -> bytes:
-    body = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
-    return _HEADER.pack(len(body)) + body
 
 
 def _error_fields(exc: BaseException) -> tuple[str, str, dict[str, Any]]:
@@ -117,7 +109,7 @@ class EdgeProcessStore(ShardStore):
                 str(theirs.fileno()),
                 pass_fds=(theirs.fileno(),),
                 stdin=asyncio.subprocess.DEVNULL,
-                env=_child_env(),
+                env=child_env(),
             )
         except BaseException:
             ours.close()
@@ -159,7 +151,7 @@ class EdgeProcessStore(ShardStore):
     # ---- the socket --------------------------------------------------------------------
 
     async def _send(self, rid: int, message: object) -> None:
-        self._writer.write(_frame((rid, message)))
+        self._writer.write(frame((rid, message)))
         await self._writer.drain()
 
     def _register(self, rid: int) -> asyncio.Future[Any]:
@@ -172,7 +164,7 @@ class EdgeProcessStore(ShardStore):
         reason = ""
         try:
             while True:
-                size = _HEADER.unpack(await self._reader.readexactly(_HEADER.size))[0]
+                size = HEADER.unpack(await self._reader.readexactly(HEADER.size))[0]
                 rid, ok, value = pickle.loads(await self._reader.readexactly(size))
                 future = self._pending.pop(rid, None)
                 if future is None or future.done():  # its caller was cancelled
@@ -235,58 +227,27 @@ class EdgeProcessStore(ShardStore):
             await self._replies
 
 
-def _child_env() -> dict[str, str]:
-    """This environment, with the directory that holds `retrieval` on the path (the child
-    must import this very code, installed or not), after what is there already."""
-    env = dict(os.environ)
-    root = str(Path(__file__).resolve().parents[2])
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (env.get("PYTHONPATH"), root) if p)
-    return env
-
-
 # ---- the child -------------------------------------------------------------------------------
-
-
-def _recv_exactly(sock: socket.socket, size: int) -> bytes | None:
-    chunks = []
-    while size:
-        data = sock.recv(min(size, 1 << 20))
-        if not data:
-            return None
-        chunks.append(data)
-        size -= len(data)
-    return b"".join(chunks)
-
-
-def _receive(sock: socket.socket) -> tuple[int, Any] | None:
-    header = _recv_exactly(sock, _HEADER.size)
-    if header is None:
-        return None
-    body = _recv_exactly(sock, _HEADER.unpack(header)[0])
-    if body is None:
-        return None
-    rid, message = pickle.loads(body)
-    return rid, message
 
 
 def serve(sock: socket.socket) -> None:
     """The child's loop: open the shard the first frame names, then run requests in order
     until told to close or the parent goes away; then flush and exit (`leave`)."""
-    first = _receive(sock)
+    first = receive(sock)
     if first is None:
         return
     rid, (path, dim, layout) = first
     try:
         ops = ShardOps.open(path, dim, layout, serial=True)  # one request at a time
     except Exception as exc:
-        sock.sendall(_frame((rid, False, _error_fields(exc))))
+        sock.sendall(frame((rid, False, _error_fields(exc))))
         return
-    sock.sendall(_frame((rid, True, None)))
+    sock.sendall(frame((rid, True, None)))
     stop_warming = threading.Event()
     if layout.mapped:  # the first searches would read the mapped files from disk page by page
         threading.Thread(target=_warm, args=(path, stop_warming), name="warm", daemon=True).start()
     try:
-        while (received := _receive(sock)) is not None:
+        while (received := receive(sock)) is not None:
             rid, (op, args) = received
             if op is _CLOSE:
                 break
@@ -294,7 +255,7 @@ def serve(sock: socket.socket) -> None:
                 reply = (rid, True, op(ops, *args))
             except Exception as exc:
                 reply = (rid, False, _error_fields(exc))
-            sock.sendall(_frame(reply))
+            sock.sendall(frame(reply))
     finally:
         stop_warming.set()
         # Flushed, not closed: Qdrant Edge's close drops the shard's files from the page cache
@@ -302,7 +263,7 @@ def serve(sock: socket.socket) -> None:
         # disk again (~9 s of CPU while it serves).
         failed = _flush(ops)
     if received is not None:  # asked to close: the reply says whether the flush held
-        sock.sendall(_frame((rid, failed is None, failed)))
+        sock.sendall(frame((rid, failed is None, failed)))
     elif failed is not None:  # nobody is left to tell but the terminal
         print(f"baibao: the vector store at {path} was not flushed: {failed[1]}", file=sys.stderr)
     # With `ops` still open: its destructor would drop the page cache as close does.
@@ -331,13 +292,7 @@ def _flush(ops: ShardOps) -> tuple[str, str, dict[str, Any]] | None:
 
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    with socket.socket(fileno=int(args[0])) as sock:
-        try:
-            serve(sock)
-        except (BrokenPipeError, ConnectionResetError):
-            return 0  # the parent went away mid-reply: nothing left to tell it
-    return 0
+    return serve_parent(serve, int(args[0]))
 
 
 def leave(code: int) -> NoReturn:

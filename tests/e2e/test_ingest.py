@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import gzip
 from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -53,20 +54,28 @@ class Env:
     store: EdgeStore
 
 
-@pytest.fixture(name="env")
-async def env_fixture(tmp_path: Path) -> AsyncIterator[Env]:
-    """The real stack (also used by tests/e2e/test_ingest_formats.py)."""
-    store = await EdgeStore.open(tmp_path / "qdrant", DIM)
-    graph = await KnowledgeGraph.open(tmp_path / "db.sqlite3")
+@asynccontextmanager
+async def open_env(root: Path) -> AsyncIterator[Env]:
+    """The real stack under `root`."""
+    store = await EdgeStore.open(root / "qdrant", DIM)
+    graph = await KnowledgeGraph.open(root / "db.sqlite3")
     embedder = HashEmbedder(DIM)
     encoder = Bm25Encoder()
     try:
-        async with Indexer(tmp_path / "db.sqlite3", store, embedder, encoder, graph) as ix:
+        async with Indexer(root / "db.sqlite3", store, embedder, encoder, graph) as ix:
             search = HybridSearch(store, embedder, encoder, graph.query, SynonymTable.load())
             yield Env(ix, search, embedder, store)
     finally:
         await graph.close()
         await store.close()
+
+
+@pytest.fixture(name="env")
+async def env_fixture(tmp_path: Path) -> AsyncIterator[Env]:
+    """The real stack (also used by tests/e2e/test_ingest_formats.py and
+    tests/e2e/test_ingest_read_process.py)."""
+    async with open_env(tmp_path) as env:
+        yield env
 
 
 def _corpus(root: Path) -> Path:

@@ -17,7 +17,8 @@ kills it once the documents before `HELD` are done. Then `baibao ingest` runs to
 
 The store runs on threads in the ingest process (`QDRANT_EDGE_PROCESS=false`), so the kill
 takes the whole stack at once (with a store process of its own, the orphaned child would still
-be flushing while the second run starts).
+be flushing while the second run starts). The ingest reads on its threads, or in a process of
+its own (`ingest.read_process`), which the kill takes too: no reading process outlives it.
 """
 
 from __future__ import annotations
@@ -32,9 +33,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from bot.app import App
 from bot.settings import load_settings
 from retrieval.types import Filter
+from tests.reliability.helpers.processes import exited
 from tests.stubs.embeddings_server import EmbeddingsServer
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -113,8 +117,19 @@ def _cached(db: Path) -> set[str]:
         return {row[0] for row in conn.execute("SELECT content_hash FROM embed_cache")}
 
 
+def _children(pid: int) -> dict[int, bytes]:
+    """The child processes of `pid`, with their command lines."""
+    pids = [
+        int(child)
+        for children in Path(f"/proc/{pid}/task").glob("*/children")
+        for child in children.read_text().split()
+    ]
+    return {child: Path(f"/proc/{child}/cmdline").read_bytes() for child in pids}
+
+
+@pytest.mark.parametrize("reading", ["threads", "process"])
 async def test_a_sigkill_mid_ingest_loses_nothing_and_repeats_no_finished_document(
-    tmp_path: Path,
+    tmp_path: Path, reading: str
 ) -> None:
     corpus, data = tmp_path / "corpus", tmp_path / "data"
     _write_corpus(corpus)
@@ -129,13 +144,19 @@ async def test_a_sigkill_mid_ingest_loses_nothing_and_repeats_no_finished_docume
     async with EmbeddingsServer(default_dim=DIM) as server:
         server.hold = hold_one_document
         env = _env(data, server.base_url)
-        first = await _run("tests.reliability.helpers.ingest_child", str(corpus), env=env)
+        flags = ["--read-process"] if reading == "process" else []
+        first = await _run("tests.reliability.helpers.ingest_child", str(corpus), *flags, env=env)
         lines = await _files_done(first, HELD)
         if lines != [f"FILE message-{n:02d}.md" for n in range(HELD)]:
             first.kill()
             raise AssertionError((lines, (await first.communicate())[1].decode()[-3000:]))
+        readers = _children(first.pid)  # the store runs on its threads: any child reads
         first.send_signal(signal.SIGKILL)
         assert await first.wait() == -signal.SIGKILL
+        assert len(readers) == (1 if reading == "process" else 0), readers
+        assert all(b"ingest.read_process" in command for command in readers.values())
+        for pid in readers:
+            await exited(pid)  # it died with its parent: no orphan reading on
 
         finished = _registered(db)
         kept = _cached(db)

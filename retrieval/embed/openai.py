@@ -239,13 +239,19 @@ def _vector(value: object) -> list[float] | None:
             return None
         vector: list[float] = np.frombuffer(packed, dtype="<f4").tolist()
         return vector
-    if isinstance(value, list) and value and all(_is_number(x) for x in value):
+    if not isinstance(value, list) or not value:
+        return None
+    # The element types in one pass in C (a per-float check cost ~0.9 ms a 1024-d vector on the
+    # event loop, a tenth of ingest's CPU). `bool` is a type of its own, so it is refused.
+    kinds = set(map(type, value))
+    if kinds == {float}:
+        return value  # the floats json.loads made, kept as they are
+    if kinds <= _NUMBER_TYPES:
         return [float(x) for x in value]
     return None
 
 
-def _is_number(value: object) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
+_NUMBER_TYPES = frozenset({int, float})
 
 
 def _detail(exc: openai.APIStatusError) -> str:

@@ -359,6 +359,11 @@ def _word_in_vector(answer: dict[str, Any]) -> dict[str, Any]:
     return {**answer, "data": [{**first, "embedding": ["x", *first["embedding"][1:]]}]}
 
 
+def _bool_in_vector(answer: dict[str, Any]) -> dict[str, Any]:
+    first = answer["data"][0]
+    return {**answer, "data": [{**first, "embedding": [True, *first["embedding"][1:]]}]}
+
+
 def _mixed_sizes(answer: dict[str, Any]) -> dict[str, Any]:
     first, second = answer["data"]
     return {**answer, "data": [first, {**second, "embedding": second["embedding"][:-1]}]}
@@ -372,10 +377,20 @@ def _mixed_sizes(answer: dict[str, Any]) -> dict[str, Any]:
         (_drop_last, "asked for 2 embeddings, got 1"),
         (_index_twice, "without its index or vector"),
         (_word_in_vector, "without its index or vector"),
+        (_bool_in_vector, "without its index or vector"),
         (lambda a: {**a, "data": [{**d, "embedding": "%%%"} for d in a["data"]]}, "vector"),
         (_mixed_sizes, "mixed sizes"),
     ],
-    ids=["not-json", "no-data", "one-missing", "index-twice", "word", "bad-base64", "sizes"],
+    ids=[
+        "not-json",
+        "no-data",
+        "one-missing",
+        "index-twice",
+        "word",
+        "bool",
+        "bad-base64",
+        "sizes",
+    ],
 )
 async def test_openai_a_malformed_answer_is_malformed_not_a_crash(
     mangle: Callable[[dict[str, Any]], object], detail: str

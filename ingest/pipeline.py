@@ -64,6 +64,7 @@ from retrieval.index import (
     VerseRow,
     embed_text,
 )
+from retrieval.keyword import KeywordSpec
 from retrieval.library import scoped_doc_id
 from retrieval.producers import usable_author
 from retrieval.scripture import (
@@ -74,7 +75,14 @@ from retrieval.scripture import (
     sort_key,
 )
 from retrieval.text import search_form
-from retrieval.types import CORPUS_NAMESPACE, Chunk, ChunkType, chunk_id, content_hash
+from retrieval.types import (
+    CORPUS_NAMESPACE,
+    Chunk,
+    ChunkType,
+    SparseVector,
+    chunk_id,
+    content_hash,
+)
 
 log = logging.getLogger(__name__)
 
@@ -207,6 +215,8 @@ class Built:
     chunks: list[Chunk]
     verses: list[VerseRow] = field(default_factory=list)
     embed: bool = True
+    # the chunks' keyword vectors, when the reading process cut them ahead (`_read_built`)
+    keywords: list[SparseVector] | None = None
 
 
 def _pieces(doc: Document, doc_type: ChunkType, title: str) -> list[Piece]:
@@ -555,6 +565,17 @@ def _warm() -> None:
     search_form("體")
 
 
+def _read_built(build: Callable[[Tagger], Built], keywords: KeywordSpec) -> Built:
+    """A document's chunks, untagged, with their keyword vectors: work for the reading
+    process. The keyword tokens (jieba, ~1 ms a chunk) depend only on a chunk's text and the
+    keyword dictionary, which does not grow during an ingest (`bot.app`), so they are cut
+    on the other core too; tags are not, they wait for the graph in order."""
+    built = build(_untagged)
+    if built.embed and built.chunks:
+        built.keywords = keywords.encoder().encode_chunks(built.chunks)
+    return built
+
+
 def _tagged(chunks: Sequence[Chunk], tagger: Tagger) -> list[Chunk]:
     return [replace(c, topic_tags=tuple(tagger(c.search_text))) for c in chunks]
 
@@ -827,7 +848,13 @@ class Pipeline:
     ) -> None:
         """Chunk the document (unless it is unchanged as it reads) and start embedding it."""
         if not await self._is_registered(staged.doc_id, staged.content_hash):
-            staged.built = await read(functools.partial(staged.build, _untagged))
+            keywords = self.indexer.keyword_spec() if read is not in_thread else None
+            work = (
+                functools.partial(_read_built, staged.build, keywords)
+                if keywords is not None
+                else functools.partial(staged.build, _untagged)
+            )
+            staged.built = await read(work)
         chunks = staged.built.chunks if staged.built is not None else []
         await ahead.take(len(chunks))
         if staged.built is not None and staged.built.embed and chunks:
@@ -972,7 +999,12 @@ class Pipeline:
             await self._admit(built.record, len(built.chunks))
         try:
             result = await self.indexer.replace_document(
-                built.record, built.chunks, embed=built.embed, progress=progress, vectors=vectors
+                built.record,
+                built.chunks,
+                embed=built.embed,
+                progress=progress,
+                vectors=vectors,
+                keywords=built.keywords,
             )
         except Exception:
             # Points of the failed generation may already be in the store (the first embedding

@@ -52,7 +52,7 @@ from typing import Any, Literal, Protocol
 import aiosqlite
 
 from retrieval import termstats
-from retrieval.keyword import Bm25Encoder
+from retrieval.keyword import Bm25Encoder, KeywordSpec
 from retrieval.library import SHARED, TRASH, Reading, is_shelf
 from retrieval.ports import Embedder, VectorStore
 from retrieval.sqlite import SqliteOwner
@@ -438,35 +438,52 @@ class Indexer(SqliteOwner):
             self.encoder.encode_document(c.search_text or c.text, c.scripture_refs) for c in chunks
         ]
 
+    def keyword_spec(self) -> KeywordSpec | None:
+        """How another process makes this indexer's keyword encoder (`Bm25Encoder.spec`), to
+        cut keyword vectors ahead; None when it cannot (another kind of encoder)."""
+        return self.encoder.spec() if isinstance(self.encoder, Bm25Encoder) else None
+
     async def _upsert(
         self,
         chunks: Sequence[Chunk],
         progress: IndexProgress | None,
         vectors: Sequence[list[float]] | None = None,
+        keywords: Sequence[SparseVector] | None = None,
     ) -> Counter[int]:
-        """Embed (unless `vectors` are given, in the chunks' order) and store `chunks`; returns
-        how many of them hold each keyword term."""
-        if vectors is not None and len(vectors) != len(chunks):
-            raise ValueError(f"{len(vectors)} vectors for {len(chunks)} chunks")
+        """Embed (unless `vectors` are given, in the chunks' order), cut the keyword tokens
+        (unless `keywords` are given, the same way) and store `chunks`; returns how many of
+        them hold each keyword term."""
+        for given, what in ((vectors, "vectors"), (keywords, "keyword vectors")):
+            if given is not None and len(given) != len(chunks):
+                raise ValueError(f"{len(given)} {what} for {len(chunks)} chunks")
         terms: Counter[int] = Counter()
         total = len(chunks)
         await _report(progress, 0, total)
         for start in range(0, total, EMBED_BATCH):
             batch = chunks[start : start + EMBED_BATCH]
-            if vectors is None:
-                texts = [embed_text(c) for c in batch]
-                dense, sparse = await asyncio.gather(
-                    self.embedder.embed_passages(texts), asyncio.to_thread(self._encode, batch)
-                )
-            else:
-                dense = list(vectors[start : start + EMBED_BATCH])
-                sparse = await asyncio.to_thread(self._encode, batch)
+            dense, sparse = await asyncio.gather(
+                self._dense(batch, vectors, start), self._sparse(batch, keywords, start)
+            )
             await self.store.upsert(
                 [IndexedChunk(c, d, s) for c, d, s in zip(batch, dense, sparse, strict=True)]
             )
             terms.update(termstats.count_terms(sparse))
             await _report(progress, start + len(batch), total)
         return terms
+
+    async def _dense(
+        self, batch: Sequence[Chunk], vectors: Sequence[list[float]] | None, start: int
+    ) -> list[list[float]]:
+        if vectors is not None:
+            return list(vectors[start : start + len(batch)])
+        return await self.embedder.embed_passages([embed_text(c) for c in batch])
+
+    async def _sparse(
+        self, batch: Sequence[Chunk], keywords: Sequence[SparseVector] | None, start: int
+    ) -> list[SparseVector]:
+        if keywords is not None:
+            return list(keywords[start : start + len(batch)])
+        return await asyncio.to_thread(self._encode, batch)
 
     async def replace_document(
         self,
@@ -476,13 +493,17 @@ class Indexer(SqliteOwner):
         embed: bool = True,
         progress: IndexProgress | None = None,
         vectors: Sequence[list[float]] | None = None,
+        keywords: Sequence[SparseVector] | None = None,
     ) -> IndexReport:
         """Index a document version; a no-op when its content hash is already registered.
 
         `embed=False` registers the document without points (Bible books outside the demo set:
         their text lives in `corpus_verses` only). `vectors`: the chunks' dense vectors (of
         `embed_text(chunk)`, in order) when the caller embedded them ahead (the ingest pipeline
-        does, while the document before is indexed); else they are embedded here."""
+        does, while the document before is indexed); else they are embedded here. `keywords`:
+        the chunks' keyword vectors, in order, when the caller cut them ahead with this
+        indexer's encoder (`Bm25Encoder.spec`: the pipeline's reading process does); else
+        they are cut here."""
         async with self._lock:
             rows = await self._rows("WHERE doc_id = ?", (doc.doc_id,))
             old = rows[0] if rows else None
@@ -501,7 +522,7 @@ class Indexer(SqliteOwner):
             # generation, only then the old generation goes. A crash before the row write leaves
             # the old version (reconcile drops the unregistered new points); after it, the new one
             # (reconcile drops the old generation's leftovers).
-            terms = await self._upsert(stamped, progress, vectors) if stamped else None
+            terms = await self._upsert(stamped, progress, vectors, keywords) if stamped else None
             old_graph_gen = int(old["graph_gen"]) if old is not None else 0
             await self._set_terms(doc.doc_id, terms if self._counted(doc.namespace) else None)
             await self._write_row(doc, gen, old_graph_gen, has_points=embed)

@@ -14,11 +14,17 @@ never correctness of deletes.
 
 from __future__ import annotations
 
+import functools
 import zlib
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from retrieval.types import SparseVector
+from retrieval.types import Chunk, SparseVector
+
+if TYPE_CHECKING:
+    from retrieval.text import TokenizerSpec
 
 TokenizeFn = Callable[[str], list[str]]
 
@@ -64,6 +70,22 @@ class Bm25Encoder:
         """`extra_tokens` (e.g. the chunk's OSIS verse ids) count as words of the document."""
         return self.encode_tokens([*self.tokenize(text), *extra_tokens])
 
+    def encode_chunks(self, chunks: Sequence[Chunk]) -> list[SparseVector]:
+        """Each chunk's vector: its search text's tokens, and the verse ids it cites (a query
+        naming the verse matches)."""
+        return [self.encode_document(c.search_text or c.text, c.scripture_refs) for c in chunks]
+
+    def spec(self) -> KeywordSpec | None:
+        """How to make this encoder in another process, when its tokenizer can say how it
+        was made (a `retrieval.text.Tokenizer`); None for any other tokenizing function."""
+        from retrieval.text import Tokenizer
+
+        if not isinstance(self.tokenize, Tokenizer):
+            return None
+        spec = KeywordSpec(self.tokenize.spec(), self.k1, self.b, self.avgdl)
+        _made[spec] = self  # this process makes no second one (see `KeywordSpec.encoder`)
+        return spec
+
     def query_weights(
         self, text: str, expansions: Mapping[str, float] | None = None
     ) -> dict[str, float]:
@@ -83,3 +105,28 @@ class Bm25Encoder:
             i = token_index(tok)
             merged[i] = max(merged.get(i, 0.0), w)
         return _sparse(merged)
+
+
+@dataclass(frozen=True, slots=True)
+class KeywordSpec:
+    """A `Bm25Encoder` as data (`Bm25Encoder.spec`): the reading process cuts a document's
+    keyword tokens with the encoder this makes, the same cuts as the indexing process's."""
+
+    tokenizer: TokenizerSpec
+    k1: float
+    b: float
+    avgdl: float
+
+    def encoder(self) -> Bm25Encoder:
+        """The encoder this spec was taken from, in the process that took it (work meant for
+        the reading process may run on a thread here while it starts); elsewhere one made
+        once per process: the tokenizer's dictionary takes ~1 s to load."""
+        return _made.get(self) or _encoder_for(self)
+
+
+_made: dict[KeywordSpec, Bm25Encoder] = {}
+
+
+@functools.lru_cache(maxsize=4)
+def _encoder_for(spec: KeywordSpec) -> Bm25Encoder:
+    return Bm25Encoder(spec.tokenizer.build(), k1=spec.k1, b=spec.b, avgdl=spec.avgdl)

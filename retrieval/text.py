@@ -32,6 +32,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator
 from collections.abc import Set as AbstractSet
+from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
@@ -216,6 +217,29 @@ def _main_count(cache_dir: Path | None) -> tuple[Callable[[str], int | None], in
     return (index.count, index.total) if index is not None else None
 
 
+@dataclass(frozen=True, slots=True)
+class TokenizerSpec:
+    """A `Tokenizer`'s constructor arguments, its terms in the order they were added
+    (`Tokenizer.spec`): picklable and hashable; `build` makes a tokenizer that cuts the same."""
+
+    userdict: Path | None
+    stopwords: Path | None
+    terms: tuple[str, ...]
+    synonyms: bool
+    cache_dir: Path | None
+    on_disk: bool
+
+    def build(self) -> Tokenizer:
+        return Tokenizer(
+            userdict=self.userdict,
+            stopwords=self.stopwords,
+            terms=list(self.terms),
+            synonyms=self.synonyms,
+            cache_dir=self.cache_dir,
+            on_disk=self.on_disk,
+        )
+
+
 class Tokenizer:
     """jieba with the domain dictionary; one instance per owner, initialised on first use.
 
@@ -236,6 +260,7 @@ class Tokenizer:
         on_disk: bool = False,
     ) -> None:
         self._userdict = userdict
+        self._stopwords_path = stopwords
         self._on_disk = on_disk
         self._stop = frozenset(w.lower() for w in _load_lines(stopwords))
         self._cache_dir = cache_dir
@@ -251,11 +276,25 @@ class Tokenizer:
         # the keyword vector, the evidence; synonyms' terms in every search naming them).
         self._recent: OrderedDict[str, tuple[str, ...]] = OrderedDict()
         self._tagger: Any = None  # jieba.posseg over this dictionary (`tag`), made on first use
+        self._given: list[str] = []  # the terms added (`add_terms`), in order: see `spec`
         self.add_terms(terms)
 
     @property
     def stopwords(self) -> frozenset[str]:
         return self._stop
+
+    def spec(self) -> TokenizerSpec:
+        """What makes this tokenizer, to make the same one in another process (the reading
+        process cuts the keyword tokens ahead: `ingest.read_process`). Its terms are given in
+        the order they were added: jieba suggests a word's frequency from the words before it."""
+        return TokenizerSpec(
+            self._userdict,
+            self._stopwords_path,
+            tuple(self._given),
+            self._with_synonyms,
+            self._cache_dir,
+            self._on_disk,
+        )
 
     def add_terms(self, terms: Iterable[str]) -> int:
         """Register dictionary terms (kept whole by the segmenter); returns how many were new."""
@@ -269,6 +308,7 @@ class Tokenizer:
                 if t is None or t in self._terms:
                     continue
                 self._terms.add(t)
+                self._given.append(t)
                 new += 1
                 if self._jieba is None:
                     self._pending.append(t)

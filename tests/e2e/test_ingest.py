@@ -55,12 +55,13 @@ class Env:
 
 
 @asynccontextmanager
-async def open_env(root: Path) -> AsyncIterator[Env]:
-    """The real stack under `root`."""
+async def open_env(root: Path, encoder: Bm25Encoder | None = None) -> AsyncIterator[Env]:
+    """The real stack under `root` (`encoder`: the keyword encoder, jieba's default one
+    unless given)."""
     store = await EdgeStore.open(root / "qdrant", DIM)
     graph = await KnowledgeGraph.open(root / "db.sqlite3")
     embedder = HashEmbedder(DIM)
-    encoder = Bm25Encoder()
+    encoder = encoder or Bm25Encoder()
     try:
         async with Indexer(root / "db.sqlite3", store, embedder, encoder, graph) as ix:
             search = HybridSearch(store, embedder, encoder, graph.query, SynonymTable.load())

@@ -13,7 +13,7 @@ import functools
 import os
 import shutil
 import signal
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -33,6 +33,9 @@ from ingest.pipeline import (
 from ingest.read_process import ReadOffload, ReadProcess, in_thread
 from ingest.samples import SAMPLES_DIR
 from retrieval.index import DocumentRecord
+from retrieval.keyword import Bm25Encoder
+from retrieval.text import Tokenizer
+from retrieval.types import Chunk, SparseVector
 from tests.e2e.test_ingest import Env, open_env
 from tests.unit.test_read_process import _gone
 
@@ -139,6 +142,53 @@ async def test_an_ingest_in_a_process_indexes_exactly_what_one_on_threads_does(
     }
     for key in threads:
         assert process[key] == threads[key], key
+
+
+def _counting(
+    encode: Callable[[Sequence[Chunk]], list[SparseVector]], counts: list[int]
+) -> Callable[[Sequence[Chunk]], list[SparseVector]]:
+    def counted(chunks: Sequence[Chunk]) -> list[SparseVector]:
+        counts.append(len(chunks))
+        return encode(chunks)
+
+    return counted
+
+
+async def test_the_keyword_vectors_cut_in_the_process_are_the_ones_cut_here(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With the bot's kind of keyword encoder (a `Tokenizer` with its own terms, given as a
+    set), the reading process cuts each chunk's keyword vector: the keyword index is the
+    one an ingest on threads builds, and no chunk was cut again here."""
+    monkeypatch.setattr("ingest.pipeline.ReadProcess", Patient)
+    folder = _corpus(tmp_path)
+    # words jieba cuts in two unless given (the samples name each many times)
+    terms = {"终极完成", "内住基督", "生命长大", "召会建造", "福音祭司", "更新变化"}
+    queries = ["终极完成的新耶路撒冷", "内住基督 生命长大", "福音祭司 召会建造", "弗一10 经纶"]
+    found = []
+    for name, reading in (("threads", ON_THREADS), ("process", FORCED)):
+        encoder = Bm25Encoder(Tokenizer(terms=terms))
+        async with open_env(tmp_path / name, encoder) as env:
+            pipeline = Pipeline(env.indexer, embed_books=["Jude"], reading=reading)
+            cut_here: list[int] = []
+            monkeypatch.setattr(env.indexer, "_encode", _counting(env.indexer._encode, cut_here))
+            await pipeline.ingest_paths([folder])
+            ranked: dict[str, dict[str, float]] = {}
+            for q in queries:
+                # every chunk that holds a word of it, so ties at a cut-off cannot differ
+                hits = await env.store.search_sparse(encoder.encode_query(q), limit=10_000)
+                ranked[q] = {h.chunk.id: h.score for h in hits}
+            found.append(ranked)
+            if reading is FORCED:
+                # only the Bible book (read here whatever the reader) was cut in this process
+                assert 0 < sum(cut_here) <= 25, cut_here
+            else:
+                assert sum(cut_here) > 100
+    threads, process = found
+    assert all(threads[q] for q in queries)
+    for q in queries:  # the store sums float32 weights: the same vectors, scores to a tolerance
+        assert process[q].keys() == threads[q].keys(), q
+        assert process[q] == pytest.approx(threads[q], rel=1e-5), q
 
 
 def _every_file(unreadable: Path) -> Iterator[Path]:

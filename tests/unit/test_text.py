@@ -160,3 +160,19 @@ def test_the_dictionary_is_the_same_whatever_the_string_hash_seed() -> None:
         assert out.returncode == 0, out.stderr
         totals.add(out.stdout.strip())
     assert len(totals) == 1, totals
+
+
+def test_a_tokenizer_made_from_its_spec_cuts_the_same() -> None:
+    """The reading process makes the keyword tokenizer from `Tokenizer.spec`: the same words,
+    added in the same order, give the same dictionary and the same cuts."""
+    import pickle
+
+    first = text.Tokenizer(terms={"神圣的分赐", "召会生活", "生命的灵", "金灯台"})
+    first.add_terms(["经历内住的基督"])
+    spec = pickle.loads(pickle.dumps(first.spec()))
+    again = spec.build()
+    assert spec == first.spec() and hash(spec) == hash(first.spec())
+    assert again.jieba.total == first.jieba.total
+    sample = text.search_form("经历内住的基督，神圣的分赐在召会生活中；金灯台与生命的灵。")
+    assert again.tokenize(sample) == first.tokenize(sample)
+    assert "经历内住的基督" in again.tokenize(sample)

@@ -281,7 +281,7 @@ def _failure(exc: Exception) -> Failure:
     """What crosses to the parent of an exception raised here."""
     if not isinstance(exc, BilingualError):  # unexpected: the log wants where it happened
         exc.add_note("in the reading process:\n" + "".join(traceback.format_exception(exc)))
-    notes = [str(n) for n in getattr(exc, "__notes__", ())]
+    notes = [str(n) for n in vars(exc).get("__notes__", ())]  # add_note keeps them there
     try:
         pickled: bytes | None = pickle.dumps(exc, protocol=pickle.HIGHEST_PROTOCOL)
     except Exception:

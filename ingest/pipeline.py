@@ -679,6 +679,7 @@ class Pipeline:
         self._admit = admit
         self.reading = reading or ReadOffload()
         self.reader: ReadProcess | None = None
+        self._keywords: KeywordSpec | None = None  # the last ingest's, for its reading process
 
     @property
     def tagger_key(self) -> str:
@@ -745,6 +746,8 @@ class Pipeline:
         if reader is not None:
             reader.start()  # the first files are read here while it starts
             read = reader
+        # one spec an ingest (it names every word of the keyword dictionary): see `_read_built`
+        self._keywords = self.indexer.keyword_spec() if reader is not None else None
         reading = asyncio.ensure_future(self._read_all(files, manifest, queue, ahead, read))
         try:
             try:
@@ -848,7 +851,7 @@ class Pipeline:
     ) -> None:
         """Chunk the document (unless it is unchanged as it reads) and start embedding it."""
         if not await self._is_registered(staged.doc_id, staged.content_hash):
-            keywords = self.indexer.keyword_spec() if read is not in_thread else None
+            keywords = self._keywords if read is not in_thread else None
             work = (
                 functools.partial(_read_built, staged.build, keywords)
                 if keywords is not None

@@ -458,8 +458,9 @@ def _good_parts(parts: Sequence[_Part], words: tuple[str, ...], en: bool) -> boo
 
 @functools.lru_cache(maxsize=1 << 16)
 def _is_reference(text: str) -> bool:
-    """Scripture abbreviations in running text (参罗八, 彼前四, 林后, 以弗所) are no concepts:
-    a book name followed by nothing or by a chapter numeral. Kept for the last texts asked:
+    """Scripture abbreviations in running text (参罗八, 彼前四, 林后, 以弗所书) are no concepts:
+    a book name followed by nothing or by a chapter numeral (以弗所 alone is the city, not the
+    book, and stays a candidate). Kept for the last texts asked:
     a document's candidate terms are its few hundred words in every combination, asked
     ~200 times a chunk, and the reference parser is pure Python (a pure function of the
     text: the books are fixed)."""

@@ -230,3 +230,5 @@ def test_a_reference_asked_again_is_answered_as_the_first_time() -> None:
     again = [grow._is_reference(p) for p in probes]
     assert first == again == [grow._is_reference.__wrapped__(p) for p in probes]
     assert first[:3] == [True] * 3 and not first[6] and not first[7]
+    # 以弗所 alone is the city (a candidate term); with 书 it is the book.
+    assert not first[3] and grow._is_reference("以弗所书")

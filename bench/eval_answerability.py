@@ -181,13 +181,15 @@ async def main(argv: Sequence[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--embedders", default="e5,hash")
     p.add_argument(
-        "--half", choices=("calibration", "test", "test2", "test3", "test4", "both"), default="both"
+        "--half",
+        choices=("calibration", "test", "test2", "test3", "test4", "both", "all"),
+        default="both",
     )
     p.add_argument("--data-dir", type=Path, default=None)
     p.add_argument("--out", type=Path, default=None)
     p.add_argument("--relevance", action="store_true", help="also the relevance set's halves")
     args = p.parse_args(argv)
-    halves = ["calibration", "test"] if args.half == "both" else [args.half]
+    halves = {"both": ["calibration", "test"], "all": list(HALVES)}.get(args.half, [args.half])
     sets = {h: HALVES[h] for h in halves} | (RELEVANCE if args.relevance else {})
     runs: dict[tuple[str, str], list[Outcome]] = {}
     for name in args.embedders.split(","):

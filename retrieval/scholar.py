@@ -305,7 +305,8 @@ class Scholar:
         by_verse = self._gate.by_verse(
             result.evidence,
             bible_only=request.filters.get("type") == "bible",
-            exposition=asked.kind in ("definition", "relation"),
+            # who a person is the verses tell as well as any exposition (兄弟推基古)
+            exposition=asked.kind in ("definition", "relation") and asked.detail != "person",
         )
         # related reading only when it shares meaning with the question
         related = hits if by_verse or self._gate.related(result.evidence) else []

@@ -61,8 +61,9 @@ PersonFinder = Callable[[str], list[str]]
 
 @dataclass(frozen=True, slots=True)
 class Asked:
-    """The kind of answer a question wants; `detail` narrows a date (year, day, era) or a
-    number (count, measure, duration); `cue` is the wording that asked (not its subject)."""
+    """The kind of answer a question wants; `detail` narrows a date (year, day, era), a
+    number (count, measure, duration) or a definition (a person's: who 推基古 is); `cue` is the
+    wording that asked (not its subject)."""
 
     kind: AskKind
     detail: str = ""
@@ -180,6 +181,14 @@ _EN_RULES = _compiled(_EN_ASKS, re.IGNORECASE)
 # 使者是谁 asks for a person).
 _CLASS_ZH = re.compile(r"谁是[\u3400-\u9fff]{0,6}(?:者|们|徒|人)")
 _CLASS_EN = re.compile(r"\bwho (?:are|were) the \w+s\b", re.IGNORECASE)
+# 谁是推基古 / 推基古是谁 / who was Tychicus: the question names the person and asks who he is,
+# a definition of that name. A role (使者是谁, 谁是第一位长老) or a description (的) asks for a
+# person.
+_IDENTITY_ZH = re.compile(
+    r"^(?:请问)?(?:谁是(?P<a>[\u3400-\u9fff]{2,5})|(?P<b>[\u3400-\u9fff]{2,5})(?:到底)?是谁)[？?。]?$"
+)
+_ROLE_END = re.compile(r"(?:[者人们徒王师长使父母子女主兄弟姊妹]|的.*)$")
+_IDENTITY_EN = re.compile(r"^(?i:who (?:is|was)) ([A-Z][a-z]+(?: [A-Z][a-z]+)?)\??$")
 
 
 # What a passage means, asked outright: a definition whatever else the question quotes (弗1:10
@@ -199,6 +208,9 @@ def asked_for(question: str) -> Asked:
     text = to_simplified(question)
     if _CLASS_ZH.search(text) or _CLASS_EN.search(text):
         return Asked("definition", cue="谁")
+    named = _named_person(text.strip())
+    if named:
+        return Asked("definition", detail="person", cue="谁", head=named)
     meaning = _MEANING.search(text)
     if meaning is not None:
         return Asked("definition", cue=meaning.group(0), head=_head(text, meaning.start()))
@@ -234,6 +246,17 @@ def _counted(rest: str) -> str:
 _HEAD_FILLER = re.compile(r"(?:到底|究竟|是什么|什么|是|就是|这个|那个|这|那|的|各|都|又)+$")
 _HEAD_LEAD = re.compile(r"^(?:这个|那个|这|那|所谓|所说的?)")
 MAX_HEAD = 6
+
+
+def _named_person(question: str) -> str:
+    """The name a "who is X" question asks about (谁是推基古 → 推基古), "" when X is a role or a
+    description (士每拿召会的使者是谁 asks for the person who is the messenger)."""
+    zh = _IDENTITY_ZH.match(question)
+    if zh is not None:
+        name = zh.group("a") or zh.group("b")
+        return "" if _ROLE_END.search(name) else name
+    en = _IDENTITY_EN.match(question)
+    return en.group(1) if en is not None else ""
 
 
 def _head(text: str, at: int) -> str:
@@ -476,18 +499,20 @@ def _names(head: str, text: str) -> bool:
 
 
 DEFINING_REACH = 12  # characters after the term a defining word may stand
+_INTRODUCING = re.compile(r"所谓|称为|叫作|叫做|(?:[徒知师]|兄弟|弟兄|姊妹|执事|祭司|君王)$")
 
 
 def _defines(head: str, text: str) -> bool:
     """Whether `text` says what `head` is: it names the term (or the term without its 的)
-    with a defining word soon after it in the sentence, or 所谓 / 称为 just before it."""
+    with a defining word soon after it in the sentence, or 所谓 / 称为 just before it, or (a
+    person's name) the role it bears just before it (忠心事奉主的兄弟推基古, 使徒保罗)."""
     forms = {head, head.replace("的", "")}
     for form in forms:
         for found in re.finditer(re.escape(form), text):
             after = text[found.end() : found.end() + DEFINING_REACH]
             after = re.split(r"[。！？!?]", after)[0]
             before = text[max(0, found.start() - 4) : found.start()]
-            if _DEFINING.search(after) or re.search(r"所谓|称为|叫作|叫做", before):
+            if _DEFINING.search(after) or _INTRODUCING.search(before):
                 return True
     return False
 

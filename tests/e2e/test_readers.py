@@ -86,6 +86,18 @@ async def test_bible_text_answers_a_question_limited_to_it_and_one_a_verse_state
     assert not meaning.addressed  # what a verse means is the ministry's to say
 
 
+async def test_who_a_person_is_is_answered_by_the_verses_that_tell_it(data_dir: Path) -> None:
+    """谁是推基古 asks who he is (the verses say: 忠心事奉主的兄弟推基古), not for a person; it
+    was declined as 「没有一段说出人」."""
+    async with App(_settings(data_dir), embedder=HashEmbedder(DIM), llm=None) as app:
+        who = await app.scholar.answer("zh", AskRequest("谁是推基古？"))
+        unknown = await app.scholar.answer("zh", AskRequest("谁是麦基洗德？"))
+    assert who.addressed and who.unstated is None
+    labels = [c.label.text("zh") for c in who.citations]
+    assert labels[0] in ("和合本，弗6:21", "和合本，西4:7"), labels  # the verse that tells it first
+    assert not unknown.addressed  # no passage names him
+
+
 async def test_no_answer_path_goes_through_the_author(data_dir: Path) -> None:
     async with App(_settings(data_dir), embedder=HashEmbedder(DIM), llm=None) as app:
         reply = await _console(app, "/ask 枝子与三一神有什么关系？")

@@ -39,6 +39,13 @@ READER = FactReader(TOKENIZER.tag, persons=persons)
         ("士每拿召会的使者是谁？", "person", ""),
         ("什么是神圣的分赐？", "definition", ""),
         ("谁是得胜者？", "definition", ""),  # who they are: a definition
+        # a name asked about: who that person is (the verses tell it: 兄弟推基古)
+        ("谁是推基古？", "definition", "person"),
+        ("推基古到底是谁？", "definition", "person"),
+        ("Who was Tychicus?", "definition", "person"),
+        ("谁是以弗所召会的第一位长老？", "person", ""),  # a description asks for the person
+        ("那位使者是谁？", "person", ""),  # a role asks for the person
+        ("Who was the messenger?", "person", ""),
         ("Who are the overcomers?", "definition", ""),
         ("神的经纶和神的作为有什么关系？", "relation", ""),
         ("How is God's economy related to the divine dispensing?", "relation", ""),
@@ -217,6 +224,8 @@ def test_a_question_that_asks_for_no_fact_is_answerable() -> None:
         ("神圣的分赐是什么意思？", "神圣的分赐"),
         ("弗1:10在日期满足的时候同归于一是什么意思？", ""),  # a quoted verse: not one term
         ("What is the secret of the overcomers?", ""),
+        ("推基古是谁？", "推基古"),
+        ("Who is Tychicus?", "Tychicus"),
     ],
 )
 def test_the_term_a_definition_question_asks_about(question: str, head: str) -> None:
@@ -235,6 +244,14 @@ def test_a_term_the_passages_only_mention_is_not_defined_by_them() -> None:
     told = asked_for("神人调和是什么意思？")
     assert CHECK.answerable(told, {"神人": 1.0}, ["这是神人调和的生活。"], ["神人", "调和"])
     assert not CHECK.answerable(told, {"神人": 1.0}, ["这是神人调和的生活。"], ["神人"])
+
+
+def test_who_a_person_is_is_told_by_the_role_before_the_name() -> None:
+    asked = asked_for("谁是推基古？")
+    told = "今有所亲爱、忠心事奉主的兄弟推基古，他要把我的事情全告诉你们。"
+    assert CHECK.answerable(asked, {"推基古": 1.0}, [told])
+    assert CHECK.answerable(asked, {"保罗": 1.0}, ["奉神旨意作使徒保罗的书信。"]) is False
+    assert not CHECK.answerable(asked, {"推基古": 1.0}, ["推基古要把我的事情全告诉你们。"])
 
 
 def test_a_count_of_something_else_is_no_answer() -> None:

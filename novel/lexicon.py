@@ -216,13 +216,24 @@ _NATURE_FIRST = set(
 _NATURE_SECOND = set("风雨雪霜露雾云霞月日光涛浪潮水波桥山河江湖林树花草石路烟雷星色声")
 
 
+# 天刚擦黑 天已大亮 雨才停 夜已深: the sky or the weather and the adverb of the clause it opens,
+# which an analyser may read as a two-character given name (天刚).
+_SKY = set("天夜雨风雪雾霜")
+_CLAUSE_ADVERB = set("刚才已还将快都又正")
+
+
 def nature_compound(word: str) -> bool:
-    return len(word) == 2 and word[0] in _NATURE_FIRST and word[1] in _NATURE_SECOND
+    if len(word) != 2:
+        return False
+    return (word[0] in _NATURE_FIRST and word[1] in _NATURE_SECOND) or (
+        word[0] in _SKY and word[1] in _CLAUSE_ADVERB
+    )
 
 
 def ordinary_noun(word: str) -> bool:
     """A common noun that looks like a name (春雨, 林子, 江风): the dictionary's first sense is
-    a lowercase common one, or it is a nature compound the dictionary lacks."""
+    a lowercase common one, or it is a nature compound the dictionary lacks (or the sky and the
+    adverb of its clause: 天刚 in 天刚擦黑)."""
     if nature_compound(word) and not any(s[:1].isupper() for s in senses(word)[:1]):
         return True
     first = next(iter(senses(word)), "")

@@ -133,6 +133,9 @@ def test_an_unintroduced_name_acting_and_names_that_are_fine() -> None:
         "山风吹得窗纸哗哗作响。",  # a name-like noun
         "春雨下了三天，石桥下的水涨了。",
         "民警姓孙，二十出头。孙警官把笔录推到她面前。",  # a surname given
+        # the sky and its clause's adverb, which LAC reads as a given name (天刚)
+        "天刚擦黑，林远撑着渡船往江心岛去。",
+        "天刚蒙蒙亮，苏晴就起身了。",
     ):
         assert kinds(fine, StoryState(BP)) == [], fine
 

@@ -185,9 +185,9 @@ _CLASS_EN = re.compile(r"\bwho (?:are|were) the \w+s\b", re.IGNORECASE)
 # a definition of that name. A role (使者是谁, 谁是第一位长老) or a description (的) asks for a
 # person.
 _IDENTITY_ZH = re.compile(
-    r"^(?:请问)?(?:谁是(?P<a>[\u3400-\u9fff]{2,5})|(?P<b>[\u3400-\u9fff]{2,5})(?:到底)?是谁)[？?。]?$"
+    r"^(?:请问)?(?:谁是(?P<a>[\u3400-\u9fff]{1,5})|(?P<b>[\u3400-\u9fff]{1,5})(?:到底)?是谁)[？?。]?$"
 )
-_ROLE_END = re.compile(r"(?:[者人们徒王师长使父母子女主兄弟姊妹]|的.*)$")
+_ROLE_END = re.compile(r"(?:[者人们徒王师长使父母子女主兄弟姊妹]|的.*)$|^[我你他她它祂这那]")
 _IDENTITY_EN = re.compile(r"^(?i:who (?:is|was)) ([A-Z][a-z]+(?: [A-Z][a-z]+)?)\??$")
 
 

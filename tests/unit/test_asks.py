@@ -43,6 +43,8 @@ READER = FactReader(TOKENIZER.tag, persons=persons)
         ("谁是推基古？", "definition", "person"),
         ("推基古到底是谁？", "definition", "person"),
         ("Who was Tychicus?", "definition", "person"),
+        ("神是谁？", "definition", "person"),
+        ("他是谁？", "person", ""),  # a pronoun: the person it stands for is asked
         ("谁是以弗所召会的第一位长老？", "person", ""),  # a description asks for the person
         ("那位使者是谁？", "person", ""),  # a role asks for the person
         ("Who was the messenger?", "person", ""),

@@ -187,8 +187,8 @@ _INTRO_BEFORE = re.compile(
 )
 # 民警姓孙 / 一个姓许的女经理: a surname introduced with a role; 孙警官 then names that person.
 _SURNAME_INTRO = re.compile(r"姓([\u4e00-\u9fff])(?=[，。、的\s]|$)")
-_NAMED = re.compile(
-    r"(?:名叫|叫做|叫作|名为|名唤|唤作|唤做|自称|人称)"
+_NAMED = re.compile(  # 自称姓韩 gives a surname (_SURNAME_INTRO), not a name 姓韩
+    r"(?:名叫|叫做|叫作|名为|名唤|唤作|唤做|自称|人称)(?!姓)"
     r"([\u4e00-\u9fff]{2,3}?|[\u4e00-\u9fff]{2,4}·[\u4e00-\u9fff]{2,4})(?=的|，|。|、|说|是|\s|$)"
 )
 _INTRO_AFTER = re.compile(

@@ -138,8 +138,8 @@ class StoryState:
     def noting(self, name: str, status: Status, chapter: int, sentence: str = "") -> StoryState:
         """The same state with a status a model summary reported (霍三: 受伤 in chapter 4)."""
         current = self.character(name) or CharacterState(name)
-        if current.status is not None and current.status.status == "dead":
-            return self
+        if current.status is not None and current.status.status in ("dead", status):
+            return self  # already so: the chapter's own sentence stays the evidence
         changed = replace(current, status=Mark(chapter, sentence, status))
         if status == "hurt":
             changed = replace(changed, fresh_wound=True)

@@ -38,6 +38,10 @@ def _standing(lang: Lang, standing: Standing) -> str:
 
 
 def _status_line(m: CastMember, lang: Lang) -> str:
+    if m.status is not None and not m.status.sentence:  # a model summary's report
+        return T(
+            lang, "status_summary", standing=_standing(lang, m.status.status), n=m.status.chapter
+        )
     if m.status is not None:
         return T(
             lang,

@@ -169,3 +169,18 @@ async def test_a_written_recap_names_only_who_the_story_knows(tmp_path: Path) ->
             failed = await room.story.recap(CHAT, 3)
             assert failed.source == "model_failed" and not any(c.written for c in failed.chapters)
             assert "改为摘自各章摘要" in recap_reply(failed, "zh").plain()
+
+
+def test_a_summary_s_status_keeps_the_chapter_s_sentence_and_never_quotes_nothing() -> None:
+    """A model (or extractive) summary reporting 受伤 adds no empty quote: a wound the chapters
+    already told keeps its sentence, and one only a summary reports is said to be from it."""
+    state, seen, _ = _cast()
+    told = state.character("林远")
+    assert told is not None and told.status is not None
+    again = state.noting("林远", "hurt", state.chapters)
+    assert again.character("林远") == told  # the sentence that told it stays
+    reported = state.noting("苏晴", "hurt", state.chapters)
+    member = {m.name: m for m in cast_of(reported, seen)}["苏晴"]
+    assert member.status is not None and member.status.sentence == ""
+    text = cast_reply(CastView("青岚渡", state.chapters, (member,)), "zh").plain()
+    assert f"状态：受伤（第 {state.chapters} 章，据本章摘要）" in text and "「」" not in text

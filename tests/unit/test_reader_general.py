@@ -11,6 +11,7 @@ import pytest
 from novel import lexicon, timeline
 from novel.blueprint import Blueprint, Character
 from novel.consistency import check_rules
+from novel.narrative import NameIndex, person_names
 from novel.story_state import StoryState, gender, replay
 
 BP = Blueprint(
@@ -162,6 +163,12 @@ def test_a_name_heading_a_clause_with_在_or_a_transliteration(slip: str) -> Non
 def test_a_long_introduced_foreign_name_and_its_surname() -> None:
     text = "“您好，我叫彼得·阿列克谢耶维奇·索科洛夫。”\n\n索科洛夫放下行李，坐了下来。"
     assert kinds(text, StoryState(BP)) == []
+
+
+def test_a_surname_given_with_自称_is_no_name_of_its_own() -> None:
+    text = "渡口来了一个陌生的中年人，自称姓韩，名叫韩守义，是从县城来的货郎。"
+    found = person_names(text, NameIndex({}))
+    assert [(u.name, u.introduced) for u in found] == [("韩守义", True)]
 
 
 def test_an_ordinary_noun_before_a_verb_is_no_name() -> None:

@@ -464,11 +464,17 @@ class _Cast:
             self.anchors.pop(e.who, None)
 
     def wound(self, e: StoryEvent) -> None:
-        if self.dead(e.who):
+        if self.dead(e.who) or self._told_again(e):
             return
         self.mark(e, "hurt")
         w = Wound(self.number, e.sentence, e.who, e.body, e.side, e.severity, e.heals, e.when)
         self.wounds = add_wound(self.wounds, w)
+
+    def _told_again(self, e: StoryEvent) -> bool:
+        """A wound said with nothing new (躺在船舱里养伤, 伤还疼得厉害) of someone whose wound
+        is still open is that wound: its day, healing time and sentence stay."""
+        vague = not e.body and not e.heals and e.severity in ("", "light", "wound")
+        return vague and any(w.who == e.who and w.since.day < e.when.day for w in self.wounds)
 
     def heal(self, e: StoryEvent) -> None:
         self.wounds = [w for w in self.wounds if w.who != e.who]

@@ -138,6 +138,10 @@ _AFTER = re.compile(
     rf"^(?:又|再)?(?:过了|隔了)?{_AMOUNT}多?{_UNIT}(?:多|来)?(?:之后|以后|后|过去了|过去|过后|光景)"
 )
 _PASSED = re.compile(rf"^(?:又|再)?过了{_AMOUNT}多?{_UNIT}")
+# 一连半个月，他都躺着 / 整整三天没有出门: the sentence spans that time, and the story is past it.
+_THROUGH = re.compile(
+    rf"^(?:一连|接连|连着|整整|足足)(?:{_AMOUNT}多?{_UNIT}|半个月|半年|大半年|几个月|好几个月)"
+)
 _SPECIAL_AFTER = re.compile(
     r"^(?:又|再)?(?:过了)?(半个月|半年|百日|一百天|大半年|几个月|好几个月)(?:之后|以后|后|过去了|过去)?"
 )
@@ -176,7 +180,7 @@ def _days_after(head: str) -> int | None:
     m = _SPECIAL_AFTER.match(head)
     if m is not None and (m.end() > len(m.group(1)) or head[m.end() : m.end() + 1] in "，。,"):
         return lapse(m.group(1))
-    m = _AFTER.match(head) or _PASSED.match(head)
+    m = _AFTER.match(head) or _PASSED.match(head) or _THROUGH.match(head)
     if m is not None:
         return lapse(m.group(0))
     return None

@@ -271,3 +271,25 @@ def test_story_time_reads_the_phrases_of_the_issue() -> None:
         90,
         42,
     ]
+
+
+def test_a_sentence_that_spans_days_moves_the_clock_past_them() -> None:
+    from novel.timeline import move
+
+    now = When(1, EVENING)
+    assert move(now, "一连半个月，林远都躺在船舱里养伤。").day == 16
+    assert move(now, "整整三天，他没有出门。").day == 4
+    assert move(now, "连着两个月没有消息。").day == 61
+    assert move(now, "一连串的脚步声从门外传来。") == now  # no span of time
+
+
+def test_recovering_from_an_open_wound_is_that_wound_not_a_new_one() -> None:
+    """躺在船舱里养伤 half a month later tells the leg wound again: its healing time (三个月)
+    and its day stay, so healing five days later is 22 days after the wound, not 6 after a
+    new 14-day one."""
+    hurt = "霍三拔刀刺来，林远左腿挨了一刀，伤口深可见骨。苏晴说，这伤没有三个月好不了。"
+    resting = "第二天一早，林远回到青岚渡。一连半个月，林远都躺在船舱里养伤。"
+    state = replay(BP, [hurt, resting])
+    (wound,) = state.wounds_of("林远")
+    assert (wound.since.day, wound.heals, wound.body) == (0, 90, "leg")
+    assert state.character("林远").status.sentence.startswith("霍三拔刀刺来")

@@ -269,6 +269,16 @@ def _away(ch: _Chapter) -> list[tuple[int, str, Finding]]:
     return out
 
 
+def _within(place: str, left: str) -> bool:
+    """Is `place` the place someone left, or in it, or it in `place`? A one-character place (江
+    in 在江上漂了两天: on the river) is in no place by a shared character (江边)."""
+    if not place or not left:
+        return False
+    return (
+        place == left or (len(place) >= 2 and place in left) or (len(left) >= 2 and left in place)
+    )
+
+
 def _known(place: str, known: Sequence[str]) -> bool:
     """A known place, or one in it (科罗温卡村, 县城的旅店)."""
     return any(k and len(k) >= 2 and place.startswith(k) for k in known)
@@ -289,7 +299,7 @@ def _clash(
         return a.place
     if when.day != a.when.day:
         return None
-    if a.away_from and any(p and (p in place or place in p) for p in a.away_from):
+    if a.away_from and any(_within(place, p) for p in a.away_from):
         return a.away_from[0]  # (not 临安城 for 桐庐渡口: nothing says one is in the other)
     both_known = _known(a.place, known) and _known(place, known)
     if a.journey and both_known and not narrative.same_place(a.place, place):

@@ -105,6 +105,10 @@ def test_back_at_the_start_the_same_day_with_no_return_told() -> None:
         assert kinds(went + "\n\n" + fine, StoryState(BP)) == [], fine
     # told in an earlier chapter: the stored anchor carries over
     assert kinds("当天夜里，苏晴坐在青岚渡的茶棚里喝茶。", replay(BP, [went])) == ["two_places"]
+    # on the river (江) after leaving the riverside (江边): no place of the two
+    rowed = "林远跑到江边，跳上渡船，撑船出了渡口。"
+    drifting = "林远在江上漂了两天，才到了下游的石埠镇。"
+    assert kinds(drifting, replay(BP, [rowed])) == []
 
 
 # ---- the dead, names, rules -----------------------------------------------------------------------------

@@ -969,7 +969,10 @@ def _phrase_place(rest: str) -> Location | None:
             ):
                 end += 1  # 住院 → 住院部
             after = _PART.match(rest[end:].lstrip("的"))
-            return Location(rest[:end], after.group(0) if after else None)
+            named = rest[:end].rpartition("的")[2]  # 下游的石埠镇: the town has a name
+            if len(named) < 3 or not named.endswith(_SETTLEMENT):
+                named = rest[:end]
+            return Location(named, after.group(0) if after else None)
     if rest[:1] in PLACE_SUFFIXES and rest[1:2] and rest[1] in _SIDE:
         return Location(rest[:2])  # 在岛边守着船: 岛边
     owner = rest.find("的")

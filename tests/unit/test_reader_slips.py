@@ -109,6 +109,8 @@ def test_back_at_the_start_the_same_day_with_no_return_told() -> None:
     rowed = "林远跑到江边，跳上渡船，撑船出了渡口。"
     drifting = "林远在江上漂了两天，才到了下游的石埠镇。"
     assert kinds(drifting, replay(BP, [rowed])) == []
+    seen = replay(BP, [rowed, drifting]).last_places()
+    assert seen["林远"] == "石埠镇"  # named by its name, not 下游的石埠镇
 
 
 # ---- the dead, names, rules -----------------------------------------------------------------------------

@@ -270,8 +270,8 @@ def _away(ch: _Chapter) -> list[tuple[int, str, Finding]]:
 
 
 def _within(place: str, left: str) -> bool:
-    """Is `place` the place someone left, or in it, or it in `place`? A one-character place (江
-    in 在江上漂了两天: on the river) is in no place by a shared character (江边)."""
+    """Is `place` the place `left`, a place in it, or one it is in? A one-character place (江 in
+    在江上漂了两天: on the river) is in no place by a shared character (江边)."""
     if not place or not left:
         return False
     return (

@@ -8,7 +8,7 @@
 - a **place** (在哪里, 哪座城, where) — but not 区别在哪里 (where the difference lies) nor 从
   哪里来 (where from: a source, not a place);
 - a **person** (谁, 哪位, who) — but 谁是得胜者 / who are the overcomers asks who *they* are,
-  a definition;
+  a definition, and 谁是推基古 / who was Tychicus (a name) who *he* is, a person's definition;
 - a **definition** (什么是, 是什么意思, 指什么, 代表什么, what is, what does … mean / stand for);
 - a **relation** (有什么关系, 区别, how is … related);
 - else **open**.

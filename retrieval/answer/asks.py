@@ -177,6 +177,12 @@ _EN_ASKS: tuple[Rule, ...] = (
 )
 _ZH_RULES = _compiled(_ZH_ASKS)
 _EN_RULES = _compiled(_EN_ASKS, re.IGNORECASE)
+# Every (kind, detail) of a fact `asked_for` can give: an answer declined as not stating it
+# names what was asked by this pair (a catalogue key each in `bot/catalogs/answer.toml`).
+FACT_ASKS: frozenset[tuple[str, str]] = frozenset(
+    {(kind, detail) for kind, detail, _ in (*_ZH_ASKS, *_EN_ASKS) if kind in FACT_KINDS}
+    | {("definition", ""), ("definition", "person")}
+)
 # 谁是得胜者 / who are the overcomers: who a class of people is, a definition (士每拿召会的
 # 使者是谁 asks for a person).
 _CLASS_ZH = re.compile(r"谁是[\u3400-\u9fff]{0,6}(?:者|们|徒|人)")

@@ -121,3 +121,27 @@ def test_the_wheel_carries_the_catalogues() -> None:
     for path in CATALOGS.glob("*.toml"):
         inside = path.relative_to(ROOT / "bot").as_posix()
         assert any(fnmatch(inside, pattern) for pattern in patterns), inside
+
+
+def test_every_fact_a_question_can_ask_for_is_named_in_both_languages() -> None:
+    """A declined fact question names what it asked (`what_<kind>_<detail>`): a pair with no
+    key was an internal error (谁是甄秘, a person's definition, before its key existed)."""
+    from retrieval.answer.asks import FACT_ASKS, asked_for
+
+    strings = read_catalog(ROOT / "bot/catalogs/answer.toml")
+    for kind, detail in sorted(FACT_ASKS):
+        zh, en = strings.get(f"what_{kind}_{detail}", ("", ""))
+        assert zh and en, (kind, detail)
+    asked = asked_for("甄秘是谁？")
+    assert (asked.kind, asked.detail) in FACT_ASKS
+
+
+def test_a_person_s_identity_no_passage_states_is_declined_by_name() -> None:
+    from bot.presenters.answer import answer_reply
+    from retrieval.answer.asks import asked_for
+    from retrieval.answer.result import not_addressed_answer
+
+    unstated = asked_for("甄秘是谁？")
+    for lang, said in (("zh", "所问的身份"), ("en", "the identity")):
+        answer = not_addressed_answer("甄秘是谁？", [], lang, "extractive", unstated=unstated)
+        assert said in answer_reply(answer).plain()

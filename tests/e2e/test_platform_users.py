@@ -6,9 +6,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from bot.app import App
 from bot.reply import Block, Reply
-from tests.discord_sim import answer_text
+from retrieval.fakes import HashEmbedder
+from tests.discord_sim import answer_text, buttons, discord_app
+from tests.e2e.test_cite_pages import PSALM_119, verses
 from tests.e2e.test_discord import discord_env
+from tests.e2e.test_full_stack import DIM, _settings, data_dir, prepared
+from tests.stubs.fixtures import telegram_transport
+from tests.stubs.telegram_server import TelegramServer
+
+__all__ = ["data_dir", "prepared"]  # fixtures used here
 
 EXCERPT = "神圣的分赐是三一神将自己分赐到人里面，*为着*召会的建造。"  # 29 characters
 
@@ -48,3 +56,63 @@ async def test_discord_a_long_quote_note_and_item_keep_their_markup_in_every_mes
     assert len(items) > 1 and items[0].startswith("• 第三章：")
     assert all(i.startswith("  林远") for i in items[1:])  # goes on, not a new bullet
     assert answer_text(asked).count("【神的经纶，第三章】") == 1
+
+
+# ---- a button goes on in the language of the reply it is on ----------------------------------
+
+
+async def test_discord_psalm_119_in_chinese_reads_on_in_chinese_in_an_english_server(
+    data_dir: Path,
+) -> None:
+    """In a server set to English, `/cite 诗119` is answered in Chinese (the words are), but its
+    「下一页」 button turned the reading English from page 2 on ("Page 2 of 6", "Next page"):
+    a press is answered in the language of the reply whose button it was."""
+    settings = _settings(data_dir, discord_token="simcord")
+    async with discord_app(settings) as (_, server):
+        admin = server.member("admin", server.mods)
+        assert "English" in answer_text(
+            await admin.slash(server.channel, "settings language", value="en")
+        )
+        reader = server.member("alice")
+        result = await reader.slash(server.channel, "cite", reference="诗119")
+        message = [m for m in [result.response, *result.followups] if m is not None][-1]
+        pages, seen = [message.content], verses(message.content)
+        for _ in range(10):  # six pages: five presses; the guard stops a loop that never ends
+            found = [b for b in buttons(message) if b.get("label") == "下一页"]
+            if not found:
+                break
+            pressed = await reader.click(message, custom_id=found[0]["custom_id"])
+            message = [m for m in [pressed.response, *pressed.followups] if m is not None][-1]
+            pages.append(message.content)
+            seen += verses(message.content)
+    assert seen == list(range(1, PSALM_119 + 1))
+    assert [f"第 {n}/6 页" in page for n, page in enumerate(pages, 1)] == [True] * 6
+    assert "Page" not in "".join(pages) and "全段到此读完" in pages[-1]
+    assert [b.get("label") for b in buttons(message)] == ["上一页"]
+
+
+async def test_telegram_psalm_119_in_chinese_reads_on_in_chinese_in_an_english_chat(
+    data_dir: Path, telegram_wire: TelegramServer
+) -> None:
+    """The same reading on Telegram's inline keyboard, in a group set to English."""
+    server, group = telegram_wire, -1001
+    server.join(group)
+    server.member_status[(group, 7)] = "administrator"
+    settings = _settings(data_dir, telegram_token=server.token, telegram_api_base=server.api_base)
+    async with App(settings, embedder=HashEmbedder(DIM)) as app:
+        async with telegram_transport(app.router, server):
+            server.push_command("/settings language en", chat_id=group, user_id=7)
+            server.push_command("/cite 诗119", chat_id=group, user_id=8)
+            sent = (await server.wait_for("sendMessage", 2))[-1]
+            pages = [sent.params["text"]]
+            for page in range(3, 12):
+                keyboard = sent.params.get("reply_markup", {}).get("inline_keyboard", [])
+                labels = {b["text"]: b["callback_data"] for row in keyboard for b in row}
+                if "下一页" not in labels:
+                    break
+                server.push_callback(labels["下一页"], user_id=9)
+                sent = (await server.wait_for("sendMessage", page))[-1]
+                pages.append(sent.params["text"])
+    assert [v for page in pages for v in verses(page)] == list(range(1, PSALM_119 + 1))
+    assert [f"第 {n}/6 页" in page for n, page in enumerate(pages, 1)] == [True] * 6
+    assert "Page" not in "".join(pages) and "全段到此读完" in pages[-1]

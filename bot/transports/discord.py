@@ -403,8 +403,10 @@ class DiscordTransport(ChatTransport[DiscordOutlet]):
 
     async def on_message(self, message: discord.Message) -> None:
         """A message typed in a DM to the bot gets what a private chat gets from the router (a
-        one-line pointer to /help for plain text or an unknown command). Server channels and
-        bots (this one included) are never answered: there, commands are interactions."""
+        one-line pointer to /help for plain text or an unknown command); a file sent with it
+        is the command's file, as a Telegram caption's document is (`/ingest 书名` with the
+        book attached). Server channels and bots (this one included) are never answered:
+        there, commands are interactions."""
         if message.guild is not None or message.author.bot:
             return
         if message.type not in (discord.MessageType.default, discord.MessageType.reply):
@@ -424,8 +426,11 @@ class DiscordTransport(ChatTransport[DiscordOutlet]):
             return MemberFacts(private_chat=True)
 
         said = Line(message.content, bot_username=me.name if me is not None else "", private=True)
+        upload = _upload(message.attachments[0]) if message.attachments else None
         await self.router.handle(
-            Invocation(actor, said, member=member, reply_to=self.reply_to(message.channel))
+            Invocation(
+                actor, said, upload=upload, member=member, reply_to=self.reply_to(message.channel)
+            )
         )
 
     async def on_press(self, interaction: discord.Interaction[Any], custom_id: str) -> None:

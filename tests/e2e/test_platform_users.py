@@ -9,9 +9,10 @@ from pathlib import Path
 from bot.app import App
 from bot.reply import Block, Reply
 from retrieval.fakes import HashEmbedder
-from tests.discord_sim import answer_text, buttons, discord_app
+from tests.discord_sim import answer_text, app_settings, buttons, discord_app
 from tests.e2e.test_cite_pages import PSALM_119, verses
 from tests.e2e.test_discord import discord_env
+from tests.e2e.test_discord_app import DOC
 from tests.e2e.test_full_stack import DIM, _settings, data_dir, prepared
 from tests.stubs.fixtures import telegram_transport
 from tests.stubs.telegram_server import TelegramServer
@@ -116,3 +117,26 @@ async def test_telegram_psalm_119_in_chinese_reads_on_in_chinese_in_an_english_c
     assert [v for page in pages for v in verses(page)] == list(range(1, PSALM_119 + 1))
     assert [f"第 {n}/6 页" in page for n, page in enumerate(pages, 1)] == [True] * 6
     assert "Page" not in "".join(pages) and "全段到此读完" in pages[-1]
+
+
+# ---- a file typed with its command in a Discord DM -------------------------------------------
+
+
+async def test_discord_dm_command_typed_with_a_file_reads_the_file(data_dir: Path) -> None:
+    """In a DM, a typed command is answered like one in a Telegram private chat, but the file
+    attached to it was dropped: `/ingest 测试之书` with the book attached was told to send the
+    command "as the file's caption, with the file attached" — which is what the user did —
+    and the book was not read. The attachment is now the command's file."""
+    settings = app_settings(data_dir, dm_uploads=True)
+    async with discord_app(settings) as (_, server):
+        alice = server.member("alice")
+        backend = server.env.backend
+        dm = backend.get_dm_channel(alice.id)
+        book = backend.store_attachments(dm.id, [("d.md", DOC.encode())])
+        await alice.send_dm("/ingest 测试之书", attachments=book)
+        await server.env.advance_time(1)  # a throttled final edit, if any
+        await alice.send_dm("/sources")
+        said = [m.content for m in alice.user.dm_channel.history() if m.author.bot]
+    assert not any("caption" in s or "说明" in s for s in said), said
+    assert any("已导入《测试之书》" in s for s in said), said
+    assert "测试之书" in said[-1]  # on the DM's own shelf

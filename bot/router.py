@@ -391,6 +391,20 @@ class Router:
         except Exception:
             return self._internal_error(actor.lang, "poll answer")
 
+    async def poll_place(self, platform: str, poll_id: str) -> tuple[str, str] | None:
+        """Where `platform`'s native poll `poll_id` was posted (chat id, forum topic or ""), as
+        the feature that posted it recorded it; None when unknown. For a transport that does
+        not remember (a poll posted before a restart): an answer names no chat, and one whose
+        chat is unknown is refused wherever only listed chats are served."""
+        find = self.registry.poll_place
+        if find is None:
+            return None
+        try:
+            return await find(platform, poll_id)
+        except Exception:
+            log.exception("where %s poll %s was posted could not be read", platform, poll_id)
+            return None
+
     # ---- the way out ------------------------------------------------------------------------
 
     def attach(self, transport: Transport) -> None:

@@ -464,7 +464,7 @@ class TelegramTransport(ChatTransport[_Chat]):
         if answer is None or answer.user is None:
             return
         user = answer.user
-        where = self._polls.get(answer.poll_id)
+        where = self._polls.get(answer.poll_id) or await self._recalled(answer.poll_id)
         kind: ChatKind = "group"
         if where is not None and where.thread_id is not None:
             kind = "topic"
@@ -485,6 +485,21 @@ class TelegramTransport(ChatTransport[_Chat]):
                 reply_to=self._errors_to(where),
             )
         )
+
+    async def _recalled(self, poll_id: str) -> _PollTarget | None:
+        """Where a poll this process no longer remembers was posted (before a restart, or
+        beyond `POLL_MEMORY`), as the feature that posted it recorded it."""
+        place = await self.router.poll_place(self.name, poll_id)
+        if place is None:
+            return None
+        chat_id, thread = place
+        try:
+            target = _PollTarget(int(chat_id), int(thread) if thread else None)
+        except ValueError:
+            log.warning("telegram: poll %s recorded in chat %r", poll_id, chat_id)
+            return None
+        self._remember_poll(poll_id, target)
+        return target
 
     def _errors_to(self, where: _PollTarget | None) -> Post:
         """A poll answer's reply: its success shows in the ballot's count, so only a refusal

@@ -140,3 +140,44 @@ async def test_discord_dm_command_typed_with_a_file_reads_the_file(data_dir: Pat
     assert not any("caption" in s or "说明" in s for s in said), said
     assert any("已导入《测试之书》" in s for s in said), said
     assert "测试之书" in said[-1]  # on the DM's own shelf
+
+
+# ---- a native poll answered after a restart, in a bot serving listed chats only ---------------
+
+
+async def test_telegram_poll_vote_after_a_restart_counts_where_only_listed_chats_are_served(
+    data_dir: Path, telegram_wire: TelegramServer
+) -> None:
+    """With ALLOWED_CHATS set, a vote in a native poll posted before the bot restarted was
+    dropped without a word: a poll answer names no chat, the transport's memory of where its
+    polls went is gone after a restart, and the answer was refused as coming from a chat that
+    is not served. The ballot's own record (kept in SQLite) says where the poll is."""
+    server, group = telegram_wire, -1001
+    server.join(group)
+    server.member_status[(group, 7)] = "administrator"
+    settings = _settings(
+        data_dir,
+        telegram_token=server.token,
+        telegram_api_base=server.api_base,
+        allowed_chats=f"telegram:{group}",
+    )
+
+    async def say(text: str, user_id: int = 7) -> str:
+        before = len(server.named("sendMessage"))
+        server.push_command(text, chat_id=group, user_id=user_id)
+        return str((await server.wait_for("sendMessage", before + 1))[-1].params["text"])
+
+    async with App(settings, embedder=HashEmbedder(DIM)) as app:
+        async with telegram_transport(app.router, server):
+            await say("/chapter next")
+            await say("/chapter propose 夜渡 | 林远渡河", user_id=8)
+            await say("/chapter propose 山火 | 山中起火", user_id=9)
+            await say("/chapter close")
+            [poll] = await server.wait_for("sendPoll")
+            server.push_poll_answer(server.last_poll_id(), [0], user_id=8)
+            await say("/help", user_id=10)  # one update at a time: the answer is handled
+        async with telegram_transport(app.router, server):  # the process restarted
+            server.push_poll_answer(server.last_poll_id(), [1], user_id=9)
+            status = await say("/chapter status", user_id=10)
+    assert poll.params["chat_id"] == group
+    assert "夜渡 — 1 票" in status and "山火 — 1 票" in status, status

@@ -439,13 +439,16 @@ class TelegramTransport(ChatTransport[_Chat]):
         thread = _topic(message) if isinstance(message, Message) else None
 
         async def reply_to(reply: Reply) -> Posted:
-            """A short answer is the button's own pop-up; anything more goes to the chat."""
+            """A short answer is the button's own pop-up; anything more goes to the chat, and
+            so does a short one when the press can no longer be answered (made while the bot
+            was down: "query is too old")."""
             text = reply.plain()
             plain = not reply.buttons and not reply.poll and not reply.attachments
             if len(text) <= 190 and plain:
-                await query.answer(text, show_alert=reply.is_error)
-                return Posted()
-            await query.answer()
+                if await _answered(query.answer(text, show_alert=reply.is_error)):
+                    return Posted()
+            else:
+                await _answered(query.answer())
             return await self.post(_Chat(chat.id, thread), reply)
 
         await self.router.handle(
@@ -514,6 +517,17 @@ class TelegramTransport(ChatTransport[_Chat]):
 
     async def _on_error(self, update: object, context: Context) -> None:
         log.error("telegram: update failed", exc_info=context.error)
+
+
+async def _answered(answer: Awaitable[bool]) -> bool:
+    """Whether a press was answered (its pop-up shown, its spinner stopped); False when it is
+    too old to answer, which only costs the courtesy."""
+    try:
+        await answer
+    except BadRequest as err:
+        log.info("telegram: press not answered: %s", err)
+        return False
+    return True
 
 
 def _topic(message: Message) -> int | None:

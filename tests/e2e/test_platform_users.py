@@ -181,3 +181,33 @@ async def test_telegram_poll_vote_after_a_restart_counts_where_only_listed_chats
             status = await say("/chapter status", user_id=10)
     assert poll.params["chat_id"] == group
     assert "夜渡 — 1 票" in status and "山火 — 1 票" in status, status
+
+
+# ---- a press made while the bot was down ------------------------------------------------------
+
+
+async def test_telegram_next_page_pressed_while_the_bot_was_down_still_comes(
+    data_dir: Path, telegram_wire: TelegramServer
+) -> None:
+    """Presses made while the bot was down are delivered when it restarts, too late to answer
+    the press itself ("query is too old"): the failed answer ended the update, and the page the
+    reader asked for never came. The press's reply still goes to the chat; the button's own
+    pop-up is a courtesy."""
+    server, group = telegram_wire, -1001
+    server.join(group)
+    settings = _settings(data_dir, telegram_token=server.token, telegram_api_base=server.api_base)
+    async with App(settings, embedder=HashEmbedder(DIM)) as app:
+        async with telegram_transport(app.router, server):
+            server.push_command("/cite 诗119", chat_id=group, user_id=8)
+            [first] = await server.wait_for("sendMessage")
+        keyboard = first.params["reply_markup"]["inline_keyboard"]
+        server.push_callback(keyboard[0][0]["callback_data"], user_id=9)  # the bot is down
+        server.push_callback("cite:9:s:Ps.119-Ps.119", user_id=9)  # a page that is not there
+        server.expire_callback_queries()
+        async with telegram_transport(app.router, server):  # back up
+            sent = await server.wait_for("sendMessage", 3)
+    late = server.expect_errors()
+    assert [c.method for c in late] == ["answerCallbackQuery"] * 2
+    assert verses(sent[1].params["text"]) == list(range(31, 61))
+    assert "第 2/6 页" in sent[1].params["text"]
+    assert "没有第 9 页" in sent[2].params["text"]  # its pop-up is gone: said in the chat

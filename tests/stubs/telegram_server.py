@@ -27,7 +27,8 @@ files, the server's time, the answer's status); `errors()` are the ones it refus
 - inline keyboards (`callback_data` of 1–64 bytes, "BUTTON_DATA_INVALID"), link preview
   options, poll / document / photo / command limits, chat actions;
 - editMessageText of a missing message or with the same content ("message is not modified");
-  answerCallbackQuery of an unknown or already answered query ("query is too old …");
+  answerCallbackQuery of an unknown, already answered or expired query ("query is too old …";
+  `expire_callback_queries`);
 - a second long poll while one is waiting: the older one is answered 409 "Conflict: terminated
   by other getUpdates request; make sure that only one bot instance is running" (Telegram's
   `abort_long_poll`; a poll whose client has hung up is not counted);
@@ -420,6 +421,12 @@ class TelegramServer(LoopbackServer):
                 }
             }
         )
+
+    def expire_callback_queries(self) -> None:
+        """Every press not yet answered can no longer be (Telegram keeps a query open for a
+        short while only: a press made while the bot was down is delivered after it restarts,
+        and answering it then fails with "query is too old …")."""
+        self._open_queries.clear()
 
     def push_poll_answer(
         self, poll_id: str, options: list[int], *, user_id: int = 42, lang: str | None = "zh-hans"

@@ -211,3 +211,39 @@ async def test_telegram_next_page_pressed_while_the_bot_was_down_still_comes(
     assert verses(sent[1].params["text"]) == list(range(31, 61))
     assert "第 2/6 页" in sent[1].params["text"]
     assert "没有第 9 页" in sent[2].params["text"]  # its pop-up is gone: said in the chat
+
+
+# ---- one chat never reads another's change log ------------------------------------------------
+
+
+async def test_telegram_operator_reading_the_log_in_a_group_shows_that_group_only(
+    data_dir: Path, telegram_wire: TelegramServer
+) -> None:
+    """An operator may read every chat's change log, but `/sources log` typed in group A put
+    group B's entries (who changed what, B's chat id) in front of all of A's members. In a
+    group it is that group's log; the whole log is for the operator's DM (and the console)."""
+    server, a, b, operator = telegram_wire, -1001, -1002, 900
+    server.join(a)
+    server.join(b, "乙组")
+    server.member_status[(b, 21)] = "administrator"
+    settings = _settings(
+        data_dir,
+        telegram_token=server.token,
+        telegram_api_base=server.api_base,
+        operators=f"telegram:{operator}",
+    )
+
+    async def say(text: str, chat_id: int, user_id: int) -> str:
+        before = len(server.named("sendMessage"))
+        server.push_command(text, chat_id=chat_id, user_id=user_id, name="乙管理员")
+        return str((await server.wait_for("sendMessage", before + 1))[-1].params["text"])
+
+    async with App(settings, embedder=HashEmbedder(DIM)) as app:
+        async with telegram_transport(app.router, server):
+            await say("/settings script 繁体", b, 21)
+            await say("/settings language en", a, operator)
+            in_a = await say("/sources log", a, operator)
+            in_dm = await say("/sources log", operator, operator)
+    assert "/settings language en" in in_a
+    assert "telegram:-1002" not in in_a and "繁体" not in in_a, in_a
+    assert "telegram:-1002" in in_dm and "telegram:-1001" in in_dm

@@ -247,3 +247,25 @@ async def test_telegram_operator_reading_the_log_in_a_group_shows_that_group_onl
     assert "/settings language en" in in_a
     assert "telegram:-1002" not in in_a and "繁体" not in in_a, in_a
     assert "telegram:-1002" in in_dm and "telegram:-1001" in in_dm
+
+
+# ---- a refused slash command gives back what was typed ----------------------------------------
+
+
+async def test_discord_a_refused_long_option_is_given_back_to_edit(tmp_path: Path) -> None:
+    """Discord keeps nothing of a slash command once it is sent: a 1,200-character question
+    refused as too long (or any refusal) left the asker with the limit and without their text,
+    to type again from nothing. On Discord a refusal now carries back, privately, every long
+    option as typed; a short one (a title) is easy to type again and is not repeated."""
+    question = "神圣分赐与召会的建造有什么关系？" * 75  # 1,200 characters: the limit is 1,000
+    async with discord_env(tmp_path) as env:
+        member = env.server.member("alice")
+        refused = await member.slash(env.server.channel, "ask", question=question)
+        short = await member.slash(env.server.channel, "ask", question=" ")
+    assert refused.ephemeral and "太长了（1200 字），上限 1000 字" in answer_text(refused)
+    [kept] = [a for m in [refused.response, *refused.followups] if m for a in m.attachments]
+    assert kept.filename == "typed.txt" and (await kept.read()).decode() == question
+    assert "你输入的内容附在这里" in answer_text(refused)
+    assert env.scholar.calls == []
+    assert "附在这里" not in answer_text(short)
+    assert not [a for m in [short.response, *short.followups] if m for a in m.attachments]

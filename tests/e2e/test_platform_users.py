@@ -5,9 +5,11 @@ own client in SimCord (`tests/discord_sim.py`), python-telegram-bot against the 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from bot.app import App
 from bot.reply import Block, Reply
+from bot.settings import Settings
 from retrieval.fakes import HashEmbedder
 from tests.discord_sim import answer_text, app_settings, buttons, discord_app
 from tests.e2e.test_cite_pages import PSALM_119, verses
@@ -18,6 +20,21 @@ from tests.stubs.fixtures import telegram_transport
 from tests.stubs.telegram_server import TelegramServer
 
 __all__ = ["data_dir", "prepared"]  # fixtures used here
+
+
+def _wired(data_dir: Path, server: TelegramServer, **overrides: Any) -> Settings:
+    """The stack's settings, its Telegram transport talking to `server`."""
+    return _settings(
+        data_dir, telegram_token=server.token, telegram_api_base=server.api_base, **overrides
+    )
+
+
+async def _said(server: TelegramServer, text: str, chat_id: int, user_id: int) -> str:
+    """A member's command, and the last message of the answer (every command here gets one)."""
+    before = len(server.named("sendMessage"))
+    server.push_command(text, chat_id=chat_id, user_id=user_id)
+    return str((await server.wait_for("sendMessage", before + 1))[-1].params["text"])
+
 
 EXCERPT = "神圣的分赐是三一神将自己分赐到人里面，*为着*召会的建造。"  # 29 characters
 
@@ -99,7 +116,7 @@ async def test_telegram_psalm_119_in_chinese_reads_on_in_chinese_in_an_english_c
     server, group = telegram_wire, -1001
     server.join(group)
     server.member_status[(group, 7)] = "administrator"
-    settings = _settings(data_dir, telegram_token=server.token, telegram_api_base=server.api_base)
+    settings = _wired(data_dir, server)
     async with App(settings, embedder=HashEmbedder(DIM)) as app:
         async with telegram_transport(app.router, server):
             server.push_command("/settings language en", chat_id=group, user_id=7)
@@ -155,17 +172,10 @@ async def test_telegram_poll_vote_after_a_restart_counts_where_only_listed_chats
     server, group = telegram_wire, -1001
     server.join(group)
     server.member_status[(group, 7)] = "administrator"
-    settings = _settings(
-        data_dir,
-        telegram_token=server.token,
-        telegram_api_base=server.api_base,
-        allowed_chats=f"telegram:{group}",
-    )
+    settings = _wired(data_dir, server, allowed_chats=f"telegram:{group}")
 
     async def say(text: str, user_id: int = 7) -> str:
-        before = len(server.named("sendMessage"))
-        server.push_command(text, chat_id=group, user_id=user_id)
-        return str((await server.wait_for("sendMessage", before + 1))[-1].params["text"])
+        return await _said(server, text, group, user_id)
 
     async with App(settings, embedder=HashEmbedder(DIM)) as app:
         async with telegram_transport(app.router, server):
@@ -195,7 +205,7 @@ async def test_telegram_next_page_pressed_while_the_bot_was_down_still_comes(
     pop-up is a courtesy."""
     server, group = telegram_wire, -1001
     server.join(group)
-    settings = _settings(data_dir, telegram_token=server.token, telegram_api_base=server.api_base)
+    settings = _wired(data_dir, server)
     async with App(settings, embedder=HashEmbedder(DIM)) as app:
         async with telegram_transport(app.router, server):
             server.push_command("/cite 诗119", chat_id=group, user_id=8)
@@ -226,24 +236,13 @@ async def test_telegram_operator_reading_the_log_in_a_group_shows_that_group_onl
     server.join(a)
     server.join(b, "乙组")
     server.member_status[(b, 21)] = "administrator"
-    settings = _settings(
-        data_dir,
-        telegram_token=server.token,
-        telegram_api_base=server.api_base,
-        operators=f"telegram:{operator}",
-    )
-
-    async def say(text: str, chat_id: int, user_id: int) -> str:
-        before = len(server.named("sendMessage"))
-        server.push_command(text, chat_id=chat_id, user_id=user_id, name="乙管理员")
-        return str((await server.wait_for("sendMessage", before + 1))[-1].params["text"])
-
+    settings = _wired(data_dir, server, operators=f"telegram:{operator}")
     async with App(settings, embedder=HashEmbedder(DIM)) as app:
         async with telegram_transport(app.router, server):
-            await say("/settings script 繁体", b, 21)
-            await say("/settings language en", a, operator)
-            in_a = await say("/sources log", a, operator)
-            in_dm = await say("/sources log", operator, operator)
+            await _said(server, "/settings script 繁体", b, 21)
+            await _said(server, "/settings language en", a, operator)
+            in_a = await _said(server, "/sources log", a, operator)
+            in_dm = await _said(server, "/sources log", operator, operator)
     assert "/settings language en" in in_a
     assert "telegram:-1002" not in in_a and "繁体" not in in_a, in_a
     assert "telegram:-1002" in in_dm and "telegram:-1001" in in_dm

@@ -11,7 +11,7 @@ from collections import OrderedDict
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 
-from telegram import BotCommand, Chat, Document, InlineKeyboardMarkup, Message, Update, User
+from telegram import BotCommand, Chat, InlineKeyboardMarkup, Message, Update, User
 from telegram.constants import ChatAction, ChatMemberStatus, ChatType, ParseMode
 from telegram.error import BadRequest, TelegramError
 from telegram.ext import (
@@ -44,6 +44,7 @@ log = logging.getLogger(__name__)
 TYPING_EVERY_S = 4.0
 ADMIN_CACHE_S = 600.0
 POLL_MEMORY = 1000
+PHOTO_NAME = "photo.jpg"  # Telegram sends every photo as a JPEG
 
 Context = ContextTypes.DEFAULT_TYPE
 
@@ -105,7 +106,7 @@ class TelegramTransport(ChatTransport[_Chat]):
         # command or text in a private chat; only our own commands in a group).
         self.app.add_handler(
             MessageHandler(
-                filters.UpdateType.MESSAGE & (filters.TEXT | filters.Document.ALL),
+                filters.UpdateType.MESSAGE & (filters.TEXT | filters.Document.ALL | filters.PHOTO),
                 self._on_message,
             )
         )
@@ -343,24 +344,31 @@ class TelegramTransport(ChatTransport[_Chat]):
             self.admins.forget(chat.id)
 
     async def _on_message(self, update: Update, context: Context) -> None:
-        """A text, or a file whose caption may be a command (`/ingest 书名`)."""
+        """A text, or a file or photo whose caption may be a command (`/ingest 书名`)."""
         message = update.effective_message
         chat = update.effective_chat
         if message is None or chat is None:
             return
-        upload = self._upload(message.document) if message.document is not None else None
+        upload = None
+        if message.document is not None:
+            upload = self._upload(
+                message.document.file_id, message.document.file_name, message.document.file_size
+            )
+        elif message.photo:  # its sizes, the largest last: a file named as Telegram serves it
+            photo = message.photo[-1]
+            upload = self._upload(photo.file_id, PHOTO_NAME, photo.file_size)
         text = message.text or message.caption or ""
         await self._run(chat, update.effective_user, message, text, upload)
 
-    def _upload(self, doc: Document) -> Upload:
+    def _upload(self, file_id: str, name: str | None, size: int | None) -> Upload:
         async def read() -> bytes:
             try:
-                file = await self.app.bot.get_file(doc.file_id)
+                file = await self.app.bot.get_file(file_id)
                 return bytes(await file.download_as_bytearray())
             except TelegramError as err:
                 raise UploadFailed(f"telegram: {err}") from err
 
-        return Upload(doc.file_name or "upload", doc.file_size or 0, read)
+        return Upload(name or "upload", size or 0, read)
 
     async def _run(
         self,

@@ -268,3 +268,24 @@ async def test_discord_a_refused_long_option_is_given_back_to_edit(tmp_path: Pat
     assert env.scholar.calls == []
     assert "附在这里" not in answer_text(short)
     assert not [a for m in [short.response, *short.followups] if m for a in m.attachments]
+
+
+# ---- a command sent as a photo's caption ------------------------------------------------------
+
+
+async def test_telegram_a_command_captioning_a_photo_is_answered(
+    data_dir: Path, telegram_wire: TelegramServer
+) -> None:
+    """A private chat always gets an answer, but a photo with a command as its caption got
+    none: only texts and documents reached the router. `/ask` written under a photo is asked;
+    `/ingest` with a photo of a page is told which files it takes."""
+    server = telegram_wire
+    async with App(_wired(data_dir, server), embedder=HashEmbedder(DIM)) as app:
+        async with telegram_transport(app.router, server):
+            server.push_photo("/ask 神圣的分赐是什么？")
+            server.push_photo("/ingest 扫描的一页")
+            server.push_photo("")  # a photo alone: the private chat's pointer to /help
+            asked, ingest, alone = await server.wait_for("sendMessage", 3)
+    assert "分赐" in asked.params["text"] and "【" in asked.params["text"]
+    assert "不支持这种文件" in ingest.params["text"] and "PDF" in ingest.params["text"]
+    assert "/help" in alone.params["text"]

@@ -395,6 +395,30 @@ class TelegramServer(LoopbackServer):
         }
         return self.push({"message": message})
 
+    def push_photo(
+        self,
+        caption: str,
+        content: bytes = b"\xff\xd8\xff",
+        *,
+        chat_id: int = 42,
+        user_id: int = 42,
+        lang: str | None = "zh-hans",
+    ) -> dict[str, Any]:
+        """A photo sent with `caption` (Telegram sends a photo in several sizes, the largest
+        last; each is a file of its own)."""
+        file_id = f"photo{next(self._ids)}"
+        self.files[file_id] = content
+        message = self._incoming(chat_id, user_id, lang, "林远")
+        message["caption"] = caption
+        if caption.startswith("/"):
+            head = caption.split(maxsplit=1)[0]
+            message["caption_entities"] = [
+                {"type": "bot_command", "offset": 0, "length": utf16_len(head)}
+            ]
+        size = {"file_unique_id": f"u-{file_id}", "width": 800, "height": 600}
+        message["photo"] = [{**size, "file_id": file_id, "file_size": len(content)}]
+        return self.push({"message": message})
+
     def push_callback(
         self,
         data: str,

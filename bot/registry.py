@@ -175,6 +175,12 @@ class PollAnswer:
     option_ids: tuple[int, ...] = ()
 
 
+# Where a platform's native poll was posted, by the feature that posted it: (chat id, channel
+# id: a forum topic, "" for none), or None when it posted no such poll. For a transport that no
+# longer remembers (a poll posted before a restart): the poll's answers name no chat.
+PollPlace = Callable[[str, str], Awaitable[tuple[str, str] | None]]
+
+
 # Told about every reply a transport posted: where (the chat as an actor), what, and the ids
 # it got (httpx's response hooks).
 PostedHook = Callable[[Actor, Reply, Posted], Awaitable[None]]
@@ -286,6 +292,7 @@ class Registry:
         self._entries: dict[str, Entry] = {}
         self._actions: dict[str, Action[Any]] = {}
         self._poll_answers: Run[PollAnswer] | None = None
+        self._poll_place: PollPlace | None = None
         self._posted: list[PostedHook] = []
 
     def add(self, *entries: Entry) -> Registry:
@@ -302,11 +309,12 @@ class Registry:
             self._actions[action.prefix] = action
         return self
 
-    def answer_polls(self, run: Run[PollAnswer]) -> Registry:
-        """The one handler of native polls' answers."""
+    def answer_polls(self, run: Run[PollAnswer], *, place: PollPlace | None = None) -> Registry:
+        """The one handler of native polls' answers, and where it says a poll was posted."""
         if self._poll_answers is not None:
             raise ValueError("poll answers have a handler already")
         self._poll_answers = run
+        self._poll_place = place
         return self
 
     def on_posted(self, *hooks: PostedHook) -> Registry:
@@ -316,6 +324,10 @@ class Registry:
     @property
     def poll_answers(self) -> Run[PollAnswer] | None:
         return self._poll_answers
+
+    @property
+    def poll_place(self) -> PollPlace | None:
+        return self._poll_place
 
     @property
     def posted_hooks(self) -> tuple[PostedHook, ...]:

@@ -27,7 +27,9 @@ ballot's running count): each transport attaches itself when it is built (`attac
 
 Language: the chat's setting (`/settings language`, default `DEFAULT_LANGUAGE`), except that
 words clearly written in the other language (an English question in a Chinese group) are
-answered in theirs. The sender's app language plays no part: a group reads one language.
+answered in theirs. The sender's app language plays no part: a group reads one language. A
+button goes on in the language of the reply it is on: the router marks the actions of a reply
+written in another language than the chat's (`en|cite:2:…`) and answers their press in it.
 
 Silence: in a group the bot answers only its own commands (a known command, or any command
 addressed `/x@bot`); plain talk and other bots' commands get nothing. A private chat always
@@ -73,7 +75,7 @@ from bot.registry import (
     UsageError,
     Values,
 )
-from bot.reply import Posted, Progress, Reply
+from bot.reply import Button, Posted, Progress, Reply
 from kernel.i18n import Lang, detect_language
 from retrieval.clock import SYSTEM_CLOCK, Clock
 
@@ -244,6 +246,7 @@ class Router:
         reply = await self.answer(inv)
         if reply is None:
             return Posted()
+        reply = await self._buttons_in_language(inv.actor, reply)
         return await self._delivered(inv.actor, reply, await inv.reply_to(reply))
 
     async def answer(self, inv: Invocation) -> Reply | None:
@@ -355,6 +358,8 @@ class Router:
         """A button / keyboard choice coming back (`f"{prefix}:{payload}"`), decoded by the
         action its feature registered, allowed by the table's row for it."""
         actor = await self.in_chat_language(actor)
+        lang, action = _unmarked(action)
+        actor = self._with_lang(actor, lang or actor.lang)
         prefix, _, payload = action.partition(":")
         codec = self.registry.action(prefix)
         request = codec.decode(payload) if codec is not None else None
@@ -386,6 +391,20 @@ class Router:
         except Exception:
             return self._internal_error(actor.lang, "poll answer")
 
+    async def poll_place(self, platform: str, poll_id: str) -> tuple[str, str] | None:
+        """Where `platform`'s native poll `poll_id` was posted (chat id, forum topic or ""), as
+        the feature that posted it recorded it; None when unknown. For a transport that does
+        not remember (a poll posted before a restart): an answer names no chat, and one whose
+        chat is unknown is refused wherever only listed chats are served."""
+        find = self.registry.poll_place
+        if find is None:
+            return None
+        try:
+            return await find(platform, poll_id)
+        except Exception:
+            log.exception("where %s poll %s was posted could not be read", platform, poll_id)
+            return None
+
     # ---- the way out ------------------------------------------------------------------------
 
     def attach(self, transport: Transport) -> None:
@@ -412,6 +431,7 @@ class Router:
         if transport is None:
             log.warning("no %s transport to send to; reply dropped", target.platform)
             return Posted()
+        reply = await self._buttons_in_language(target, reply)
         return await self._delivered(target, reply, await transport.send(target, reply))
 
     async def edit(
@@ -421,7 +441,18 @@ class Router:
         when no transport of its platform is attached."""
         transport = self._transports.get(target.platform)
         if transport is not None:
+            reply = await self._buttons_in_language(target, reply)
             await transport.edit(target, message_id, reply, poll_message_id=poll_message_id)
+
+    async def _buttons_in_language(self, where: Actor, reply: Reply) -> Reply:
+        """`reply` with its buttons marked with its language when that is not the chat's (an
+        English answer in a Chinese group): their press is answered in the reply's language,
+        not switched back to the chat's halfway through reading (`_press`)."""
+        if not (reply.buttons or reply.poll) or reply.is_error:
+            return reply
+        if (await self.in_chat_language(where)).lang == reply.lang:
+            return reply
+        return _marked(reply)
 
     async def _delivered(self, where: Actor, reply: Reply, posted: Posted) -> Posted:
         for hook in self.registry.posted_hooks:
@@ -624,3 +655,30 @@ class Router:
         ref = uuid.uuid4().hex[:8]
         log.exception("%s failed (ref %s)", what, ref)
         return Reply.error(T(lang, "internal_error", ref=ref), lang=lang)
+
+
+# What separates a button's language from its action (`en|cite:2:…`): no action prefix holds it.
+LANG_MARK = "|"
+
+
+def _marked(reply: Reply) -> Reply:
+    """`reply` with each button's and ballot option's action carrying the reply's language."""
+
+    def mark(button: Button) -> Button:
+        return dataclasses.replace(button, action=f"{reply.lang}{LANG_MARK}{button.action}")
+
+    poll = reply.poll
+    if poll is not None:
+        poll = dataclasses.replace(poll, options=tuple(mark(o) for o in poll.options))
+    return dataclasses.replace(reply, buttons=tuple(mark(b) for b in reply.buttons), poll=poll)
+
+
+def _unmarked(action: str) -> tuple[Lang | None, str]:
+    """(the language a pressed action was marked with, or None; the action itself)."""
+    lang, mark, rest = action.partition(LANG_MARK)
+    if mark and lang in _LANGS:
+        return _LANGS[lang], rest
+    return None, action
+
+
+_LANGS: Mapping[str, Lang] = {"zh": "zh", "en": "en"}

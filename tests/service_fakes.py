@@ -128,6 +128,12 @@ class RecordingBallots(_Recorder):
     async def poll_answer(self, actor: Actor, answer: PollAnswer) -> Reply:
         return await self._record(actor, answer)
 
+    async def poll_place(self, platform: str, poll_id: str) -> tuple[str, str] | None:
+        for ballot in self.posted_ballots:
+            if ballot.poll_id == poll_id and ballot.platform == platform:
+                return ballot.chat_id, ballot.channel_id
+        return None
+
     async def settings(self, actor: Actor, asked: BallotSettings) -> Reply:
         return await self._record(actor, asked)
 

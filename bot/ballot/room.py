@@ -49,6 +49,8 @@ class BallotReplies(Protocol):
 
     async def poll_answer(self, actor: Actor, answer: PollAnswer) -> Reply: ...
 
+    async def poll_place(self, platform: str, poll_id: str) -> tuple[str, str] | None: ...
+
     async def settings(self, actor: Actor, asked: BallotSettings) -> Reply: ...
 
     async def posted(self, where: Actor, reply: Reply, posted: Posted) -> None: ...
@@ -99,6 +101,14 @@ class BallotRoom:
             return self._present.vote_cast(await self._votes.vote(vote), actor)
         except Refused as refused:
             return self._present.refusal(actor.lang, refused)
+
+    async def poll_place(self, platform: str, poll_id: str) -> tuple[str, str] | None:
+        """Where `platform`'s native poll `poll_id` was posted (chat, forum topic), from the
+        ballot's record: its answers name no chat, and a transport forgets across restarts."""
+        ballot = await self.board.find_poll(poll_id)
+        if ballot is None or ballot.platform != platform:
+            return None
+        return ballot.chat_id, ballot.channel_id
 
     async def settings(self, actor: Actor, asked: BallotSettings) -> Reply:
         """Show the chat's ballot settings, or change them (admins)."""

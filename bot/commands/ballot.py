@@ -66,4 +66,4 @@ def register_ballots(registry: Registry, ballots: BallotReplies) -> Registry:
         return await ballots.poll_answer(call.actor, poll)
 
     registry.add_action(Action(prefix=VoteButton.PREFIX, decode=VoteButton.parse, run=vote))
-    return registry.answer_polls(answer).on_posted(ballots.posted)
+    return registry.answer_polls(answer, place=ballots.poll_place).on_posted(ballots.posted)

@@ -368,10 +368,13 @@ class _Handlers:
         return _sources_reply(actor.lang, shared, mine)
 
     async def log(self, actor: Actor) -> Reply:
-        """A chat admin sees the chat's entries, an operator every entry."""
+        """A chat admin sees the chat's entries; an operator every entry, in their DM or at
+        the console only: in a group the log is that group's, whoever asks (its members would
+        read every other chat's changes)."""
         if self.changes is None:
             return _log_reply(actor.lang, [])
-        chat = None if actor.role == "operator" else actor.chat
+        private = actor.kind in ("dm", "console")
+        chat = None if actor.role == "operator" and private else actor.chat
         return _log_reply(actor.lang, await self.changes.entries(chat, limit=LOG_SHOWN))
 
 

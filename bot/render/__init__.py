@@ -25,6 +25,39 @@ def fitting(text: str, limit: int, size: Size = len) -> int:
     return low
 
 
+# How a plain piece of text is shown: escaped and wrapped in the platform's markup.
+Show = Callable[[str], str]
+
+
+def fit(
+    text: str, show: Show, limit: int, size: Size = len, budget: int | None = None
+) -> list[str]:
+    """Plain `text` → shown pieces (`show`: escaped and wrapped) of at most `limit` each.
+
+    The plain text is split first and each part shown on its own, so every piece carries its
+    whole markup (a quote stays a quote, a bold heading stays closed, a 【…】 is never cut);
+    a part that escaping grew past the limit is split finer."""
+    if not text:
+        return []
+    whole = show(text)
+    if size(whole) <= limit:
+        return [whole]
+    overhead = size(show(""))
+    budget = max(1, budget if budget is not None else limit - overhead)
+    out: list[str] = []
+    for part in split_message(text, budget, size):
+        shown = show(part)
+        if size(shown) <= limit:
+            out.append(shown)
+        elif budget > 1:  # escaping grew it (&amp;, \*, one "> " a line …): split finer
+            shrink = (limit - overhead) / size(shown) * 0.95
+            smaller = min(budget - 1, int(size(part) * shrink))
+            out += fit(part, show, limit, size, max(1, smaller))
+        else:
+            out.append(shown[: fitting(shown, limit, size)])
+    return out
+
+
 def split_message(text: str, limit: int, size: Size = len) -> list[str]:
     """Split into pieces of at most `limit` (measured by `size`), preferring paragraph, then
     line, then sentence boundaries; never inside a 【…】 citation or a ``` code fence when

@@ -13,10 +13,9 @@ from dataclasses import dataclass, field
 import discord
 from discord.utils import escape_markdown, escape_mentions
 
-from bot.render import join_pieces, short_label, split_message
+from bot.render import Show, fit, join_pieces, short_label, split_message
 from bot.render.stream import ActionTable
 from bot.reply import Block, Reply
-from kernel.i18n import Lang
 
 LIMIT = 2000
 MAX_PIECES = 6  # beyond this the whole text also goes as a .md file and only the start is posted
@@ -50,37 +49,61 @@ def _code(text: str) -> str:
     return "```\n" + re.sub(r"`(?=``)", "`\u200b", text) + "\n```"
 
 
-def render_block(block: Block, lang: Lang) -> str:
-    if block.kind == "heading":
-        return f"**{esc(block.text)}**"
-    if block.kind == "quote":
-        return "\n".join(f"> {esc(line)}" for line in block.text.splitlines() or [""])
-    if block.kind == "code":
-        return _code(block.text)
+def _quoted(text: str) -> str:
+    return "\n".join(f"> {esc(line)}" for line in text.splitlines() or [""])
+
+
+def _show_for(kind: str) -> Show:
+    """How a block's plain text (or any piece of it) is shown: escaped and wrapped whole."""
+    if kind == "heading":
+        return lambda s: f"**{esc(s)}**"
+    if kind == "quote":
+        return _quoted
+    if kind == "code":
+        return _code
+    if kind == "item":
+        return lambda s: "• " + esc(s).replace("\n", "\n  ")
+    if kind == "note":
+        return lambda s: f"*{esc(s)}*"
+    return esc
+
+
+def _fit_block(block: Block) -> list[str]:
+    """A block as pieces of at most `LIMIT`, each with its whole markup: a long quote goes on
+    quoted in the next message, a long note or heading is closed and reopened; an item's
+    continuation is indented like its later lines, not a new bullet."""
+    pieces = fit(block.text, _show_for(block.kind), LIMIT)
     if block.kind == "item":
-        return "• " + esc(block.text).replace("\n", "\n  ")
-    if block.kind == "note":
-        return f"*{esc(block.text)}*"
-    return esc(block.text)
+        pieces[1:] = ["  " + piece.removeprefix("• ") for piece in pieces[1:]]
+    return pieces
 
 
-def render_text(reply: Reply) -> list[str]:
-    """The Markdown sections of a reply, in order (not yet split)."""
+def _citation(label: str, quote: str) -> list[str]:
+    """【label】 and its quote; a quote too long for one message goes on quoted in the next."""
+    head = f"【{esc(label)}】"
+    quoted = fit(quote, _quoted, LIMIT - len(head) - 1) if quote else []
+    return [head + ("\n" + quoted[0] if quoted else ""), *quoted[1:]]
+
+
+def sections(reply: Reply) -> list[list[str]]:
+    """Each section of a reply as its Markdown parts, in order (a long section has several,
+    each at most `LIMIT` and each with its whole markup)."""
     lang = reply.lang
-    sections = [render_block(b, lang) for b in reply.blocks if b.text.strip()]
+    out = [_fit_block(b) for b in reply.blocks if b.text.strip()]
     if reply.citations:
-        sections.append(f"**{_SOURCES[lang]}**")
-        for c in reply.citations:
-            line = f"【{esc(c.label)}】"
-            if c.quote:
-                line += "\n" + "\n".join(f"> {esc(q)}" for q in c.quote.splitlines())
-            sections.append(line)
+        out.append([f"**{_SOURCES[lang]}**"])
+        out += [_citation(c.label, c.quote) for c in reply.citations]
     if reply.poll:
         poll = reply.poll
         lines = [f"**{esc(poll.question)}**"]
         lines += [f"{i + 1}. {esc(o)}" for i, o in enumerate(poll.labels)]
-        sections.append("\n".join(lines))
-    return sections
+        out.append(split_message("\n".join(lines), LIMIT))
+    return out
+
+
+def render_text(reply: Reply) -> list[str]:
+    """The Markdown sections of a reply, in order (each already within `LIMIT`)."""
+    return [part for section in sections(reply) for part in section]
 
 
 def pack(sections: list[str], limit: int = LIMIT) -> list[str]:

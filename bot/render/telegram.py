@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 
 from telegram import InlineKeyboardButton, InlineKeyboardMarkup
 
-from bot.render import fitting, join_pieces, short_label, split_message
+from bot.render import fit as fit_shown
+from bot.render import fitting, join_pieces, short_label
 from bot.render.stream import ActionTable
 from bot.reply import Block, Reply
 
@@ -80,25 +81,7 @@ def _wrap_for(block: Block) -> Wrap:
 
 def fit(text: str, wrap: Wrap, limit: int = LIMIT, budget: int | None = None) -> list[str]:
     """Plain `text` → escaped, wrapped pieces of at most `limit` units each."""
-    if not text:
-        return []
-    whole = wrap(esc(text))
-    if units(whole) <= limit:
-        return [whole]
-    overhead = units(wrap(""))
-    budget = max(1, budget if budget is not None else limit - overhead)
-    out: list[str] = []
-    for part in split_message(text, budget, units):
-        rendered = wrap(esc(part))
-        if units(rendered) <= limit:
-            out.append(rendered)
-        elif budget > 1:  # escaping grew it (&amp; …): split this part finer
-            shrink = (limit - overhead) / units(rendered) * 0.95
-            smaller = min(budget - 1, int(units(part) * shrink))
-            out += fit(part, wrap, limit, max(1, smaller))
-        else:
-            out.append(rendered[: fitting(rendered, limit, units)])
-    return out
+    return fit_shown(text, lambda s: wrap(esc(s)), limit, units, budget)
 
 
 def sections(reply: Reply) -> list[list[str]]:

@@ -14,7 +14,7 @@ import inspect
 import logging
 import re
 from collections.abc import Callable, Coroutine
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Optional
 
 import discord
@@ -34,7 +34,7 @@ from bot.render.discord import (
     render,
 )
 from bot.render.stream import DISCORD_EDIT_INTERVAL_S, ActionTable, StreamingEditor
-from bot.reply import Posted, Reply
+from bot.reply import Attachment, Block, Posted, Reply
 from bot.router import Invocation, Line, Press, Router, Slash
 from bot.settings import Settings
 from bot.transports.base import ChatTransport, required_token
@@ -44,6 +44,9 @@ from retrieval.clock import Clock
 log = logging.getLogger(__name__)
 
 DESCRIPTION_LIMIT = 100
+# A refused option at least this long is given back as typed (`_giving_back`).
+GIVE_BACK_CHARS = 100
+TYPED_FILE = "typed.txt"
 
 T = catalog("discord")
 
@@ -389,6 +392,11 @@ class DiscordTransport(ChatTransport[DiscordOutlet]):
         async def member() -> MemberFacts:
             return self.member(interaction)
 
+        post = self.reply_to(_Answer(interaction, editor, state))
+
+        async def reply_to(reply: Reply) -> Posted:
+            return await post(_giving_back(reply, raw))
+
         await self.router.handle(
             Invocation(
                 self.actor(interaction),
@@ -397,14 +405,16 @@ class DiscordTransport(ChatTransport[DiscordOutlet]):
                 progress=progress,
                 member=member,
                 ack=ack,
-                reply_to=self.reply_to(_Answer(interaction, editor, state)),
+                reply_to=reply_to,
             )
         )
 
     async def on_message(self, message: discord.Message) -> None:
         """A message typed in a DM to the bot gets what a private chat gets from the router (a
-        one-line pointer to /help for plain text or an unknown command). Server channels and
-        bots (this one included) are never answered: there, commands are interactions."""
+        one-line pointer to /help for plain text or an unknown command); a file sent with it
+        is the command's file, as a Telegram caption's document is (`/ingest 书名` with the
+        book attached). Server channels and bots (this one included) are never answered:
+        there, commands are interactions."""
         if message.guild is not None or message.author.bot:
             return
         if message.type not in (discord.MessageType.default, discord.MessageType.reply):
@@ -424,8 +434,11 @@ class DiscordTransport(ChatTransport[DiscordOutlet]):
             return MemberFacts(private_chat=True)
 
         said = Line(message.content, bot_username=me.name if me is not None else "", private=True)
+        upload = _upload(message.attachments[0]) if message.attachments else None
         await self.router.handle(
-            Invocation(actor, said, member=member, reply_to=self.reply_to(message.channel))
+            Invocation(
+                actor, said, upload=upload, member=member, reply_to=self.reply_to(message.channel)
+            )
         )
 
     async def on_press(self, interaction: discord.Interaction[Any], custom_id: str) -> None:
@@ -554,6 +567,18 @@ class DiscordTransport(ChatTransport[DiscordOutlet]):
 
     async def send(self, target: Actor, reply: Reply) -> Posted:
         return await self.post(await self._channel(target), reply)
+
+
+def _giving_back(reply: Reply, raw: dict[str, str | int | None]) -> Reply:
+    """A refusal with every long option as typed attached: Discord keeps nothing of a sent
+    slash command, and a long text refused (too long, not allowed now) would have to be typed
+    again from nothing. Short ones are easy to type again."""
+    typed = [v for v in raw.values() if isinstance(v, str) and len(v.strip()) >= GIVE_BACK_CHARS]
+    if not reply.is_error or not typed:
+        return reply
+    kept = Attachment(TYPED_FILE, "\n\n".join(typed).encode(), "text/plain")
+    note = Block(T(reply.lang, "typed_kept"), "note")
+    return replace(reply, blocks=(*reply.blocks, note), attachments=(*reply.attachments, kept))
 
 
 def _upload(attachment: discord.Attachment) -> Upload:

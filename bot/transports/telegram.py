@@ -11,7 +11,7 @@ from collections import OrderedDict
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 
-from telegram import BotCommand, Chat, Document, InlineKeyboardMarkup, Message, Update, User
+from telegram import BotCommand, Chat, InlineKeyboardMarkup, Message, Update, User
 from telegram.constants import ChatAction, ChatMemberStatus, ChatType, ParseMode
 from telegram.error import BadRequest, TelegramError
 from telegram.ext import (
@@ -44,6 +44,7 @@ log = logging.getLogger(__name__)
 TYPING_EVERY_S = 4.0
 ADMIN_CACHE_S = 600.0
 POLL_MEMORY = 1000
+PHOTO_NAME = "photo.jpg"  # Telegram sends every photo as a JPEG
 
 Context = ContextTypes.DEFAULT_TYPE
 
@@ -105,7 +106,7 @@ class TelegramTransport(ChatTransport[_Chat]):
         # command or text in a private chat; only our own commands in a group).
         self.app.add_handler(
             MessageHandler(
-                filters.UpdateType.MESSAGE & (filters.TEXT | filters.Document.ALL),
+                filters.UpdateType.MESSAGE & (filters.TEXT | filters.Document.ALL | filters.PHOTO),
                 self._on_message,
             )
         )
@@ -343,24 +344,31 @@ class TelegramTransport(ChatTransport[_Chat]):
             self.admins.forget(chat.id)
 
     async def _on_message(self, update: Update, context: Context) -> None:
-        """A text, or a file whose caption may be a command (`/ingest 书名`)."""
+        """A text, or a file or photo whose caption may be a command (`/ingest 书名`)."""
         message = update.effective_message
         chat = update.effective_chat
         if message is None or chat is None:
             return
-        upload = self._upload(message.document) if message.document is not None else None
+        upload = None
+        if message.document is not None:
+            upload = self._upload(
+                message.document.file_id, message.document.file_name, message.document.file_size
+            )
+        elif message.photo:  # its sizes, the largest last: a file named as Telegram serves it
+            photo = message.photo[-1]
+            upload = self._upload(photo.file_id, PHOTO_NAME, photo.file_size)
         text = message.text or message.caption or ""
         await self._run(chat, update.effective_user, message, text, upload)
 
-    def _upload(self, doc: Document) -> Upload:
+    def _upload(self, file_id: str, name: str | None, size: int | None) -> Upload:
         async def read() -> bytes:
             try:
-                file = await self.app.bot.get_file(doc.file_id)
+                file = await self.app.bot.get_file(file_id)
                 return bytes(await file.download_as_bytearray())
             except TelegramError as err:
                 raise UploadFailed(f"telegram: {err}") from err
 
-        return Upload(doc.file_name or "upload", doc.file_size or 0, read)
+        return Upload(name or "upload", size or 0, read)
 
     async def _run(
         self,
@@ -439,13 +447,16 @@ class TelegramTransport(ChatTransport[_Chat]):
         thread = _topic(message) if isinstance(message, Message) else None
 
         async def reply_to(reply: Reply) -> Posted:
-            """A short answer is the button's own pop-up; anything more goes to the chat."""
+            """A short answer is the button's own pop-up; anything more goes to the chat, and
+            so does a short one when the press can no longer be answered (made while the bot
+            was down: "query is too old")."""
             text = reply.plain()
             plain = not reply.buttons and not reply.poll and not reply.attachments
             if len(text) <= 190 and plain:
-                await query.answer(text, show_alert=reply.is_error)
-                return Posted()
-            await query.answer()
+                if await _answered(query.answer(text, show_alert=reply.is_error)):
+                    return Posted()
+            else:
+                await _answered(query.answer())
             return await self.post(_Chat(chat.id, thread), reply)
 
         await self.router.handle(
@@ -464,7 +475,7 @@ class TelegramTransport(ChatTransport[_Chat]):
         if answer is None or answer.user is None:
             return
         user = answer.user
-        where = self._polls.get(answer.poll_id)
+        where = self._polls.get(answer.poll_id) or await self._recalled(answer.poll_id)
         kind: ChatKind = "group"
         if where is not None and where.thread_id is not None:
             kind = "topic"
@@ -486,6 +497,21 @@ class TelegramTransport(ChatTransport[_Chat]):
             )
         )
 
+    async def _recalled(self, poll_id: str) -> _PollTarget | None:
+        """Where a poll this process no longer remembers was posted (before a restart, or
+        beyond `POLL_MEMORY`), as the feature that posted it recorded it."""
+        place = await self.router.poll_place(self.name, poll_id)
+        if place is None:
+            return None
+        chat_id, thread = place
+        try:
+            target = _PollTarget(int(chat_id), int(thread) if thread else None)
+        except ValueError:
+            log.warning("telegram: poll %s recorded in chat %r", poll_id, chat_id)
+            return None
+        self._remember_poll(poll_id, target)
+        return target
+
     def _errors_to(self, where: _PollTarget | None) -> Post:
         """A poll answer's reply: its success shows in the ballot's count, so only a refusal
         is said, in the poll's chat (when this process posted the poll)."""
@@ -499,6 +525,17 @@ class TelegramTransport(ChatTransport[_Chat]):
 
     async def _on_error(self, update: object, context: Context) -> None:
         log.error("telegram: update failed", exc_info=context.error)
+
+
+async def _answered(answer: Awaitable[bool]) -> bool:
+    """Whether a press was answered (its pop-up shown, its spinner stopped); False when it is
+    too old to answer, which only costs the courtesy."""
+    try:
+        await answer
+    except BadRequest as err:
+        log.info("telegram: press not answered: %s", err)
+        return False
+    return True
 
 
 def _topic(message: Message) -> int | None:

@@ -27,7 +27,8 @@ files, the server's time, the answer's status); `errors()` are the ones it refus
 - inline keyboards (`callback_data` of 1–64 bytes, "BUTTON_DATA_INVALID"), link preview
   options, poll / document / photo / command limits, chat actions;
 - editMessageText of a missing message or with the same content ("message is not modified");
-  answerCallbackQuery of an unknown or already answered query ("query is too old …");
+  answerCallbackQuery of an unknown, already answered or expired query ("query is too old …";
+  `expire_callback_queries`);
 - a second long poll while one is waiting: the older one is answered 409 "Conflict: terminated
   by other getUpdates request; make sure that only one bot instance is running" (Telegram's
   `abort_long_poll`; a poll whose client has hung up is not counted);
@@ -394,6 +395,30 @@ class TelegramServer(LoopbackServer):
         }
         return self.push({"message": message})
 
+    def push_photo(
+        self,
+        caption: str,
+        content: bytes = b"\xff\xd8\xff",
+        *,
+        chat_id: int = 42,
+        user_id: int = 42,
+        lang: str | None = "zh-hans",
+    ) -> dict[str, Any]:
+        """A photo sent with `caption` (Telegram sends a photo in several sizes, the largest
+        last; each is a file of its own)."""
+        file_id = f"photo{next(self._ids)}"
+        self.files[file_id] = content
+        message = self._incoming(chat_id, user_id, lang, "林远")
+        message["caption"] = caption
+        if caption.startswith("/"):
+            head = caption.split(maxsplit=1)[0]
+            message["caption_entities"] = [
+                {"type": "bot_command", "offset": 0, "length": utf16_len(head)}
+            ]
+        size = {"file_unique_id": f"u-{file_id}", "width": 800, "height": 600}
+        message["photo"] = [{**size, "file_id": file_id, "file_size": len(content)}]
+        return self.push({"message": message})
+
     def push_callback(
         self,
         data: str,
@@ -420,6 +445,12 @@ class TelegramServer(LoopbackServer):
                 }
             }
         )
+
+    def expire_callback_queries(self) -> None:
+        """Every press not yet answered can no longer be (Telegram keeps a query open for a
+        short while only: a press made while the bot was down is delivered after it restarts,
+        and answering it then fails with "query is too old …")."""
+        self._open_queries.clear()
 
     def push_poll_answer(
         self, poll_id: str, options: list[int], *, user_id: int = 42, lang: str | None = "zh-hans"

@@ -380,7 +380,7 @@ def read_chapter(state: StoryState, text: str) -> ChapterReading:
         )
         if s.place not in names.names and (s.before or "") not in names.names
     ]
-    found = ev.extract(readings, steps, uses, names, genders, state.clock)
+    found = ev.extract(readings, steps, uses, names, genders, state.clock, text)
     return ChapterReading(
         text,
         names,

@@ -1,0 +1,60 @@
+"""What a demanding writing circle saw wrong in `/novel characters` and the check (issue 42:
+"statuses that follow the story"), each reduced to its general cause. Every text here was
+written for these tests (none is a sentence of the bench's serials)."""
+
+from __future__ import annotations
+
+from novel.blueprint import Blueprint, Character
+from novel.consistency import check_rules
+from novel.story_state import StoryState, replay
+
+BP = Blueprint(
+    title="盐岭",
+    setting="架空的西南山地，盐井散落在山谷里。",
+    places=["白崖镇", "卤井坪", "黑松坡", "渡鸦关", "青石驿"],
+    rules=["这个世界没有火器。"],
+    characters=[
+        Character(name="程砚", description="盐工头"),
+        Character(name="陶若溪", description="账房先生的女儿"),
+        Character(name="葛老七", aliases=["七爷"], description="老井匠"),
+    ],
+)
+
+
+def status(state: StoryState, name: str) -> str:
+    c = state.character(name)
+    return c.status.status if c is not None and c.status is not None else ""
+
+
+# ---- a death belongs to the one right before it --------------------------------------------------
+
+
+def test_a_death_with_its_own_subject_is_not_the_carried_subjects() -> None:
+    # the clause after 名叫… has its own subject (爹娘): 七爷 is alive
+    state = replay(BP, ["七爷说这孩子是他的外甥，名叫阿榆，爹娘都死在那年的山洪里。"])
+    assert status(state, "葛老七") == ""
+
+
+def test_knowing_someone_died_is_not_dying() -> None:
+    state = replay(BP, ["陶若溪心里清楚葛老七早就死了，嘴上却什么也没说。"])
+    assert status(state, "陶若溪") == ""
+    assert status(state, "葛老七") == "dead"
+
+
+def test_watching_her_die_is_not_dying() -> None:
+    state = replay(BP, ["程砚守在床边，眼睁睁看着她断了气。"])
+    assert status(state, "程砚") == ""
+
+
+def test_a_death_after_a_place_or_a_time_is_still_the_subjects() -> None:
+    assert status(replay(BP, ["程砚在回镇的山路上死了。"]), "程砚") == "dead"
+    assert status(replay(BP, ["程砚在黑松坡死了。"]), "程砚") == "dead"
+    assert status(replay(BP, ["程砚当天夜里就死了。"]), "程砚") == "dead"
+    # a place of several words after 在 (镇东头/老/药铺) is still where, not who
+    assert status(replay(BP, ["天快亮时，程砚在镇东头老药铺去世了。"]), "程砚") == "dead"
+    assert status(replay(BP, ["程砚在市中心医院死了。"]), "程砚") == "dead"
+
+
+def test_the_living_that_a_kin_death_was_told_of_act_without_a_finding() -> None:
+    before = replay(BP, ["七爷说这孩子是他的外甥，名叫阿榆，爹娘都死在那年的山洪里。"])
+    assert check_rules("第二天，七爷带着阿榆去了黑松坡。", before) == []

@@ -231,6 +231,7 @@ _SUBJECT = re.compile(
     + r"][\u4e00-\u9fff]{1,2})"
 )
 # A name never contains these (they end or join clauses): 王又问 → 王又 is not a name.
+_NOT = frozenset("不没未别")
 _FUNCTION_CHARS = re.compile(
     r"[又就也便却才还再都把将被对向和与同跟给在是了的着过之其所以而于从自这那们一]"
 )
@@ -609,6 +610,8 @@ class _NameFinder:
                 # (the analyser reads 赵六点了点头 as a time, 赵六点: still a name first)
                 if len(first) > 1 and not self.flag_at[start].startswith(("nr", "t")):
                     break
+                if len(first) == 1 and self._thing_negated(start):
+                    break  # 路/不好/走: a thing (the road) and what it is not, not a name
                 split = length == 3 and first == word[0] and end in self.word_at
                 if ACTS.match(text[end:]) or (split and self.verbish(end)):
                     self.consider(word, start, end)
@@ -622,6 +625,12 @@ class _NameFinder:
                     if at_clause_head(text, m.start()) and self.verbish(end):
                         self.consider(word, m.start(), end)
                         break
+
+    def _thing_negated(self, start: int) -> bool:
+        """The analyser reads the one character at `start` as a common noun, and a negation
+        follows it (路/不好/走, 钱/不够/用): a thing and what it is not. A name read whole (岳不群)
+        is no such noun."""
+        return self.flag_at.get(start, "") == "n" and self.text[start + 1 : start + 2] in _NOT
 
     def apposed(self) -> None:
         """陆青崖的三叔，陆怀山 / 船夫孟三: a name right after who the person is."""

@@ -58,3 +58,19 @@ def test_a_death_after_a_place_or_a_time_is_still_the_subjects() -> None:
 def test_the_living_that_a_kin_death_was_told_of_act_without_a_finding() -> None:
     before = replay(BP, ["七爷说这孩子是他的外甥，名叫阿榆，爹娘都死在那年的山洪里。"])
     assert check_rules("第二天，七爷带着阿榆去了黑松坡。", before) == []
+
+
+# ---- a thing that opens a clause with a negation is no name ----------------------------------------
+
+
+def test_a_noun_and_a_negation_opening_a_clause_name_nobody() -> None:
+    # 路 is a surname too, but 路/不好/走 is the road being bad going
+    state = replay(BP, [])
+    assert check_rules("山路不好走，程砚直到天黑才到卤井坪。", state) == []
+    assert check_rules("路不好走，程砚直到天黑才到卤井坪。", state) == []
+    assert [i.name for i in replay(BP, ["路不好走，程砚直到天黑才到卤井坪。"]).introduced] == []
+
+
+def test_a_name_whose_surname_is_a_noun_still_acts() -> None:
+    [finding] = check_rules("门大勇推开了窗，朝外面看了一眼。", replay(BP, []))
+    assert finding.kind == "unknown_name"

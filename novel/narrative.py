@@ -1076,6 +1076,10 @@ _JOURNEY = re.compile(
 
 
 _PLANNED = re.compile(r"[没不未别]|要|想|打算|准备|得")
+# Wanting or planning to go (the modal 想, not 想起 / 想到 / 想了想 / 想也没想).
+_WANTED = re.compile(
+    r"想要|打算|准备|决定|计划|巴不得|恨不得|(?<![回思猜])想(?![起到通法象像念了过必也])"
+)
 _SEES_SOMEONE = re.compile(r"看见|看到|听见|望见|瞧见|发现|等着|盼着|[他她]们?")
 _TOWARD = re.compile(r"(?:往|向|朝)([\u4e00-\u9fff]{2,6}?)(?:赶去|去了|走去|而去|奔去|赶|去)")
 
@@ -1102,6 +1106,8 @@ def movement(clause: str, head: int, known_places: Sequence[str]) -> Move | None
         return Move(where, journey=journey) if where is not None else None
     if _PLANNED.search(clause[max(head, m.start() - 2) : m.start()]):
         return None  # 没有回来; 他要赶回周家大院: not a move (yet)
+    if _WANTED.search(clause, head, m.start()):
+        return None  # 他很想快点回到镇上: a wish, however many words before the move
     if _SEES_SOMEONE.search(clause[head : m.start()]):
         return None  # 看见他进来: someone else moves
     if clause[m.start() - 1 : m.start()] in tuple("捅刺扎插砍劈射钻戳"):

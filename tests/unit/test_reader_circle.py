@@ -74,3 +74,21 @@ def test_a_noun_and_a_negation_opening_a_clause_name_nobody() -> None:
 def test_a_name_whose_surname_is_a_noun_still_acts() -> None:
     [finding] = check_rules("门大勇推开了窗，朝外面看了一眼。", replay(BP, []))
     assert finding.kind == "unknown_name"
+
+
+# ---- wanting to go is not going -----------------------------------------------------------------
+
+
+def place(state: StoryState, name: str) -> str:
+    c = state.character(name)
+    return c.seen.place if c is not None and c.seen is not None else ""
+
+
+def test_wanting_to_go_back_with_words_between_is_not_being_there() -> None:
+    wish = "程砚望着远处的山口，心里很想早一点回到白崖镇。"
+    assert place(replay(BP, ["程砚押着车进了青石驿。", wish]), "程砚") == "青石驿"
+
+
+def test_going_back_is_still_going() -> None:
+    back = "程砚连夜赶路，第二天一早回到了白崖镇。"
+    assert place(replay(BP, ["程砚押着车进了青石驿。", back]), "程砚") == "白崖镇"

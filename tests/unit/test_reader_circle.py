@@ -92,3 +92,19 @@ def test_wanting_to_go_back_with_words_between_is_not_being_there() -> None:
 def test_going_back_is_still_going() -> None:
     back = "程砚连夜赶路，第二天一早回到了白崖镇。"
     assert place(replay(BP, ["程砚押着车进了青石驿。", back]), "程砚") == "白崖镇"
+
+
+# ---- a newcomer who names himself with a humble first person ------------------------------------
+
+
+def test_a_newcomer_naming_himself_with_在下_is_introduced() -> None:
+    text = (
+        "茶铺里坐着一个穿灰衫的中年人。“客官面生得很，”那人拱了拱手，“在下韦砚秋，"
+        "在关上贩些茶叶。”韦砚秋说完，又低头剥起了花生。"
+    )
+    assert check_rules(text, replay(BP, [])) == []
+
+
+def test_a_name_used_without_being_introduced_is_still_a_finding() -> None:
+    text = "茶铺里坐着一个穿灰衫的中年人。韦砚秋说完，又低头剥起了花生。"
+    assert [f.kind for f in check_rules(text, replay(BP, []))] == ["unknown_name"]

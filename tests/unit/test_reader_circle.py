@@ -5,6 +5,7 @@ written for these tests (none is a sentence of the bench's serials)."""
 from __future__ import annotations
 
 from novel.blueprint import Blueprint, Character
+from novel.cast import extractive_lines
 from novel.consistency import check_rules
 from novel.story_state import StoryState, replay
 
@@ -108,3 +109,17 @@ def test_a_newcomer_naming_himself_with_在下_is_introduced() -> None:
 def test_a_name_used_without_being_introduced_is_still_a_finding() -> None:
     text = "茶铺里坐着一个穿灰衫的中年人。韦砚秋说完，又低头剥起了花生。"
     assert [f.kind for f in check_rules(text, replay(BP, []))] == ["unknown_name"]
+
+
+# ---- the recap's lines keep their quotation marks --------------------------------------------------
+
+
+def test_a_recap_line_never_opens_with_the_quote_mark_that_closes_the_line_before() -> None:
+    summary = "七爷想了很久，只说：“这笔账迟早要算。”他是七爷托人请来的郎中。“走吧。”程砚说。"
+    lines = extractive_lines(summary)
+    assert lines == (
+        "七爷想了很久，只说：“这笔账迟早要算。”",
+        "他是七爷托人请来的郎中。",
+        "“走吧。”",
+    )
+    assert all(line.count("“") == line.count("”") for line in lines)

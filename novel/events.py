@@ -149,6 +149,10 @@ def wound_shape(text: str) -> tuple[Body, str, Severity]:
 
 # ---- reading one chapter -------------------------------------------------------------------------
 
+# 刀刃划过他的右臂, 箭擦过她的肩头: a blade passing over someone's body wounds them when the
+# sentence says what it left (口子, 血); a glance or a hand passing over a face does not.
+_GRAZED = re.compile(r"(?<![目眼光手指])(?:划|擦|削|扫|掠)过(?=[^，。！？；]{0,6}的)")
+_LEFT_A_WOUND = re.compile(r"口子|伤口|血|伤痕|皮开肉绽")
 _NEGATED = re.compile(r"(?:没|不|未|免|险些|差点|以为|如果|要是)[^，。；！？]{0,4}$")
 _CLAUSE_BODY = re.compile(r"(?:的|[背肩腿臂胸腹头手脚腰腕]|身上)")
 
@@ -226,6 +230,11 @@ class _Reader:
         for m in narrative.HURT_OBJECT.finditer(text):
             who = self._owner_at(r, m.end(), occurrences)
             if who:
+                self.wound(who, i, text[m.end() : m.end() + 14])
+        for m in _GRAZED.finditer(text):
+            who = self._owner_at(r, m.end(), occurrences)
+            body = _BODY.search(text, m.end(), m.end() + 10)
+            if who and body and _LEFT_A_WOUND.search(text, m.end()):
                 self.wound(who, i, text[m.end() : m.end() + 14])
         self.treated(r, i, occurrences)
         for start, (end, canon) in occurrences.items():

@@ -123,3 +123,17 @@ def test_a_recap_line_never_opens_with_the_quote_mark_that_closes_the_line_befor
         "“走吧。”",
     )
     assert all(line.count("“") == line.count("”") for line in lines)
+
+
+# ---- a blade passing over someone's arm, leaving a wound ----------------------------------------
+
+
+def test_a_blade_grazing_an_arm_and_leaving_a_cut_is_a_wound() -> None:
+    text = "对方反手一挥，刀锋擦过陶若溪的左臂，划开一道口子，血顺着袖口往下滴。"
+    [wound] = replay(BP, ["陶若溪在渡鸦关。", text]).wounds
+    assert (wound.who, wound.body, wound.side) == ("陶若溪", "arm", "左")
+
+
+def test_a_glance_or_a_sleeve_grazed_is_no_wound() -> None:
+    assert replay(BP, ["程砚的目光扫过陶若溪的脸，她的眼角还有血丝。"]).wounds == ()
+    assert replay(BP, ["刀锋擦过程砚的衣角，什么也没伤着。"]).wounds == ()

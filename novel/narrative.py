@@ -383,6 +383,23 @@ def _introduced(text: str, start: int, end: int) -> bool:
     return bool(_INTRO_BEFORE.search(before) or _INTRO_AFTER.match(after))
 
 
+# 驿丞是个胖子，姓范 / 那个伙计姓卢: what opens a clause that then gives a surname.
+_ROLE_THEN_SURNAME = re.compile(
+    r"(?:^|(?<=[，。！？；：”」\s]))(?:那个|这个|那位|这位)?([\u4e00-\u9fff]{2,3}?)"
+    r"(?:是(?:个|一个|位|一位)[^，。！？；]{1,8}[，,])?姓([\u4e00-\u9fff])(?=[，。、的\s]|$)"
+)
+
+
+def _surnamed_roles(text: str) -> frozenset[str]:
+    """Words the narration gives a surname to, which do not start with it (驿丞是个胖子，姓范):
+    someone named by what they are, whose surname then makes their name (范驿丞)."""
+    return frozenset(
+        m.group(1)
+        for m in _ROLE_THEN_SURNAME.finditer(text)
+        if m.group(2) in SURNAMES and not m.group(1).startswith(m.group(2))
+    )
+
+
 def surnames_introduced(text: str) -> set[str]:
     """Surnames the narration gives someone it names by role (年轻的民警姓孙)."""
     return {m.group(1) for m in _SURNAME_INTRO.finditer(text) if m.group(1) in SURNAMES}
@@ -498,10 +515,21 @@ class _NameFinder:
             return any(p in known.names for p in word.split("·"))
         return any(a < end and start < b for a, b in self.known_spans)  # 亚哈随鲁王 → 鲁王
 
+    def role_surnamed(self, word: str, start: int) -> bool:
+        """A surname the text gave before, and the role it gave it to (范 + 驿丞)."""
+        before = self.text[:start]
+        return (
+            len(word) >= 3
+            and word[:1] in surnames_introduced(before)
+            and word[1:] in _surnamed_roles(before)
+        )
+
     def no_name(self, word: str, start: int, end: int) -> bool:
         """A word that names nobody, whatever its position."""
         if common_word(word) or _FUNCTION_CHARS.search(word) or word.endswith("人"):
             return True  # 众人; 王又问 → 王又; 赫人 is a people
+        if word in _surnamed_roles(self.text):
+            return True  # 驿丞是个胖子，姓范: a role the narration gives a surname, no name
         locative = _LOCATIVE_END.search(word) and (
             len(word) == 2
             or not self.flag_at.get(start, "").startswith("nr")
@@ -534,6 +562,9 @@ class _NameFinder:
     def consider(self, word: str, start: int, end: int) -> None:
         if self.known_or_part(word, start, end) or self.no_name(word, start, end):
             return
+        if self.role_surnamed(word, start):
+            self.found.setdefault(word, NameUse(word, start, True))
+            return  # 范驿丞 after 驿丞是个胖子，姓范: the one named by role, by surname and role
         text = self.text
         first = text.find(word)  # introduced at its first mention (名叫钱七的船夫 … 钱七说)
         introduced = _introduced(text, first, first + len(word)) or _introduced(text, start, end)

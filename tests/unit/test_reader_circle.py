@@ -137,3 +137,22 @@ def test_a_blade_grazing_an_arm_and_leaving_a_cut_is_a_wound() -> None:
 def test_a_glance_or_a_sleeve_grazed_is_no_wound() -> None:
     assert replay(BP, ["程砚的目光扫过陶若溪的脸，她的眼角还有血丝。"]).wounds == ()
     assert replay(BP, ["刀锋擦过程砚的衣角，什么也没伤着。"]).wounds == ()
+
+
+# ---- someone named by role, then given a surname ----------------------------------------------------
+
+
+def test_a_role_given_a_surname_names_one_person_by_surname_and_role() -> None:
+    text = (
+        "两人进了驿站。驿丞是个瘦子，姓蒋，一见生人就皱眉。“找谁？”蒋驿丞把账本一合，"
+        "“这几天没人来过。”"
+    )
+    assert check_rules(text, replay(BP, [])) == []
+    after = replay(BP, [text])
+    assert [i.name for i in after.introduced] == ["蒋驿丞"]  # one person, not 驿丞 and 蒋驿丞
+    assert check_rules("第二天，蒋驿丞找来一根绳子。", after) == []
+
+
+def test_a_surname_and_role_never_given_is_still_unknown() -> None:
+    text = "两人进了驿站。“找谁？”蒋驿丞把账本一合，“这几天没人来过。”"
+    assert [f.kind for f in check_rules(text, replay(BP, []))] == ["unknown_name"]

@@ -156,3 +156,9 @@ def test_a_role_given_a_surname_names_one_person_by_surname_and_role() -> None:
 def test_a_surname_and_role_never_given_is_still_unknown() -> None:
     text = "两人进了驿站。“找谁？”蒋驿丞把账本一合，“这几天没人来过。”"
     assert [f.kind for f in check_rules(text, replay(BP, []))] == ["unknown_name"]
+
+
+def test_a_blade_is_its_clauses_subject_so_him_is_the_one_it_cut() -> None:
+    text = "陶若溪扑上来夺刀，程砚侧身一让，刀刃划过他的左臂，留下一道浅浅的口子。"
+    [wound] = replay(BP, ["程砚在卤井坪。", text]).wounds
+    assert wound.who == "程砚"  # the one who stepped aside, not the one grabbing at the knife

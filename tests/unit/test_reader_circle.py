@@ -7,7 +7,9 @@ from __future__ import annotations
 from novel.blueprint import Blueprint, Character
 from novel.cast import extractive_lines
 from novel.consistency import check_rules
+from novel.evolve import BlueprintChange, propose
 from novel.story_state import StoryState, replay
+from novel.summary import ChapterSummary, NewCharacter, StatusChange
 
 BP = Blueprint(
     title="盐岭",
@@ -162,3 +164,24 @@ def test_a_blade_is_its_clauses_subject_so_him_is_the_one_it_cut() -> None:
     text = "陶若溪扑上来夺刀，程砚侧身一让，刀刃划过他的左臂，留下一道浅浅的口子。"
     [wound] = replay(BP, ["程砚在卤井坪。", text]).wounds
     assert wound.who == "程砚"  # the one who stepped aside, not the one grabbing at the knife
+
+
+# ---- a newcomer is proposed to the blueprint once ----------------------------------------------
+
+
+def test_a_newcomer_already_proposed_is_not_proposed_again_with_a_later_quote() -> None:
+    earlier = BlueprintChange("character", "韦砚秋", "“在下韦砚秋，在关上贩些茶叶。”")
+    later = ChapterSummary(
+        summary="韦砚秋的货栈起了火。",
+        new_characters=[NewCharacter(name="韦砚秋", description="原来是韦砚秋的货栈起了火。")],
+    )
+    assert propose(BP, later, [earlier]) == []
+    assert [c.name for c in propose(BP, later, [])] == ["韦砚秋"]
+
+
+def test_a_new_status_for_someone_with_a_pending_status_is_still_proposed() -> None:
+    hurt = BlueprintChange("status", "程砚", "受伤", before="存活")
+    dead = ChapterSummary(
+        summary="程砚死了。", status_changes=[StatusChange(name="程砚", status="已死亡")]
+    )
+    assert [(c.kind, c.value) for c in propose(BP, dead, [hurt])] == [("status", "已死亡")]

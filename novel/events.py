@@ -104,7 +104,7 @@ _BODY = re.compile("|".join(f"(?P<{k}>{w})" for k, w in _BODY_WORDS))
 # Words with a body part's character that name no body part (眼前, 骨头, 码头, 手里 …).
 _NO_BODY = re.compile(
     r"眼前|骨头|石头|木头|馒头|枕头|码头|里头|外头|上头|前头|后头|两头|回头|点头|摇头|低头|抬头|"
-    r"满头|头也不|手里|手中|手下|手段|手艺|脚步|脚下|脚印|背后|背影|背着|"
+    r"满头|头也不|手里|手中|手下|手段|手艺|脚步|脚下|脚印|背后|背影|背着|转眼|眨眼|眼看|眼见|眼下|"
     r"(?:吊|挂|托|抱|揣)在(?:胸前|脖子上|怀里)"  # an arm in a sling: not a chest wound
 )
 _SEVERITY: tuple[tuple[Severity, re.Pattern[str]], ...] = (

@@ -185,3 +185,18 @@ def test_a_new_status_for_someone_with_a_pending_status_is_still_proposed() -> N
         summary="程砚死了。", status_changes=[StatusChange(name="程砚", status="已死亡")]
     )
     assert [(c.kind, c.value) for c in propose(BP, dead, [hurt])] == [("status", "已死亡")]
+
+
+# ---- a healed leg is not a healed arm -----------------------------------------------------------------
+
+
+def test_saying_a_healed_leg_is_healed_is_no_finding_about_a_fresh_arm_wound() -> None:
+    story = [
+        "程砚的右腿被砍了一刀，血流不止。",
+        "三个月过去了，程砚的腿终于好了。",
+        "这天夜里，一支箭射中了程砚的左臂，留下一个血窟窿。",
+    ]
+    state = replay(BP, story)
+    assert check_rules("第二天，程砚的腿早就不疼了，他的腿早就好了。", state) == []
+    [finding] = check_rules("第二天，程砚的胳膊就全好了。", state)
+    assert finding.kind == "healed_too_soon"

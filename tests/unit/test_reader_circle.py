@@ -200,3 +200,18 @@ def test_saying_a_healed_leg_is_healed_is_no_finding_about_a_fresh_arm_wound() -
     assert check_rules("第二天，程砚的腿早就不疼了，他的腿早就好了。", state) == []
     [finding] = check_rules("第二天，程砚的胳膊就全好了。", state)
     assert finding.kind == "healed_too_soon"
+
+
+# ---- a healing rule about legs is about legs ---------------------------------------------------------
+
+LEG_RULE = BP.model_copy(update={"rules": ["腿上的刀伤至少要两个月才能痊愈。"]})
+
+
+def test_a_healing_rule_naming_the_leg_holds_for_leg_wounds_only() -> None:
+    arm = replay(LEG_RULE, ["程砚的左臂被划了一刀，留下一道口子。"])
+    leg = replay(LEG_RULE, ["程砚的左腿被砍了一刀，留下一道口子。"])
+    assert arm.heal_days(arm.wounds[0]) < 60
+    assert leg.heal_days(leg.wounds[0]) == 60
+    assert check_rules("二十天过去了，程砚的胳膊已经好了。", arm) == []
+    [finding] = check_rules("二十天过去了，程砚的腿已经好了。", leg)
+    assert finding.kind == "healed_too_soon"

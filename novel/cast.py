@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import re
 from collections import Counter
 from collections.abc import Awaitable, Callable, Hashable, Sequence
 from dataclasses import dataclass
@@ -202,8 +201,6 @@ def map_of(
 
 # ---- the recap -------------------------------------------------------------------------------
 
-_SENTENCE_END = re.compile(r"(?<=[。！？!?；])")
-
 RECAP_SYSTEM = "你是小说编辑，为错过了几章的读者写前情提要。只输出 JSON。"
 
 _RECAP_ASK = (
@@ -214,8 +211,9 @@ _RECAP_ASK = (
 
 
 def extractive_lines(summary: str, limit: int = RECAP_LINES) -> tuple[str, ...]:
-    """The summary's first sentences, a line each."""
-    parts = [p.strip() for p in _SENTENCE_END.split(summary) if p.strip()]
+    """The summary's first sentences, a line each, cut as the reader cuts them: a closing
+    quotation mark stays with the sentence it closes (…有人去算。” — not a line opening with ”)."""
+    parts = [s.text for s in narrative.sentences(summary)]
     return tuple(p[:RECAP_LINE_CHARS] for p in parts[:limit]) or ("…",)
 
 

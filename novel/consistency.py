@@ -440,8 +440,11 @@ def _healed_too_soon(ch: _Chapter) -> list[Finding]:
             healed = [c for c in dict.fromkeys(about) if any(w.who == c for w in wounds)]
             if not about:  # 那条断腿竟已痊愈: the one wound of that body part healing now
                 healed = _whose_wound(wounds, text[max(0, m.start() - 4) : m.end()])
+        clause = text[: m.start()].rsplit("，", 1)[-1][-8:] if m else ""
+        body = events.wound_shape(clause + text[m.start() : m.end()])[0] if m else ""
+        told = [w for w in wounds if not body or not w.body or w.body == body]
         for who in healed:
-            w = _wound_now(ch, wounds, who, ch.times[i])
+            w = _wound_now(ch, told, who, ch.times[i])  # 腿好了 heals a leg, not an arm
             if w is None or not ch.narrated(i) or w.sentence == text:
                 continue
             fields = {

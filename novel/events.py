@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Literal
 
@@ -104,7 +104,7 @@ _BODY = re.compile("|".join(f"(?P<{k}>{w})" for k, w in _BODY_WORDS))
 # Words with a body part's character that name no body part (眼前, 骨头, 码头, 手里 …).
 _NO_BODY = re.compile(
     r"眼前|骨头|石头|木头|馒头|枕头|码头|里头|外头|上头|前头|后头|两头|回头|点头|摇头|低头|抬头|"
-    r"满头|头也不|手里|手中|手下|手段|手艺|脚步|脚下|脚印|背后|背影|背着|"
+    r"满头|头也不|手里|手中|手下|手段|手艺|脚步|脚下|脚印|背后|背影|背着|转眼|眨眼|眼看|眼见|眼下|"
     r"(?:吊|挂|托|抱|揣)在(?:胸前|脖子上|怀里)"  # an arm in a sling: not a chest wound
 )
 _SEVERITY: tuple[tuple[Severity, re.Pattern[str]], ...] = (
@@ -149,6 +149,10 @@ def wound_shape(text: str) -> tuple[Body, str, Severity]:
 
 # ---- reading one chapter -------------------------------------------------------------------------
 
+# 刀刃划过他的右臂, 箭擦过她的肩头: a blade passing over someone's body wounds them when the
+# sentence says what it left (口子, 血); a glance or a hand passing over a face does not.
+_GRAZED = re.compile(r"(?<![目眼光手指])(?:划|擦|削|扫|掠)过(?=[^，。！？；]{0,6}的)")
+_LEFT_A_WOUND = re.compile(r"口子|伤口|血|伤痕|皮开肉绽")
 _NEGATED = re.compile(r"(?:没|不|未|免|险些|差点|以为|如果|要是)[^，。；！？]{0,4}$")
 _CLAUSE_BODY = re.compile(r"(?:的|[背肩腿臂胸腹头手脚腰腕]|身上)")
 
@@ -159,7 +163,23 @@ class _Reader:
     names: NameIndex
     genders: Mapping[str, str]
     times: Sequence[When]
+    chapter: str = ""  # the chapter's text (its analyser cut is the one already made)
     out: list[StoryEvent] = field(default_factory=list)
+
+    def words_between(self, i: int, start: int, end: int) -> list[tuple[str, str]]:
+        """The analyser's words of sentence `i` from `start` to `end` (sentence offsets), from
+        the chapter's cut: the cut the names were read from, not one more."""
+        base = self.readings[i].sentence.start if self.chapter else 0
+        text = self.chapter or self.readings[i].sentence.text
+        out: list[tuple[str, str]] = []
+        offset = 0
+        for word, flag in narrative.tagged(text):
+            if offset + len(word) > base + end:
+                break
+            if offset >= base + start:
+                out.append((word, flag))
+            offset += len(word)
+        return out
 
     def add(self, kind: Kind, who: str, i: int, **more: Any) -> None:
         r = self.readings[i]
@@ -196,7 +216,7 @@ class _Reader:
         for c in r.clauses:
             if c.quoted:
                 continue
-            for kind, who in _subject_events(r, c, spans):
+            for kind, who in _subject_events(r, c, spans, lambda a, b: self.words_between(i, a, b)):
                 if kind == "wounded":
                     self.wound(who, i, text[c.start : c.end])
                 else:
@@ -210,6 +230,11 @@ class _Reader:
         for m in narrative.HURT_OBJECT.finditer(text):
             who = self._owner_at(r, m.end(), occurrences)
             if who:
+                self.wound(who, i, text[m.end() : m.end() + 14])
+        for m in _GRAZED.finditer(text):
+            who = self._owner_at(r, m.end(), occurrences)
+            body = _BODY.search(text, m.end(), m.end() + 10)
+            if who and body and _LEFT_A_WOUND.search(text, m.end()):
                 self.wound(who, i, text[m.end() : m.end() + 14])
         self.treated(r, i, occurrences)
         for start, (end, canon) in occurrences.items():
@@ -318,7 +343,10 @@ def _in_spans(at: int, spans: Sequence[tuple[int, int]]) -> bool:
 
 
 def _subject_events(
-    r: Reading, c: Clause, spans: Sequence[tuple[int, int]]
+    r: Reading,
+    c: Clause,
+    spans: Sequence[tuple[int, int]],
+    words: Callable[[int, int], list[tuple[str, str]]],
 ) -> Iterable[tuple[Kind, str]]:
     text = r.sentence.text
     segment = text[c.head : c.end]
@@ -331,6 +359,7 @@ def _subject_events(
             _NEGATED.search(segment[: died.start()])
             or KIN_AFTER.search(segment[: died.start()])
             or _in_spans(c.head + died.start(), spans)
+            or _own_subject(words(c.head, c.head + died.start()))
         ):
             died = None  # 差点死在江里; 他父母死了; 刺死了林远 is 林远's death
         hurt = narrative.hurt_in(segment) and not any(c.head <= x < c.end for x, _ in spans)
@@ -342,6 +371,32 @@ def _subject_events(
             yield "wounded", a.canon
         if narrative.HEALED.search(segment):
             yield "healed", a.canon
+
+
+_PERSONAL = frozenset("他 她 他们 她们 我 你 我们 你们".split())
+# What a noun phrase after a preposition is made of (市/第一/医院, 村口的/老/槐树).
+_IN_A_PHRASE = ("n", "m", "q", "a", "u", "f", "s", "t")
+
+
+def _own_subject(before: list[tuple[str, str]]) -> bool:
+    """Does a death have a subject of its own after the clause's predicate starts (`before`:
+    the analyser's words from there to the death) — a noun or a pronoun right before it, with
+    only adverbs between (知道卢三早已死了, 爹娘都死在山洪里, 看着她死去)? Then it is that one's
+    death, not the clause subject's. A noun after a preposition (在路上死了) is where, not who."""
+    words = list(before)
+    while words and words[-1][1].startswith("d"):
+        words.pop()
+    if not words:
+        return False
+    word, flag = words[-1]
+    if not (flag in ("n", "nr", "nz") or (flag == "r" and word in _PERSONAL)):
+        return False
+    for _, before_flag in reversed(words[:-1]):  # 在市/第一/医院: still inside 在's phrase
+        if before_flag == "p":
+            return False
+        if not before_flag.startswith(_IN_A_PHRASE):
+            break
+    return True
 
 
 def _watches(reader: _Reader, steps: Sequence[Step]) -> None:
@@ -416,11 +471,13 @@ def extract(
     names: NameIndex,
     genders: Mapping[str, str],
     start: When,
+    chapter: str = "",
 ) -> list[StoryEvent]:
-    """The chapter's events in reading order (see the module docstring)."""
+    """The chapter's events in reading order (see the module docstring). `chapter`: its text,
+    whose analyser cut the reading reuses."""
     texts = [r.sentence.text for r in readings]
     times = timeline.clock(texts, start, [r.memory for r in readings])
-    reader = _Reader(readings, names, genders, times)
+    reader = _Reader(readings, names, genders, times, chapter)
     for i, r in enumerate(readings):
         if not r.memory:
             spans = reader.acts(i)

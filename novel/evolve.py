@@ -78,8 +78,8 @@ def propose(
 
     def add(change: BlueprintChange) -> None:
         same = waiting.get(change.key())
-        if same is not None and same.value == change.value:
-            return
+        if same is not None and (same.value == change.value or change.kind == "character"):
+            return  # a newcomer already proposed stays one proposal, whatever a later quote
         out.setdefault(change.key(), change)
 
     new_people = _new_characters(bp, summary)

@@ -182,6 +182,8 @@ _ROLE_RE = "|".join(sorted(ROLES, key=len, reverse=True))
 _INTRO_BEFORE = re.compile(
     r"(?:名叫|叫做|叫作|名为|名唤|唤作|唤做|自称|人称|号称|称作|外号|绰号|一个叫|一位叫|一名叫|他叫|她叫|我叫|"
     r"我是|来人是|此人是|此人便是|原来是|原来他是|原来她是|介绍说|姓|(?<![喊大尖惊])叫|"
+    # a speaker naming himself with a humble first person (在下宋既白, 老夫姓…, 贫道清虚)
+    r"(?<![所实自])在下|鄙人|老夫|老朽|晚辈|小女子|贫道|贫僧|"
     r"(?:都|大家|人们|人家|我们|他们)?(?:叫|称|管)(?:他|她|我)(?:叫|作|做)?|"
     rf"(?:{'|'.join(KIN)}|{_ROLE_RE})[，,]?)$"
 )
@@ -231,6 +233,7 @@ _SUBJECT = re.compile(
     + r"][\u4e00-\u9fff]{1,2})"
 )
 # A name never contains these (they end or join clauses): 王又问 → 王又 is not a name.
+_NOT = frozenset("不没未别")
 _FUNCTION_CHARS = re.compile(
     r"[又就也便却才还再都把将被对向和与同跟给在是了的着过之其所以而于从自这那们一]"
 )
@@ -380,6 +383,23 @@ def _introduced(text: str, start: int, end: int) -> bool:
     return bool(_INTRO_BEFORE.search(before) or _INTRO_AFTER.match(after))
 
 
+# 驿丞是个胖子，姓范 / 那个伙计姓卢: what opens a clause that then gives a surname.
+_ROLE_THEN_SURNAME = re.compile(
+    r"(?:^|(?<=[，。！？；：”」\s]))(?:那个|这个|那位|这位)?([\u4e00-\u9fff]{2,3}?)"
+    r"(?:是(?:个|一个|位|一位)[^，。！？；]{1,8}[，,])?姓([\u4e00-\u9fff])(?=[，。、的\s]|$)"
+)
+
+
+def _surnamed_roles(text: str) -> frozenset[str]:
+    """Words the narration gives a surname to, which do not start with it (驿丞是个胖子，姓范):
+    someone named by what they are, whose surname then makes their name (范驿丞)."""
+    return frozenset(
+        m.group(1)
+        for m in _ROLE_THEN_SURNAME.finditer(text)
+        if m.group(2) in SURNAMES and not m.group(1).startswith(m.group(2))
+    )
+
+
 def surnames_introduced(text: str) -> set[str]:
     """Surnames the narration gives someone it names by role (年轻的民警姓孙)."""
     return {m.group(1) for m in _SURNAME_INTRO.finditer(text) if m.group(1) in SURNAMES}
@@ -495,10 +515,21 @@ class _NameFinder:
             return any(p in known.names for p in word.split("·"))
         return any(a < end and start < b for a, b in self.known_spans)  # 亚哈随鲁王 → 鲁王
 
+    def role_surnamed(self, word: str, start: int) -> bool:
+        """A surname the text gave before, and the role it gave it to (范 + 驿丞)."""
+        before = self.text[:start]
+        return (
+            len(word) >= 3
+            and word[:1] in surnames_introduced(before)
+            and word[1:] in _surnamed_roles(before)
+        )
+
     def no_name(self, word: str, start: int, end: int) -> bool:
         """A word that names nobody, whatever its position."""
         if common_word(word) or _FUNCTION_CHARS.search(word) or word.endswith("人"):
             return True  # 众人; 王又问 → 王又; 赫人 is a people
+        if word in _surnamed_roles(self.text):
+            return True  # 驿丞是个胖子，姓范: a role the narration gives a surname, no name
         locative = _LOCATIVE_END.search(word) and (
             len(word) == 2
             or not self.flag_at.get(start, "").startswith("nr")
@@ -531,6 +562,9 @@ class _NameFinder:
     def consider(self, word: str, start: int, end: int) -> None:
         if self.known_or_part(word, start, end) or self.no_name(word, start, end):
             return
+        if self.role_surnamed(word, start):
+            self.found.setdefault(word, NameUse(word, start, True))
+            return  # 范驿丞 after 驿丞是个胖子，姓范: the one named by role, by surname and role
         text = self.text
         first = text.find(word)  # introduced at its first mention (名叫钱七的船夫 … 钱七说)
         introduced = _introduced(text, first, first + len(word)) or _introduced(text, start, end)
@@ -609,6 +643,8 @@ class _NameFinder:
                 # (the analyser reads 赵六点了点头 as a time, 赵六点: still a name first)
                 if len(first) > 1 and not self.flag_at[start].startswith(("nr", "t")):
                     break
+                if len(first) == 1 and self._thing_negated(start):
+                    break  # 路/不好/走: a thing (the road) and what it is not, not a name
                 split = length == 3 and first == word[0] and end in self.word_at
                 if ACTS.match(text[end:]) or (split and self.verbish(end)):
                     self.consider(word, start, end)
@@ -622,6 +658,12 @@ class _NameFinder:
                     if at_clause_head(text, m.start()) and self.verbish(end):
                         self.consider(word, m.start(), end)
                         break
+
+    def _thing_negated(self, start: int) -> bool:
+        """The analyser reads the one character at `start` as a common noun, and a negation
+        follows it (路/不好/走, 钱/不够/用): a thing and what it is not. A name read whole (岳不群)
+        is no such noun."""
+        return self.flag_at.get(start, "") == "n" and self.text[start + 1 : start + 2] in _NOT
 
     def apposed(self) -> None:
         """陆青崖的三叔，陆怀山 / 船夫孟三: a name right after who the person is."""
@@ -1067,6 +1109,10 @@ _JOURNEY = re.compile(
 
 
 _PLANNED = re.compile(r"[没不未别]|要|想|打算|准备|得")
+# Wanting or planning to go (the modal 想, not 想起 / 想到 / 想了想 / 想也没想).
+_WANTED = re.compile(
+    r"想要|打算|准备|决定|计划|巴不得|恨不得|(?<![回思猜])想(?![起到通法象像念了过必也])"
+)
 _SEES_SOMEONE = re.compile(r"看见|看到|听见|望见|瞧见|发现|等着|盼着|[他她]们?")
 _TOWARD = re.compile(r"(?:往|向|朝)([\u4e00-\u9fff]{2,6}?)(?:赶去|去了|走去|而去|奔去|赶|去)")
 
@@ -1093,6 +1139,8 @@ def movement(clause: str, head: int, known_places: Sequence[str]) -> Move | None
         return Move(where, journey=journey) if where is not None else None
     if _PLANNED.search(clause[max(head, m.start() - 2) : m.start()]):
         return None  # 没有回来; 他要赶回周家大院: not a move (yet)
+    if _WANTED.search(clause, head, m.start()):
+        return None  # 他很想快点回到镇上: a wish, however many words before the move
     if _SEES_SOMEONE.search(clause[head : m.start()]):
         return None  # 看见他进来: someone else moves
     if clause[m.start() - 1 : m.start()] in tuple("捅刺扎插砍劈射钻戳"):

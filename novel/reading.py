@@ -90,7 +90,8 @@ _REPORTED = re.compile(
 # 一根圆木正砸在他的左腿上: a thing is the clause's subject, not the one carried before it.
 _THING_SUBJECT = re.compile(
     r"(?:正|又|也|却)?(?:[一两几]?[根块支颗枚发片条堆截]|[\u4e00-\u9fff]{0,3}的)?"
-    r"(?:圆木|木头|石头|石块|树枝|房梁|横梁|箭|子弹|炮弹|瓦片|滚石|落石|矿石|大树|树干)"
+    r"(?:圆木|木头|石头|石块|树枝|房梁|横梁|箭|子弹|炮弹|瓦片|滚石|落石|矿石|大树|树干|"
+    r"刀刃|刀锋|刀尖|刀口|剑锋|剑尖|枪尖)"  # 刀刃划过他的右臂: the blade, not the one swinging
 )
 _ROLE_BEFORE = re.compile(
     r"[\u4e00-\u9fff]{1,3}(?:员|工|长|师|夫|匠|手|官|兵|警|医)(?=[\u4e00-\u9fff])"

@@ -211,9 +211,13 @@ class StoryState:
         return {c.name: g for c in self.blueprint.characters if (g := gender(c))}
 
     def heal_days(self, w: Wound) -> int:
-        """The days a wound needs: what the text said, else the rules', else a default."""
-        return w.heals or healing_rules(tuple(self.blueprint.rules)).get(
-            w.severity, DEFAULT_HEAL_DAYS.get(w.severity, 14)
+        """The days a wound needs: what the text said, else the rules' (for its body part, or
+        for any), else a default."""
+        rules = healing_rules(tuple(self.blueprint.rules))
+        return (
+            w.heals
+            or rules.get(f"{w.severity}:{w.body}", 0)
+            or rules.get(w.severity, DEFAULT_HEAL_DAYS.get(w.severity, 14))
         )
 
     def healing(self, w: Wound, now: When) -> bool:
@@ -300,7 +304,8 @@ _ANY_RULE = re.compile(r"伤|骨折|骨头|痊愈|长好|复原")
 @functools.cache
 def healing_rules(rules: tuple[str, ...]) -> dict[str, int]:
     """Healing times a blueprint's rules state, by severity: 伤筋动骨一百天 → bone 100, 重伤要养
-    三个月 → serious 90, 受伤至少半个月才能好 → every wound 15."""
+    三个月 → serious 90, 受伤至少半个月才能好 → every wound 15. A rule that names a body part
+    holds for wounds there only, keyed `severity:body` (腿上的刀伤要两个月 → wound:leg 60)."""
     out: dict[str, int] = {}
     for rule in rules:
         for part in re.split(r"[，,；;。]", rule):
@@ -309,14 +314,16 @@ def healing_rules(rules: tuple[str, ...]) -> dict[str, int]:
             days = timeline.lapse(part) if _ANY_RULE.search(part) else None
             if not days:
                 continue
+            body = ev.wound_shape(part)[0]
+            where = f":{body}" if body else ""
             if _BONE_RULE.search(part):
-                out.setdefault("bone", days)
+                severities: tuple[str, ...] = ("bone",)
             elif _SERIOUS_RULE.search(part):
-                out.setdefault("serious", days)
-                out.setdefault("bone", days)
+                severities = ("serious", "bone")
             else:
-                for severity in ("wound", "serious", "bone"):
-                    out.setdefault(severity, days)
+                severities = ("wound", "serious", "bone")
+            for severity in severities:
+                out.setdefault(severity + where, days)
     return out
 
 
@@ -380,7 +387,7 @@ def read_chapter(state: StoryState, text: str) -> ChapterReading:
         )
         if s.place not in names.names and (s.before or "") not in names.names
     ]
-    found = ev.extract(readings, steps, uses, names, genders, state.clock)
+    found = ev.extract(readings, steps, uses, names, genders, state.clock, text)
     return ChapterReading(
         text,
         names,

@@ -171,6 +171,24 @@ def test_glyphs_make_lines_cjk_without_spaces_latin_with_them() -> None:
     assert [ln.text for ln in lines_from_glyphs(glyphs)] == ["神的经纶 is", "页眉", "下一行"]
 
 
+def test_glyphs_drawn_out_of_order_on_a_line_join_it_in_reading_order() -> None:
+    """LibreOffice draws a line's Latin-font glyphs (“ ” ——) before or after its CJK ones:
+    they join the line where they stand. A column beside it, a gap away, stays apart."""
+
+    def glyph(ch: str, x: float, y: float = 100) -> Glyph:
+        return Glyph(ch, x, y - 9, x + 10, y + 1, y, 10)
+
+    dashes = [glyph("—", 50), glyph("—", 60), glyph("—", 110), glyph("—", 120)]
+    cjk = [glyph(c, 70 + 10 * i) for i, c in enumerate("祂的所是")]
+    cjk += [glyph(c, 130 + 10 * i) for i, c in enumerate("一点")]
+    quote = [glyph("稣", 50), glyph("的", 70), glyph("时", 80), glyph("”", 60), glyph("候", 90)]
+    column = [glyph(c, 50 + 10 * i) for i, c in enumerate("左栏")]
+    column += [glyph(c, 50 + 10 * i, 114) for i, c in enumerate("次行")]
+    column += [glyph(c, 80 + 10 * i) for i, c in enumerate("右栏")]  # a size from 左栏
+    got = [[ln.text for ln in lines_from_glyphs(g)] for g in (dashes + cjk, quote, column)]
+    assert got == [["——祂的所是——一点"], ["稣”的时候"], ["左栏", "次行", "右栏"]]
+
+
 @pytest.mark.parametrize("name", ["ruth-digits-libreoffice.pdf", "ruth-digits-xelatex.pdf"])
 def test_a_gap_between_scripts_is_not_a_space(name: str) -> None:
     """LibreOffice's autospace and xeCJK's glue draw a gap around `1` in `第1章` and after `God`
@@ -484,3 +502,4 @@ def test_heading_sizes_a_scan_measures_a_little_apart_are_one_level() -> None:
     pages = [_chapter_page(n, t) for n, t in enumerate(["第一章\u3000甲", "第二章\u3000乙"], 1)]
     pages[0].lines[0].size, pages[1].lines[0].size = 16.8, 16.3  # as OCR reads the boxes
     assert [b.level for b in blocks_from_pages(pages).blocks if b.kind == "heading"] == [1, 1]
+

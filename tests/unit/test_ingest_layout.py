@@ -17,6 +17,7 @@ from ingest.loaders import LoadError, LoadOptions, load_document
 from ingest.loaders.pdf import page_ranges
 from ingest.loaders.safety import check_pdf_streams
 from ingest.page import Mark
+from ingest.page_notes import split_notes
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "layout"
 TRUTH = json.loads((FIXTURES / "truth.json").read_text(encoding="utf-8"))
@@ -503,3 +504,26 @@ def test_heading_sizes_a_scan_measures_a_little_apart_are_one_level() -> None:
     pages[0].lines[0].size, pages[1].lines[0].size = 16.8, 16.3  # as OCR reads the boxes
     assert [b.level for b in blocks_from_pages(pages).blocks if b.kind == "heading"] == [1, 1]
 
+
+def test_notes_set_as_large_as_the_text_are_read_below_a_gap() -> None:
+    """A Word document's notes printed to PDF are set in the body's size: the lines from the
+    first one after a gap that starts with a mark of a line above it are the notes. Lines in
+    the text's spacing that start with a raised number (a verse number) are text."""
+
+    def ln(text: str, top: float, marks: tuple[Mark, ...] = ()) -> Line:
+        return Line(text, 72, top, 500, top + 12, 12, False, 1, marks=marks)
+
+    body = [
+        ln("神的经纶乃是神的家务安排。", 100, (Mark(13, "1"),)),
+        ln("祂要把自己分赐到人里面。", 114),
+    ]
+    body += [ln("这是神的心意。", 128, (Mark(7, "2"),)), ln("神成为人。", 142)]
+    notes = [ln("原文与经纶同字。", 200, (Mark(0, "1"),)), ln("参弗三9。", 214, (Mark(0, "2"),))]
+    kept, found = split_notes([Page(1, 600, 800, body + notes)], 12)
+    assert [n.text for n in found.notes] == ["原文与经纶同字。", "参弗三9。"]
+    assert [x.text for x in kept[0].lines] == [x.text for x in body]
+
+    verses = [ln("起初神创造天地。", 100, (Mark(0, "1"), Mark(8, "2")))]
+    verses += [ln("地是空虚混沌。", 114, (Mark(0, "2"),)), ln("神说要有光。", 128, (Mark(0, "3"),))]
+    kept, found = split_notes([Page(1, 600, 800, verses)], 12)
+    assert found.notes == [] and len(kept[0].lines) == 3

@@ -156,6 +156,28 @@ async def test_an_author_is_never_the_middle_of_a_path(tmp_path: Path) -> None:
     await kg.close()
 
 
+async def test_a_book_is_never_inside_or_at_the_far_end_of_a_path_shown(tmp_path: Path) -> None:
+    """A path through a document (「revelation ←expounds— The Overcomers… —expounds→ christ」)
+    says where two concepts are discussed, not how they relate: a walk still passes through
+    it, but no path shown goes through it or ends at it."""
+    kg = await KnowledgeGraph.open(None)
+    for name, text, title in (
+        ("t.md", TABERNACLE, "帐幕（测试）"),
+        ("v.md", VINE, "葡萄树（测试）"),
+    ):
+        chunks = chunks_of(message(tmp_path, name, text), DocMeta(title=title))
+        await kg.index_document(chunks[0].doc_id, chunks)
+    q = kg.query
+    books = [n for n in ("book:帐幕（测试）", "book:葡萄树（测试）") if q.node(n) is not None]
+    assert books  # the documents are nodes of the graph, joined to their concepts
+    for entries in (["concept:帐幕", "concept:葡萄树"], ["concept:帐幕"], ["concept:葡萄树"]):
+        walk = q.walk(entries)
+        assert all(n not in p.nodes[1:] for p in walk.paths for n in books), [
+            p.render() for p in walk.paths
+        ]
+    await kg.close()
+
+
 @pytest.fixture
 async def samples() -> KnowledgeGraph:
     return await grown_samples()  # the sample corpus, grown as bench/eval_author_paths.py does

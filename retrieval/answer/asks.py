@@ -406,7 +406,7 @@ class FactReader:
             return self._date(asked.detail, text)
         if asked.kind == "number":
             return self._number(asked.detail, text) and _counts(asked.counted, text)
-        own = {to_simplified(n).lower() for n in named}
+        own = {form for n in named for form in _forms(to_simplified(n).lower())}
         if asked.kind == "definition":
             return _defines(asked.head, text)
         if asked.kind == "place":
@@ -695,11 +695,23 @@ def _telling(subject: Mapping[str, float], passages: Sequence[str]) -> list[str]
 _ASPECT = re.compile(r"^([\u3400-\u9fff])[着了过]$")
 
 
+# A place named with its kind (锡安山, 耶路撒冷城, 摩押地): the name alone names it too (锡安).
+_PLACE_KIND = re.compile(r"^([\u3400-\u9fff]{2,})[山城地河海岛湖]$")
+
+
+def _forms(term: str) -> set[str]:
+    """`term` and the name a place term holds without its kind (锡安山 → 锡安)."""
+    kind = _PLACE_KIND.match(term)
+    return {term, kind.group(1)} if kind else {term}
+
+
 def _held(term: str, text: str) -> bool:
     if term.isascii():
         return holds(term, text) > 0
     stem = _ASPECT.match(term)
-    return term in text or (stem is not None and stem.group(1) in text)
+    return any(form in text for form in _forms(term)) or (
+        stem is not None and stem.group(1) in text
+    )
 
 
 _ASKING = re.compile(

@@ -323,3 +323,14 @@ def test_a_sentence_saying_the_question_back_with_a_name_states_it() -> None:
     written = asked_for("以弗所书是谁写的？")
     assert written.frame == ("以弗所书是", "写的")
     assert READER.states(written, "以弗所书是使徒在监狱中写的。")
+
+
+def test_a_place_asked_with_its_kind_is_named_by_its_name_alone() -> None:
+    """锡安山在哪里: the note says “锡安”是耶路撒冷城中的高峰 — 锡安 is the place asked about (not
+    the answer), 耶路撒冷城 is where it is."""
+    asked = asked_for("锡安山在哪里？")
+    zion = {"锡安山": 1.0}
+    note = "注1　“锡安”是耶路撒冷城中的高峰，神的居所与约柜都在那里。"
+    assert CHECK.answerable(asked, zion, [note])
+    assert not CHECK.answerable(asked, zion, ["羔羊站在锡安山，同祂有十四万四千人。"])
+    assert not CHECK.answerable(asked, zion, ["锡安是神所拣选、所爱的。"])

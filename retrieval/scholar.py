@@ -53,6 +53,7 @@ from retrieval.index import SourceNames, VerseRow
 from retrieval.labels import CitationLabel
 from retrieval.library import SHARED, Reading
 from retrieval.ports import LLM, CitationStats, LLMError, OnDelta, VectorStore
+from retrieval.relevance import without_the_speaker
 from retrieval.requests import AskRequest, CiteRequest, Script
 from retrieval.search import SearchResult
 from retrieval.text import bible_in_script, reader_script, search_form, to_simplified
@@ -324,7 +325,7 @@ class Scholar:
         if not question:
             raise ValueError("empty question")
         result = await self._search.search(
-            question,
+            without_the_speaker(question),  # 职事对X怎么说: X, not 新约职事
             flt=self._filter(request.filters),
             limit=self._passages,
             reading=self._indexer.reading(request.shelf),

@@ -178,3 +178,17 @@ async def test_filters_that_hold_no_passage_together_say_so(data_dir: Path) -> N
     assert "没有同时符合这些条件的段落：新约职事 · 1970s" in era
     assert "没有同时符合" not in fits and "【新约职事" in fits
     assert err.value.key == "match"
+
+
+async def test_what_the_ministry_says_about_a_subject_is_asked_of_the_subject(
+    data_dir: Path,
+) -> None:
+    """职事对神人的调和怎么说？ names the corpus as the speaker, not 新约职事 as the subject:
+    it is answered as 神人的调和 is, not declined, and no outline on 新约职事 is quoted."""
+    async with App(_settings(data_dir), embedder=HashEmbedder(DIM), llm=None) as app:
+        plain = await app.scholar.ask("zh", AskRequest("神人的调和是什么？"))
+        framed = await app.scholar.ask("zh", AskRequest("职事对神人的调和怎么说？"))
+        after = await app.scholar.ask("zh", AskRequest("关于神人的调和，职事怎么说？"))
+    assert plain.addressed and framed.addressed and after.addressed
+    for answer in (framed, after):
+        assert all(c.chunk.source != "新约职事" for c in answer.citations)

@@ -8,6 +8,10 @@ points from the page's top-left.
   size; between a CJK glyph and a Latin one a gap under half a size, or a space the text engine
   guessed for it, is the typesetter's spacing between scripts (LibreOffice's autospace, xeCJK's
   glue), not a space (`_space_between`).
+- **Drawing order** is reading order but for runs the typesetter draws apart: a run on a
+  line's baseline that fits at its end or into its gaps, touching its glyphs (LibreOffice draws
+  the “ ” —— of a Latin face before or after a line's CJK glyphs), is that line's; a column a
+  gap away stays a line of its own (`_abutting`).
 - **Superscript marks** (a footnote's `¹`, `*`, `a`): a glyph set at most 0.8× the line's size
   with its baseline raised by 0.15–0.8 of the line's size is a mark, never text and never a
   line of its own: the line keeps it in `marks` (where it stands, what it reads). The same
@@ -198,17 +202,21 @@ class _LineBuilder:
 
     def __init__(self, page: int) -> None:
         self.page = page
-        self.lines: list[Line] = []
+        self.runs: list[tuple[list[Glyph], dict[int, str]]] = []  # closed: glyphs, spaces
         self.cur: list[Glyph] = []
         self.spaces: dict[int, str] = {}
         self.ref: Glyph | None = None  # the last glyph of the line's own text (marks aside)
 
     def close(self) -> None:
         if self.cur:
-            line = _close(self.cur, self.spaces, self.page)
-            if line is not None:
-                self.lines.append(line)
+            self.runs.append((self.cur, self.spaces))
         self.cur, self.spaces, self.ref = [], {}, None
+
+    def finish(self) -> list[Line]:
+        """The lines, each run of glyphs joined to the runs it abuts on its baseline."""
+        self.close()
+        lines = (_close(glyphs, spaces, self.page) for glyphs, spaces in _abutting(self.runs))
+        return [line for line in lines if line is not None]
 
     def _mark_or_break(self, g: Glyph) -> Glyph:
         """`g` as a superscript mark of this line, or this line's small start as one before
@@ -258,5 +266,65 @@ def lines_from_glyphs(glyphs: Iterable[Glyph], page: int = 0) -> list[Line]:
             continue
         builder.add(g, pending)
         pending = []
-    builder.close()
-    return builder.lines
+    return builder.finish()
+
+
+Run = tuple[list[Glyph], dict[int, str]]  # glyphs as drawn, the spaces before them
+
+
+def _baseline(run: Run) -> tuple[float, float]:
+    body = [g for g in run[0] if not g.sup] or run[0]
+    return statistics.median(g.baseline for g in body), statistics.median(g.size for g in body)
+
+
+def _abutting(runs: list[Run]) -> list[Run]:
+    """`runs` in drawing order, those that interleave on one baseline joined in reading
+    order (`_join`). Columns never join: the gap between them is wider than half a size."""
+    out: list[tuple[Run, tuple[float, float]]] = []
+    for run in runs:
+        where = _baseline(run)
+        i = 0
+        while i < len(out):  # a joined run may now reach another one: try them all again
+            other, at = out[i]
+            size = min(at[1], where[1])
+            joined = None
+            if abs(at[0] - where[0]) < 0.2 * size and abs(at[1] - where[1]) < 0.2 * size:
+                joined = _join(other, run, size)
+            if joined is None:
+                i += 1
+                continue
+            run, where = joined, _baseline(joined)
+            del out[i]
+            i = 0
+        out.append((run, where))
+    return [run for run, _ in out]
+
+
+def _join(a: Run, b: Run, size: float) -> Run | None:
+    """`a` and `b`, two runs on one baseline, as one run in reading order, when their glyphs
+    interleave without overlapping and touch wherever one run meets the other: a part of a
+    line the typesetter drew apart from the rest (LibreOffice draws the glyphs of another font
+    — “ ” —— in a Latin face — before or after a line's CJK ones)."""
+    tagged = sorted(
+        [(g.x0, 0, i, g) for i, g in enumerate(a[0])]
+        + [(g.x0, 1, i, g) for i, g in enumerate(b[0])],
+        key=lambda t: (t[0], t[1], t[2]),
+    )
+    glyphs: list[Glyph] = []
+    spaces: dict[int, str] = {}
+    prev: tuple[int, int] | None = None
+    for _, src, i, g in tagged:
+        if glyphs:
+            last = glyphs[-1]
+            gap = g.x0 - last.x1
+            if gap < -0.3 * size or (prev is not None and prev[0] != src and gap >= 0.5 * size):
+                return None
+            held = (a, b)[src][1].get(i) if prev == (src, i - 1) else None
+            if held is not None:
+                spaces[len(glyphs)] = held
+            elif prev is not None and prev != (src, i - 1) and not (last.sup or g.sup):
+                if space := _space_between(last, g, (), max(min(last.size, g.size), 1.0)):
+                    spaces[len(glyphs)] = space
+        glyphs.append(g)
+        prev = (src, i)
+    return glyphs, spaces

@@ -7,7 +7,10 @@
   set smaller than the body, from the first one that starts with a label (a superscript mark,
   or `1`, `1.`, `*` as LibreOffice and WeasyPrint set it) that a mark in the text of this page
   or an earlier one carries and no note has answered yet. A page number, or a line that
-  repeats on other pages (a running footer), is not a note.
+  repeats on other pages (a running footer), is not a note. Notes set as large as the text (a
+  Word document printed to PDF) are the page's last lines from the first one that stands after
+  a gap wider than the lines' spacing and starts with a mark of a line above it; a verse number
+  at the start of a line in the text's spacing is no note.
 - **A note** runs from its label to the next label; a line of the area without one continues
   the note above it, and at the top of the area the last note of the page before (a long note
   split across pages), when it is set alike (its size, and where it starts).
@@ -22,6 +25,7 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from itertools import pairwise
 
 from ingest.clean import is_page_number, join_wrapped
 from ingest.notes import placeholder
@@ -97,12 +101,14 @@ class _Reader:
         return page
 
     def _area(self, page: Page) -> list[Line]:
-        """The lines below the last line of body-size type, set smaller, in reading order."""
+        """The lines below the last line of body-size type, set smaller, in reading order; or,
+        where the notes are set in the body's size, the lines from the first one after a gap
+        that starts with a mark a line above it on this page carries (`_body_size_area`)."""
         body_lines = [ln for ln in page.lines if ln.size >= 0.95 * self.body]
         if not body_lines:
             return []
         bottom = max(ln.bottom for ln in body_lines)
-        return sorted(
+        small = sorted(
             (
                 ln
                 for ln in page.lines
@@ -113,6 +119,32 @@ class _Reader:
             ),
             key=lambda ln: (ln.top, ln.x0),
         )
+        return small or self._body_size_area(page)
+
+    def _body_size_area(self, page: Page) -> list[Line]:
+        """Notes set as large as the text (a Word document's notes, printed to PDF by Word or
+        LibreOffice): the page's last lines, from the first that stands after a gap wider than
+        the lines' spacing and starts with the mark of a line above it, to the foot."""
+        lines = sorted(
+            (
+                ln
+                for ln in page.lines
+                if not is_page_number(ln.text) and _key(ln.text) not in self.footers
+            ),
+            key=lambda ln: (ln.top, ln.x0),
+        )
+        steps = [b.top - a.top for a, b in pairwise(lines) if b.top > a.top]
+        if len(steps) < 2:
+            return []
+        pitch = sorted(steps)[len(steps) // 2]
+        marks: set[str] = set()
+        for i, ln in enumerate(lines):
+            label = ln.marks[0].label if ln.marks and ln.marks[0].offset == 0 else ""
+            gap = ln.top - lines[i - 1].top if i else 0.0
+            if label and label in marks and gap > 1.5 * pitch:
+                return lines[i:]
+            marks.update(m.label for m in ln.marks if m.offset > 0)
+        return []
 
     def _start(self, ln: Line, page: int) -> bool:
         label, text = _label(ln)

@@ -49,6 +49,26 @@ ASKING = re.compile(
     r"^(?:哪|谁|第几|几|多少|多久|多长|多高|多大|什么|啥|何(?:时|处|人|地|年|日)$)"
     r"|^(?:many|much|point|whose)$|^[这那此该][一]?[个条位种样件些封句]$"
 )
+# The corpus named as the one who speaks (职事对调和怎么说？ What does the ministry say about
+# mingling?): the question's frame, not its subject — 职事 here is not 新约职事.
+_ZH_SAYS = (
+    r"(?:怎么|怎样|如何)(?:说|讲|看|解释|教导)|说(?:了)?什么|讲(?:了)?什么|有什么(?:说法|教导)"
+)
+_CORPUS_SPEAKS = re.compile(
+    rf"(?:^|(?<=[，,。？?\s]))(?:关于|对于|论到)?(?P<zh>职事(?:信息)?)(?:里|中)?"
+    rf"(?=说(?!明)|(?:对于?|关于|论到|就)?[^，,。？?]{{0,24}}?(?:{_ZH_SAYS}))"
+    r"|\b(?P<en>the ministry)(?=\s+(?:say|says|said|teach|teaches|taught|tell|speak)\b)"
+    r"|\b(?:does|do|did)\s+(?P<en2>the ministry)\b(?=\s+(?:say|teach|tell|speak)\b)",
+    re.IGNORECASE,
+)
+
+
+def without_the_speaker(question: str) -> str:
+    """`question` without the words that name the corpus as its speaker (职事对X怎么说 → 对X
+    怎么说); the rest unchanged."""
+    return _CORPUS_SPEAKS.sub("", question).strip() or question
+
+
 NON_MINISTRY = frozenset({"bible"})
 MIN_WEIGHT = 0.15
 

@@ -53,6 +53,7 @@ from retrieval.index import SourceNames, VerseRow
 from retrieval.labels import CitationLabel
 from retrieval.library import SHARED, Reading
 from retrieval.ports import LLM, CitationStats, LLMError, OnDelta, VectorStore
+from retrieval.relevance import without_the_speaker
 from retrieval.requests import AskRequest, CiteRequest, Script
 from retrieval.search import SearchResult
 from retrieval.text import bible_in_script, reader_script, search_form, to_simplified
@@ -70,9 +71,16 @@ Preview = Callable[[str], Awaitable[None]]
 
 # Why the scholar refuses (`Refused.reason`); the fields: `value`, the filter value or the
 # reference or page at fault; `known`, what the corpus does hold (unknown_source /
-# unknown_era) or how many pages there are (no_page).
+# unknown_era) or how many pages there are (no_page); unknown_match: each filter names what
+# the library holds, but no passage is all of them (a message's title with 类型:outline).
 RefusalReason = Literal[
-    "empty_question", "unknown_source", "unknown_era", "no_refs", "bad_ref", "no_page"
+    "empty_question",
+    "unknown_source",
+    "unknown_era",
+    "unknown_match",
+    "no_refs",
+    "bad_ref",
+    "no_page",
 ]
 
 
@@ -111,13 +119,21 @@ class CiteResult:
 
 
 class UnknownFilter(ValueError):
-    """An /ask filter names a source or era the corpus does not hold."""
+    """An /ask filter names a source or era the corpus does not hold (`key` source, era), or
+    the filters together name no passage (`key` match)."""
 
     def __init__(self, key: str, value: str, known: tuple[str, ...]) -> None:
         super().__init__(f"unknown {key}: {value}")
         self.key = key
         self.value = value
         self.known = known
+
+
+_FILTER_REFUSALS: dict[str, RefusalReason] = {
+    "source": "unknown_source",
+    "era": "unknown_era",
+    "match": "unknown_match",
+}
 
 
 class Searcher(Protocol):
@@ -231,9 +247,21 @@ class Scholar:
         try:
             request = await self.resolve_filters(request)
         except UnknownFilter as err:
-            reason: RefusalReason = "unknown_source" if err.key == "source" else "unknown_era"
+            reason = _FILTER_REFUSALS[err.key]
             raise Refused(reason, value=err.value, known=err.known) from None
         return await self.answer(lang, request, progress)
+
+    async def _check_match(self, request: AskRequest) -> None:
+        """Filters that each name what the library holds may still hold nothing together
+        (书:神的经纶与神人的调和, a message, with 类型:outline): UnknownFilter("match") then,
+        rather than an answer that says nothing near the question is in the corpus."""
+        wanted = {k: v for k, v in request.filters.items() if k in FILTER_KEYS and v}
+        if len(wanted) < 2:
+            return
+        reading = self._indexer.reading(request.shelf)
+        flt = Filter(equals={**wanted, "namespace": list(reading.namespaces)})
+        if not await self._indexer.store.scroll(flt, limit=1):
+            raise UnknownFilter("match", " · ".join(wanted.values()), ())
 
     # ---- the corpus: /ask filters ---------------------------------------------------------
 
@@ -263,9 +291,11 @@ class Scholar:
 
     async def resolve_filters(self, request: AskRequest) -> AskRequest:
         """A source filter names a title the asker's library holds — exactly, in the other
-        script, or as the one title containing it; an era filter an era it holds. Raises
-        UnknownFilter (naming what that library holds, never another shelf's)."""
+        script, or as the one title containing it; an era filter an era it holds; and some
+        passage is all the filters at once. Raises UnknownFilter (naming what that library
+        holds, never another shelf's; key "match" when only the filters together hold none)."""
         if not request.filters.get("source") and not request.filters.get("era"):
+            await self._check_match(request)
             return request
         names = await self.refresh_sources(request.shelf)
         titles = names.titles
@@ -282,7 +312,9 @@ class Scholar:
         era = filters.get("era", "")
         if era and era not in names.eras:
             raise UnknownFilter("era", era, names.eras)
-        return dataclasses.replace(request, filters=filters)
+        request = dataclasses.replace(request, filters=filters)
+        await self._check_match(request)
+        return request
 
     async def answer(
         self, lang: Lang, request: AskRequest, progress: Preview | None = None
@@ -293,7 +325,7 @@ class Scholar:
         if not question:
             raise ValueError("empty question")
         result = await self._search.search(
-            question,
+            without_the_speaker(question),  # 职事对X怎么说: X, not 新约职事
             flt=self._filter(request.filters),
             limit=self._passages,
             reading=self._indexer.reading(request.shelf),

@@ -566,7 +566,9 @@ class _Spec:
         return True
 
     def _book_at(self, pos: int) -> bool:
-        return bool(_names_at(self.s, pos))
+        """A book name starts at `pos`: Chinese, or English with its number (`; 2 Cor. 3:18`,
+        `, 1 Tim. 1:4`: the 2 and 1 are a book's, not verses of the list)."""
+        return bool(_candidates(self.s, pos, None))
 
     def _item(self, p: _Point) -> tuple[_Raw, int] | None:
         b = self.b

@@ -56,7 +56,7 @@ def filter_error(err: UnknownFilter, lang: Lang) -> str:
 def refusal_reply(refused: Refused, lang: Lang) -> Reply:
     """The scholar's refusal (`retrieval.scholar.RefusalReason`) in `lang`."""
     value = str(refused.fields.get("value", ""))
-    if refused.reason in ("unknown_source", "unknown_era"):
+    if refused.reason in ("unknown_source", "unknown_era", "unknown_match"):
         known = refused.fields.get("known", ())
         held = [str(k) for k in known] if isinstance(known, tuple | list) else []
         text = unknown_filter_message(refused.reason.removeprefix("unknown_"), value, held, lang)

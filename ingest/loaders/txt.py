@@ -12,6 +12,7 @@ import codecs
 import re
 from pathlib import Path
 
+from ingest.headings import is_chapter_line, usable_title
 from ingest.loaders.base import Block, Document, LoadError, guess_language, read_bytes
 
 # ~300 of the most frequent characters of Chinese prose, Simplified and Traditional forms.
@@ -121,15 +122,43 @@ def read_text_file(path: Path, max_bytes: int) -> tuple[str, str]:
 
 def load_txt(path: Path, max_bytes: int) -> Document:
     """Paragraphs are separated by blank lines; line structure inside a paragraph is kept
-    (outlines need it; prose joins broken lines later). A text file carries no title: its
-    first line is as often a chapter heading (`第一章 …`) as the book's name, so the pipeline
-    titles it by the file name."""
+    (outlines need it; prose joins broken lines later). A text file's first line is as often a
+    chapter heading (`第一章 …`) as the book's name: it is the title, not text, only when it
+    stands alone above the first chapter line (`_title_line`); else the pipeline titles the
+    file by its name."""
     text, enc = read_text_file(path, max_bytes)
+    title, text = _title_line(text)
     paragraphs = [p.strip("\n") for p in re.split(r"\n\s*\n", text) if p.strip()]
     return Document(
         path=path,
         format="txt",
         blocks=[Block(p.rstrip()) for p in paragraphs],
+        title=title,
         language=guess_language(text),
         hints={"encoding": enc},
     )
+
+
+_TITLE_CHARS = 40
+_SENTENCE_MARKS = re.compile(r"[。！？；，：!?;,:]|\.\s|\.$")
+
+
+def _title_line(text: str) -> tuple[str, str]:
+    """(the title, the text without it) when the first line is a paragraph of its own, short,
+    with no sentence marks and no chapter heading itself, and the next paragraph opens with a
+    chapter line (`以弗所書讀經筆記`, a blank line, `第一課　…`); else ("", text). An outline's
+    theme line right above its first point (`属灵的呼吸` / `壹　…`) stays the outline's text:
+    it heads the points' paths."""
+    lines = text.lstrip().split("\n")
+    first = lines[0].strip()
+    following = next((ln.strip() for ln in lines[1:] if ln.strip()), "")
+    if (
+        len(lines) < 2
+        or lines[1].strip()
+        or len(first) > _TITLE_CHARS
+        or _SENTENCE_MARKS.search(first)
+        or not usable_title(first)
+        or not is_chapter_line(following)
+    ):
+        return "", text
+    return first, "\n".join(lines[1:])

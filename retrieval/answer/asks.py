@@ -25,7 +25,8 @@ numeral with a measure word (七个召会, 十四万四千人, 一百四十四�
 "a"), not a chapter (启二十一18) —, a place (a name jieba tags as one: 以弗所, 锡安山; Jerusalem
 after "in"), a person (a person of the knowledge graph, a company of people: 一班得胜者, people
 named by their role and time: 古时的教父, or a name after its role: 兄弟推基古), none of them one
-the question itself names.
+the question itself names. Whatever the kind, a sentence that says a Chinese question's words
+back with a name where it asked (摩押人是罗得的后代 for 摩押人是谁的后代) states it.
 
 `Answerability.answerable(...)`: a question asking for one of those facts is answerable only
 when some retrieved passage has a sentence about its subject (holding `subject_share` of its
@@ -75,6 +76,9 @@ class Asked:
     # The titles of Bible books the question names (以弗所书): a place in a title (以弗所) is
     # not named by the question as the place, and may be the answer.
     titles: tuple[str, ...] = ()
+    # The question's words on either side of the asking word (摩押人是 · 的后代 in 摩押人是谁的
+    # 后代): a sentence that says them back with a name between them states the fact.
+    frame: tuple[str, str] | None = None
 
     @property
     def fact(self) -> bool:
@@ -227,8 +231,43 @@ def asked_for(question: str) -> Asked:
             head = _head(text, found.start()) if kind == "definition" else ""
             counted = _counted(text[found.end() :]) if detail == "count" and not latin else ""
             titles = _titles(text) if kind in ("place", "person") else ()
-            return Asked(kind, detail, found.group(0).strip(), head, counted, titles)
+            frame = _frame(text, found.start(), found.end()) if not latin else None
+            return Asked(kind, detail, found.group(0).strip(), head, counted, titles, frame)
     return Asked("open")
+
+
+_FRAME_STOP = re.compile(r"[，。！？；：、,.!?;:\s（）()「」“”\"']")
+_FRAME_TAIL = re.compile(r"[呢吗嗎啊呀吧哪]+$")
+_FRAME_SIDE = 6  # characters of the question kept on each side of the asking word
+
+
+def _frame(text: str, start: int, end: int) -> tuple[str, str] | None:
+    """The question's words right before and right after the asking word, within its clause
+    (摩押人是 · 的后代); None when either side is too short to tell a sentence by."""
+    left = _FRAME_STOP.split(text[:start])[-1][-_FRAME_SIDE:]
+    right = _FRAME_TAIL.sub("", _FRAME_STOP.split(text[end:])[0])[:_FRAME_SIDE]
+    if len(left) < 2 or not right:
+        return None
+    return left, right
+
+
+# What fills a frame and names nothing: a pronoun, an asking word, a word of degree.
+_FRAME_EMPTY = re.compile(r"^(?:他|她|它|祂|他们|她们|我|你|我们|你们|谁|哪|什么|某|这|那|其)")
+
+
+def _fills(frame: tuple[str, str], text: str) -> bool:
+    """`text` says the question's words back with a name in place of the asking word
+    (摩押人是罗得的后代 for 摩押人是谁的后代)."""
+    left, right = frame
+    at = text.find(left)
+    while at >= 0:
+        rest = text[at + len(left) :]
+        end = rest.find(right, 1)
+        filled = rest[:end] if 0 < end <= 8 else ""
+        if filled and not _FRAME_STOP.search(filled) and not _FRAME_EMPTY.match(filled):
+            return True
+        at = text.find(left, at + 1)
+    return False
 
 
 def _titles(text: str) -> tuple[str, ...]:
@@ -367,11 +406,13 @@ class FactReader:
         """Whether `sentence` states a fact of the kind `asked` wants, other than the words
         the question `named` itself (its persons and places are not the answer)."""
         text = to_simplified(sentence)
+        if asked.frame and _fills(asked.frame, text):
+            return True
         if asked.kind == "date":
             return self._date(asked.detail, text)
         if asked.kind == "number":
             return self._number(asked.detail, text) and _counts(asked.counted, text)
-        own = {to_simplified(n).lower() for n in named}
+        own = {form for n in named for form in _forms(to_simplified(n).lower())}
         if asked.kind == "definition":
             return _defines(asked.head, text)
         if asked.kind == "place":
@@ -660,11 +701,23 @@ def _telling(subject: Mapping[str, float], passages: Sequence[str]) -> list[str]
 _ASPECT = re.compile(r"^([\u3400-\u9fff])[着了过]$")
 
 
+# A place named with its kind (锡安山, 耶路撒冷城, 摩押地): the name alone names it too (锡安).
+_PLACE_KIND = re.compile(r"^([\u3400-\u9fff]{2,})[山城地河海岛湖]$")
+
+
+def _forms(term: str) -> set[str]:
+    """`term` and the name a place term holds without its kind (锡安山 → 锡安)."""
+    kind = _PLACE_KIND.match(term)
+    return {term, kind.group(1)} if kind else {term}
+
+
 def _held(term: str, text: str) -> bool:
     if term.isascii():
         return holds(term, text) > 0
     stem = _ASPECT.match(term)
-    return term in text or (stem is not None and stem.group(1) in text)
+    return any(form in text for form in _forms(term)) or (
+        stem is not None and stem.group(1) in text
+    )
 
 
 _ASKING = re.compile(

@@ -15,6 +15,7 @@ import re
 import unicodedata
 from collections.abc import Sequence
 
+from retrieval.scripture import ScriptureError, parse_reference
 from retrieval.sentences import split_sentences
 from retrieval.text import to_simplified
 
@@ -61,10 +62,29 @@ def _bigrams(text: str) -> set[str]:
     return {form[i : i + 2] for i in range(len(form) - 1)} or ({form} if form else set())
 
 
+# What opens a cross-reference: 参, 参看, 见, cf., see, compare.
+_SEE = re.compile(r"^\s*(?:参(?:看|阅|考)?|见|另见|又见|cf\.?|see(?:\s+also)?|compare)\s*", re.I)
+_SEE_TAIL = re.compile(r"[\s。．.;；,，)）(（]+$")
+
+
+def _only_references(sentence: str) -> bool:
+    """A cross-reference and nothing else: `参弗三9，提前一4。`, `See Rom. 8:29; 2 Cor. 4:4.`"""
+    text = to_simplified(unicodedata.normalize("NFKC", sentence))
+    rest = _SEE_TAIL.sub("", _SEE.sub("", text, count=1)).strip("（(")
+    if not rest:
+        return False
+    try:
+        return bool(parse_reference(rest))
+    except ScriptureError:
+        return False
+
+
 def _substantial(sentence: str) -> bool:
-    """More than a reference or a heading number: `1:13-14).` and `John 14:20;` are not."""
+    """More than a reference or a heading number: `1:13-14).`, `John 14:20;` and a
+    cross-reference (`参弗三9，提前一4。`, Chinese numerals and all) are not."""
     form = verify_form(sentence)
-    return sum(1 for ch in form if not ch.isdigit()) >= MIN_SUBSTANCE
+    enough = sum(1 for ch in form if not ch.isdigit()) >= MIN_SUBSTANCE
+    return enough and not _only_references(sentence)
 
 
 def short_quote(sentence: str, limit: int = QUOTE_CHARS) -> str:
@@ -93,14 +113,21 @@ def quote_at(
     """The whole sentence of the passage that best matches `spot` (a claim, a quotation the
     model made, or the question); sentences that are only a reference, or only one of the
     passage's `headings` (an outline unit's point line, which its label already names), are
-    chosen only when nothing else is there."""
+    chosen only when nothing else is there; when a cross-reference (`参弗三9，提前一4。`) matches
+    best, the sentence it follows is chosen."""
     sentences = [s.strip() for s in split_sentences(chunk_text) if s.strip()]
     named = {verify_form(h) for h in headings}
-    candidates = [
-        s for s in sentences if _substantial(s) and verify_form(s) not in named
-    ] or sentences
-    if not candidates:
+    quotable = [_substantial(s) and verify_form(s) not in named for s in sentences]
+    if not sentences:
         return ""
+    best = _best(sentences, spot)
+    if not quotable[best] and _only_references(sentences[best]):
+        # A cross-reference (参弗三9) matches a reference best; what it refers from is the
+        # sentence before it, the one a reader needs.
+        before = [i for i in range(best) if quotable[i]]
+        if before:
+            return short_quote(sentences[before[-1]], limit)
+    candidates = [s for s, ok in zip(sentences, quotable, strict=True) if ok] or sentences
     return short_quote(candidates[_best(candidates, spot)], limit)
 
 

@@ -143,6 +143,12 @@ class GraphViewer:
         label = self._graph.label(node, lang)
         ranked = self._ranked_edges(node)
         if not ranked:
+            # A name the graph holds with no relation yet (波阿斯, named in two chapters of
+            # three): where the corpus says it, as for a phrase the graph has no node for.
+            for name in dict.fromkeys((text, self._graph.label(node, "zh"), label)):
+                said = await self._phrase(name, lang, reading)
+                if said is not None:
+                    return said
             return NodeView(node, label, (), 0, 0, None)
         nodes, edges = self._neighbourhood(node, ranked, lang)
         png = await asyncio.to_thread(draw_png, nodes, edges, title=label, lang=lang)

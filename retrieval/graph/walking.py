@@ -10,7 +10,9 @@ between two entries (meeting in the middle, up to `depth` hops from each) get a 
 walk does not pass through hubs (HUB_DEGREE edges) it did not start from, nor through an
 author (a person who 著作 a book): 「枝子 ←发展— 示例作者 —发展→ 三一神」 says who wrote
 about both, not how they relate, so an author is reached, never walked through, never the
-middle of a path and never the far end of one (unless the question names him).
+middle of a path and never the far end of one (unless the question names him). A book (a
+document of the corpus) is walked through, but no path shown passes through one or ends at one
+it walked to: it says where two concepts are discussed, not how they relate.
 
 Chunks then score what they mention (see `Walker._chunk_scores`), and the paths come back as
 `GraphPath`s with relation names, directions, English labels and each edge's sources.
@@ -85,7 +87,11 @@ class Walker:
         for nodes, _ in between:
             for node in nodes[1:-1]:
                 scores[node] = scores.get(node, 0.0) + BETWEEN_BONUS
-        traced = between or self._paths_around(entries[0], reach[entries[0]], depth)
+        # Shown paths link concepts: none through a book (a path through one says only that
+        # it discusses both); the bonus above still counts every path found.
+        traced = [p for p in between if self._links(p[0])] or [
+            p for p in self._paths_around(entries[0], reach[entries[0]], depth) if self._links(p[0])
+        ]
         result.nodes = dict(sorted(scores.items(), key=lambda kv: (-kv[1], kv[0])))
         result.chunk_scores = self._chunk_scores(scores, entries, limit)
         result.paths = [self.path(nodes, steps) for nodes, steps in traced]
@@ -167,10 +173,18 @@ class Walker:
         far = [
             n
             for n, r in reach.items()
-            if r.hops == far_hops and _kind(g, n) != "scripture" and not self._author(n)
+            if r.hops == far_hops
+            and _kind(g, n) not in ("scripture", "book")
+            and not self._author(n)
         ]
         far.sort(key=lambda n: (-reach[n].score, -self._r.mentions.count(n), n))
         return [_trace(reach, n) for n in far[:3]]
+
+    def _links(self, nodes: Sequence[str]) -> bool:
+        """No node inside the path is a book: 「revelation ←expounds— The Overcomers, Zion, and
+        the Bride —expounds→ christ」 says where both are discussed, not how they relate."""
+        g = self._r.adjacency
+        return all(_kind(g, n) != "book" for n in nodes[1:-1])
 
     def _author(self, node: str) -> bool:
         """A person who wrote a book of the corpus (his 著作 edge): no link between concepts."""

@@ -26,6 +26,7 @@ from bot.transports.console import ConsoleTransport
 from retrieval.answer import Answer
 from retrieval.fakes import HashEmbedder
 from retrieval.requests import AskRequest
+from retrieval.scholar import UnknownFilter
 from tests.e2e.test_full_stack import DIM, _console, _settings, data_dir, prepared
 from tests.stubs.fixtures import llm_settings
 from tests.stubs.llm_server import OPENAI_PATH, LLMStubServer
@@ -159,3 +160,35 @@ async def test_the_console_log_goes_to_a_file_not_between_replies(
     logged = log_file.read_text(encoding="utf-8")
     assert "jieba's word index in x is unusable" in logged
     assert "generated new fontManager" not in logged  # matplotlib's chatter is held back
+
+
+async def test_filters_that_hold_no_passage_together_say_so(data_dir: Path) -> None:
+    """书:神的经纶 (the one title holding it, a message) with 类型:outline: each filter names
+    what the library holds, no passage is both. The reader is told so — the console and
+    `baibao ask` alike — not that nothing near the question is in the corpus."""
+    async with App(_settings(data_dir), embedder=HashEmbedder(DIM), llm=None) as app:
+        both = await _console(app, "/ask 书:神的经纶 类型:outline 什么是经纶？")
+        era = await _console(app, "/ask 书:新约职事 时代:1970s 保罗")
+        fits = await _console(app, "/ask 书:新约职事 类型:outline 保罗职事的来源是什么？")
+        with pytest.raises(UnknownFilter) as err:
+            await app.scholar.resolve_filters(
+                AskRequest("什么是经纶？", {"source": "神的经纶", "type": "outline"})
+            )
+    assert "没有同时符合这些条件的段落：神的经纶与神人的调和 · outline" in both
+    assert "没有同时符合这些条件的段落：新约职事 · 1970s" in era
+    assert "没有同时符合" not in fits and "【新约职事" in fits
+    assert err.value.key == "match"
+
+
+async def test_what_the_ministry_says_about_a_subject_is_asked_of_the_subject(
+    data_dir: Path,
+) -> None:
+    """职事对神人的调和怎么说？ names the corpus as the speaker, not 新约职事 as the subject:
+    it is answered as 神人的调和 is, not declined, and no outline on 新约职事 is quoted."""
+    async with App(_settings(data_dir), embedder=HashEmbedder(DIM), llm=None) as app:
+        plain = await app.scholar.ask("zh", AskRequest("神人的调和是什么？"))
+        framed = await app.scholar.ask("zh", AskRequest("职事对神人的调和怎么说？"))
+        after = await app.scholar.ask("zh", AskRequest("关于神人的调和，职事怎么说？"))
+    assert plain.addressed and framed.addressed and after.addressed
+    for answer in (framed, after):
+        assert all(c.chunk.source != "新约职事" for c in answer.citations)

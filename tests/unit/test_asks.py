@@ -308,3 +308,29 @@ def test_an_outline_sub_point_is_about_the_point_above_it() -> None:
     # the same line under a point about something else says nothing of the morning prayer
     other = "二、晨祷的操练\n三、读经的安排\n（一）彼得带领，约翰配搭"
     assert not CHECK.answerable(asked, terms, [other])
+
+
+def test_a_sentence_saying_the_question_back_with_a_name_states_it() -> None:
+    """羅得 is no person the knowledge graph knows, yet 摩押人是羅得的後代 answers 摩押人是谁的
+    后代: the question's words come back with a name where it asked. A pronoun there, or the
+    words apart, name no one."""
+    asked = asked_for("摩押人是誰的後代？")
+    moab = {"摩押人": 1.0, "后代": 0.8}
+    note = "注1　摩押人是羅得的後代，申命記二十三章三節說摩押人的子孫永不可入耶和華的會。"
+    assert CHECK.answerable(asked, moab, [note])
+    assert not CHECK.answerable(asked, moab, ["摩押人是他的後代，不可入耶和華的會。"])
+    assert not CHECK.answerable(asked, moab, ["摩押人住在约但河东，他们的后代很多。"])
+    written = asked_for("以弗所书是谁写的？")
+    assert written.frame == ("以弗所书是", "写的")
+    assert READER.states(written, "以弗所书是使徒在监狱中写的。")
+
+
+def test_a_place_asked_with_its_kind_is_named_by_its_name_alone() -> None:
+    """锡安山在哪里: the note says “锡安”是耶路撒冷城中的高峰 — 锡安 is the place asked about (not
+    the answer), 耶路撒冷城 is where it is."""
+    asked = asked_for("锡安山在哪里？")
+    zion = {"锡安山": 1.0}
+    note = "注1　“锡安”是耶路撒冷城中的高峰，神的居所与约柜都在那里。"
+    assert CHECK.answerable(asked, zion, [note])
+    assert not CHECK.answerable(asked, zion, ["羔羊站在锡安山，同祂有十四万四千人。"])
+    assert not CHECK.answerable(asked, zion, ["锡安是神所拣选、所爱的。"])

@@ -14,6 +14,8 @@ from bench.eval_author_paths import grown as grown_samples
 from ingest.manifest import DocMeta
 from ingest.pipeline import build_document, prepare_document
 from retrieval.graph import KnowledgeGraph
+from retrieval.graph.view import GraphViewer, PhraseView
+from retrieval.library import Reading
 from retrieval.producers import is_producer, usable_author
 from retrieval.types import Chunk
 
@@ -156,6 +158,28 @@ async def test_an_author_is_never_the_middle_of_a_path(tmp_path: Path) -> None:
     await kg.close()
 
 
+async def test_a_book_is_never_inside_or_at_the_far_end_of_a_path_shown(tmp_path: Path) -> None:
+    """A path through a document (「revelation ←expounds— The Overcomers… —expounds→ christ」)
+    says where two concepts are discussed, not how they relate: a walk still passes through
+    it, but no path shown goes through it or ends at it."""
+    kg = await KnowledgeGraph.open(None)
+    for name, text, title in (
+        ("t.md", TABERNACLE, "帐幕（测试）"),
+        ("v.md", VINE, "葡萄树（测试）"),
+    ):
+        chunks = chunks_of(message(tmp_path, name, text), DocMeta(title=title))
+        await kg.index_document(chunks[0].doc_id, chunks)
+    q = kg.query
+    books = [n for n in ("book:帐幕（测试）", "book:葡萄树（测试）") if q.node(n) is not None]
+    assert books  # the documents are nodes of the graph, joined to their concepts
+    for entries in (["concept:帐幕", "concept:葡萄树"], ["concept:帐幕"], ["concept:葡萄树"]):
+        walk = q.walk(entries)
+        assert all(n not in p.nodes[1:] for p in walk.paths for n in books), [
+            p.render() for p in walk.paths
+        ]
+    await kg.close()
+
+
 @pytest.fixture
 async def samples() -> KnowledgeGraph:
     return await grown_samples()  # the sample corpus, grown as bench/eval_author_paths.py does
@@ -265,4 +289,40 @@ async def test_a_heading_phrase_the_text_does_not_repeat_grows_nothing(tmp_path:
     await kg.index_document("doc-h", chunks)
     assert kg.query.node("concept:奇妙的恩典") is None  # named once, in one heading
     assert kg.query.node_kind("concept:属灵的生命") == "concept"
+    await kg.close()
+
+
+RUTH = """# 路得记札记（测试）
+
+## 第一章　拿俄米回乡
+
+以利米勒离开伯利恒，往摩押地去寄居。路得对婆婆说：你的神就是我的神。路得跟从拿俄米。
+
+## 第二章　在田里拾穗
+
+路得到田间拾取麦穗，恰巧到了波阿斯那块田里。波阿斯是大能的财主，恩典是有人故意留下的。
+
+## 第三章　禾场
+
+路得下到禾场。波阿斯说：女儿啊，现在不要惧怕。波阿斯豫表基督作我们的至亲救赎主。
+"""
+
+
+async def test_a_name_with_no_relation_is_shown_where_the_corpus_says_it(tmp_path: Path) -> None:
+    """/graph 波阿斯: the graph holds the name (two chapters of three say it) but no relation;
+    the reader sees the passages that say it and the concepts there, as for a phrase the graph
+    has no node for — not 「在图谱中还没有任何关系」."""
+    kg = await KnowledgeGraph.open(None)
+    chunks = chunks_of(message(tmp_path, "ruth.md", RUTH), DocMeta(title="路得记札记（测试）"))
+    await kg.index_document(chunks[0].doc_id, chunks)
+    q = kg.query
+    node = GraphViewer(q).find("波阿斯")
+    assert node is not None and not q.relations(node)
+
+    async def passages(text: str, limit: int, reading: Reading) -> list[Chunk]:
+        return [c for c in chunks if text in c.text][:limit]
+
+    shown = await GraphViewer(q, passages=passages).show("波阿斯", "zh")
+    assert isinstance(shown, PhraseView), shown
+    assert shown.documents == ("路得记札记（测试）",) and shown.passages == 2
     await kg.close()

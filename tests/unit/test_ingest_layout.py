@@ -17,6 +17,7 @@ from ingest.loaders import LoadError, LoadOptions, load_document
 from ingest.loaders.pdf import page_ranges
 from ingest.loaders.safety import check_pdf_streams
 from ingest.page import Mark
+from ingest.page_notes import split_notes
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "layout"
 TRUTH = json.loads((FIXTURES / "truth.json").read_text(encoding="utf-8"))
@@ -169,6 +170,24 @@ def test_glyphs_make_lines_cjk_without_spaces_latin_with_them() -> None:
     glyphs += [glyph(c, 400 + 10 * i) for i, c in enumerate("页眉")]  # far away: its own line
     glyphs += [glyph(c, 50 + 10 * i, 120) for i, c in enumerate("下一行")]
     assert [ln.text for ln in lines_from_glyphs(glyphs)] == ["神的经纶 is", "页眉", "下一行"]
+
+
+def test_glyphs_drawn_out_of_order_on_a_line_join_it_in_reading_order() -> None:
+    """LibreOffice draws a line's Latin-font glyphs (“ ” ——) before or after its CJK ones:
+    they join the line where they stand. A column beside it, a gap away, stays apart."""
+
+    def glyph(ch: str, x: float, y: float = 100) -> Glyph:
+        return Glyph(ch, x, y - 9, x + 10, y + 1, y, 10)
+
+    dashes = [glyph("—", 50), glyph("—", 60), glyph("—", 110), glyph("—", 120)]
+    cjk = [glyph(c, 70 + 10 * i) for i, c in enumerate("祂的所是")]
+    cjk += [glyph(c, 130 + 10 * i) for i, c in enumerate("一点")]
+    quote = [glyph("稣", 50), glyph("的", 70), glyph("时", 80), glyph("”", 60), glyph("候", 90)]
+    column = [glyph(c, 50 + 10 * i) for i, c in enumerate("左栏")]
+    column += [glyph(c, 50 + 10 * i, 114) for i, c in enumerate("次行")]
+    column += [glyph(c, 80 + 10 * i) for i, c in enumerate("右栏")]  # a size from 左栏
+    got = [[ln.text for ln in lines_from_glyphs(g)] for g in (dashes + cjk, quote, column)]
+    assert got == [["——祂的所是——一点"], ["稣”的时候"], ["左栏", "次行", "右栏"]]
 
 
 @pytest.mark.parametrize("name", ["ruth-digits-libreoffice.pdf", "ruth-digits-xelatex.pdf"])
@@ -484,3 +503,27 @@ def test_heading_sizes_a_scan_measures_a_little_apart_are_one_level() -> None:
     pages = [_chapter_page(n, t) for n, t in enumerate(["第一章\u3000甲", "第二章\u3000乙"], 1)]
     pages[0].lines[0].size, pages[1].lines[0].size = 16.8, 16.3  # as OCR reads the boxes
     assert [b.level for b in blocks_from_pages(pages).blocks if b.kind == "heading"] == [1, 1]
+
+
+def test_notes_set_as_large_as_the_text_are_read_below_a_gap() -> None:
+    """A Word document's notes printed to PDF are set in the body's size: the lines from the
+    first one after a gap that starts with a mark of a line above it are the notes. Lines in
+    the text's spacing that start with a raised number (a verse number) are text."""
+
+    def ln(text: str, top: float, marks: tuple[Mark, ...] = ()) -> Line:
+        return Line(text, 72, top, 500, top + 12, 12, False, 1, marks=marks)
+
+    body = [
+        ln("神的经纶乃是神的家务安排。", 100, (Mark(13, "1"),)),
+        ln("祂要把自己分赐到人里面。", 114),
+    ]
+    body += [ln("这是神的心意。", 128, (Mark(7, "2"),)), ln("神成为人。", 142)]
+    notes = [ln("原文与经纶同字。", 200, (Mark(0, "1"),)), ln("参弗三9。", 214, (Mark(0, "2"),))]
+    kept, found = split_notes([Page(1, 600, 800, body + notes)], 12)
+    assert [n.text for n in found.notes] == ["原文与经纶同字。", "参弗三9。"]
+    assert [x.text for x in kept[0].lines] == [x.text for x in body]
+
+    verses = [ln("起初神创造天地。", 100, (Mark(0, "1"), Mark(8, "2")))]
+    verses += [ln("地是空虚混沌。", 114, (Mark(0, "2"),)), ln("神说要有光。", 128, (Mark(0, "3"),))]
+    kept, found = split_notes([Page(1, 600, 800, verses)], 12)
+    assert found.notes == [] and len(kept[0].lines) == 3

@@ -51,6 +51,32 @@ def test_txt_file_in_big5_loads_without_a_title(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
+    ("text", "title", "first"),
+    [
+        # the book's name right above its first heading: the title, not text of lesson one
+        ("以弗所書讀經筆記\n\n第一課　在基督裡的福分\n\n" + ZH_TW, "以弗所書讀經筆記", "第一課"),
+        ("路得记札记\n\nChapter 1\n\n" + ZH, "路得记札记", "Chapter 1"),
+        # an outline's theme line right above its first point heads its paths: text
+        ("新约职事\n壹　新约职事的性质与内容\n一、" + ZH, "", "新约职事"),
+        ("新约职事\n\n壹　新约职事的性质与内容\n\n一、" + ZH, "", "新约职事"),
+        # a chapter heading first, a sentence first, or a line above prose: no title
+        ("第一章　神的经纶\n\n第二章　人的灵\n\n" + ZH, "", "第一章"),
+        ("读经：弗一3\n\n第一课　福分\n\n" + ZH, "", "读经"),
+        ("经纶的意义\n\n" + ZH, "", "经纶的意义"),
+    ],
+)
+def test_a_txt_title_is_the_line_alone_above_its_first_chapter(
+    tmp_path: Path, text: str, title: str, first: str
+) -> None:
+    path = tmp_path / "notes.txt"
+    path.write_text(text, encoding="utf-8")
+    doc = load_document(path)
+    assert doc.title == title
+    assert doc.blocks[0].text.startswith(first)
+    assert not title or all(b.text.split("\n")[0] != title for b in doc.blocks)
+
+
+@pytest.mark.parametrize(
     ("content", "reason"),
     [
         (b"", "empty"),

@@ -161,6 +161,10 @@ def test_books_and_forms(text: str, expected: list[str]) -> None:
         ("Matt 5:3–7:29", ["Matt.5.3-Matt.7.29"]),
         ("弗1:10 和 约14:20", ["Eph.1.10", "John.14.20"]),
         ("Eph 1:10; John 14:20, 23", ["Eph.1.10", "John.14.20", "John.14.23"]),
+        # A number that starts a numbered book ends the list: not verse 2 of Rom 8, nor 1:1.
+        ("Rom 8:29; 2 Cor 4:4", ["Rom.8.29", "2Cor.4.4"]),
+        ("Rom. 8:29; 2 Cor. 3:18", ["Rom.8.29", "2Cor.3.18"]),
+        ("Eph. 1:10, 1 Tim. 1:4", ["Eph.1.10", "1Tim.1.4"]),
         ("弗1:10；弗1:10", ["Eph.1.10"]),
     ],
 )
@@ -269,6 +273,12 @@ def test_prose_finds_references() -> None:
         "Eph.1.10-Eph.1.12",
         "Mark.4.3",
     ]
+
+
+def test_prose_lists_end_at_a_numbered_book() -> None:
+    # English ministry text lists references this way; the 2 of "2 Cor." is no verse of Rom 8.
+    text = "we are conformed (Rom. 8:29; 2 Cor. 3:18); see Eph. 1:10, 1 Tim. 1:4 and 1 John 1:9."
+    assert found(text) == ["Rom.8.29", "2Cor.3.18", "Eph.1.10", "1Tim.1.4", "1John.1.9"]
 
 
 def test_prose_single_character_books_need_a_chapter() -> None:

@@ -111,6 +111,11 @@ def test_heading_labels_lose_their_numbering_and_junk_makes_none() -> None:
     assert heading_label("1.2 The Body of Christ") == "The Body of Christ"
     for junk in ("", "   ", "一、", "第三章", "结语", "12345", "灵" * 300, "\x00\x01"):
         assert heading_label(junk) is None, junk
+    # a section numbered by 段 / 回 / 讲 / 部分 (pandoc's "## 第一段"): the number is no topic,
+    # and a path 「拿俄米 —阐明→ 伯利恒 ←包含— 第一段」 says nothing
+    for numbered in ("第一段", "第十二回", "第三讲", "第一部分"):
+        assert heading_label(numbered) is None, numbered
+    assert heading_label("第二段　拿俄米回乡") == "拿俄米回乡"
 
 
 class Sink:

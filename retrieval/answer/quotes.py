@@ -102,9 +102,12 @@ def short_quote(sentence: str, limit: int = QUOTE_CHARS) -> str:
     return cut.rstrip("，、：；,;: ") + "…"
 
 
-def _best(sentences: list[str], wanted: str) -> int:
+def _best(sentences: list[str], wanted: str, among: Sequence[int] | None = None) -> int:
+    """The index of the sentence sharing most bigrams with `wanted` (the first on a tie),
+    among the indices `among` (default: all)."""
     grams = _bigrams(wanted)
-    return max(range(len(sentences)), key=lambda i: (len(grams & _bigrams(sentences[i])), -i))
+    shared = [len(grams & _bigrams(s)) for s in sentences]
+    return max(range(len(sentences)) if among is None else among, key=lambda i: (shared[i], -i))
 
 
 def quote_at(
@@ -127,8 +130,10 @@ def quote_at(
         before = [i for i in range(best) if quotable[i]]
         if before:
             return short_quote(sentences[before[-1]], limit)
-    candidates = [s for s, ok in zip(sentences, quotable, strict=True) if ok] or sentences
-    return short_quote(candidates[_best(candidates, spot)], limit)
+    if quotable[best]:
+        return short_quote(sentences[best], limit)
+    candidates = [i for i, ok in enumerate(quotable) if ok]
+    return short_quote(sentences[_best(sentences, spot, candidates or None)], limit)
 
 
 def excerpt(chunk_text: str, question: str, limit: int = EXCERPT_CHARS) -> str:
